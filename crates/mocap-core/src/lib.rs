@@ -1,0 +1,17 @@
+//! Protocol logic shared by the motion-capture tools.
+//!
+//! Protocol modules are pure: they take bytes and return views, values or
+//! errors, and never touch sockets, clocks or the terminal. Sockets live in
+//! [`net`]; everything the binaries share (input sources, output formats, exit
+//! codes, Ctrl-C) lives in `cli`, behind the `cli` feature.
+//!
+//! - [`smf`]: Sony mocopi's motion stream (UDP 12351).
+//! - [`net`]: UDP sockets with the options every tool wants.
+//! - [`textcap`]: datagrams written as hex text (hex lines, mocopi packet captures).
+#![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
+
+#[cfg(feature = "cli")]
+pub mod cli;
+pub mod net;
+pub mod smf;
+pub mod textcap;

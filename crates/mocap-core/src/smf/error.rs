@@ -1,0 +1,105 @@
+use std::fmt;
+
+use super::Tag;
+
+/// Why a datagram could not be decoded, where, and in which chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Error {
+    /// Byte offset in the datagram of the chunk header (or the byte) at fault.
+    pub offset: usize,
+    /// The chunk at fault; for errors about a missing or malformed child, its parent.
+    pub tag: Option<Tag>,
+    /// What is wrong.
+    pub kind: ErrorKind,
+}
+
+/// The reasons a datagram is refused. Messages are lowercase fragments with numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The datagram has no bytes.
+    Empty,
+    /// Fewer than the 8 bytes of a chunk header remain.
+    TruncatedHeader {
+        /// Bytes left where a header should start.
+        have: usize,
+    },
+    /// A chunk's length runs past the end of its parent.
+    Overrun {
+        /// Declared payload length.
+        len: u32,
+        /// Payload bytes actually left in the parent.
+        have: usize,
+    },
+    /// A value chunk's width disagrees with its type.
+    BadWidth {
+        /// Width the type needs.
+        expected: usize,
+        /// Width on the wire.
+        actual: usize,
+    },
+    /// A required chunk is absent from its parent.
+    Missing(Tag),
+    /// A chunk that may appear once appears again.
+    Duplicate,
+    /// `ftyp` is not `sony motion format`.
+    FormatType,
+    /// `vrsn` names a version this decoder does not know.
+    Version(u8),
+    /// More than one of `fram`, `skdf`, `sndt` at the top level.
+    SeveralPayloads,
+    /// None of `fram`, `skdf`, `sndt` at the top level.
+    NoPayload,
+    /// A clock or transform value is NaN or infinite.
+    NotFinite,
+    /// A clock value is below zero.
+    Negative,
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Empty => write!(f, "empty datagram"),
+            Self::TruncatedHeader { have } => {
+                write!(f, "truncated chunk header: need 8 bytes, have {have}")
+            }
+            Self::Overrun { len, have } => {
+                write!(
+                    f,
+                    "chunk length {len} overruns its parent: {have} bytes left"
+                )
+            }
+            Self::BadWidth { expected, actual } => {
+                write!(
+                    f,
+                    "bad value width: expected {expected} bytes, got {actual}"
+                )
+            }
+            Self::Missing(tag) => write!(f, "missing `{tag}` chunk"),
+            Self::Duplicate => write!(f, "duplicate chunk"),
+            Self::FormatType => write!(f, "format type is not \"sony motion format\""),
+            Self::Version(v) => write!(f, "unsupported format version {v} (known: 1)"),
+            Self::SeveralPayloads => {
+                write!(f, "more than one payload chunk (fram, skdf, sndt)")
+            }
+            Self::NoPayload => write!(f, "no payload chunk (fram, skdf or sndt)"),
+            Self::NotFinite => write!(f, "value is not finite"),
+            Self::Negative => write!(f, "clock value is negative"),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at offset {}", self.kind, self.offset)?;
+        if let Some(tag) = self.tag {
+            write!(f, " in `{tag}`")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Result of SMF decoding.
+pub type Result<T> = std::result::Result<T, Error>;

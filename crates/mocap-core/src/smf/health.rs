@@ -1,0 +1,338 @@
+//! Stream health of one mocopi sender: loss, duplicates, reordering, restarts,
+//! rate and jitter, from frame numbers and clocks alone (no I/O, no clock reads).
+
+/// How far back (in frames) late and duplicate frames are recognised.
+const WINDOW: u32 = 1024;
+/// A backwards `fnum` jump at least this large is a new session, as Sony's
+/// Unreal receiver decides; smaller ones are late packets.
+pub const RESTART_JUMP: u32 = 1000;
+/// Clock steps longer than this are outages, not frame intervals, and are left
+/// out of the rate.
+const MAX_STEP_S: f64 = 1.0;
+
+/// What one frame meant for the stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameEvent {
+    /// The first frame of a session.
+    First,
+    /// The next frame, after `lost` missing ones.
+    InOrder {
+        /// Frames skipped since the previous one.
+        lost: u32,
+    },
+    /// An `fnum` already seen.
+    Duplicate,
+    /// A frame older than the newest one, filling an earlier gap.
+    Late,
+    /// A large backwards jump: the sender restarted.
+    Restart,
+}
+
+/// Counters and timing for one sender.
+#[derive(Clone, Debug, Default)]
+pub struct Health {
+    frames: u64,
+    skeletons: u64,
+    sensors: u64,
+    errors: u64,
+    lost: u64,
+    duplicates: u64,
+    reordered: u64,
+    restarts: u64,
+    newest: Option<u32>,
+    seen: Vec<u64>,
+    first_arrival: Option<f64>,
+    last_arrival: Option<f64>,
+    arrived: u64,
+    last_clock: Option<f64>,
+    clock_span: f64,
+    clock_frames: u64,
+    last_transit: Option<f64>,
+    jitter: Option<f64>,
+}
+
+/// A snapshot of [`Health`].
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HealthReport {
+    /// Frame packets received, duplicates included.
+    pub frames: u64,
+    /// Skeleton packets received.
+    pub skeletons: u64,
+    /// Sensor packets received.
+    pub sensors: u64,
+    /// Datagrams that failed to decode.
+    pub errors: u64,
+    /// Frames missing from `fnum` gaps (late arrivals are taken back off).
+    pub lost: u64,
+    /// Frames whose `fnum` was already seen.
+    pub duplicates: u64,
+    /// Frames that arrived after a newer one.
+    pub reordered: u64,
+    /// Sender restarts (large backwards `fnum` jumps).
+    pub restarts: u64,
+    /// Frames per second: on the arrival clock when arrival times are known,
+    /// else on the sender's clock.
+    pub fps: Option<f64>,
+    /// Frames per second on the sender's clock (`uttm`, else `time`).
+    pub sender_fps: Option<f64>,
+    /// Interarrival jitter in milliseconds (RFC 3550 estimator: arrival
+    /// spacing against sender-clock spacing).
+    pub jitter_ms: Option<f64>,
+}
+
+impl Health {
+    /// A sender with nothing seen yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Counts a frame. `clock` is the sender's clock in seconds (`uttm` when
+    /// present, else `time`); `arrival` the receive time in seconds, if known.
+    pub fn frame(&mut self, fnum: u32, clock: f64, arrival: Option<f64>) -> FrameEvent {
+        self.frames += 1;
+        let event = match self.newest {
+            None => {
+                self.start(fnum);
+                FrameEvent::First
+            }
+            Some(newest) => {
+                let delta = i64::from(fnum) - i64::from(newest);
+                if delta == 0 {
+                    FrameEvent::Duplicate
+                } else if delta > 0 {
+                    self.advance(newest, fnum);
+                    let lost = u32::try_from(delta - 1).unwrap_or(u32::MAX);
+                    self.lost += u64::from(lost);
+                    FrameEvent::InOrder { lost }
+                } else if delta > -i64::from(RESTART_JUMP) {
+                    if self.take(fnum) {
+                        self.reordered += 1;
+                        self.lost = self.lost.saturating_sub(1);
+                        FrameEvent::Late
+                    } else {
+                        FrameEvent::Duplicate
+                    }
+                } else {
+                    self.restarts += 1;
+                    self.start(fnum);
+                    FrameEvent::Restart
+                }
+            }
+        };
+        match event {
+            FrameEvent::Duplicate => self.duplicates += 1,
+            FrameEvent::Late => {}
+            FrameEvent::First | FrameEvent::Restart => {
+                self.last_clock = Some(clock);
+                self.last_transit = None;
+                self.arrive(arrival, clock);
+            }
+            FrameEvent::InOrder { lost } => {
+                if let Some(prev) = self.last_clock {
+                    let step = clock - prev;
+                    if step > 0.0 && step <= MAX_STEP_S * f64::from(lost + 1) {
+                        self.clock_span += step;
+                        self.clock_frames += u64::from(lost) + 1;
+                    }
+                }
+                self.last_clock = Some(clock);
+                self.arrive(arrival, clock);
+            }
+        }
+        event
+    }
+
+    /// Counts a skeleton packet.
+    pub fn skeleton(&mut self) {
+        self.skeletons += 1;
+    }
+
+    /// Counts a sensor packet.
+    pub fn sensor(&mut self) {
+        self.sensors += 1;
+    }
+
+    /// Counts a datagram that failed to decode.
+    pub fn error(&mut self) {
+        self.errors += 1;
+    }
+
+    /// The counters and rates so far.
+    pub fn report(&self) -> HealthReport {
+        let sender_fps =
+            (self.clock_span > 0.0).then(|| self.clock_frames as f64 / self.clock_span);
+        let arrival_fps = match (self.first_arrival, self.last_arrival) {
+            (Some(a), Some(b)) if b > a && self.arrived >= 2 => {
+                Some((self.arrived - 1) as f64 / (b - a))
+            }
+            _ => None,
+        };
+        HealthReport {
+            frames: self.frames,
+            skeletons: self.skeletons,
+            sensors: self.sensors,
+            errors: self.errors,
+            lost: self.lost,
+            duplicates: self.duplicates,
+            reordered: self.reordered,
+            restarts: self.restarts,
+            fps: arrival_fps.or(sender_fps),
+            sender_fps,
+            jitter_ms: self.jitter.map(|j| j * 1000.0),
+        }
+    }
+
+    fn arrive(&mut self, arrival: Option<f64>, clock: f64) {
+        let Some(at) = arrival else { return };
+        self.first_arrival.get_or_insert(at);
+        self.last_arrival = Some(at);
+        self.arrived += 1;
+        let transit = at - clock;
+        if let Some(prev) = self.last_transit {
+            let d = (transit - prev).abs();
+            // Outages and clock jumps are not jitter.
+            if d < MAX_STEP_S {
+                let j = self.jitter.unwrap_or(0.0);
+                self.jitter = Some(j + (d - j) / 16.0);
+            }
+        }
+        self.last_transit = Some(transit);
+    }
+
+    fn start(&mut self, fnum: u32) {
+        self.newest = Some(fnum);
+        self.seen = vec![0; (WINDOW / 64) as usize];
+        self.mark(fnum);
+    }
+
+    fn advance(&mut self, from: u32, to: u32) {
+        if to - from >= WINDOW {
+            self.seen.iter_mut().for_each(|w| *w = 0);
+        } else {
+            for f in from + 1..to {
+                self.clear(f);
+            }
+        }
+        self.clear(to);
+        self.mark(to);
+        self.newest = Some(to);
+    }
+
+    /// Marks a late `fnum` as seen; false if it already was or is too old to tell.
+    fn take(&mut self, fnum: u32) -> bool {
+        let newest = self.newest.unwrap_or(fnum);
+        if newest - fnum >= WINDOW || self.is_marked(fnum) {
+            return false;
+        }
+        self.mark(fnum);
+        true
+    }
+
+    fn slot(fnum: u32) -> (usize, u64) {
+        let bit = fnum % WINDOW;
+        ((bit / 64) as usize, 1 << (bit % 64))
+    }
+
+    fn mark(&mut self, fnum: u32) {
+        let (word, mask) = Self::slot(fnum);
+        if let Some(w) = self.seen.get_mut(word) {
+            *w |= mask;
+        }
+    }
+
+    fn clear(&mut self, fnum: u32) {
+        let (word, mask) = Self::slot(fnum);
+        if let Some(w) = self.seen.get_mut(word) {
+            *w &= !mask;
+        }
+    }
+
+    fn is_marked(&self, fnum: u32) -> bool {
+        let (word, mask) = Self::slot(fnum);
+        self.seen.get(word).is_some_and(|w| w & mask != 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(h: &mut Health, fnums: &[u32]) -> Vec<FrameEvent> {
+        fnums
+            .iter()
+            .map(|&f| h.frame(f, f64::from(f) / 60.0, Some(f64::from(f) / 60.0)))
+            .collect()
+    }
+
+    #[test]
+    fn counts_gaps_duplicates_and_restarts() {
+        // The shape of animu-sphere's frame-loss capture: 3000..3002, gap of 2,
+        // 3005, 3006, a duplicate 3006, then a restart at 1.
+        let mut h = Health::new();
+        let ev = feed(&mut h, &[3000, 3001, 3002, 3005, 3006, 3006, 1]);
+        assert_eq!(ev[3], FrameEvent::InOrder { lost: 2 });
+        assert_eq!(ev[5], FrameEvent::Duplicate);
+        assert_eq!(ev[6], FrameEvent::Restart);
+        let r = h.report();
+        assert_eq!(
+            (r.frames, r.lost, r.duplicates, r.restarts, r.reordered),
+            (7, 2, 1, 1, 0)
+        );
+    }
+
+    #[test]
+    fn late_frame_fills_its_gap() {
+        let mut h = Health::new();
+        let ev = feed(&mut h, &[10, 12, 11, 11, 13]);
+        assert_eq!(ev[2], FrameEvent::Late);
+        assert_eq!(ev[3], FrameEvent::Duplicate);
+        let r = h.report();
+        assert_eq!((r.lost, r.reordered, r.duplicates), (0, 1, 1));
+    }
+
+    #[test]
+    fn restart_threshold_follows_sonys_rule() {
+        let mut h = Health::new();
+        feed(&mut h, &[5000, 5001]);
+        assert_eq!(feed(&mut h, &[5001 - 999])[0], FrameEvent::Late);
+        assert_eq!(feed(&mut h, &[5001 - RESTART_JUMP])[0], FrameEvent::Restart);
+    }
+
+    #[test]
+    fn rates_from_sender_clock_and_arrivals() {
+        let mut h = Health::new();
+        for f in 0..61u32 {
+            // Arrivals alternate 2 ms early and late around the sender clock.
+            let jitter = if f % 2 == 0 { 0.002 } else { -0.002 };
+            h.frame(
+                f,
+                f64::from(f) / 60.0,
+                Some(100.0 + f64::from(f) / 60.0 + jitter),
+            );
+        }
+        let r = h.report();
+        assert!((r.sender_fps.unwrap() - 60.0).abs() < 1e-9);
+        assert!((r.fps.unwrap() - 60.0).abs() < 0.5);
+        let j = r.jitter_ms.unwrap();
+        assert!(j > 2.0 && j < 4.0, "jitter {j}");
+    }
+
+    #[test]
+    fn sender_rate_ignores_lost_frames_and_clock_without_resolution() {
+        let mut h = Health::new();
+        for f in [0u32, 1, 2, 5, 6] {
+            h.frame(f, f64::from(f) / 50.0, None);
+        }
+        let r = h.report();
+        assert!((r.sender_fps.unwrap() - 50.0).abs() < 1e-9);
+        assert_eq!(r.fps, r.sender_fps);
+        assert_eq!(r.jitter_ms, None);
+
+        // Early apps sent Unix seconds as f32: every step is 0 or 128 s.
+        let mut h = Health::new();
+        for f in 0..10u32 {
+            h.frame(f, 1_674_460_416.0, None);
+        }
+        assert_eq!(h.report().fps, None);
+    }
+}

@@ -1,0 +1,546 @@
+use std::net::Ipv4Addr;
+
+use super::{Chunk, Chunks, Error, ErrorKind, Result, Tag};
+
+/// The only value `ftyp` has ever carried.
+pub const FORMAT_TYPE: &[u8; 18] = b"sony motion format";
+/// The only format version seen on the wire; others are refused, not misread.
+pub const VERSION: u8 = 1;
+
+/// A decoded datagram: header, sender definition and one payload.
+///
+/// Built by [`parse`], which validates every chunk it reads; accessors never fail.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Packet<'a> {
+    /// `vrsn` (always [`VERSION`] once parsed).
+    pub version: u8,
+    /// `sndf`, when present.
+    pub sender: Option<Sender>,
+    /// The payload.
+    pub body: Body<'a>,
+    unknown: u32,
+    datagram: &'a [u8],
+}
+
+/// The sender definition (`sndf`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sender {
+    /// `ipad` as on the wire: an IPv4 address packed in decimal (a·10⁹ + b·10⁶ + c·10³ + d).
+    pub ipad: u64,
+    /// `rcvp`: the port the app was told to send to.
+    pub rcvp: u16,
+}
+
+impl Sender {
+    /// `ipad` as an address, when it is a valid decimal packing.
+    pub fn ip(&self) -> Option<Ipv4Addr> {
+        unpack_ipv4(self.ipad)
+    }
+}
+
+/// Reads a decimal-packed IPv4 address: 172020010007 is 172.20.10.7.
+pub fn unpack_ipv4(packed: u64) -> Option<Ipv4Addr> {
+    if packed >= 1_000_000_000_000 {
+        return None;
+    }
+    let octet = |div: u64| u8::try_from(packed / div % 1000).ok();
+    Some(Ipv4Addr::new(
+        octet(1_000_000_000)?,
+        octet(1_000_000)?,
+        octet(1_000)?,
+        octet(1)?,
+    ))
+}
+
+/// Packs an IPv4 address in decimal, as the app writes `ipad`.
+pub fn pack_ipv4(ip: Ipv4Addr) -> u64 {
+    ip.octets()
+        .iter()
+        .fold(0, |acc, &o| acc * 1000 + u64::from(o))
+}
+
+/// The payload of a datagram.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Body<'a> {
+    /// `fram`: one frame of motion.
+    Frame(Frame<'a>),
+    /// `skdf`: the skeleton definition (rest pose and hierarchy).
+    Skeleton(Skeleton<'a>),
+    /// `sndt`: sensor data, whose layout is not published; children are kept raw.
+    Sensor(Sensor<'a>),
+}
+
+impl Body<'_> {
+    /// `"frame"`, `"skeleton"` or `"sensor"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Frame(_) => "frame",
+            Self::Skeleton(_) => "skeleton",
+            Self::Sensor(_) => "sensor",
+        }
+    }
+}
+
+/// One frame (`fram`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frame<'a> {
+    /// `fnum`: frames since the app started.
+    pub fnum: u32,
+    /// `time`: sender clock in seconds (early apps: Unix seconds).
+    pub time: f32,
+    /// `uttm`: sender Unix time in seconds (newer apps).
+    pub uttm: Option<f64>,
+    /// `tmcd`: timecode (newest apps; all zero means none).
+    pub timecode: Option<Timecode>,
+    bones: BoneList<'a>,
+}
+
+impl<'a> Frame<'a> {
+    /// Number of bone transforms (`btdt`); 27 for the mocopi rig.
+    pub fn bone_count(&self) -> usize {
+        self.bones.count
+    }
+
+    /// The bone transforms in wire order.
+    pub fn bones(&self) -> impl Iterator<Item = Bone> + 'a {
+        self.bones.records(Tag::BTDT).filter_map(|c| {
+            let mut id = None;
+            let mut tran = None;
+            for child in c.children().flatten() {
+                match child.tag {
+                    Tag::BNID => id = read_u16(&child).ok(),
+                    Tag::TRAN => tran = read_tran(&child).ok(),
+                    _ => {}
+                }
+            }
+            let (rot, pos) = tran?;
+            Some(Bone { id: id?, rot, pos })
+        })
+    }
+}
+
+/// The skeleton definition (`skdf`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Skeleton<'a> {
+    bones: BoneList<'a>,
+}
+
+impl<'a> Skeleton<'a> {
+    /// Number of bone definitions (`bndt`); 27 for the mocopi rig.
+    pub fn bone_count(&self) -> usize {
+        self.bones.count
+    }
+
+    /// The bone definitions in wire order.
+    pub fn bones(&self) -> impl Iterator<Item = BoneDef> + 'a {
+        self.bones.records(Tag::BNDT).filter_map(|c| {
+            let mut id = None;
+            let mut parent = None;
+            let mut tran = None;
+            for child in c.children().flatten() {
+                match child.tag {
+                    Tag::BNID => id = read_u16(&child).ok(),
+                    Tag::PBID => parent = read_u16(&child).ok().map(|p| p.cast_signed()),
+                    Tag::TRAN => tran = read_tran(&child).ok(),
+                    _ => {}
+                }
+            }
+            let (rot, pos) = tran?;
+            Some(BoneDef {
+                id: id?,
+                parent: parent?,
+                rot,
+                pos,
+            })
+        })
+    }
+}
+
+/// Sensor data (`sndt`): recognised, kept as raw children.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sensor<'a> {
+    chunk: Chunk<'a>,
+}
+
+impl<'a> Sensor<'a> {
+    /// The children of `sndt` (`snad`, `snnm`, `snji`, `snvl`, …), raw.
+    pub fn children(&self) -> impl Iterator<Item = Chunk<'a>> + 'a {
+        self.chunk.children().flatten()
+    }
+}
+
+/// One bone's pose in a frame: rotation local to the parent, position (root: absolute).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bone {
+    /// `bnid`.
+    pub id: u16,
+    /// Quaternion x, y, z, w.
+    pub rot: [f32; 4],
+    /// Position x, y, z in metres.
+    pub pos: [f32; 3],
+}
+
+/// One bone of the skeleton definition: hierarchy and rest pose.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoneDef {
+    /// `bnid`.
+    pub id: u16,
+    /// `pbid`: parent id, -1 for the root.
+    pub parent: i16,
+    /// Rest rotation, quaternion x, y, z, w.
+    pub rot: [f32; 4],
+    /// Rest offset from the parent in metres.
+    pub pos: [f32; 3],
+}
+
+/// The six `tmcd` bytes: hour, minute, second, frame, frame rate, drop-frame flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timecode(pub [u8; 6]);
+
+impl Timecode {
+    /// Hours.
+    pub fn hour(&self) -> u8 {
+        self.0[0]
+    }
+    /// Minutes.
+    pub fn minute(&self) -> u8 {
+        self.0[1]
+    }
+    /// Seconds.
+    pub fn second(&self) -> u8 {
+        self.0[2]
+    }
+    /// Frame within the second.
+    pub fn frame(&self) -> u8 {
+        self.0[3]
+    }
+    /// Frame rate byte (meaning of values not yet observed).
+    pub fn rate(&self) -> u8 {
+        self.0[4]
+    }
+    /// Drop-frame flag (non-zero = true).
+    pub fn drop_frame(&self) -> bool {
+        self.0[5] != 0
+    }
+}
+
+/// A validated `btrs` or `bons` list.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct BoneList<'a> {
+    chunk: Chunk<'a>,
+    count: usize,
+}
+
+impl<'a> BoneList<'a> {
+    fn records(&self, tag: Tag) -> impl Iterator<Item = Chunk<'a>> + 'a {
+        self.chunk
+            .children()
+            .flatten()
+            .filter(move |c| c.tag == tag)
+    }
+}
+
+impl<'a> Packet<'a> {
+    /// The datagram this packet was parsed from.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.datagram
+    }
+
+    /// Number of chunks this decoder does not know (kept, skipped, reported).
+    pub fn unknown_count(&self) -> u32 {
+        self.unknown
+    }
+
+    /// Every unknown chunk with its parent tag, in wire order.
+    pub fn unknown_chunks(&self) -> Vec<(Option<Tag>, Chunk<'a>)> {
+        let mut out = Vec::new();
+        if self.unknown > 0 {
+            collect_unknown(Chunks::top(self.datagram), None, &mut out);
+        }
+        out
+    }
+
+    /// The frame, if this is a frame packet.
+    pub fn frame(&self) -> Option<&Frame<'a>> {
+        match &self.body {
+            Body::Frame(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The skeleton, if this is a skeleton packet.
+    pub fn skeleton(&self) -> Option<&Skeleton<'a>> {
+        match &self.body {
+            Body::Skeleton(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+fn collect_unknown<'a>(
+    chunks: Chunks<'a>,
+    parent: Option<Tag>,
+    out: &mut Vec<(Option<Tag>, Chunk<'a>)>,
+) {
+    for c in chunks.flatten() {
+        if !c.tag.is_known_in(parent) {
+            out.push((parent, c));
+        } else if c.tag.is_container() && parent != Some(Tag::SNDT) {
+            collect_unknown(c.children(), Some(c.tag), out);
+        }
+    }
+}
+
+/// Decodes one datagram.
+///
+/// Chunks are found by tag, never by offset or datagram size; every length is
+/// checked against what its parent holds, and children must fill their parent
+/// exactly. Unknown chunks are skipped and counted. Never panics.
+///
+/// # Errors
+/// An [`Error`] naming the offset, the chunk and the reason, for the first
+/// fault found.
+pub fn parse(datagram: &[u8]) -> Result<Packet<'_>> {
+    if datagram.is_empty() {
+        return Err(Error {
+            offset: 0,
+            tag: None,
+            kind: ErrorKind::Empty,
+        });
+    }
+    let mut unknown = 0u32;
+    let mut head = None;
+    let mut sndf = None;
+    let mut payload: Option<Chunk<'_>> = None;
+    for c in Chunks::top(datagram) {
+        let c = c?;
+        match c.tag {
+            Tag::HEAD => once(&mut head, c)?,
+            Tag::SNDF => once(&mut sndf, c)?,
+            Tag::FRAM | Tag::SKDF | Tag::SNDT => {
+                if let Some(first) = payload {
+                    let kind = if first.tag == c.tag {
+                        ErrorKind::Duplicate
+                    } else {
+                        ErrorKind::SeveralPayloads
+                    };
+                    return Err(c.error(kind));
+                }
+                payload = Some(c);
+            }
+            _ => unknown += 1,
+        }
+    }
+    let top_missing = |kind| Error {
+        offset: 0,
+        tag: None,
+        kind,
+    };
+    let head = head.ok_or_else(|| top_missing(ErrorKind::Missing(Tag::HEAD)))?;
+    let version = parse_head(&head, &mut unknown)?;
+    let sender = sndf.map(|c| parse_sender(&c, &mut unknown)).transpose()?;
+    let payload = payload.ok_or_else(|| top_missing(ErrorKind::NoPayload))?;
+    let body = match payload.tag {
+        Tag::FRAM => Body::Frame(parse_frame(&payload, &mut unknown)?),
+        Tag::SKDF => Body::Skeleton(parse_skeleton(&payload, &mut unknown)?),
+        _ => {
+            for c in payload.children() {
+                c?;
+            }
+            Body::Sensor(Sensor { chunk: payload })
+        }
+    };
+    Ok(Packet {
+        version,
+        sender,
+        body,
+        unknown,
+        datagram,
+    })
+}
+
+fn once<'a>(slot: &mut Option<Chunk<'a>>, c: Chunk<'a>) -> Result<()> {
+    if slot.is_some() {
+        return Err(c.error(ErrorKind::Duplicate));
+    }
+    *slot = Some(c);
+    Ok(())
+}
+
+fn required<'a>(slot: Option<Chunk<'a>>, parent: &Chunk<'_>, tag: Tag) -> Result<Chunk<'a>> {
+    slot.ok_or_else(|| parent.error(ErrorKind::Missing(tag)))
+}
+
+fn parse_head(head: &Chunk<'_>, unknown: &mut u32) -> Result<u8> {
+    let (mut ftyp, mut vrsn) = (None, None);
+    for c in head.children() {
+        let c = c?;
+        match c.tag {
+            Tag::FTYP => once(&mut ftyp, c)?,
+            Tag::VRSN => once(&mut vrsn, c)?,
+            _ => *unknown += 1,
+        }
+    }
+    let ftyp = required(ftyp, head, Tag::FTYP)?;
+    if ftyp.value != FORMAT_TYPE {
+        return Err(ftyp.error(ErrorKind::FormatType));
+    }
+    let vrsn = required(vrsn, head, Tag::VRSN)?;
+    let [version] = vrsn.fixed::<1>()?;
+    if version != VERSION {
+        return Err(vrsn.error(ErrorKind::Version(version)));
+    }
+    Ok(version)
+}
+
+fn parse_sender(sndf: &Chunk<'_>, unknown: &mut u32) -> Result<Sender> {
+    let (mut ipad, mut rcvp) = (None, None);
+    for c in sndf.children() {
+        let c = c?;
+        match c.tag {
+            Tag::IPAD => once(&mut ipad, c)?,
+            Tag::RCVP => once(&mut rcvp, c)?,
+            _ => *unknown += 1,
+        }
+    }
+    let ipad = required(ipad, sndf, Tag::IPAD)?.fixed::<8>()?;
+    let rcvp = read_u16(&required(rcvp, sndf, Tag::RCVP)?)?;
+    Ok(Sender {
+        ipad: u64::from_le_bytes(ipad),
+        rcvp,
+    })
+}
+
+fn parse_frame<'a>(fram: &Chunk<'a>, unknown: &mut u32) -> Result<Frame<'a>> {
+    let (mut fnum, mut time, mut uttm, mut tmcd, mut btrs) = (None, None, None, None, None);
+    for c in fram.children() {
+        let c = c?;
+        match c.tag {
+            Tag::FNUM => once(&mut fnum, c)?,
+            Tag::TIME => once(&mut time, c)?,
+            Tag::UTTM => once(&mut uttm, c)?,
+            Tag::TMCD => once(&mut tmcd, c)?,
+            Tag::BTRS => once(&mut btrs, c)?,
+            _ => *unknown += 1,
+        }
+    }
+    let fnum = u32::from_le_bytes(required(fnum, fram, Tag::FNUM)?.fixed::<4>()?);
+    let time_chunk = required(time, fram, Tag::TIME)?;
+    let time = f32::from_le_bytes(time_chunk.fixed::<4>()?);
+    check_clock(&time_chunk, f64::from(time))?;
+    let uttm = match uttm {
+        Some(c) => {
+            let v = f64::from_le_bytes(c.fixed::<8>()?);
+            check_clock(&c, v)?;
+            Some(v)
+        }
+        None => None,
+    };
+    let timecode = tmcd.map(|c| c.fixed::<6>().map(Timecode)).transpose()?;
+    let btrs = required(btrs, fram, Tag::BTRS)?;
+    let count = check_bone_list(&btrs, Tag::BTDT, unknown, |btdt, unknown| {
+        let (mut id, mut tran) = (None, None);
+        for c in btdt.children() {
+            let c = c?;
+            match c.tag {
+                Tag::BNID => once(&mut id, c)?,
+                Tag::TRAN => once(&mut tran, c)?,
+                _ => *unknown += 1,
+            }
+        }
+        read_u16(&required(id, btdt, Tag::BNID)?)?;
+        // A non-finite bone value spoils one bone, not the frame: it is
+        // decoded as is and shows up as null in JSON.
+        read_tran(&required(tran, btdt, Tag::TRAN)?)?;
+        Ok(())
+    })?;
+    Ok(Frame {
+        fnum,
+        time,
+        uttm,
+        timecode,
+        bones: BoneList { chunk: btrs, count },
+    })
+}
+
+fn parse_skeleton<'a>(skdf: &Chunk<'a>, unknown: &mut u32) -> Result<Skeleton<'a>> {
+    let mut bons = None;
+    for c in skdf.children() {
+        let c = c?;
+        match c.tag {
+            Tag::BONS => once(&mut bons, c)?,
+            _ => *unknown += 1,
+        }
+    }
+    let bons = required(bons, skdf, Tag::BONS)?;
+    let count = check_bone_list(&bons, Tag::BNDT, unknown, |bndt, unknown| {
+        let (mut id, mut parent, mut tran) = (None, None, None);
+        for c in bndt.children() {
+            let c = c?;
+            match c.tag {
+                Tag::BNID => once(&mut id, c)?,
+                Tag::PBID => once(&mut parent, c)?,
+                Tag::TRAN => once(&mut tran, c)?,
+                _ => *unknown += 1,
+            }
+        }
+        read_u16(&required(id, bndt, Tag::BNID)?)?;
+        read_u16(&required(parent, bndt, Tag::PBID)?)?;
+        // The rest pose is the reference every later frame is read against,
+        // so an unusable one refuses the whole skeleton.
+        let tran = required(tran, bndt, Tag::TRAN)?;
+        let (rot, pos) = read_tran(&tran)?;
+        if !rot.iter().chain(&pos).all(|v| v.is_finite()) {
+            return Err(tran.error(ErrorKind::NotFinite));
+        }
+        Ok(())
+    })?;
+    Ok(Skeleton {
+        bones: BoneList { chunk: bons, count },
+    })
+}
+
+fn check_bone_list(
+    list: &Chunk<'_>,
+    record: Tag,
+    unknown: &mut u32,
+    mut check: impl FnMut(&Chunk<'_>, &mut u32) -> Result<()>,
+) -> Result<usize> {
+    let mut count = 0;
+    for c in list.children() {
+        let c = c?;
+        if c.tag == record {
+            check(&c, unknown)?;
+            count += 1;
+        } else {
+            *unknown += 1;
+        }
+    }
+    Ok(count)
+}
+
+fn check_clock(c: &Chunk<'_>, v: f64) -> Result<()> {
+    if !v.is_finite() {
+        Err(c.error(ErrorKind::NotFinite))
+    } else if v < 0.0 {
+        Err(c.error(ErrorKind::Negative))
+    } else {
+        Ok(())
+    }
+}
+
+fn read_u16(c: &Chunk<'_>) -> Result<u16> {
+    c.fixed::<2>().map(u16::from_le_bytes)
+}
+
+fn read_tran(c: &Chunk<'_>) -> Result<([f32; 4], [f32; 3])> {
+    let raw = c.fixed::<28>()?;
+    let mut v = [0f32; 7];
+    for (out, b) in v.iter_mut().zip(raw.chunks_exact(4)) {
+        if let Ok(b) = <[u8; 4]>::try_from(b) {
+            *out = f32::from_le_bytes(b);
+        }
+    }
+    let [x, y, z, w, px, py, pz] = v;
+    Ok(([x, y, z, w], [px, py, pz]))
+}

@@ -1,0 +1,302 @@
+//! Golden tests on real and reference bytes from `captures/mocopi/`.
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    reason = "test code: a panic is how a test reports"
+)]
+
+use mocap_core::smf::{self, Body, ErrorKind, Tag};
+use mocap_core::textcap;
+
+const SEED: &[u8] = include_bytes!("../../../captures/mocopi/seed-frame-1575.bin");
+const T34400_FRAM: &[u8] = include_bytes!("../../../captures/mocopi/t-34400/sample_fram.bin");
+const T34400_SKDF: &[u8] = include_bytes!("../../../captures/mocopi/t-34400/sample_skdf.bin");
+const NEUTRAL: &str =
+    include_str!("../../../captures/mocopi/animu-sphere/neutral-standing-60hz.mocopipackets");
+const ARMS: &str =
+    include_str!("../../../captures/mocopi/animu-sphere/arms-lowered-60hz.mocopipackets");
+const LOSS: &str =
+    include_str!("../../../captures/mocopi/animu-sphere/frame-loss-60hz.mocopipackets");
+const BAD_CONTAINER: &str =
+    include_str!("../../../captures/mocopi/animu-sphere/malformed-container.mocopipackets");
+const BAD_PACKETS: &str =
+    include_str!("../../../captures/mocopi/animu-sphere/malformed-packets.mocopipackets");
+
+fn datagrams(text: &str) -> Vec<Vec<u8>> {
+    textcap::decode_all(text)
+        .into_iter()
+        .map(|r| r.expect("capture text reads").payload)
+        .collect()
+}
+
+fn close(a: f32, b: f32) -> bool {
+    (a - b).abs() < 1e-5
+}
+
+#[test]
+fn seed_frame_decodes_to_the_values_seed_000_prints() {
+    assert_eq!(SEED.len(), 1575);
+    let p = smf::parse(SEED).unwrap();
+    let f = p.frame().expect("a frame packet");
+    assert_eq!(f.fnum, 4977);
+    assert_eq!(f.uttm, None);
+    assert_eq!(f.timecode, None);
+    // Early apps sent Unix seconds as f32.
+    assert!((f.time - 1.674e9).abs() < 1e6, "time {}", f.time);
+    assert_eq!(f.time.to_le_bytes(), [0x7a, 0x9c, 0xc7, 0x4e]);
+    let bones: Vec<_> = f.bones().collect();
+    assert_eq!(bones.len(), 27);
+    assert!(
+        bones
+            .iter()
+            .enumerate()
+            .all(|(i, b)| usize::from(b.id) == i)
+    );
+    let root = bones[0];
+    let rot = [-0.20435, 0.09860, 0.06234, 0.97192];
+    let pos = [-0.52335, 0.71737, -0.74662];
+    assert!(
+        root.rot.iter().zip(rot).all(|(&a, b)| close(a, b)),
+        "{:?}",
+        root.rot
+    );
+    assert!(
+        root.pos.iter().zip(pos).all(|(&a, b)| close(a, b)),
+        "{:?}",
+        root.pos
+    );
+    let sender = p.sender.unwrap();
+    assert_eq!(sender.ipad, 172_020_010_007);
+    assert_eq!(sender.ip(), Some("172.20.10.7".parse().unwrap()));
+    assert_eq!(sender.rcvp, 12351);
+    assert_eq!(p.unknown_count(), 0);
+}
+
+#[test]
+fn t34400_frame_has_uttm_and_identity_pose() {
+    assert_eq!(T34400_FRAM.len(), 1591);
+    let p = smf::parse(T34400_FRAM).unwrap();
+    let f = p.frame().unwrap();
+    assert_eq!((f.fnum, f.time), (1, 0.0));
+    assert!((f.uttm.unwrap() - 1_703_810_998.551346).abs() < 1e-5);
+    assert_eq!(f.timecode, None);
+    assert_eq!(f.bone_count(), 27);
+    for b in f.bones() {
+        // Identity written Unity-negated: (-0, 0, -0, -1).
+        assert_eq!(b.rot.map(f32::abs), [0.0, 0.0, 0.0, 1.0]);
+    }
+    assert_eq!(p.sender.unwrap().ip(), Some("192.168.1.1".parse().unwrap()));
+}
+
+#[test]
+fn t34400_skeleton_carries_the_mocopi_hierarchy() {
+    assert_eq!(T34400_SKDF.len(), 1821);
+    let p = smf::parse(T34400_SKDF).unwrap();
+    let Body::Skeleton(s) = p.body else {
+        panic!("not a skeleton")
+    };
+    let bones: Vec<_> = s.bones().collect();
+    assert_eq!(bones.len(), 27);
+    for (b, info) in bones.iter().zip(smf::BONES) {
+        assert_eq!((b.id, b.parent), (info.id, info.parent), "{}", info.name);
+    }
+    // The root rest translation is the hips height.
+    assert!(bones[0].pos[1] > 0.5 && bones[0].pos[1] < 1.5);
+}
+
+#[test]
+fn animu_sphere_good_captures_all_decode() {
+    for (name, text, frames, skeletons) in [
+        ("neutral", NEUTRAL, 5, 1),
+        ("arms", ARMS, 3, 1),
+        ("loss", LOSS, 7, 1),
+    ] {
+        let (mut nf, mut ns) = (0, 0);
+        for d in datagrams(text) {
+            let p = smf::parse(&d).unwrap_or_else(|e| panic!("{name}: {e}"));
+            match p.body {
+                Body::Frame(f) => {
+                    assert_eq!(d.len(), 1605);
+                    assert!(f.uttm.is_some());
+                    assert_eq!(f.timecode.map(|t| t.0), Some([0; 6]));
+                    assert_eq!(f.bones().count(), 27);
+                    nf += 1;
+                }
+                Body::Skeleton(s) => {
+                    assert_eq!(d.len(), 1821);
+                    assert_eq!(s.bones().count(), 27);
+                    ns += 1;
+                }
+                Body::Sensor(_) => panic!("no sensor packets here"),
+            }
+        }
+        assert_eq!((nf, ns), (frames, skeletons), "{name}");
+    }
+}
+
+#[test]
+fn arms_lowered_rotations_keep_component_order() {
+    // Upstream: about 85 degrees on the two upper arms, opposite directions,
+    // carried in the third imaginary component (z).
+    let ds = datagrams(ARMS);
+    let p = smf::parse(&ds[1]).unwrap();
+    let bones: Vec<_> = p.frame().unwrap().bones().collect();
+    let (l, r) = (bones[12].rot, bones[16].rot);
+    assert!(
+        l[2].abs() > 0.6 && l[0].abs() < 1e-6 && l[1].abs() < 1e-6,
+        "{l:?}"
+    );
+    assert!((l[2] + r[2]).abs() < 1e-6, "{l:?} {r:?}");
+    let angle = 2.0 * l[3].clamp(-1.0, 1.0).acos().to_degrees();
+    assert!((angle - 85.0).abs() < 1.0, "{angle}");
+}
+
+#[test]
+fn frame_loss_capture_health() {
+    let mut h = smf::Health::new();
+    for d in datagrams(LOSS) {
+        if let Body::Frame(f) = smf::parse(&d).unwrap().body {
+            h.frame(f.fnum, f.uttm.unwrap(), None);
+        }
+    }
+    let r = h.report();
+    assert_eq!((r.frames, r.lost, r.duplicates, r.restarts), (7, 2, 1, 1));
+}
+
+#[test]
+fn malformed_containers_are_refused_with_reasons() {
+    let ds = datagrams(BAD_CONTAINER);
+    let got: Vec<_> = ds.iter().map(|d| smf::parse(d).unwrap_err()).collect();
+    assert_eq!(got[0].kind, ErrorKind::Empty);
+    assert_eq!(got[1].kind, ErrorKind::TruncatedHeader { have: 4 });
+    assert_eq!(
+        got[2].kind,
+        ErrorKind::Overrun {
+            len: 0x1000,
+            have: 16
+        }
+    );
+    assert_eq!(got[2].tag, Some(Tag::FRAM));
+    assert_eq!(
+        (got[3].offset, got[3].kind),
+        (43, ErrorKind::TruncatedHeader { have: 3 })
+    );
+    assert!(matches!(got[4].kind, ErrorKind::Overrun { .. }));
+    assert_eq!(got.len(), 5);
+}
+
+#[test]
+fn malformed_packets_are_refused_with_reasons() {
+    let ds = datagrams(BAD_PACKETS);
+    let got: Vec<_> = ds.iter().map(|d| smf::parse(d).unwrap_err()).collect();
+    let want = [
+        (Some(Tag::FTYP), ErrorKind::FormatType),
+        (Some(Tag::VRSN), ErrorKind::Version(2)),
+        (None, ErrorKind::Missing(Tag::HEAD)),
+        (Some(Tag::SKDF), ErrorKind::SeveralPayloads),
+        (None, ErrorKind::NoPayload),
+        (Some(Tag::FNUM), ErrorKind::Duplicate),
+        (
+            Some(Tag::FNUM),
+            ErrorKind::BadWidth {
+                expected: 4,
+                actual: 2,
+            },
+        ),
+        (
+            Some(Tag::TRAN),
+            ErrorKind::BadWidth {
+                expected: 28,
+                actual: 24,
+            },
+        ),
+        (Some(Tag::TIME), ErrorKind::NotFinite),
+        (Some(Tag::TIME), ErrorKind::Negative),
+        (Some(Tag::UTTM), ErrorKind::NotFinite),
+        (
+            Some(Tag::TMCD),
+            ErrorKind::BadWidth {
+                expected: 6,
+                actual: 4,
+            },
+        ),
+        (Some(Tag::TRAN), ErrorKind::NotFinite),
+    ];
+    assert_eq!(got.len(), want.len());
+    for (i, (e, (tag, kind))) in got.iter().zip(want).enumerate() {
+        assert_eq!((e.tag, e.kind), (tag, kind), "datagram {i}: {e}");
+        // The offset points at a chunk header carrying that tag.
+        if let Some(tag) = tag {
+            assert_eq!(&ds[i][e.offset + 4..e.offset + 8], &tag.0, "datagram {i}");
+        }
+    }
+    assert_eq!(got[5].offset, 97, "the second fnum");
+}
+
+#[test]
+fn every_good_datagram_round_trips_through_the_encoder() {
+    let mut all = vec![SEED.to_vec(), T34400_FRAM.to_vec(), T34400_SKDF.to_vec()];
+    for text in [NEUTRAL, ARMS, LOSS] {
+        all.extend(datagrams(text));
+    }
+    for d in &all {
+        let p = smf::parse(d).unwrap();
+        let repr = p.to_repr();
+        assert_eq!(repr.buffer_len(), d.len());
+        // Our encoder writes exactly what the app writes.
+        assert_eq!(&repr.to_bytes(), d);
+        assert_eq!(smf::parse(&repr.to_bytes()).unwrap().to_repr(), repr);
+    }
+}
+
+#[test]
+fn unknown_chunks_are_kept_and_reported() {
+    // A newer app adding a chunk inside fram, inside each btdt, and at the top.
+    let mut bytes = smf::parse(SEED).unwrap().to_repr().to_bytes();
+    let extra = |tag: &[u8; 4]| {
+        let mut c = 2u32.to_le_bytes().to_vec();
+        c.extend_from_slice(tag);
+        c.extend_from_slice(&[1, 2]);
+        c
+    };
+    bytes.extend(extra(b"zzzz"));
+    let p = smf::parse(&bytes).unwrap();
+    assert_eq!(p.unknown_count(), 1);
+    let unknown = p.unknown_chunks();
+    assert_eq!(unknown[0].0, None);
+    assert_eq!(unknown[0].1.tag, Tag(*b"zzzz"));
+    assert_eq!(unknown[0].1.offset, 1575);
+    assert_eq!(p.frame().unwrap().bones().count(), 27);
+}
+
+#[test]
+fn bones_are_joined_by_id_not_position() {
+    let p = smf::parse(SEED).unwrap();
+    let mut repr = p.to_repr();
+    if let smf::BodyRepr::Frame(f) = &mut repr.body {
+        f.bones.reverse();
+    }
+    let bytes = repr.to_bytes();
+    let q = smf::parse(&bytes).unwrap();
+    let ids: Vec<_> = q.frame().unwrap().bones().map(|b| b.id).collect();
+    assert_eq!(ids, (0..27).rev().collect::<Vec<u16>>());
+}
+
+#[test]
+fn sensor_packets_are_recognised_with_raw_children() {
+    let repr = smf::PacketRepr {
+        sender: None,
+        body: smf::BodyRepr::Sensor(vec![
+            (Tag::SNAD, b"AA:BB".to_vec()),
+            (Tag::SNJI, 7u32.to_le_bytes().to_vec()),
+        ]),
+    };
+    let bytes = repr.to_bytes();
+    let p = smf::parse(&bytes).unwrap();
+    let Body::Sensor(s) = p.body else { panic!() };
+    let kids: Vec<_> = s.children().map(|c| (c.tag, c.value.to_vec())).collect();
+    assert_eq!(kids[0], (Tag::SNAD, b"AA:BB".to_vec()));
+    assert_eq!(p.to_repr(), repr);
+    assert_eq!(p.sender, None);
+}
