@@ -1,1 +1,73 @@
-fn main() {}
+//! `mocopi-dump`: sniff and decode Sony mocopi's motion stream.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use mocap_core::cli::{self, Input, LogArgs, StopArgs, mocopi};
+
+const EXAMPLES: &str = "\
+Examples:
+  mocopi-dump                                   listen on 0.0.0.0:12351, one line per packet
+  mocopi-dump -l 0.0.0.0:12352 --bones          another port, with a per-bone table
+  mocopi-dump --format json | jq -c 'select(.type==\"mocopi.frame\") | .bones[0].pos'
+  mocopi-dump -r captures/mocopi/seed-frame-1575.bin --format tree
+  mocopi-dump -r session.mocopipackets --format json -n 100
+  xxd -p -c0 frame.bin | mocopi-dump -r -         hex lines from stdin
+  mocopi-dump --duration 30s --stats-interval 5s   stream health for 30 seconds";
+
+/// Sniff and decode Sony mocopi's motion stream (Sony Motion Format over UDP):
+/// frames, skeletons and sensor packets, with loss, duplicates, reordering,
+/// restarts, rate and jitter per sender.
+#[derive(Debug, Parser)]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+struct Args {
+    /// UDP address to listen on.
+    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:12351")]
+    listen: SocketAddr,
+
+    /// Read datagrams from FILE instead: a raw one-datagram .bin, hex lines
+    /// (one datagram per line), or a .mocopipackets capture; `-` is stdin.
+    #[arg(short, long, value_name = "FILE", conflicts_with = "listen")]
+    read: Option<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = mocopi::DumpFormat::Human)]
+    format: mocopi::DumpFormat,
+
+    /// Print a per-bone table under each packet (human format).
+    #[arg(long)]
+    bones: bool,
+
+    #[command(flatten)]
+    stop: StopArgs,
+
+    #[command(flatten)]
+    log: LogArgs,
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let input = match args.read {
+        Some(path) => Input::Read(path),
+        None => Input::Listen(args.listen),
+    };
+    let opts = mocopi::Options {
+        input,
+        format: args.format,
+        bones: args.bones,
+        stop: args.stop,
+        log: args.log,
+    };
+    cli::exit(mocopi::run(&opts), mocopi::TOOL)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_definition_is_valid() {
+        use clap::CommandFactory;
+        super::Args::command().debug_assert();
+    }
+}

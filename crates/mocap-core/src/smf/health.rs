@@ -70,8 +70,9 @@ pub struct HealthReport {
     pub reordered: u64,
     /// Sender restarts (large backwards `fnum` jumps).
     pub restarts: u64,
-    /// Frames per second: on the arrival clock when arrival times are known,
-    /// else on the sender's clock.
+    /// Frames per second: frame packets arriving (duplicates and late ones
+    /// included) on the arrival clock when arrival times are known, else the
+    /// sender's rate.
     pub fps: Option<f64>,
     /// Frames per second on the sender's clock (`uttm`, else `time`).
     pub sender_fps: Option<f64>,
@@ -119,13 +120,17 @@ impl Health {
                 }
             }
         };
+        if let Some(at) = arrival {
+            self.first_arrival.get_or_insert(at);
+            self.last_arrival = Some(at);
+            self.arrived += 1;
+        }
         match event {
             FrameEvent::Duplicate => self.duplicates += 1,
             FrameEvent::Late => {}
             FrameEvent::First | FrameEvent::Restart => {
                 self.last_clock = Some(clock);
-                self.last_transit = None;
-                self.arrive(arrival, clock);
+                self.last_transit = arrival.map(|at| at - clock);
             }
             FrameEvent::InOrder { lost } => {
                 if let Some(prev) = self.last_clock {
@@ -136,7 +141,9 @@ impl Health {
                     }
                 }
                 self.last_clock = Some(clock);
-                self.arrive(arrival, clock);
+                if let Some(at) = arrival {
+                    self.jitter_step(at - clock);
+                }
             }
         }
         event
@@ -182,12 +189,7 @@ impl Health {
         }
     }
 
-    fn arrive(&mut self, arrival: Option<f64>, clock: f64) {
-        let Some(at) = arrival else { return };
-        self.first_arrival.get_or_insert(at);
-        self.last_arrival = Some(at);
-        self.arrived += 1;
-        let transit = at - clock;
+    fn jitter_step(&mut self, transit: f64) {
         if let Some(prev) = self.last_transit {
             let d = (transit - prev).abs();
             // Outages and clock jumps are not jitter.

@@ -1,0 +1,79 @@
+use std::time::Duration;
+
+/// Output format shared by every tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One readable line per record.
+    Human,
+    /// JSON Lines: one object per line with a `type` field.
+    Json,
+}
+
+/// When to stop: `-n/--count` and `--duration`, the same in every tool.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct StopArgs {
+    /// Stop after this many packets (datagrams, counting undecodable ones).
+    #[arg(short = 'n', long, value_name = "N")]
+    pub count: Option<u64>,
+
+    /// Stop after this long, e.g. 500ms, 10s, 2m.
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+}
+
+/// Logging and periodic counters, the same in every tool.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct LogArgs {
+    /// Print counters every DUR (stderr in human format, `stats` records in json).
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub stats_interval: Option<Duration>,
+
+    /// No progress or log lines on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Parses `500ms`, `10s`, `2m`, `1h`, `1.5s`, or a plain number of seconds.
+///
+/// # Errors
+/// A message naming the accepted forms.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("invalid duration {text:?}: expected e.g. 500ms, 10s, 2m"))?;
+    let scale = match unit.trim() {
+        "" | "s" => 1.0,
+        "ms" => 1e-3,
+        "us" | "µs" => 1e-6,
+        "m" | "min" => 60.0,
+        "h" => 3600.0,
+        other => {
+            return Err(format!(
+                "invalid duration unit {other:?} in {text:?}: use ms, s, m or h"
+            ));
+        }
+    };
+    Duration::try_from_secs_f64(value * scale)
+        .map_err(|e| format!("invalid duration {text:?}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("ten").is_err());
+        assert!(parse_duration("5 parsecs").is_err());
+        assert!(parse_duration("").is_err());
+    }
+}

@@ -1,0 +1,50 @@
+use std::io;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Exit codes, the same in every tool, for `--help` footers.
+pub const EXIT_CODES_HELP: &str = "Exit codes: 0 done (count, duration, end of input, Ctrl-C, or a closed stdout pipe), 1 runtime error (port in use, unreadable file, …), 2 usage error.";
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Installs the Ctrl-C handler: the first Ctrl-C asks loops to stop (they
+/// still print their summary); a second one exits at once with 130.
+///
+/// # Errors
+/// When a handler could not be installed.
+pub fn install_ctrlc() -> anyhow::Result<()> {
+    ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(130);
+        }
+    })?;
+    Ok(())
+}
+
+/// Whether Ctrl-C was pressed.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Maps a tool's result to its exit code, printing the error (with its causes) on stderr.
+pub fn exit(result: anyhow::Result<()>, tool: &str) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            #[expect(clippy::print_stderr, reason = "the one place errors reach the user")]
+            {
+                eprintln!("{tool}: error: {e:#}");
+            }
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A reader closing our stdout (`| head`) is a normal end, not an error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}

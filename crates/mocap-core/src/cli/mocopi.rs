@@ -1,0 +1,717 @@
+//! `mocopi-dump`: decode mocopi datagrams from a socket or a file and report
+//! stream health. The binary parses flags into [`Options`] and calls [`run`].
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::{
+    Datagram, Handler, Input, Log, LogArgs, Output, Source, StopArgs, Stopped, install_ctrlc,
+};
+use crate::smf::{self, Body, Chunks, Health, HealthReport, Packet, Tag};
+use crate::textcap::LineError;
+
+/// The tool's name, as it prefixes log lines.
+pub const TOOL: &str = "mocopi-dump";
+
+/// `--format` for mocopi-dump: the shared two plus the chunk tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DumpFormat {
+    /// One line per packet: kind, fnum, time, bone count, sender.
+    Human,
+    /// JSON Lines (`mocopi.frame`, `mocopi.skeleton`, `mocopi.sensor`, `error`, `stats`, `summary`).
+    Json,
+    /// The chunk tree of every datagram: offsets, lengths, tags, hex and decoded values.
+    Tree,
+}
+
+/// Everything `mocopi-dump` was asked to do.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Socket or file.
+    pub input: Input,
+    /// Output format.
+    pub format: DumpFormat,
+    /// Per-bone table under each human line.
+    pub bones: bool,
+    /// `--count`, `--duration`.
+    pub stop: StopArgs,
+    /// `--quiet`, `--stats-interval`.
+    pub log: LogArgs,
+}
+
+/// Runs the tool to the end and prints the summary.
+///
+/// # Errors
+/// Input that cannot be opened or read, and output errors.
+pub fn run(opts: &Options) -> anyhow::Result<()> {
+    install_ctrlc()?;
+    let mut source = Source::open(&opts.input)?;
+    let live = source.is_live();
+    let log = Log::new(TOOL, opts.log.quiet, live);
+    if let Some(addr) = source.local_addr() {
+        log.info(format_args!("listening on {addr} (UDP); Ctrl-C to stop"));
+    }
+    let mut dump = Dump {
+        opts,
+        out: Output::stdout(live),
+        log,
+        senders: BTreeMap::new(),
+        started: Instant::now(),
+        first_arrival: None,
+        scratch: String::new(),
+    };
+    let stopped = super::run(&mut source, &opts.stop, opts.log.stats_interval, &mut dump)?;
+    dump.log.finish();
+    dump.summary(Some(stopped))?;
+    dump.out.flush()?;
+    Ok(())
+}
+
+#[derive(Default)]
+struct SenderStats {
+    packets: u64,
+    health: Health,
+}
+
+struct Dump<'o> {
+    opts: &'o Options,
+    out: Output,
+    log: Log,
+    senders: BTreeMap<Option<SocketAddr>, SenderStats>,
+    started: Instant,
+    first_arrival: Option<f64>,
+    scratch: String,
+}
+
+impl Handler for Dump<'_> {
+    fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
+        let stats = self.senders.entry(d.src).or_default();
+        stats.packets += 1;
+        let parsed = smf::parse(d.payload);
+        match &parsed {
+            Ok(p) => match &p.body {
+                Body::Frame(f) => {
+                    let clock = f.uttm.unwrap_or_else(|| f64::from(f.time));
+                    stats.health.frame(f.fnum, clock, d.arrival);
+                }
+                Body::Skeleton(_) => stats.health.skeleton(),
+                Body::Sensor(_) => stats.health.sensor(),
+            },
+            Err(_) => stats.health.error(),
+        }
+        if self.first_arrival.is_none() {
+            self.first_arrival = d.arrival;
+        }
+        match self.opts.format {
+            DumpFormat::Json => match &parsed {
+                Ok(p) => self.json_packet(&d, p)?,
+                Err(e) => self.out.json(&ErrorRecord::smf(&d, e))?,
+            },
+            DumpFormat::Human => {
+                self.scratch.clear();
+                self.human(&d, &parsed);
+                self.out.text(format_args!("{}", self.scratch))?;
+            }
+            DumpFormat::Tree => {
+                self.scratch.clear();
+                self.tree(&d, &parsed);
+                self.out.text(format_args!("{}", self.scratch))?;
+            }
+        }
+        let packets: u64 = self.senders.values().map(|s| s.packets).sum();
+        self.log.progress(|| format!("{packets} packets"));
+        Ok(())
+    }
+
+    fn unreadable(&mut self, e: &LineError) -> anyhow::Result<()> {
+        let stats = self.senders.entry(None).or_default();
+        stats.packets += 1;
+        stats.health.error();
+        match self.opts.format {
+            DumpFormat::Json => self.out.json(&ErrorRecord::line(e))?,
+            _ => self.out.text(format_args!("error     {e}\n"))?,
+        }
+        Ok(())
+    }
+
+    fn stats(&mut self) -> anyhow::Result<()> {
+        self.summary(None)
+    }
+
+    fn idle(&mut self) {
+        let packets: u64 = self.senders.values().map(|s| s.packets).sum();
+        self.log.progress(|| format!("{packets} packets (waiting)"));
+    }
+}
+
+impl Dump<'_> {
+    fn json_packet(&mut self, d: &Datagram<'_>, p: &Packet<'_>) -> anyhow::Result<()> {
+        let head = PacketHead::new(d, p);
+        let unknown: Vec<_> = p
+            .unknown_chunks()
+            .into_iter()
+            .map(|(parent, c)| UnknownRecord {
+                parent: parent.map(|t| t.to_string()),
+                tag: c.tag.to_string(),
+                offset: c.offset,
+                len: c.value.len(),
+            })
+            .collect();
+        match &p.body {
+            Body::Frame(f) => self.out.json(&FrameRecord {
+                kind: "mocopi.frame",
+                head,
+                fnum: f.fnum,
+                time: f.time,
+                uttm: f.uttm,
+                timecode: f.timecode.map(|t| TimecodeRecord {
+                    hour: t.hour(),
+                    minute: t.minute(),
+                    second: t.second(),
+                    frame: t.frame(),
+                    rate: t.rate(),
+                    drop_frame: t.drop_frame(),
+                }),
+                bones: f
+                    .bones()
+                    .map(|b| BoneRecord {
+                        id: b.id,
+                        name: smf::bone_name(b.id),
+                        parent: None,
+                        rot: b.rot,
+                        pos: b.pos,
+                    })
+                    .collect(),
+                unknown,
+            })?,
+            Body::Skeleton(s) => self.out.json(&SkeletonRecord {
+                kind: "mocopi.skeleton",
+                head,
+                bones: s
+                    .bones()
+                    .map(|b| BoneRecord {
+                        id: b.id,
+                        name: smf::bone_name(b.id),
+                        parent: Some(b.parent),
+                        rot: b.rot,
+                        pos: b.pos,
+                    })
+                    .collect(),
+                unknown,
+            })?,
+            Body::Sensor(s) => self.out.json(&SensorRecord {
+                kind: "mocopi.sensor",
+                head,
+                children: s
+                    .children()
+                    .map(|c| ChildRecord {
+                        tag: c.tag.to_string(),
+                        offset: c.offset,
+                        len: c.value.len(),
+                        hex: hex::encode(c.value),
+                    })
+                    .collect(),
+                unknown,
+            })?,
+        }
+        Ok(())
+    }
+
+    fn human(&mut self, d: &Datagram<'_>, parsed: &smf::Result<Packet<'_>>) {
+        let s = &mut self.scratch;
+        match parsed {
+            Ok(p) => {
+                match &p.body {
+                    Body::Frame(f) => {
+                        let _ = write!(s, "frame     fnum={} time={:.3}", f.fnum, f.time);
+                        if let Some(u) = f.uttm {
+                            let _ = write!(s, " uttm={u:.6}");
+                        }
+                        if let Some(t) = f.timecode.filter(|t| t.0 != [0; 6]) {
+                            let _ = write!(
+                                s,
+                                " tc={:02}:{:02}:{:02}:{:02}",
+                                t.hour(),
+                                t.minute(),
+                                t.second(),
+                                t.frame()
+                            );
+                        }
+                        let _ = write!(s, " bones={}", f.bone_count());
+                    }
+                    Body::Skeleton(k) => {
+                        let _ = write!(s, "skeleton  bones={}", k.bone_count());
+                    }
+                    Body::Sensor(n) => {
+                        let _ = write!(s, "sensor    children={}", n.children().count());
+                        for c in n.children() {
+                            let _ = write!(s, " {}={}", c.tag, hex::encode(c.value));
+                        }
+                    }
+                }
+                if p.unknown_count() > 0 {
+                    let _ = write!(s, " unknown={}", p.unknown_count());
+                }
+                push_origin(s, d, self.first_arrival);
+                if let Some(sender) = p.sender {
+                    match sender.ip() {
+                        Some(ip) => {
+                            let _ = write!(s, " sender={ip}:{}", sender.rcvp);
+                        }
+                        None => {
+                            let _ = write!(s, " sender=ipad:{:#x}:{}", sender.ipad, sender.rcvp);
+                        }
+                    }
+                }
+                s.push('\n');
+                if self.opts.bones {
+                    bone_table(s, p);
+                }
+            }
+            Err(e) => {
+                let _ = write!(s, "error     {e} ({} bytes)", d.payload.len());
+                push_origin(s, d, self.first_arrival);
+                s.push('\n');
+            }
+        }
+    }
+
+    fn tree(&mut self, d: &Datagram<'_>, parsed: &smf::Result<Packet<'_>>) {
+        let s = &mut self.scratch;
+        let _ = write!(s, "datagram  {} bytes", d.payload.len());
+        push_origin(s, d, self.first_arrival);
+        let _ = writeln!(s, "\n  offset  length  tag");
+        let _ = tree_lines(s, Chunks::top(d.payload), None, 0);
+        match parsed {
+            Ok(p) => {
+                let _ = write!(s, "  => {}", p.body.kind());
+                if let Body::Frame(f) = &p.body {
+                    let _ = write!(s, " fnum={}", f.fnum);
+                }
+                let _ = writeln!(s, " ({} unknown chunks)\n", p.unknown_count());
+            }
+            Err(e) => {
+                let _ = writeln!(s, "  => error: {e}\n");
+            }
+        }
+    }
+
+    fn summary(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let senders: Vec<_> = self
+            .senders
+            .iter()
+            .map(|(src, s)| SenderRecord {
+                src: *src,
+                counters: Counters::new(s.packets, &s.health.report()),
+            })
+            .collect();
+        let totals = Counters::total(senders.iter().map(|s| &s.counters));
+        match self.opts.format {
+            DumpFormat::Json => self.out.json(&SummaryRecord {
+                kind: if stopped.is_some() {
+                    "summary"
+                } else {
+                    "stats"
+                },
+                tool: TOOL,
+                totals,
+                elapsed_s: round3(elapsed),
+                stopped: stopped.map(Stopped::as_str),
+                senders,
+            })?,
+            _ => {
+                // Records first, so the summary is the last thing on a shared terminal.
+                self.out.flush()?;
+                let what = match stopped {
+                    Some(s) => format!("done ({})", s.as_str()),
+                    None => "stats".to_owned(),
+                };
+                let line = format!(
+                    "{what}: {} packets in {elapsed:.2} s; {}",
+                    totals.packets,
+                    totals.describe()
+                );
+                if stopped.is_some() {
+                    self.log.always(format_args!("{line}"));
+                } else {
+                    self.log.info(format_args!("{line}"));
+                }
+                if senders.len() > 1 {
+                    for s in &senders {
+                        let src = s.src.map_or_else(|| "-".to_owned(), |a| a.to_string());
+                        self.log
+                            .always(format_args!("  {src}: {}", s.counters.describe()));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn push_origin(s: &mut String, d: &Datagram<'_>, first: Option<f64>) {
+    if let Some(src) = d.src {
+        let _ = write!(s, " src={src}");
+    }
+    if let (Some(at), Some(first)) = (d.arrival, first) {
+        let _ = write!(s, " t=+{:.6}", at - first);
+    }
+}
+
+fn bone_table(s: &mut String, p: &Packet<'_>) {
+    let row = |s: &mut String, id: u16, parent: Option<i16>, rot: [f32; 4], pos: [f32; 3]| {
+        let name = smf::bone_name(id).unwrap_or("?");
+        let _ = write!(s, "  {id:>3} {name:<11}");
+        if let Some(parent) = parent {
+            let _ = write!(s, " {parent:>6}");
+        }
+        for v in rot.iter().chain(&pos) {
+            let _ = write!(s, " {v:>9.5}");
+        }
+        s.push('\n');
+    };
+    let cols = "    rot.x     rot.y     rot.z     rot.w     pos.x     pos.y     pos.z";
+    match &p.body {
+        Body::Frame(f) => {
+            let _ = writeln!(s, "   id name        {cols}");
+            for b in f.bones() {
+                row(s, b.id, None, b.rot, b.pos);
+            }
+        }
+        Body::Skeleton(k) => {
+            let _ = writeln!(s, "   id name        parent {cols}");
+            for b in k.bones() {
+                row(s, b.id, Some(b.parent), b.rot, b.pos);
+            }
+        }
+        Body::Sensor(_) => {}
+    }
+}
+
+fn tree_lines(
+    s: &mut String,
+    chunks: Chunks<'_>,
+    parent: Option<Tag>,
+    depth: usize,
+) -> std::fmt::Result {
+    let indent = "  ".repeat(depth);
+    for c in chunks {
+        match c {
+            Ok(c) => {
+                let known = c.tag.is_known_in(parent);
+                write!(
+                    s,
+                    "  {:>6}  {:>6}  {indent}{}",
+                    c.offset,
+                    c.value.len(),
+                    c.tag
+                )?;
+                if c.tag.is_container() && parent != Some(Tag::SNDT) {
+                    s.push_str(if known { "\n" } else { "?\n" });
+                    tree_lines(s, c.children(), Some(c.tag), depth + 1)?;
+                } else {
+                    let mark = if known { ' ' } else { '?' };
+                    write!(s, "{mark} {}", hex::encode(c.value))?;
+                    if let Some(v) = describe_leaf(c.tag, c.value) {
+                        write!(s, "  ({v})")?;
+                    }
+                    s.push('\n');
+                }
+            }
+            Err(e) => writeln!(s, "  {:>6}          {indent}! {}", e.offset, e.kind)?,
+        }
+    }
+    Ok(())
+}
+
+/// The decoded value of a known leaf, for the tree view.
+fn describe_leaf(tag: Tag, v: &[u8]) -> Option<String> {
+    Some(match tag {
+        Tag::FTYP => format!("{:?}", String::from_utf8_lossy(v)),
+        Tag::VRSN => v.first_chunk::<1>().map(|b| b[0].to_string())?,
+        Tag::IPAD => {
+            let n = u64::from_le_bytes(*v.first_chunk::<8>()?);
+            match smf::unpack_ipv4(n) {
+                Some(ip) => ip.to_string(),
+                None => format!("{n}: not a decimal-packed address"),
+            }
+        }
+        Tag::RCVP | Tag::BNID => u16::from_le_bytes(*v.first_chunk::<2>()?).to_string(),
+        Tag::PBID => i16::from_le_bytes(*v.first_chunk::<2>()?).to_string(),
+        Tag::FNUM => u32::from_le_bytes(*v.first_chunk::<4>()?).to_string(),
+        Tag::TIME => f32::from_le_bytes(*v.first_chunk::<4>()?).to_string(),
+        Tag::UTTM => f64::from_le_bytes(*v.first_chunk::<8>()?).to_string(),
+        Tag::TRAN => {
+            let f: Vec<String> = v
+                .chunks_exact(4)
+                .filter_map(|b| <[u8; 4]>::try_from(b).ok())
+                .map(|b| format!("{:.5}", f32::from_le_bytes(b)))
+                .collect();
+            let (rot, pos) = f.split_at(f.len().min(4));
+            format!("rot {} pos {}", rot.join(" "), pos.join(" "))
+        }
+        _ => return None,
+    })
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+#[derive(Serialize)]
+struct PacketHead {
+    src: Option<SocketAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts_us: Option<i64>,
+    sender_ip: Option<String>,
+    sender_port: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ipad_raw: Option<u64>,
+}
+
+impl PacketHead {
+    fn new(d: &Datagram<'_>, p: &Packet<'_>) -> Self {
+        let ip = p.sender.and_then(|s| s.ip());
+        Self {
+            src: d.src,
+            ts_us: ts_us(d.arrival),
+            sender_ip: ip.map(|ip| ip.to_string()),
+            sender_port: p.sender.map(|s| s.rcvp),
+            // Kept when it does not unpack, so nothing on the wire is hidden.
+            ipad_raw: p.sender.filter(|_| ip.is_none()).map(|s| s.ipad),
+        }
+    }
+}
+
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "µs since 1970 fit i64 for 292k years"
+)]
+fn ts_us(arrival: Option<f64>) -> Option<i64> {
+    arrival.map(|a| (a * 1e6).round() as i64)
+}
+
+#[derive(Serialize)]
+struct FrameRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(flatten)]
+    head: PacketHead,
+    fnum: u32,
+    time: f32,
+    uttm: Option<f64>,
+    timecode: Option<TimecodeRecord>,
+    bones: Vec<BoneRecord>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    unknown: Vec<UnknownRecord>,
+}
+
+#[derive(Serialize)]
+struct SkeletonRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(flatten)]
+    head: PacketHead,
+    bones: Vec<BoneRecord>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    unknown: Vec<UnknownRecord>,
+}
+
+#[derive(Serialize)]
+struct SensorRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    #[serde(flatten)]
+    head: PacketHead,
+    children: Vec<ChildRecord>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    unknown: Vec<UnknownRecord>,
+}
+
+#[derive(Serialize)]
+struct TimecodeRecord {
+    hour: u8,
+    minute: u8,
+    second: u8,
+    frame: u8,
+    rate: u8,
+    drop_frame: bool,
+}
+
+#[derive(Serialize)]
+struct BoneRecord {
+    id: u16,
+    name: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent: Option<i16>,
+    rot: [f32; 4],
+    pos: [f32; 3],
+}
+
+#[derive(Serialize)]
+struct ChildRecord {
+    tag: String,
+    offset: usize,
+    len: usize,
+    hex: String,
+}
+
+#[derive(Serialize)]
+struct UnknownRecord {
+    parent: Option<String>,
+    tag: String,
+    offset: usize,
+    len: usize,
+}
+
+#[derive(Serialize)]
+struct ErrorRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    src: Option<SocketAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts_us: Option<i64>,
+    offset: Option<usize>,
+    tag: Option<String>,
+    reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    len: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    line: Option<usize>,
+}
+
+impl ErrorRecord {
+    fn smf(d: &Datagram<'_>, e: &smf::Error) -> Self {
+        Self {
+            kind: "error",
+            src: d.src,
+            ts_us: ts_us(d.arrival),
+            offset: Some(e.offset),
+            tag: e.tag.map(|t| t.to_string()),
+            reason: e.kind.to_string(),
+            len: Some(d.payload.len()),
+            line: None,
+        }
+    }
+
+    fn line(e: &LineError) -> Self {
+        Self {
+            kind: "error",
+            src: None,
+            ts_us: None,
+            offset: e.column,
+            tag: None,
+            reason: e.to_string(),
+            len: None,
+            line: Some(e.line),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Serialize)]
+struct Counters {
+    packets: u64,
+    frames: u64,
+    skeletons: u64,
+    sensors: u64,
+    errors: u64,
+    lost: u64,
+    duplicates: u64,
+    reordered: u64,
+    restarts: u64,
+    fps: Option<f64>,
+    sender_fps: Option<f64>,
+    jitter_ms: Option<f64>,
+}
+
+impl Counters {
+    fn new(packets: u64, r: &HealthReport) -> Self {
+        Self {
+            packets,
+            frames: r.frames,
+            skeletons: r.skeletons,
+            sensors: r.sensors,
+            errors: r.errors,
+            lost: r.lost,
+            duplicates: r.duplicates,
+            reordered: r.reordered,
+            restarts: r.restarts,
+            fps: r.fps.map(round3),
+            sender_fps: r.sender_fps.map(round3),
+            jitter_ms: r.jitter_ms.map(round3),
+        }
+    }
+
+    /// Counters add up; rates add up across senders (total frames per second);
+    /// jitter is the worst sender's.
+    fn total<'a>(all: impl Iterator<Item = &'a Self>) -> Self {
+        let mut t = Self::new(0, &HealthReport::default());
+        let add = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some(round3(a + b)),
+            (a, b) => a.or(b),
+        };
+        for c in all {
+            t.packets += c.packets;
+            t.frames += c.frames;
+            t.skeletons += c.skeletons;
+            t.sensors += c.sensors;
+            t.errors += c.errors;
+            t.lost += c.lost;
+            t.duplicates += c.duplicates;
+            t.reordered += c.reordered;
+            t.restarts += c.restarts;
+            t.fps = add(t.fps, c.fps);
+            t.sender_fps = add(t.sender_fps, c.sender_fps);
+            t.jitter_ms = match (t.jitter_ms, c.jitter_ms) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+        }
+        t
+    }
+
+    fn describe(&self) -> String {
+        let mut s = format!(
+            "{} frames, {} skeletons, {} sensors, {} errors; lost {}, duplicates {}, reordered {}, restarts {}",
+            self.frames,
+            self.skeletons,
+            self.sensors,
+            self.errors,
+            self.lost,
+            self.duplicates,
+            self.reordered,
+            self.restarts
+        );
+        if let Some(fps) = self.fps {
+            let _ = write!(s, "; {fps:.1} fps");
+        }
+        if let Some(j) = self.jitter_ms {
+            let _ = write!(s, ", jitter {j:.2} ms");
+        }
+        s
+    }
+}
+
+#[derive(Serialize)]
+struct SenderRecord {
+    src: Option<SocketAddr>,
+    #[serde(flatten)]
+    counters: Counters,
+}
+
+#[derive(Serialize)]
+struct SummaryRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    tool: &'a str,
+    #[serde(flatten)]
+    totals: Counters,
+    elapsed_s: f64,
+    stopped: Option<&'a str>,
+    senders: Vec<SenderRecord>,
+}

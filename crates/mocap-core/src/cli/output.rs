@@ -1,0 +1,130 @@
+use std::fmt;
+use std::io::{self, BufWriter, IsTerminal, Stdout, Write};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+/// Records on stdout: JSON Lines or human lines. Buffered; flushed after every
+/// record when the source is live, so `| jq` sees frames as they come.
+pub struct Output {
+    out: BufWriter<Stdout>,
+    live: bool,
+}
+
+impl Output {
+    /// Stdout, flushing per record when `live`.
+    pub fn stdout(live: bool) -> Self {
+        Self {
+            out: BufWriter::with_capacity(64 * 1024, io::stdout()),
+            live,
+        }
+    }
+
+    /// Writes one JSON object and a newline.
+    ///
+    /// # Errors
+    /// Write errors, including a broken pipe.
+    pub fn json<T: Serialize>(&mut self, record: &T) -> io::Result<()> {
+        serde_json::to_writer(&mut self.out, record).map_err(io::Error::other)?;
+        self.out.write_all(b"\n")?;
+        self.flush_if_live()
+    }
+
+    /// Writes formatted text (the caller adds newlines).
+    ///
+    /// # Errors
+    /// Write errors, including a broken pipe.
+    pub fn text(&mut self, args: fmt::Arguments<'_>) -> io::Result<()> {
+        self.out.write_fmt(args)?;
+        self.flush_if_live()
+    }
+
+    /// Flushes everything written so far.
+    ///
+    /// # Errors
+    /// Write errors, including a broken pipe.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
+    fn flush_if_live(&mut self) -> io::Result<()> {
+        if self.live { self.out.flush() } else { Ok(()) }
+    }
+}
+
+/// Log lines and the progress spinner on stderr.
+pub struct Log {
+    tool: &'static str,
+    quiet: bool,
+    progress: Option<ProgressBar>,
+    last_tick: Instant,
+}
+
+impl Log {
+    /// A logger for `tool`. The spinner shows only for live input, when stderr
+    /// is a terminal and stdout is not (so it never mixes with records).
+    pub fn new(tool: &'static str, quiet: bool, live: bool) -> Self {
+        let progress =
+            (!quiet && live && io::stderr().is_terminal() && !io::stdout().is_terminal()).then(
+                || {
+                    let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+                    if let Ok(style) = ProgressStyle::with_template("{spinner} {elapsed} {msg}") {
+                        pb.set_style(style);
+                    }
+                    pb
+                },
+            );
+        Self {
+            tool,
+            quiet,
+            progress,
+            last_tick: Instant::now(),
+        }
+    }
+
+    /// Whether log lines are suppressed.
+    pub fn is_quiet(&self) -> bool {
+        self.quiet
+    }
+
+    /// A log line (suppressed by `--quiet`).
+    pub fn info(&self, args: fmt::Arguments<'_>) {
+        if !self.quiet {
+            self.always(args);
+        }
+    }
+
+    /// A line that `--quiet` does not suppress (the human-format summary).
+    pub fn always(&self, args: fmt::Arguments<'_>) {
+        let line = format!("{}: {args}", self.tool);
+        match &self.progress {
+            Some(pb) => pb.suspend(|| write_stderr(&line)),
+            None => write_stderr(&line),
+        }
+    }
+
+    /// Updates the spinner's message, at most ten times a second.
+    pub fn progress(&mut self, message: impl FnOnce() -> String) {
+        if let Some(pb) = &self.progress
+            && self.last_tick.elapsed() >= Duration::from_millis(100)
+        {
+            pb.set_message(message());
+            pb.tick();
+            self.last_tick = Instant::now();
+        }
+    }
+
+    /// Removes the spinner.
+    pub fn finish(&self) {
+        if let Some(pb) = &self.progress {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+fn write_stderr(line: &str) {
+    let mut err = io::stderr().lock();
+    // Nothing useful can be done when stderr itself is gone.
+    let _ = writeln!(err, "{line}");
+}

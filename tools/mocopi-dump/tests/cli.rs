@@ -1,0 +1,362 @@
+//! Runs the real `mocopi-dump` binary: offline on captures, live on loopback
+//! with ephemeral ports. Every child is bounded in time and killed on failure.
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is how a test reports"
+)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, UdpSocket};
+use std::process::{Child, Command, Stdio};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mocopi-dump");
+const SEED: &[u8] = include_bytes!("../../../captures/mocopi/seed-frame-1575.bin");
+const SKDF: &[u8] = include_bytes!("../../../captures/mocopi/t-34400/sample_skdf.bin");
+const FRAM: &[u8] = include_bytes!("../../../captures/mocopi/t-34400/sample_fram.bin");
+const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures/mocopi");
+const LIMIT: Duration = Duration::from_secs(20);
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    }
+}
+
+/// A child with its output drained on threads, so a full pipe never blocks it.
+struct Live {
+    child: Child,
+    addr: SocketAddr,
+    stdout: JoinHandle<String>,
+    stderr: JoinHandle<String>,
+}
+
+fn drain(r: impl Read + Send + 'static) -> JoinHandle<String> {
+    thread::spawn(move || {
+        let mut s = String::new();
+        let _ = BufReader::new(r).read_to_string(&mut s);
+        s
+    })
+}
+
+/// Starts the tool on an ephemeral loopback port and reads the port it got.
+fn live(args: &[&str]) -> Live {
+    let mut child = Command::new(BIN)
+        .args(["-l", "127.0.0.1:0"])
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .split_whitespace()
+        .find_map(|w| w.parse::<SocketAddr>().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    let stdout = drain(child.stdout.take().unwrap());
+    let stderr = drain(err);
+    Live {
+        child,
+        addr,
+        stdout,
+        stderr,
+    }
+}
+
+impl Live {
+    fn wait(mut self) -> Run {
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed() > LIMIT {
+                let _ = self.child.kill();
+                panic!("mocopi-dump did not stop within {LIMIT:?}");
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        Run {
+            code: status.code(),
+            stdout: self.stdout.join().unwrap(),
+            stderr: self.stderr.join().unwrap(),
+        }
+    }
+}
+
+fn offline(args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(input) = stdin {
+        child.stdin.take().unwrap().write_all(input).unwrap();
+    }
+    let addr = "127.0.0.1:9".parse().unwrap();
+    let stdout = drain(child.stdout.take().unwrap());
+    let stderr = drain(child.stderr.take().unwrap());
+    Live {
+        child,
+        addr,
+        stdout,
+        stderr,
+    }
+    .wait()
+}
+
+fn sender() -> UdpSocket {
+    UdpSocket::bind("127.0.0.1:0").unwrap()
+}
+
+#[test]
+fn decodes_the_seed_frame_from_a_file() {
+    let path = format!("{CAPTURES}/seed-frame-1575.bin");
+    let run = offline(&["-r", &path, "--format", "json"], None);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    assert_eq!(recs.len(), 2);
+    let f = &recs[0];
+    assert_eq!(f["type"], "mocopi.frame");
+    assert_eq!(f["src"], Value::Null);
+    assert_eq!(f["fnum"], 4977);
+    assert_eq!(f["uttm"], Value::Null);
+    assert_eq!(f["timecode"], Value::Null);
+    assert_eq!(f["sender_ip"], "172.20.10.7");
+    assert_eq!(f["sender_port"], 12351);
+    let bones = f["bones"].as_array().unwrap();
+    assert_eq!(bones.len(), 27);
+    assert_eq!(bones[0]["name"], "root");
+    assert_eq!(bones[10]["name"], "head");
+    // Floats round-trip to the same f32.
+    let x = bones[0]["rot"][0].as_f64().unwrap() as f32;
+    assert_eq!(x.to_le_bytes(), SEED[1575 - 27 * 54 + 26..][..4]);
+    let s = &recs[1];
+    assert_eq!(s["type"], "summary");
+    assert_eq!(
+        (s["packets"].as_u64(), s["frames"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(s["stopped"], "end of input");
+}
+
+#[test]
+fn health_of_the_frame_loss_capture() {
+    let path = format!("{CAPTURES}/animu-sphere/frame-loss-60hz.mocopipackets");
+    let run = offline(&["-r", &path, "--format", "json"], None);
+    assert_eq!(run.code, Some(0));
+    let recs = run.json();
+    let sum = recs.last().unwrap();
+    assert_eq!(sum["type"], "summary");
+    for (k, v) in [
+        ("frames", 7),
+        ("skeletons", 1),
+        ("lost", 2),
+        ("duplicates", 1),
+        ("restarts", 1),
+        ("errors", 0),
+    ] {
+        assert_eq!(sum[k], v, "{k}");
+    }
+    assert!((sum["sender_fps"].as_f64().unwrap() - 60.0).abs() < 0.01);
+    assert!((sum["fps"].as_f64().unwrap() - 60.0).abs() < 0.1);
+}
+
+#[test]
+fn malformed_capture_gives_error_records_and_exit_zero() {
+    let path = format!("{CAPTURES}/animu-sphere/malformed-packets.mocopipackets");
+    let run = offline(&["-r", &path, "--format", "json"], None);
+    assert_eq!(run.code, Some(0));
+    let recs = run.json();
+    assert_eq!(recs.len(), 14);
+    assert!(recs[..13].iter().all(|r| r["type"] == "error"));
+    assert_eq!(recs[1]["tag"], "vrsn");
+    assert_eq!(recs[1]["offset"], 34);
+    assert!(recs[1]["reason"].as_str().unwrap().contains("version 2"));
+    assert_eq!(recs[13]["errors"], 13);
+}
+
+#[test]
+fn hex_lines_on_stdin_with_a_bad_line_in_between() {
+    let mut input = hex::encode(SEED);
+    input.push_str("\nnot hex\n");
+    input.push_str(&hex::encode(FRAM));
+    input.push('\n');
+    let run = offline(&["-r", "-", "--format", "json"], Some(input.as_bytes()));
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    let types: Vec<_> = recs.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["mocopi.frame", "error", "mocopi.frame", "summary"]);
+    assert_eq!(recs[1]["line"], 2);
+    assert_eq!(recs[2]["fnum"], 1);
+}
+
+#[test]
+fn tree_format_shows_offsets_tags_and_values() {
+    let path = format!("{CAPTURES}/seed-frame-1575.bin");
+    let run = offline(&["-r", &path, "--format", "tree"], None);
+    assert_eq!(run.code, Some(0));
+    let out = &run.stdout;
+    assert!(out.contains("datagram  1575 bytes"), "{out}");
+    assert!(
+        out.contains("      51       8    ipad  170c310d28000000  (172.20.10.7)"),
+        "{out}"
+    );
+    assert!(out.contains("=> frame fnum=4977"), "{out}");
+}
+
+#[test]
+fn live_json_with_garbage_in_the_middle() {
+    let tool = live(&["--format", "json", "-n", "4"]);
+    let tx = sender();
+    for d in [SEED, b"garbage!".as_slice(), FRAM, SKDF] {
+        tx.send_to(d, tool.addr).unwrap();
+        // Keep loopback order and give the receiver time; no timing is asserted.
+        thread::sleep(Duration::from_millis(5));
+    }
+    let run = tool.wait();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    let types: Vec<_> = recs.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "mocopi.frame",
+            "error",
+            "mocopi.frame",
+            "mocopi.skeleton",
+            "summary"
+        ]
+    );
+    let src = tx.local_addr().unwrap().to_string();
+    assert_eq!(recs[0]["src"], src.as_str());
+    assert!(recs[0]["ts_us"].as_i64().unwrap() > 1_600_000_000_000_000);
+    assert_eq!(recs[1]["offset"], 0);
+    assert!(recs[1]["reason"].as_str().unwrap().contains("overruns"));
+    assert_eq!(recs[2]["fnum"], 1);
+    assert_eq!(recs[3]["bones"][0]["parent"], -1);
+    let sum = &recs[4];
+    assert_eq!(
+        (sum["packets"].as_u64(), sum["errors"].as_u64()),
+        (Some(4), Some(1))
+    );
+    assert_eq!(sum["stopped"], "count");
+    assert_eq!(sum["senders"][0]["src"], src.as_str());
+}
+
+#[test]
+fn live_human_lines() {
+    let tool = live(&["-n", "2"]);
+    let tx = sender();
+    tx.send_to(SEED, tool.addr).unwrap();
+    tx.send_to(SKDF, tool.addr).unwrap();
+    let run = tool.wait();
+    assert_eq!(run.code, Some(0));
+    let lines: Vec<_> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    assert!(lines[0].starts_with("frame     fnum=4977 "), "{}", lines[0]);
+    assert!(lines[0].contains(&format!("src={}", tx.local_addr().unwrap())));
+    assert!(lines[1].starts_with("skeleton  bones=27"));
+    assert!(
+        run.stderr.contains("done (count): 2 packets"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn duration_stops_an_idle_listener() {
+    let start = Instant::now();
+    let run = live(&["--duration", "300ms", "--format", "json"]).wait();
+    assert_eq!(run.code, Some(0));
+    assert!(start.elapsed() >= Duration::from_millis(300));
+    let recs = run.json();
+    assert_eq!(recs.len(), 1);
+    assert_eq!(recs[0]["stopped"], "duration");
+    assert_eq!(recs[0]["packets"], 0);
+}
+
+#[test]
+fn stats_records_every_interval() {
+    let run = live(&[
+        "--duration",
+        "700ms",
+        "--stats-interval",
+        "200ms",
+        "--format",
+        "json",
+    ])
+    .wait();
+    let recs = run.json();
+    let stats = recs.iter().filter(|r| r["type"] == "stats").count();
+    assert!(stats >= 2, "{}", run.stdout);
+    assert_eq!(recs.last().unwrap()["type"], "summary");
+}
+
+#[test]
+fn ctrl_c_ends_cleanly_with_a_summary() {
+    let tool = live(&["--format", "json"]);
+    let tx = sender();
+    tx.send_to(SEED, tool.addr).unwrap();
+    thread::sleep(Duration::from_millis(100));
+    let pid = tool.child.id().to_string();
+    let kill = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+    assert!(kill.success());
+    let run = tool.wait();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    assert_eq!(recs[0]["type"], "mocopi.frame");
+    assert_eq!(recs.last().unwrap()["stopped"], "interrupted");
+}
+
+#[test]
+fn port_in_use_is_a_runtime_error_naming_the_port() {
+    // A plain socket without SO_REUSEADDR keeps the port to itself.
+    let holder = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = holder.local_addr().unwrap().to_string();
+    let run = offline(&["-l", &addr], None);
+    assert_eq!(run.code, Some(1));
+    let port = holder.local_addr().unwrap().port().to_string();
+    assert!(
+        run.stderr.contains(&port) && run.stderr.contains("in use"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn usage_and_runtime_exit_codes() {
+    assert_eq!(offline(&["--no-such-flag"], None).code, Some(2));
+    assert_eq!(offline(&["--format", "xml"], None).code, Some(2));
+    assert_eq!(offline(&["--duration", "soon"], None).code, Some(2));
+    let missing = offline(&["-r", "/nonexistent/capture.bin"], None);
+    assert_eq!(missing.code, Some(1));
+    assert!(missing.stderr.contains("/nonexistent/capture.bin"));
+    let help = offline(&["--help"], None);
+    assert_eq!(help.code, Some(0));
+    assert!(help.stdout.contains("Examples:") && help.stdout.contains("Exit codes"));
+}
