@@ -300,3 +300,43 @@ fn sensor_packets_are_recognised_with_raw_children() {
     assert_eq!(p.to_repr(), repr);
     assert_eq!(p.sender, None);
 }
+
+#[test]
+fn bone_records_in_any_layout_decode_the_same() {
+    // Rewrite every btdt as tran-then-bnid with an unknown chunk in between:
+    // the general walk must give the same bones as the app's own layout.
+    let p = smf::parse(SEED).unwrap();
+    let want: Vec<_> = p.frame().unwrap().bones().collect();
+    let leaf = |tag: &[u8; 4], v: &[u8]| {
+        let mut c = (v.len() as u32).to_le_bytes().to_vec();
+        c.extend_from_slice(tag);
+        c.extend_from_slice(v);
+        c
+    };
+    let mut btrs = Vec::new();
+    for b in &want {
+        let mut tran = Vec::new();
+        for v in b.rot.iter().chain(&b.pos) {
+            tran.extend_from_slice(&v.to_le_bytes());
+        }
+        let mut body = leaf(b"tran", &tran);
+        body.extend(leaf(b"newx", &[9, 9, 9]));
+        body.extend(leaf(b"bnid", &b.id.to_le_bytes()));
+        btrs.extend(leaf(b"btdt", &body));
+    }
+    let mut fram = leaf(b"fnum", &4977u32.to_le_bytes());
+    fram.extend(leaf(b"time", &0.5f32.to_le_bytes()));
+    fram.extend(leaf(b"btrs", &btrs));
+    let mut bytes = SEED[..77].to_vec();
+    bytes.extend(leaf(b"fram", &fram));
+    let q = smf::parse(&bytes).unwrap();
+    let got: Vec<_> = q.frame().unwrap().bones().collect();
+    assert_eq!(got, want);
+    assert_eq!(q.unknown_count(), 27);
+    let unknown = q.unknown_chunks();
+    assert!(
+        unknown
+            .iter()
+            .all(|(parent, c)| *parent == Some(Tag::BTDT) && c.tag == Tag(*b"newx"))
+    );
+}

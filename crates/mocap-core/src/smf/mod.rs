@@ -56,8 +56,8 @@ pub use chunk::{Chunk, Chunks, HEADER_LEN};
 pub use error::{Error, ErrorKind, Result};
 pub use health::{FrameEvent, Health, HealthReport, RESTART_JUMP};
 pub use packet::{
-    Body, Bone, BoneDef, FORMAT_TYPE, Frame, Packet, Sender, Sensor, Skeleton, Timecode, VERSION,
-    pack_ipv4, parse, unpack_ipv4,
+    Body, Bone, BoneDef, Bones, FORMAT_TYPE, Frame, Packet, Sender, Sensor, Skeleton, Timecode,
+    VERSION, pack_ipv4, parse, unpack_ipv4,
 };
 pub use repr::{BodyRepr, FrameRepr, PacketRepr};
 pub use tag::Tag;

@@ -1,6 +1,6 @@
 use std::net::Ipv4Addr;
 
-use super::{Chunk, Chunks, Error, ErrorKind, Result, Tag};
+use super::{Chunk, Chunks, Error, ErrorKind, HEADER_LEN, Result, Tag};
 
 /// The only value `ftyp` has ever carried.
 pub const FORMAT_TYPE: &[u8; 18] = b"sony motion format";
@@ -102,20 +102,59 @@ impl<'a> Frame<'a> {
     }
 
     /// The bone transforms in wire order.
-    pub fn bones(&self) -> impl Iterator<Item = Bone> + 'a {
-        self.bones.records(Tag::BTDT).filter_map(|c| {
-            let mut id = None;
-            let mut tran = None;
-            for child in c.children().flatten() {
-                match child.tag {
-                    Tag::BNID => id = read_u16(&child).ok(),
-                    Tag::TRAN => tran = read_tran(&child).ok(),
-                    _ => {}
-                }
-            }
-            let (rot, pos) = tran?;
-            Some(Bone { id: id?, rot, pos })
+    pub fn bones(&self) -> Bones<'a> {
+        let list = &self.bones;
+        Bones(if list.canonical {
+            BonesInner::Fixed(list.chunk.value.chunks_exact(BTDT_RECORD))
+        } else {
+            BonesInner::Walk(list.chunk.children())
         })
+    }
+}
+
+/// Iterator over a frame's bone transforms.
+#[derive(Clone, Debug)]
+pub struct Bones<'a>(BonesInner<'a>);
+
+#[derive(Clone, Debug)]
+enum BonesInner<'a> {
+    /// Every record in the app's own layout: fixed stride, no walk needed.
+    Fixed(std::slice::ChunksExact<'a, u8>),
+    Walk(Chunks<'a>),
+}
+
+impl Iterator for Bones<'_> {
+    type Item = Bone;
+
+    #[inline]
+    fn next(&mut self) -> Option<Bone> {
+        match &mut self.0 {
+            BonesInner::Fixed(records) => {
+                let rec = records.next()?;
+                rec.get(HEADER_LEN..).and_then(canonical_btdt)
+            }
+            BonesInner::Walk(chunks) => loop {
+                let c = chunks.next()?.ok()?;
+                if c.tag != Tag::BTDT {
+                    continue;
+                }
+                if let Some(bone) = canonical_btdt(c.value) {
+                    return Some(bone);
+                }
+                let mut id = None;
+                let mut tran = None;
+                for child in c.children().flatten() {
+                    match child.tag {
+                        Tag::BNID => id = read_u16(&child).ok(),
+                        Tag::TRAN => tran = read_tran(&child).ok(),
+                        _ => {}
+                    }
+                }
+                if let (Some(id), Some((rot, pos))) = (id, tran) {
+                    return Some(Bone { id, rot, pos });
+                }
+            },
+        }
     }
 }
 
@@ -229,6 +268,8 @@ impl Timecode {
 struct BoneList<'a> {
     chunk: Chunk<'a>,
     count: usize,
+    /// Every record is in the app's own fixed layout.
+    canonical: bool,
 }
 
 impl<'a> BoneList<'a> {
@@ -438,6 +479,19 @@ fn parse_frame<'a>(fram: &Chunk<'a>, unknown: &mut u32) -> Result<Frame<'a>> {
     };
     let timecode = tmcd.map(|c| c.fixed::<6>().map(Timecode)).transpose()?;
     let btrs = required(btrs, fram, Tag::BTRS)?;
+    if let Some(count) = canonical_btrs(btrs.value) {
+        return Ok(Frame {
+            fnum,
+            time,
+            uttm,
+            timecode,
+            bones: BoneList {
+                chunk: btrs,
+                count,
+                canonical: true,
+            },
+        });
+    }
     let count = check_bone_list(&btrs, Tag::BTDT, unknown, |btdt, unknown| {
         let (mut id, mut tran) = (None, None);
         for c in btdt.children() {
@@ -459,7 +513,11 @@ fn parse_frame<'a>(fram: &Chunk<'a>, unknown: &mut u32) -> Result<Frame<'a>> {
         time,
         uttm,
         timecode,
-        bones: BoneList { chunk: btrs, count },
+        bones: BoneList {
+            chunk: btrs,
+            count,
+            canonical: false,
+        },
     })
 }
 
@@ -496,7 +554,11 @@ fn parse_skeleton<'a>(skdf: &Chunk<'a>, unknown: &mut u32) -> Result<Skeleton<'a
         Ok(())
     })?;
     Ok(Skeleton {
-        bones: BoneList { chunk: bons, count },
+        bones: BoneList {
+            chunk: bons,
+            count,
+            canonical: false,
+        },
     })
 }
 
@@ -529,18 +591,65 @@ fn check_clock(c: &Chunk<'_>, v: f64) -> Result<()> {
     }
 }
 
+/// Chunk headers of a `btdt` as every app writes it: `bnid` (2 bytes), then `tran` (28).
+const BNID_HEADER: [u8; 8] = [2, 0, 0, 0, b'b', b'n', b'i', b'd'];
+const TRAN_HEADER: [u8; 8] = [28, 0, 0, 0, b't', b'r', b'a', b'n'];
+
+/// A `btdt` chunk as apps write it: 8-byte header, then 46 bytes of payload.
+const BTDT_RECORD: usize = 54;
+const BTDT_HEADER: [u8; 8] = [46, 0, 0, 0, b'b', b't', b'd', b't'];
+
+/// The bone count when every record of a `btrs` payload is in the app's own
+/// layout, so the whole list is checked by comparing headers at a fixed stride.
+#[inline]
+fn canonical_btrs(v: &[u8]) -> Option<usize> {
+    if !v.len().is_multiple_of(BTDT_RECORD) {
+        return None;
+    }
+    let ok = v.chunks_exact(BTDT_RECORD).all(|rec| {
+        let parts = rec
+            .split_first_chunk::<8>()
+            .and_then(|(h0, r)| Some((h0, r.split_first_chunk::<8>()?)))
+            .and_then(|(h0, (h1, r))| Some((h0, h1, r.get(2..)?.first_chunk::<8>()?)));
+        matches!(parts, Some((h0, h1, h2)) if *h0 == BTDT_HEADER && *h1 == BNID_HEADER && *h2 == TRAN_HEADER)
+    });
+    ok.then_some(v.len() / BTDT_RECORD)
+}
+
+/// Reads a `btdt` payload laid out exactly as apps write it (`bnid` then
+/// `tran`, nothing else). Anything else returns `None` and takes the general walk,
+/// which accepts any order and unknown chunks.
+#[inline]
+fn canonical_btdt(v: &[u8]) -> Option<Bone> {
+    let (h1, rest) = v.split_first_chunk::<8>()?;
+    let (id, rest) = rest.split_first_chunk::<2>()?;
+    let (h2, tran) = rest.split_first_chunk::<8>()?;
+    let tran: &[u8; 28] = tran.try_into().ok()?;
+    if *h1 != BNID_HEADER || *h2 != TRAN_HEADER {
+        return None;
+    }
+    let (rot, pos) = floats(tran);
+    Some(Bone {
+        id: u16::from_le_bytes(*id),
+        rot,
+        pos,
+    })
+}
+
 fn read_u16(c: &Chunk<'_>) -> Result<u16> {
     c.fixed::<2>().map(u16::from_le_bytes)
 }
 
 fn read_tran(c: &Chunk<'_>) -> Result<([f32; 4], [f32; 3])> {
-    let raw = c.fixed::<28>()?;
-    let mut v = [0f32; 7];
-    for (out, b) in v.iter_mut().zip(raw.chunks_exact(4)) {
-        if let Ok(b) = <[u8; 4]>::try_from(b) {
-            *out = f32::from_le_bytes(b);
-        }
-    }
-    let [x, y, z, w, px, py, pz] = v;
-    Ok(([x, y, z, w], [px, py, pz]))
+    Ok(floats(&c.fixed::<28>()?))
+}
+
+#[inline]
+fn floats(raw: &[u8; 28]) -> ([f32; 4], [f32; 3]) {
+    let f = |i: usize| {
+        raw.get(i * 4..i * 4 + 4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map_or(f32::NAN, f32::from_le_bytes)
+    };
+    ([f(0), f(1), f(2), f(3)], [f(4), f(5), f(6)])
 }
