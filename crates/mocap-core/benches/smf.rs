@@ -77,15 +77,13 @@ fn mocopi_parser_crate(bencher: Bencher<'_, '_>, size: usize) {
     });
 }
 
-/// The formats `mocopi_parser` cannot read, shown so the table says so.
-#[test]
-fn mocopi_parser_rejects_current_frames() {
+fn main() {
+    // State plainly which inputs the baseline cannot read, so the table is not misread.
     for size in [1591, 1605] {
         let mut b = input(size);
-        assert!(mocopi_parser::parse(&mut b).is_err(), "{size}");
+        if let Err(e) = mocopi_parser::parse(&mut b) {
+            eprintln!("mocopi_parser cannot parse the {size}-byte frame: {e}");
+        }
     }
-}
-
-fn main() {
     divan::main();
 }

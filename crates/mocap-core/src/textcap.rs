@@ -3,8 +3,8 @@
 //! Two layouts are understood, told apart by the first non-blank line:
 //!
 //! - **Hex lines**: one datagram per line as hex digits; spaces are ignored,
-//!   as are blank lines and lines starting with `#`. `xxd -p -c0 file.bin`
-//!   writes this.
+//!   as are colons, blank lines and lines starting with `#`. `xxd -p -c0
+//!   file.bin` and `tshark -T fields -e data.data` write this.
 //! - **mocopi packet capture** (`.mocopipackets`, first line
 //!   `!mocopi-packet-capture 1`): `key value` header lines, then per datagram a
 //!   `d <receive-seconds> <length>` line followed by hex lines that start with
@@ -245,7 +245,7 @@ impl TextDecoder {
     }
 }
 
-/// Appends the bytes of a hex string to `out`, skipping whitespace.
+/// Appends the bytes of a hex string to `out`, skipping whitespace and colons.
 ///
 /// # Errors
 /// The column and reason of the first character that is not a hex digit, or
@@ -253,7 +253,8 @@ impl TextDecoder {
 pub fn decode_hex_into(text: &str, out: &mut Vec<u8>) -> Result<(), (usize, String)> {
     let mut high: Option<(usize, u8)> = None;
     for (col, ch) in text.char_indices() {
-        if ch.is_whitespace() {
+        // Spaces and colons separate bytes in `xxd`, `tshark` and Wireshark's "copy as hex".
+        if ch.is_whitespace() || ch == ':' {
             continue;
         }
         let Some(nibble) = ch.to_digit(16).and_then(|d| u8::try_from(d).ok()) else {
@@ -289,7 +290,7 @@ mod tests {
 
     #[test]
     fn hex_lines_with_comments_and_spaces() {
-        let got = decode_all("# two datagrams\n0a0B ff\n\n  12 34\n");
+        let got = decode_all("# two datagrams\n0a0B ff\n\n  12:34\n");
         let got: Vec<_> = got.into_iter().map(|r| r.unwrap()).collect();
         assert_eq!(got[0].payload, [0x0a, 0x0b, 0xff]);
         assert_eq!(got[0].line, 2);

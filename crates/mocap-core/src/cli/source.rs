@@ -189,7 +189,7 @@ fn open_file(path: &Path) -> anyhow::Result<Kind> {
     if is_pcap(head) || has_extension(path, &["pcap", "pcapng"]) {
         bail!(
             "{}: pcap/pcapng input is not supported yet; export the UDP payloads as hex lines, \
-             e.g. `tshark -r FILE -Y udp -T fields -e data | mocopi-dump -r -`",
+             e.g. `tshark -r FILE -Y udp -T fields -e data.data`, and pipe them to `-r -`",
             path.display()
         );
     }
