@@ -6,29 +6,10 @@
     reason = "test code: a panic is how a test reports"
 )]
 
+mod fixtures;
+
+use fixtures::*;
 use mocap_core::smf::{self, Body, ErrorKind, Tag};
-use mocap_core::textcap;
-
-const SEED: &[u8] = include_bytes!("../../../captures/mocopi/seed-frame-1575.bin");
-const T34400_FRAM: &[u8] = include_bytes!("../../../captures/mocopi/t-34400/sample_fram.bin");
-const T34400_SKDF: &[u8] = include_bytes!("../../../captures/mocopi/t-34400/sample_skdf.bin");
-const NEUTRAL: &str =
-    include_str!("../../../captures/mocopi/animu-sphere/neutral-standing-60hz.mocopipackets");
-const ARMS: &str =
-    include_str!("../../../captures/mocopi/animu-sphere/arms-lowered-60hz.mocopipackets");
-const LOSS: &str =
-    include_str!("../../../captures/mocopi/animu-sphere/frame-loss-60hz.mocopipackets");
-const BAD_CONTAINER: &str =
-    include_str!("../../../captures/mocopi/animu-sphere/malformed-container.mocopipackets");
-const BAD_PACKETS: &str =
-    include_str!("../../../captures/mocopi/animu-sphere/malformed-packets.mocopipackets");
-
-fn datagrams(text: &str) -> Vec<Vec<u8>> {
-    textcap::decode_all(text)
-        .into_iter()
-        .map(|r| r.expect("capture text reads").payload)
-        .collect()
-}
 
 fn close(a: f32, b: f32) -> bool {
     (a - b).abs() < 1e-5

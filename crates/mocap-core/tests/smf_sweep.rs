@@ -9,31 +9,11 @@
     reason = "test code: a panic is how a test reports"
 )]
 
+mod fixtures;
+
+use fixtures::{TEXTS, all as fixtures};
 use mocap_core::smf;
 use mocap_core::textcap;
-
-const SEED: &[u8] = include_bytes!("../../../captures/mocopi/seed-frame-1575.bin");
-const T34400_FRAM: &[u8] = include_bytes!("../../../captures/mocopi/t-34400/sample_fram.bin");
-const T34400_SKDF: &[u8] = include_bytes!("../../../captures/mocopi/t-34400/sample_skdf.bin");
-const TEXTS: [&str; 5] = [
-    include_str!("../../../captures/mocopi/animu-sphere/neutral-standing-60hz.mocopipackets"),
-    include_str!("../../../captures/mocopi/animu-sphere/arms-lowered-60hz.mocopipackets"),
-    include_str!("../../../captures/mocopi/animu-sphere/frame-loss-60hz.mocopipackets"),
-    include_str!("../../../captures/mocopi/animu-sphere/malformed-container.mocopipackets"),
-    include_str!("../../../captures/mocopi/animu-sphere/malformed-packets.mocopipackets"),
-];
-
-fn fixtures() -> Vec<Vec<u8>> {
-    let mut all = vec![SEED.to_vec(), T34400_FRAM.to_vec(), T34400_SKDF.to_vec()];
-    for t in TEXTS {
-        all.extend(
-            textcap::decode_all(t)
-                .into_iter()
-                .map(|r| r.unwrap().payload),
-        );
-    }
-    all
-}
 
 /// Parses and touches everything a tool would. Returns whether it decoded.
 fn exercise(bytes: &[u8]) -> bool {

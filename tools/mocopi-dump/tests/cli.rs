@@ -360,3 +360,38 @@ fn usage_and_runtime_exit_codes() {
     assert_eq!(help.code, Some(0));
     assert!(help.stdout.contains("Examples:") && help.stdout.contains("Exit codes"));
 }
+
+#[test]
+fn closed_stdout_pipe_ends_with_exit_zero() {
+    // Several megabytes of JSON, so the tool is still writing when the reader goes away.
+    let line = format!("{}\n", hex::encode(SEED));
+    let input = line.repeat(3000);
+    let mut child = Command::new(BIN)
+        .args(["-r", "-", "--format", "json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("\"mocopi.frame\""));
+    // Dropping the reader closes the pipe.
+    let stderr = drain(child.stderr.take().unwrap());
+    let run = Live {
+        child,
+        addr: "127.0.0.1:9".parse().unwrap(),
+        stdout: thread::spawn(String::new),
+        stderr,
+    }
+    .wait();
+    writer.join().unwrap();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(!run.stderr.contains("error"), "{}", run.stderr);
+}

@@ -52,9 +52,7 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
     let mut source = Source::open(&opts.input)?;
     let live = source.is_live();
     let log = Log::new(TOOL, opts.log.quiet, live);
-    if let Some(addr) = source.local_addr() {
-        log.info(format_args!("listening on {addr} (UDP); Ctrl-C to stop"));
-    }
+    source.announce(&log);
     let mut dump = Dump {
         opts,
         out: Output::stdout(live),
@@ -616,81 +614,45 @@ impl ErrorRecord {
 #[derive(Clone, Copy, Serialize)]
 struct Counters {
     packets: u64,
-    frames: u64,
-    skeletons: u64,
-    sensors: u64,
-    errors: u64,
-    lost: u64,
-    duplicates: u64,
-    reordered: u64,
-    restarts: u64,
-    fps: Option<f64>,
-    sender_fps: Option<f64>,
-    jitter_ms: Option<f64>,
+    #[serde(flatten)]
+    health: HealthReport,
 }
 
 impl Counters {
-    fn new(packets: u64, r: &HealthReport) -> Self {
+    fn new(packets: u64, health: &HealthReport) -> Self {
         Self {
             packets,
-            frames: r.frames,
-            skeletons: r.skeletons,
-            sensors: r.sensors,
-            errors: r.errors,
-            lost: r.lost,
-            duplicates: r.duplicates,
-            reordered: r.reordered,
-            restarts: r.restarts,
-            fps: r.fps.map(round3),
-            sender_fps: r.sender_fps.map(round3),
-            jitter_ms: r.jitter_ms.map(round3),
+            health: health.rounded(),
         }
     }
 
-    /// Counters add up; rates add up across senders (total frames per second);
-    /// jitter is the worst sender's.
     fn total<'a>(all: impl Iterator<Item = &'a Self>) -> Self {
         let mut t = Self::new(0, &HealthReport::default());
-        let add = |a: Option<f64>, b: Option<f64>| match (a, b) {
-            (Some(a), Some(b)) => Some(round3(a + b)),
-            (a, b) => a.or(b),
-        };
         for c in all {
             t.packets += c.packets;
-            t.frames += c.frames;
-            t.skeletons += c.skeletons;
-            t.sensors += c.sensors;
-            t.errors += c.errors;
-            t.lost += c.lost;
-            t.duplicates += c.duplicates;
-            t.reordered += c.reordered;
-            t.restarts += c.restarts;
-            t.fps = add(t.fps, c.fps);
-            t.sender_fps = add(t.sender_fps, c.sender_fps);
-            t.jitter_ms = match (t.jitter_ms, c.jitter_ms) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
+            t.health.merge(&c.health);
         }
+        t.health = t.health.rounded();
         t
     }
 
     fn describe(&self) -> String {
+        let h = &self.health;
         let mut s = format!(
             "{} frames, {} skeletons, {} sensors, {} errors; lost {}, duplicates {}, reordered {}, restarts {}",
-            self.frames,
-            self.skeletons,
-            self.sensors,
-            self.errors,
-            self.lost,
-            self.duplicates,
-            self.reordered,
-            self.restarts
+            h.frames,
+            h.skeletons,
+            h.sensors,
+            h.errors,
+            h.lost,
+            h.duplicates,
+            h.reordered,
+            h.restarts
         );
-        if let Some(fps) = self.fps {
+        if let Some(fps) = h.fps {
             let _ = write!(s, "; {fps:.1} fps");
         }
-        if let Some(j) = self.jitter_ms {
+        if let Some(j) = h.jitter_ms {
             let _ = write!(s, ", jitter {j:.2} ms");
         }
         s

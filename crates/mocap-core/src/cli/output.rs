@@ -10,6 +10,7 @@ use serde::Serialize;
 pub struct Output {
     out: BufWriter<Stdout>,
     live: bool,
+    record: Vec<u8>,
 }
 
 impl Output {
@@ -18,6 +19,7 @@ impl Output {
         Self {
             out: BufWriter::with_capacity(64 * 1024, io::stdout()),
             live,
+            record: Vec::with_capacity(4096),
         }
     }
 
@@ -26,8 +28,12 @@ impl Output {
     /// # Errors
     /// Write errors, including a broken pipe.
     pub fn json<T: Serialize>(&mut self, record: &T) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, record).map_err(io::Error::other)?;
-        self.out.write_all(b"\n")?;
+        // Serialised apart from the writer, so a closed pipe surfaces as the
+        // plain `BrokenPipe` I/O error it is, not wrapped in a serde error.
+        self.record.clear();
+        serde_json::to_writer(&mut self.record, record).map_err(io::Error::other)?;
+        self.record.push(b'\n');
+        self.out.write_all(&self.record)?;
         self.flush_if_live()
     }
 

@@ -95,6 +95,28 @@ impl Source {
         }
     }
 
+    /// Logs where a live source listens, and warns when the kernel granted a
+    /// smaller receive buffer than asked for (bursts may then be dropped).
+    pub fn announce(&self, log: &super::Log) {
+        let Kind::Udp(socket) = &self.kind else {
+            return;
+        };
+        if let Ok(addr) = socket.local_addr() {
+            log.info(format_args!("listening on {addr} (UDP); Ctrl-C to stop"));
+        }
+        if let Ok(granted) = net::recv_buffer_size(socket)
+            && granted < net::RECV_BUFFER
+        {
+            log.info(format_args!(
+                "receive buffer is {} KiB, below the {} KiB asked for (kernel limit \
+                 net.core.rmem_max); raise it with `sysctl -w net.core.rmem_max={}` if bursts are lost",
+                granted / 1024,
+                net::RECV_BUFFER / 1024,
+                2 * net::RECV_BUFFER
+            ));
+        }
+    }
+
     /// The next datagram, or why there is none.
     ///
     /// # Errors

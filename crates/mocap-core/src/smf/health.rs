@@ -53,6 +53,7 @@ pub struct Health {
 
 /// A snapshot of [`Health`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(feature = "cli", derive(serde::Serialize))]
 pub struct HealthReport {
     /// Frame packets received, duplicates included.
     pub frames: u64,
@@ -79,6 +80,40 @@ pub struct HealthReport {
     /// Interarrival jitter in milliseconds (RFC 3550 estimator: arrival
     /// spacing against sender-clock spacing).
     pub jitter_ms: Option<f64>,
+}
+
+impl HealthReport {
+    /// Adds another sender's report: counters and rates add up (total frames
+    /// per second), jitter is the worse of the two.
+    pub fn merge(&mut self, other: &Self) {
+        let add = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        self.frames += other.frames;
+        self.skeletons += other.skeletons;
+        self.sensors += other.sensors;
+        self.errors += other.errors;
+        self.lost += other.lost;
+        self.duplicates += other.duplicates;
+        self.reordered += other.reordered;
+        self.restarts += other.restarts;
+        self.fps = add(self.fps, other.fps);
+        self.sender_fps = add(self.sender_fps, other.sender_fps);
+        self.jitter_ms = match (self.jitter_ms, other.jitter_ms) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+    }
+
+    /// The same report with rates rounded to 0.001, for display.
+    pub fn rounded(mut self) -> Self {
+        let r = |v: Option<f64>| v.map(|x| (x * 1000.0).round() / 1000.0);
+        self.fps = r(self.fps);
+        self.sender_fps = r(self.sender_fps);
+        self.jitter_ms = r(self.jitter_ms);
+        self
+    }
 }
 
 impl Health {

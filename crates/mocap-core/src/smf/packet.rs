@@ -408,20 +408,34 @@ fn once<'a>(slot: &mut Option<Chunk<'a>>, c: Chunk<'a>) -> Result<()> {
     Ok(())
 }
 
+/// The children of `parent` with the given tags, each at most once; any other
+/// tag is counted as unknown.
+fn children<'a, const N: usize>(
+    parent: &Chunk<'a>,
+    tags: [Tag; N],
+    unknown: &mut u32,
+) -> Result<[Option<Chunk<'a>>; N]> {
+    let mut slots = [None; N];
+    for c in parent.children() {
+        let c = c?;
+        match tags
+            .iter()
+            .position(|t| *t == c.tag)
+            .and_then(|i| slots.get_mut(i))
+        {
+            Some(slot) => once(slot, c)?,
+            None => *unknown += 1,
+        }
+    }
+    Ok(slots)
+}
+
 fn required<'a>(slot: Option<Chunk<'a>>, parent: &Chunk<'_>, tag: Tag) -> Result<Chunk<'a>> {
     slot.ok_or_else(|| parent.error(ErrorKind::Missing(tag)))
 }
 
 fn parse_head(head: &Chunk<'_>, unknown: &mut u32) -> Result<u8> {
-    let (mut ftyp, mut vrsn) = (None, None);
-    for c in head.children() {
-        let c = c?;
-        match c.tag {
-            Tag::FTYP => once(&mut ftyp, c)?,
-            Tag::VRSN => once(&mut vrsn, c)?,
-            _ => *unknown += 1,
-        }
-    }
+    let [ftyp, vrsn] = children(head, [Tag::FTYP, Tag::VRSN], unknown)?;
     let ftyp = required(ftyp, head, Tag::FTYP)?;
     if ftyp.value != FORMAT_TYPE {
         return Err(ftyp.error(ErrorKind::FormatType));
@@ -435,15 +449,7 @@ fn parse_head(head: &Chunk<'_>, unknown: &mut u32) -> Result<u8> {
 }
 
 fn parse_sender(sndf: &Chunk<'_>, unknown: &mut u32) -> Result<Sender> {
-    let (mut ipad, mut rcvp) = (None, None);
-    for c in sndf.children() {
-        let c = c?;
-        match c.tag {
-            Tag::IPAD => once(&mut ipad, c)?,
-            Tag::RCVP => once(&mut rcvp, c)?,
-            _ => *unknown += 1,
-        }
-    }
+    let [ipad, rcvp] = children(sndf, [Tag::IPAD, Tag::RCVP], unknown)?;
     let ipad = required(ipad, sndf, Tag::IPAD)?.fixed::<8>()?;
     let rcvp = read_u16(&required(rcvp, sndf, Tag::RCVP)?)?;
     Ok(Sender {
@@ -453,18 +459,11 @@ fn parse_sender(sndf: &Chunk<'_>, unknown: &mut u32) -> Result<Sender> {
 }
 
 fn parse_frame<'a>(fram: &Chunk<'a>, unknown: &mut u32) -> Result<Frame<'a>> {
-    let (mut fnum, mut time, mut uttm, mut tmcd, mut btrs) = (None, None, None, None, None);
-    for c in fram.children() {
-        let c = c?;
-        match c.tag {
-            Tag::FNUM => once(&mut fnum, c)?,
-            Tag::TIME => once(&mut time, c)?,
-            Tag::UTTM => once(&mut uttm, c)?,
-            Tag::TMCD => once(&mut tmcd, c)?,
-            Tag::BTRS => once(&mut btrs, c)?,
-            _ => *unknown += 1,
-        }
-    }
+    let [fnum, time, uttm, tmcd, btrs] = children(
+        fram,
+        [Tag::FNUM, Tag::TIME, Tag::UTTM, Tag::TMCD, Tag::BTRS],
+        unknown,
+    )?;
     let fnum = u32::from_le_bytes(required(fnum, fram, Tag::FNUM)?.fixed::<4>()?);
     let time_chunk = required(time, fram, Tag::TIME)?;
     let time = f32::from_le_bytes(time_chunk.fixed::<4>()?);
@@ -493,15 +492,7 @@ fn parse_frame<'a>(fram: &Chunk<'a>, unknown: &mut u32) -> Result<Frame<'a>> {
         });
     }
     let count = check_bone_list(&btrs, Tag::BTDT, unknown, |btdt, unknown| {
-        let (mut id, mut tran) = (None, None);
-        for c in btdt.children() {
-            let c = c?;
-            match c.tag {
-                Tag::BNID => once(&mut id, c)?,
-                Tag::TRAN => once(&mut tran, c)?,
-                _ => *unknown += 1,
-            }
-        }
+        let [id, tran] = children(btdt, [Tag::BNID, Tag::TRAN], unknown)?;
         read_u16(&required(id, btdt, Tag::BNID)?)?;
         // A non-finite bone value spoils one bone, not the frame: it is
         // decoded as is and shows up as null in JSON.
@@ -522,26 +513,10 @@ fn parse_frame<'a>(fram: &Chunk<'a>, unknown: &mut u32) -> Result<Frame<'a>> {
 }
 
 fn parse_skeleton<'a>(skdf: &Chunk<'a>, unknown: &mut u32) -> Result<Skeleton<'a>> {
-    let mut bons = None;
-    for c in skdf.children() {
-        let c = c?;
-        match c.tag {
-            Tag::BONS => once(&mut bons, c)?,
-            _ => *unknown += 1,
-        }
-    }
+    let [bons] = children(skdf, [Tag::BONS], unknown)?;
     let bons = required(bons, skdf, Tag::BONS)?;
     let count = check_bone_list(&bons, Tag::BNDT, unknown, |bndt, unknown| {
-        let (mut id, mut parent, mut tran) = (None, None, None);
-        for c in bndt.children() {
-            let c = c?;
-            match c.tag {
-                Tag::BNID => once(&mut id, c)?,
-                Tag::PBID => once(&mut parent, c)?,
-                Tag::TRAN => once(&mut tran, c)?,
-                _ => *unknown += 1,
-            }
-        }
+        let [id, parent, tran] = children(bndt, [Tag::BNID, Tag::PBID, Tag::TRAN], unknown)?;
         read_u16(&required(id, bndt, Tag::BNID)?)?;
         read_u16(&required(parent, bndt, Tag::PBID)?)?;
         // The rest pose is the reference every later frame is read against,
