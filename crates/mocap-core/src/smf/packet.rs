@@ -478,27 +478,20 @@ fn parse_frame<'a>(fram: &Chunk<'a>, unknown: &mut u32) -> Result<Frame<'a>> {
     };
     let timecode = tmcd.map(|c| c.fixed::<6>().map(Timecode)).transpose()?;
     let btrs = required(btrs, fram, Tag::BTRS)?;
-    if let Some(count) = canonical_btrs(btrs.value) {
-        return Ok(Frame {
-            fnum,
-            time,
-            uttm,
-            timecode,
-            bones: BoneList {
-                chunk: btrs,
-                count,
-                canonical: true,
-            },
-        });
-    }
-    let count = check_bone_list(&btrs, Tag::BTDT, unknown, |btdt, unknown| {
-        let [id, tran] = children(btdt, [Tag::BNID, Tag::TRAN], unknown)?;
-        read_u16(&required(id, btdt, Tag::BNID)?)?;
-        // A non-finite bone value spoils one bone, not the frame: it is
-        // decoded as is and shows up as null in JSON.
-        read_tran(&required(tran, btdt, Tag::TRAN)?)?;
-        Ok(())
-    })?;
+    let (count, canonical) = match canonical_btrs(btrs.value) {
+        Some(count) => (count, true),
+        None => {
+            let count = check_bone_list(&btrs, Tag::BTDT, unknown, |btdt, unknown| {
+                let [id, tran] = children(btdt, [Tag::BNID, Tag::TRAN], unknown)?;
+                read_u16(&required(id, btdt, Tag::BNID)?)?;
+                // A non-finite bone value spoils one bone, not the frame: it is
+                // decoded as is and shows up as null in JSON.
+                read_tran(&required(tran, btdt, Tag::TRAN)?)?;
+                Ok(())
+            })?;
+            (count, false)
+        }
+    };
     Ok(Frame {
         fnum,
         time,
@@ -507,7 +500,7 @@ fn parse_frame<'a>(fram: &Chunk<'a>, unknown: &mut u32) -> Result<Frame<'a>> {
         bones: BoneList {
             chunk: btrs,
             count,
-            canonical: false,
+            canonical,
         },
     })
 }
