@@ -6,6 +6,7 @@
 //! codes, Ctrl-C) lives in `cli`, behind the `cli` feature.
 //!
 //! - [`smf`]: Sony mocopi's motion stream (UDP 12351).
+//! - [`pcap`]: capture files in and out, fragment reassembly, replay scheduling.
 //! - [`net`]: UDP sockets with the options every tool wants.
 //! - [`textcap`]: datagrams written as hex text (hex lines, mocopi packet captures).
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
@@ -13,5 +14,6 @@
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod net;
+pub mod pcap;
 pub mod smf;
 pub mod textcap;

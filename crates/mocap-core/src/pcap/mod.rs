@@ -1,0 +1,29 @@
+//! Capture files: pcap and pcapng in, UDP datagrams out; pcapng recording;
+//! replay scheduling.
+//!
+//! - [`CaptureReader`] streams link-layer records from pcap (µs or ns) and
+//!   pcapng (any `if_tsresol`, `if_tsoffset`, several interfaces and
+//!   sections), detected by magic, with constant memory. It never panics; a
+//!   damaged file yields every record before the fault, then an error with
+//!   its byte offset.
+//! - [`link::decode`] reads Ethernet (with VLAN tags), Linux SLL and SLL2,
+//!   NULL/LOOP and raw IP down to UDP (headers through `etherparse`).
+//! - [`Defrag`] reassembles IPv4 and IPv6 fragments in any order, with
+//!   duplicates, under caps on bytes and datagrams held and a timeout in
+//!   capture time.
+//! - [`Datagrams`] strings these together; [`PcapNgWriter`] writes datagrams
+//!   back as Ethernet/IP/UDP frames with valid checksums.
+//! - [`Schedule`] computes replay deadlines without touching a clock.
+
+mod datagrams;
+mod defrag;
+mod file;
+pub mod link;
+mod replay;
+mod write;
+
+pub use datagrams::{CaptureError, CaptureStats, Captured, Datagrams};
+pub use defrag::{Defrag, DefragLimits, DefragStats};
+pub use file::{CaptureReader, FileFormat, MAX_RECORD, ReadError, ReadErrorKind, Record};
+pub use replay::{Lateness, Pace, Schedule};
+pub use write::{MAX_UDP_PAYLOAD_V4, MAX_UDP_PAYLOAD_V6, PcapNgWriter, checksum};
