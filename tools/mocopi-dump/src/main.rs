@@ -5,17 +5,25 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use mocap_core::cli::{self, Input, LogArgs, StopArgs, mocopi};
+use mocap_core::cli::{self, Input, LogArgs, RecordArgs, StopArgs, mocopi};
 
 const EXAMPLES: &str = "\
 Examples:
-  mocopi-dump                                   listen on 0.0.0.0:12351, one line per packet
-  mocopi-dump -l 0.0.0.0:12352 --bones          another port, with a per-bone table
-  mocopi-dump --format json | jq -c 'select(.type==\"mocopi.frame\") | .bones[0].pos'
+  mocopi-dump
+      listen on 0.0.0.0:12351, one line per packet
+  mocopi-dump -l 0.0.0.0:12352 --bones
+      another port, with a per-bone table
+  mocopi-dump -r session.pcapng --format json
+      a capture: pcap, pcapng or .mocopipackets
   mocopi-dump -r captures/mocopi/seed-frame-1575.bin --format tree
-  mocopi-dump -r session.mocopipackets --format json -n 100
-  xxd -p -c0 frame.bin | mocopi-dump -r -         hex lines from stdin
-  mocopi-dump --duration 30s --stats-interval 5s   stream health for 30 seconds";
+      the chunk tree of one datagram
+  mocopi-dump -w session.pcapng
+      record while decoding (replay with pcap-replay)
+  xxd -p -c0 frame.bin | mocopi-dump -r -
+      hex lines on stdin
+  mocopi-dump --duration 30s --stats-interval 5s
+      stream health for 30 seconds
+  mocopi-dump --format json | jq -c 'select(.type==\"mocopi.frame\") | .bones[0].pos'";
 
 /// Sniff and decode Sony mocopi's motion stream (Sony Motion Format over UDP):
 /// frames, skeletons and sensor packets, with loss, duplicates, reordering,
@@ -27,8 +35,9 @@ struct Args {
     #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:12351")]
     listen: SocketAddr,
 
-    /// Read datagrams from FILE instead: a raw one-datagram .bin, hex lines
-    /// (one datagram per line), or a .mocopipackets capture; `-` is stdin.
+    /// Read datagrams from FILE instead: a .pcap/.pcapng capture, a raw
+    /// one-datagram .bin, hex lines (one datagram per line), or a
+    /// .mocopipackets capture; `-` is stdin.
     #[arg(short, long, value_name = "FILE", conflicts_with = "listen")]
     read: Option<PathBuf>,
 
@@ -39,6 +48,9 @@ struct Args {
     /// Print a per-bone table under each packet (human format).
     #[arg(long)]
     bones: bool,
+
+    #[command(flatten)]
+    record: RecordArgs,
 
     #[command(flatten)]
     stop: StopArgs,
@@ -55,6 +67,7 @@ fn main() -> ExitCode {
     };
     let opts = mocopi::Options {
         input,
+        record: args.record,
         format: args.format,
         bones: args.bones,
         stop: args.stop,

@@ -1,11 +1,168 @@
-//! `pcap-replay`: not built yet; its issue brings it.
+//! `pcap-replay`: replay the UDP datagrams of a capture at recorded timing.
 
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use mocap_core::cli::{self, Format, StopArgs, replay};
+use mocap_core::pcap::Pace;
+
+const EXAMPLES: &str = "\
+Examples:
+  pcap-replay session.pcapng
+      to 127.0.0.1 at each datagram's original port, recorded timing
+  pcap-replay session.pcapng --to 127.0.0.1:39540 --speed 2
+      everything to one address, twice as fast
+  pcap-replay mocopi.pcap --port-map 12351:22351 --loop 0
+      another port, over and over until Ctrl-C
+  pcap-replay any.pcapng --filter-port 49983 --topspeed
+      one protocol's datagrams, as fast as possible
+  pcap-replay face.pcapng --trigger 127.0.0.1:49983
+      act as the phone: wait for the handshake, then stream to its sender
+  pcap-replay session.pcapng --format json | jq .timing_error_us
+
+--speed follows tcpreplay's --multiplier (2.0 = twice as fast), not
+udpreplay's -s (which multiplies the delays).";
+
+/// Replay the UDP datagrams of a pcap or pcapng capture at their recorded
+/// timing, over a plain UDP socket (no root needed). IP fragments are
+/// reassembled first; Ethernet, VLAN, Linux SLL/SLL2, NULL/LOOP and raw IP
+/// captures are read.
+#[derive(Debug, Parser)]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+struct Args {
+    /// The capture (.pcap or .pcapng).
+    file: PathBuf,
+
+    /// Send every datagram to HOST:PORT (default: 127.0.0.1 at its original port).
+    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port, conflicts_with = "trigger")]
+    to: Option<SocketAddr>,
+
+    /// Rewrite destination port FROM to TO (repeatable).
+    #[arg(long, value_name = "FROM:TO", value_parser = parse_port_map)]
+    port_map: Vec<(u16, u16)>,
+
+    /// Keep only datagrams to or from this port (repeatable).
+    #[arg(long = "filter-port", value_name = "PORT")]
+    filter_ports: Vec<u16>,
+
+    /// Keep only datagrams from this IP address.
+    #[arg(long, value_name = "IP")]
+    src: Option<IpAddr>,
+
+    /// Keep only datagrams to this IP address.
+    #[arg(long, value_name = "IP")]
+    dst: Option<IpAddr>,
+
+    /// Playback speed: 2.0 is twice as fast, 0.5 half as fast.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_speed, conflicts_with_all = ["pps", "topspeed"])]
+    speed: f64,
+
+    /// Send at a fixed rate of N datagrams per second instead.
+    #[arg(long, value_name = "N", value_parser = parse_speed, conflicts_with = "topspeed")]
+    pps: Option<f64>,
+
+    /// Send as fast as possible.
+    #[arg(long)]
+    topspeed: bool,
+
+    /// Shorten idle gaps longer than DUR (capture time) to DUR.
+    #[arg(long, value_name = "DUR", value_parser = cli::parse_duration)]
+    max_gap: Option<Duration>,
+
+    /// Play the capture N times; 0 loops until stopped.
+    #[arg(long = "loop", value_name = "N", default_value_t = 1)]
+    loops: u64,
+
+    /// Wait for one datagram on ADDR:PORT, then play to its sender's address
+    /// (from that socket), e.g. to answer an iFacialMocap handshake.
+    #[arg(long, value_name = "ADDR:PORT", value_parser = cli::parse_host_port)]
+    trigger: Option<SocketAddr>,
+
+    /// With --trigger: play to this port instead of each datagram's own.
+    #[arg(long, value_name = "PORT", requires = "trigger")]
+    to_port: Option<u16>,
+
+    /// Output format of the summary.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+
+    #[command(flatten)]
+    stop: StopArgs,
+
+    /// No progress bar or log lines on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+fn parse_port_map(s: &str) -> Result<(u16, u16), String> {
+    let (a, b) = s
+        .split_once(':')
+        .ok_or_else(|| format!("expected FROM:TO, got {s:?}"))?;
+    let port = |p: &str| {
+        p.trim()
+            .parse::<u16>()
+            .map_err(|e| format!("bad port {p:?}: {e}"))
+    };
+    Ok((port(a)?, port(b)?))
+}
+
+fn parse_speed(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("expected a number above 0, got {s:?}")),
+    }
+}
 
 fn main() -> ExitCode {
-    #[expect(clippy::print_stderr, reason = "the whole program is this one message")]
-    {
-        eprintln!("pcap-replay: not implemented yet (see the project's open issues)");
+    let args = Args::parse();
+    let pace = if args.topspeed {
+        Pace::TopSpeed
+    } else if let Some(pps) = args.pps {
+        Pace::Rate(pps)
+    } else {
+        Pace::Recorded {
+            speed: args.speed,
+            max_gap: args.max_gap,
+        }
+    };
+    let opts = replay::Options {
+        file: args.file,
+        to: args.to,
+        port_map: args.port_map,
+        filter_ports: args.filter_ports,
+        src: args.src,
+        dst: args.dst,
+        pace,
+        loops: args.loops,
+        trigger: args.trigger,
+        to_port: args.to_port,
+        stop: args.stop,
+        format: args.format,
+        quiet: args.quiet,
+    };
+    cli::exit(replay::run(&opts), replay::TOOL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        use clap::CommandFactory;
+        Args::command().debug_assert();
     }
-    ExitCode::from(2)
+
+    #[test]
+    fn port_maps_and_speeds() {
+        assert_eq!(parse_port_map("12351:22351"), Ok((12351, 22351)));
+        assert!(parse_port_map("12351").is_err());
+        assert!(parse_port_map("a:1").is_err());
+        assert!(parse_speed("0").is_err());
+        assert!(parse_speed("-1").is_err());
+        assert_eq!(parse_speed("2.5"), Ok(2.5));
+    }
 }

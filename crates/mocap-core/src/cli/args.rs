@@ -1,3 +1,4 @@
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Output format shared by every tool.
@@ -31,6 +32,35 @@ pub struct LogArgs {
     /// No progress or log lines on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Recording what a sniffing tool receives, the same in every tool.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct RecordArgs {
+    /// Record every datagram received, before decoding, to FILE (pcapng).
+    #[arg(short = 'w', long = "write", value_name = "FILE.pcapng")]
+    pub write: Option<PathBuf>,
+}
+
+/// Parses `HOST:PORT` (a name is resolved; IPv4 is preferred).
+///
+/// # Errors
+/// A message when the text is not `HOST:PORT` or the name does not resolve.
+pub fn parse_host_port(text: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs as _;
+    if let Ok(a) = text.parse() {
+        return Ok(a);
+    }
+    let addrs: Vec<_> = text
+        .to_socket_addrs()
+        .map_err(|e| format!("expected HOST:PORT, got {text:?}: {e}"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+        .ok_or_else(|| format!("{text:?} resolves to no address"))
 }
 
 /// Parses `500ms`, `10s`, `2m`, `1h`, `1.5s`, or a plain number of seconds.

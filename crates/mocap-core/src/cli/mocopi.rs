@@ -9,10 +9,11 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::{
-    Datagram, Handler, Input, Log, LogArgs, Output, Source, StopArgs, Stopped, install_ctrlc,
+    Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
+    Stopped, install_ctrlc,
 };
+use crate::pcap::CaptureStats;
 use crate::smf::{self, Body, Chunks, Health, HealthReport, Packet, Tag};
-use crate::textcap::LineError;
 
 /// The tool's name, as it prefixes log lines.
 pub const TOOL: &str = "mocopi-dump";
@@ -33,6 +34,8 @@ pub enum DumpFormat {
 pub struct Options {
     /// Socket or file.
     pub input: Input,
+    /// `-w`: where to record what arrives.
+    pub record: RecordArgs,
     /// Output format.
     pub format: DumpFormat,
     /// Per-bone table under each human line.
@@ -50,6 +53,9 @@ pub struct Options {
 pub fn run(opts: &Options) -> anyhow::Result<()> {
     install_ctrlc()?;
     let mut source = Source::open(&opts.input)?;
+    if let Some(path) = &opts.record.write {
+        source.record_to(path)?;
+    }
     let live = source.is_live();
     let log = Log::new(TOOL, opts.log.quiet, live);
     source.announce(&log);
@@ -61,9 +67,12 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         started: Instant::now(),
         first_arrival: None,
         scratch: String::new(),
+        capture: None,
     };
     let stopped = super::run(&mut source, &opts.stop, opts.log.stats_interval, &mut dump)?;
     dump.log.finish();
+    source.finish(&dump.log)?;
+    dump.capture = source.capture_stats();
     dump.summary(Some(stopped))?;
     dump.out.flush()?;
     Ok(())
@@ -83,6 +92,7 @@ struct Dump<'o> {
     started: Instant,
     first_arrival: Option<f64>,
     scratch: String,
+    capture: Option<CaptureStats>,
 }
 
 impl Handler for Dump<'_> {
@@ -125,12 +135,12 @@ impl Handler for Dump<'_> {
         Ok(())
     }
 
-    fn unreadable(&mut self, e: &LineError) -> anyhow::Result<()> {
+    fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
         let stats = self.senders.entry(None).or_default();
         stats.packets += 1;
         stats.health.error();
         match self.opts.format {
-            DumpFormat::Json => self.out.json(&ErrorRecord::line(e))?,
+            DumpFormat::Json => self.out.json(&ErrorRecord::input(e))?,
             _ => self.out.text(format_args!("error     {e}\n"))?,
         }
         Ok(())
@@ -321,6 +331,7 @@ impl Dump<'_> {
                 elapsed_s: round3(elapsed),
                 stopped: stopped.map(Stopped::as_str),
                 senders,
+                capture: self.capture.map(CaptureRecord::from),
             })?,
             _ => {
                 // Records first, so the summary is the last thing on a shared terminal.
@@ -338,6 +349,12 @@ impl Dump<'_> {
                     self.log.always(format_args!("{line}"));
                 } else {
                     self.log.info(format_args!("{line}"));
+                }
+                if let Some(c) = self.capture {
+                    self.log.always(format_args!(
+                        "  capture: {} records, {} UDP datagrams, {} non-UDP, {} fragments ({} datagrams reassembled, {} dropped), {} truncated",
+                        c.packets, c.datagrams, c.non_udp, c.fragments, c.reassembled, c.dropped, c.truncated
+                    ));
                 }
                 if senders.len() > 1 {
                     for s in &senders {
@@ -597,16 +614,16 @@ impl ErrorRecord {
         }
     }
 
-    fn line(e: &LineError) -> Self {
+    fn input(e: &InputError) -> Self {
         Self {
             kind: "error",
             src: None,
             ts_us: None,
-            offset: e.column,
+            offset: e.offset.and_then(|o| usize::try_from(o).ok()),
             tag: None,
-            reason: e.to_string(),
+            reason: e.reason.clone(),
             len: None,
-            line: Some(e.line),
+            line: e.line,
         }
     }
 }
@@ -676,4 +693,34 @@ struct SummaryRecord<'a> {
     elapsed_s: f64,
     stopped: Option<&'a str>,
     senders: Vec<SenderRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capture: Option<CaptureRecord>,
+}
+
+/// What reading a capture file met, in summaries.
+#[derive(Clone, Copy, Serialize)]
+pub(crate) struct CaptureRecord {
+    records: u64,
+    datagrams: u64,
+    non_udp: u64,
+    fragments: u64,
+    reassembled: u64,
+    dropped: u64,
+    truncated: u64,
+    untimed: u64,
+}
+
+impl From<CaptureStats> for CaptureRecord {
+    fn from(c: CaptureStats) -> Self {
+        Self {
+            records: c.packets,
+            datagrams: c.datagrams,
+            non_udp: c.non_udp,
+            fragments: c.fragments,
+            reassembled: c.reassembled,
+            dropped: c.dropped,
+            truncated: c.truncated,
+            untimed: c.untimed,
+        }
+    }
 }

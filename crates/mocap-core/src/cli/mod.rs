@@ -6,11 +6,12 @@ mod args;
 mod exit;
 pub mod mocopi;
 mod output;
+pub mod replay;
 mod runner;
 mod source;
 
-pub use args::{Format, LogArgs, StopArgs, parse_duration};
+pub use args::{Format, LogArgs, RecordArgs, StopArgs, parse_duration, parse_host_port};
 pub use exit::{EXIT_CODES_HELP, exit, install_ctrlc, interrupted};
 pub use output::{Log, Output};
 pub use runner::{Handler, Stopped, run};
-pub use source::{Datagram, Event, Input, Source};
+pub use source::{Datagram, Event, Input, InputError, Source};

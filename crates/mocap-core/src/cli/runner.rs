@@ -1,7 +1,6 @@
 use std::time::{Duration, Instant};
 
-use super::{Datagram, Event, Source, StopArgs, interrupted};
-use crate::textcap::LineError;
+use super::{Datagram, Event, InputError, Source, StopArgs, interrupted};
 
 /// Why a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,7 +39,7 @@ pub trait Handler {
     ///
     /// # Errors
     /// Output errors; they end the run.
-    fn unreadable(&mut self, e: &LineError) -> anyhow::Result<()>;
+    fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()>;
 
     /// `--stats-interval` elapsed.
     ///

@@ -1,13 +1,14 @@
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
-use std::net::{SocketAddr, UdpSocket};
+use std::io::{self, BufRead, BufReader, BufWriter, Read};
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, bail};
 
 use crate::net;
-use crate::textcap::{LineError, TextDecoder};
+use crate::pcap::{CaptureError, CaptureStats, Datagrams, PcapNgWriter};
+use crate::textcap::TextDecoder;
 
 /// How often a live source wakes up to check Ctrl-C and deadlines.
 const POLL: Duration = Duration::from_millis(50);
@@ -17,19 +18,38 @@ const POLL: Duration = Duration::from_millis(50);
 pub enum Input {
     /// A UDP socket bound to this address.
     Listen(SocketAddr),
-    /// A file: a raw one-datagram `.bin`, or hex text; `-` is stdin.
+    /// A file: pcap/pcapng, a raw one-datagram `.bin`, or hex text; `-` is stdin.
     Read(PathBuf),
 }
 
 /// One datagram, borrowed from the source until the next call.
 #[derive(Clone, Copy, Debug)]
 pub struct Datagram<'a> {
-    /// UDP source address (live input only).
+    /// UDP source address (live input and captures).
     pub src: Option<SocketAddr>,
-    /// Receive time in seconds: Unix time when live; as the file records it otherwise.
+    /// UDP destination address (the bound address when live; captures).
+    pub dst: Option<SocketAddr>,
+    /// Receive time in seconds: Unix time when live or from a capture; as the file records it otherwise.
     pub arrival: Option<f64>,
     /// The UDP payload.
     pub payload: &'a [u8],
+}
+
+/// Input that could not be turned into a datagram; reading goes on (or ends, for a damaged capture).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputError {
+    /// Line of a text input.
+    pub line: Option<usize>,
+    /// Column in that line, or byte offset in a capture file.
+    pub offset: Option<u64>,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
+    }
 }
 
 /// What the source produced.
@@ -37,18 +57,25 @@ pub struct Datagram<'a> {
 pub enum Event<'a> {
     /// A datagram.
     Datagram(Datagram<'a>),
-    /// Input that could not be turned into a datagram (a bad hex line).
-    Unreadable(LineError),
+    /// Input that could not be turned into a datagram.
+    Unreadable(InputError),
     /// Nothing arrived within the poll interval (live input).
     Idle,
     /// The input is exhausted.
     End,
 }
 
-/// A stream of datagrams from a socket or a file.
+/// A stream of datagrams from a socket or a file, optionally recorded to pcapng.
 pub struct Source {
     kind: Kind,
     buf: Vec<u8>,
+    recorder: Option<Recorder>,
+}
+
+struct Recorder {
+    path: PathBuf,
+    writer: PcapNgWriter<BufWriter<File>>,
+    skipped: u64,
 }
 
 enum Kind {
@@ -60,14 +87,14 @@ enum Kind {
         line: String,
         done: bool,
     },
+    Capture(Box<Datagrams<File>>),
 }
 
 impl Source {
     /// Opens the input.
     ///
     /// # Errors
-    /// Bind failures (with advice when the port is taken), unreadable files,
-    /// and capture formats this build cannot read.
+    /// Bind failures (with advice when the port is taken), unreadable files.
     pub fn open(input: &Input) -> anyhow::Result<Self> {
         let kind = match input {
             Input::Listen(addr) => Kind::Udp(bind(*addr)?),
@@ -79,7 +106,25 @@ impl Source {
         Ok(Self {
             kind,
             buf: Vec::new(),
+            recorder: None,
         })
+    }
+
+    /// Records every datagram, before any decoding, to a new pcapng file.
+    ///
+    /// # Errors
+    /// The file cannot be created or written.
+    pub fn record_to(&mut self, path: &Path) -> anyhow::Result<()> {
+        let file =
+            File::create(path).with_context(|| format!("failed to create {}", path.display()))?;
+        let writer = PcapNgWriter::new(BufWriter::new(file))
+            .with_context(|| format!("failed to write {}", path.display()))?;
+        self.recorder = Some(Recorder {
+            path: path.to_owned(),
+            writer,
+            skipped: 0,
+        });
+        Ok(())
     }
 
     /// Whether datagrams arrive live (a socket) rather than from a file.
@@ -95,9 +140,20 @@ impl Source {
         }
     }
 
+    /// What reading a capture file met (non-UDP, fragments, …), for capture input.
+    pub fn capture_stats(&self) -> Option<CaptureStats> {
+        match &self.kind {
+            Kind::Capture(d) => Some(d.stats()),
+            _ => None,
+        }
+    }
+
     /// Logs where a live source listens, and warns when the kernel granted a
     /// smaller receive buffer than asked for (bursts may then be dropped).
     pub fn announce(&self, log: &super::Log) {
+        if let Some(r) = &self.recorder {
+            log.info(format_args!("recording to {}", r.path.display()));
+        }
         let Kind::Udp(socket) = &self.kind else {
             return;
         };
@@ -117,36 +173,62 @@ impl Source {
         }
     }
 
+    /// Flushes the recording, if any, and reports datagrams it could not hold.
+    ///
+    /// # Errors
+    /// Write errors on the recording.
+    pub fn finish(&mut self, log: &super::Log) -> anyhow::Result<()> {
+        if let Some(r) = &mut self.recorder {
+            r.writer
+                .flush()
+                .with_context(|| format!("failed to write {}", r.path.display()))?;
+            if r.skipped > 0 {
+                log.info(format_args!(
+                    "{} datagrams too large for one IP packet were not recorded",
+                    r.skipped
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The next datagram, or why there is none.
     ///
     /// # Errors
-    /// Socket and read errors.
+    /// Socket and read errors, recording errors, and capture files of a link
+    /// type that cannot be read.
     pub fn next_event(&mut self) -> anyhow::Result<Event<'_>> {
-        match &mut self.kind {
+        let event = match &mut self.kind {
             Kind::Udp(socket) => {
                 self.buf.resize(net::MAX_DATAGRAM, 0);
                 match socket.recv_from(&mut self.buf) {
-                    Ok((n, src)) => Ok(Event::Datagram(Datagram {
-                        src: Some(src),
-                        arrival: Some(unix_now()),
-                        payload: self.buf.get(..n).unwrap_or_default(),
-                    })),
-                    Err(e) if net::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {
-                        Ok(Event::Idle)
+                    Ok((n, src)) => {
+                        self.buf.truncate(n);
+                        Got::Datagram {
+                            src: Some(src),
+                            dst: socket.local_addr().ok(),
+                            arrival: Some(unix_now()),
+                        }
                     }
-                    Err(e) => Err(e).context("failed to receive"),
+                    Err(e) if net::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {
+                        if let Some(r) = &mut self.recorder {
+                            r.writer.flush().context("failed to write the recording")?;
+                        }
+                        Got::Idle
+                    }
+                    Err(e) => return Err(e).context("failed to receive"),
                 }
             }
             Kind::Raw(data) => match data.take() {
                 Some(bytes) => {
                     self.buf = bytes;
-                    Ok(Event::Datagram(Datagram {
+                    Got::Datagram {
                         src: None,
+                        dst: None,
                         arrival: None,
-                        payload: &self.buf,
-                    }))
+                    }
                 }
-                None => Ok(Event::End),
+                None => Got::End,
             },
             Kind::Text {
                 reader,
@@ -155,20 +237,24 @@ impl Source {
                 done,
             } => loop {
                 if let Some(item) = decoder.pop() {
-                    return Ok(match item {
+                    break match item {
                         Ok(d) => {
                             self.buf = d.payload;
-                            Event::Datagram(Datagram {
+                            Got::Datagram {
                                 src: None,
+                                dst: None,
                                 arrival: d.arrival,
-                                payload: &self.buf,
-                            })
+                            }
                         }
-                        Err(e) => Event::Unreadable(e),
-                    });
+                        Err(e) => Got::Unreadable(InputError {
+                            line: Some(e.line),
+                            offset: e.column.map(|c| c as u64),
+                            reason: e.to_string(),
+                        }),
+                    };
                 }
                 if *done {
-                    return Ok(Event::End);
+                    break Got::End;
                 }
                 line.clear();
                 let n = reader.read_line(line).context("failed to read input")?;
@@ -179,6 +265,80 @@ impl Source {
                     decoder.push_line(line.trim_end_matches(['\n', '\r']));
                 }
             },
+            Kind::Capture(d) => match d.next_datagram() {
+                None => Got::End,
+                Some(Ok(c)) => {
+                    self.buf.clear();
+                    self.buf.extend_from_slice(c.payload);
+                    Got::Datagram {
+                        src: Some(c.src),
+                        dst: Some(c.dst),
+                        arrival: Some(c.ts.as_secs_f64()),
+                    }
+                }
+                // A damaged capture: what came before was delivered; report and end.
+                Some(Err(CaptureError::Read(e))) => Got::Unreadable(InputError {
+                    line: None,
+                    offset: Some(e.offset),
+                    reason: e.to_string(),
+                }),
+                Some(Err(e @ CaptureError::Link(_))) => return Err(e.into()),
+            },
+        };
+        Ok(match event {
+            Got::Datagram { src, dst, arrival } => {
+                if let Some(r) = &mut self.recorder {
+                    r.record(src, dst, arrival, &self.buf)?;
+                }
+                Event::Datagram(Datagram {
+                    src,
+                    dst,
+                    arrival,
+                    payload: &self.buf,
+                })
+            }
+            Got::Unreadable(e) => Event::Unreadable(e),
+            Got::Idle => Event::Idle,
+            Got::End => Event::End,
+        })
+    }
+}
+
+enum Got {
+    Datagram {
+        src: Option<SocketAddr>,
+        dst: Option<SocketAddr>,
+        arrival: Option<f64>,
+    },
+    Unreadable(InputError),
+    Idle,
+    End,
+}
+
+impl Recorder {
+    fn record(
+        &mut self,
+        src: Option<SocketAddr>,
+        dst: Option<SocketAddr>,
+        arrival: Option<f64>,
+        payload: &[u8],
+    ) -> anyhow::Result<()> {
+        let unspecified = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
+        let ts = arrival
+            .and_then(|a| Duration::try_from_secs_f64(a).ok())
+            .unwrap_or_else(|| Duration::from_secs_f64(unix_now()));
+        match self.writer.write(
+            ts,
+            src.unwrap_or(unspecified),
+            dst.unwrap_or(unspecified),
+            payload,
+        ) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                self.skipped += 1;
+                Ok(())
+            }
+            Err(e) => Err(e).with_context(|| format!("failed to write {}", self.path.display())),
         }
     }
 }
@@ -208,12 +368,12 @@ fn open_file(path: &Path) -> anyhow::Result<Kind> {
     let head = reader
         .fill_buf()
         .with_context(|| format!("failed to read {}", path.display()))?;
-    if is_pcap(head) || has_extension(path, &["pcap", "pcapng"]) {
-        bail!(
-            "{}: pcap/pcapng input is not supported yet; export the UDP payloads as hex lines, \
-             e.g. `tshark -r FILE -Y udp -T fields -e data.data`, and pipe them to `-r -`",
-            path.display()
-        );
+    if is_pcap(head) || has_extension(path, &["pcap", "pcapng", "cap"]) {
+        drop(reader);
+        let file =
+            File::open(path).with_context(|| format!("failed to open {}", path.display()))?;
+        let d = Datagrams::new(file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+        return Ok(Kind::Capture(Box::new(d)));
     }
     if has_extension(path, &["bin"]) || !looks_like_text(head) {
         let mut data = Vec::new();
@@ -266,7 +426,8 @@ fn looks_like_text(head: &[u8]) -> bool {
         .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace())
 }
 
-fn unix_now() -> f64 {
+/// Seconds since the Unix epoch.
+pub(crate) fn unix_now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())

@@ -1,0 +1,141 @@
+//! Builds the synthetic captures in `captures/` from the real bytes already
+//! there, so they can be regenerated: `scripts/make-captures.sh`.
+//!
+//! `make_captures DIR` writes the committed files; `make_captures --long FILE
+//! SECONDS` writes a long 60 Hz mocopi stream for benchmarks.
+
+#![allow(
+    missing_docs,
+    clippy::print_stderr,
+    reason = "a build script run by hand"
+)]
+
+use std::fs::{self, File};
+use std::io::BufWriter;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use mocap_core::pcap::PcapNgWriter;
+use mocap_core::smf::{self, BodyRepr};
+use mocap_core::textcap;
+
+/// 2026-11-29 12:00:00 UTC: a fixed base, so regenerated files are identical.
+const BASE: Duration = Duration::from_secs(1_764_417_600);
+const FRAME: Duration = Duration::from_nanos(16_666_667);
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [flag, file, secs] if flag == "--long" => {
+            let secs: u64 = secs.parse().context("SECONDS")?;
+            long_stream(Path::new(file), secs)
+        }
+        [dir] => committed(Path::new(dir)),
+        _ => bail!("usage: make_captures CAPTURES_DIR | --long FILE SECONDS"),
+    }
+}
+
+fn src() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 50_012))
+}
+
+fn dst() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], smf::DEFAULT_PORT))
+}
+
+fn read(dir: &Path, name: &str) -> anyhow::Result<Vec<u8>> {
+    fs::read(dir.join(name)).with_context(|| format!("reading {name}"))
+}
+
+fn text_datagrams(dir: &Path, name: &str) -> anyhow::Result<Vec<(f64, Vec<u8>)>> {
+    let text = fs::read_to_string(dir.join(name)).with_context(|| format!("reading {name}"))?;
+    textcap::decode_all(&text)
+        .into_iter()
+        .map(|r| {
+            let d = r.map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+            Ok((d.arrival.unwrap_or_default(), d.payload))
+        })
+        .collect()
+}
+
+fn writer(path: &Path) -> anyhow::Result<PcapNgWriter<BufWriter<File>>> {
+    let f = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    Ok(PcapNgWriter::new(BufWriter::new(f))?)
+}
+
+fn committed(dir: &Path) -> anyhow::Result<()> {
+    let mocopi = dir.join("mocopi");
+    let skdf = read(&mocopi, "t-34400/sample_skdf.bin")?;
+    let f1575 = read(&mocopi, "seed-frame-1575.bin")?;
+    let f1591 = read(&mocopi, "t-34400/sample_fram.bin")?;
+    let neutral = text_datagrams(&mocopi, "animu-sphere/neutral-standing-60hz.mocopipackets")?;
+
+    // Every packet kind and all three frame sizes, one datagram each 1/60 s.
+    let mut sizes = vec![skdf, f1575, f1591];
+    sizes.extend(
+        neutral
+            .into_iter()
+            .map(|(_, d)| d)
+            .filter(|d| d.len() == 1605),
+    );
+    for (name, mtu) in [
+        ("mocopi-sizes.pcapng", None),
+        ("mocopi-sizes-fragmented.pcapng", Some(1500)),
+    ] {
+        let mut w = writer(&mocopi.join(name))?;
+        if let Some(m) = mtu {
+            w = w.fragment(m);
+        }
+        for (i, d) in sizes.iter().enumerate() {
+            w.write(BASE + FRAME * u32::try_from(i)?, src(), dst(), d)?;
+        }
+        w.flush()?;
+        eprintln!("wrote {name}: {} datagrams", sizes.len());
+    }
+
+    // Loss, duplicate and restart, at the receive times the upstream capture records.
+    let loss = text_datagrams(&mocopi, "animu-sphere/frame-loss-60hz.mocopipackets")?;
+    let mut w = writer(&mocopi.join("mocopi-frame-loss.pcapng"))?;
+    for (t, d) in &loss {
+        w.write(BASE + Duration::from_secs_f64(*t), src(), dst(), d)?;
+    }
+    w.flush()?;
+    eprintln!("wrote mocopi-frame-loss.pcapng: {} datagrams", loss.len());
+    Ok(())
+}
+
+/// A 60 Hz stream: a skeleton every 3.5 s and 1605-byte frames whose
+/// `fnum`, `time`, `uttm` and root position move on each frame.
+fn long_stream(path: &Path, secs: u64) -> anyhow::Result<()> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../captures/mocopi");
+    let neutral = text_datagrams(&dir, "animu-sphere/neutral-standing-60hz.mocopipackets")?;
+    let (skdf, frame) = match (neutral.first(), neutral.get(1)) {
+        (Some(s), Some(f)) => (s.1.clone(), f.1.clone()),
+        _ => bail!("neutral capture lacks a skeleton and a frame"),
+    };
+    let mut repr = smf::parse(&frame)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .to_repr();
+    let mut w = writer(path)?;
+    let frames = secs * 60;
+    for i in 0..frames {
+        let ts = BASE + FRAME * u32::try_from(i)?;
+        if i % 210 == 0 {
+            w.write(ts, src(), dst(), &skdf)?;
+        }
+        if let BodyRepr::Frame(f) = &mut repr.body {
+            f.fnum = 10_000 + u32::try_from(i)?;
+            f.time = i as f32 / 60.0;
+            f.uttm = Some(ts.as_secs_f64());
+            if let Some(root) = f.bones.first_mut() {
+                root.pos[0] = (i as f32 / 60.0).sin() * 0.1;
+            }
+        }
+        w.write(ts, src(), dst(), &repr.to_bytes())?;
+    }
+    w.flush()?;
+    eprintln!("wrote {}: {frames} frames over {secs} s", path.display());
+    Ok(())
+}
