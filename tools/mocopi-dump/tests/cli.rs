@@ -395,3 +395,149 @@ fn closed_stdout_pipe_ends_with_exit_zero() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(!run.stderr.contains("error"), "{}", run.stderr);
 }
+
+/// Output with the run-dependent fields removed (elapsed time; with `live`,
+/// also the UDP source and receive time, which a replay cannot keep).
+fn normalise(records: &[Value], live: bool) -> Vec<Value> {
+    records
+        .iter()
+        .map(|r| {
+            let mut r = r.clone();
+            if let Some(o) = r.as_object_mut() {
+                o.remove("elapsed_s");
+                if live {
+                    for k in ["src", "ts_us", "fps", "jitter_ms", "capture", "senders"] {
+                        o.remove(k);
+                    }
+                }
+            }
+            r
+        })
+        .collect()
+}
+
+#[test]
+fn golden_json_for_every_capture() {
+    let golden_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden");
+    let bless = std::env::var_os("BLESS").is_some();
+    for name in [
+        "mocopi-sizes.pcapng",
+        "mocopi-sizes-fragmented.pcapng",
+        "mocopi-frame-loss.pcapng",
+        "tcpdump-lo-ethernet.pcap",
+        "tcpdump-any-sll2.pcap",
+        "tcpdump-lo-mtu1500-fragmented.pcap",
+        "animu-sphere/malformed-packets.mocopipackets",
+        "seed-frame-1575.bin",
+    ] {
+        let run = offline(
+            &["-r", &format!("{CAPTURES}/{name}"), "--format", "json"],
+            None,
+        );
+        assert_eq!(run.code, Some(0), "{name}: {}", run.stderr);
+        let got: Vec<String> = normalise(&run.json(), false)
+            .iter()
+            .map(|v| v.to_string())
+            .collect();
+        let path = format!("{golden_dir}/{}.jsonl", name.replace('/', "__"));
+        if bless {
+            std::fs::write(&path, got.join("\n") + "\n").unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{path}: {e} (run with BLESS=1 to create it)"));
+        let want: Vec<&str> = want.lines().collect();
+        assert_eq!(got.len(), want.len(), "{name}: record count");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(
+                g, w,
+                "{name}: record {i} differs (BLESS=1 regenerates after review)"
+            );
+        }
+    }
+}
+
+#[test]
+fn write_records_what_arrived_and_reads_back_the_same() {
+    let dir = std::env::temp_dir().join(format!("mocopi-dump-w-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("rec.pcapng");
+    let path_s = path.to_str().unwrap();
+    let tool = live(&["--format", "json", "-n", "4", "-w", path_s]);
+    let tx = sender();
+    for d in [SKDF, SEED, b"garbage!".as_slice(), FRAM] {
+        tx.send_to(d, tool.addr).unwrap();
+        thread::sleep(Duration::from_millis(5));
+    }
+    let live_run = tool.wait();
+    assert_eq!(live_run.code, Some(0), "{}", live_run.stderr);
+    let from_file = offline(&["-r", path_s, "--format", "json"], None);
+    assert_eq!(from_file.code, Some(0), "{}", from_file.stderr);
+    let (a, b) = (live_run.json(), from_file.json());
+    // Same records, same sources and receive times (the recording keeps both),
+    // the undecodable datagram included.
+    let strip = |v: &[Value]| -> Vec<Value> {
+        normalise(v, false)
+            .into_iter()
+            .filter(|r| r["type"] != "summary")
+            .collect()
+    };
+    assert_eq!(strip(&a), strip(&b));
+    assert_eq!(b.last().unwrap()["errors"], 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn replaying_a_capture_live_gives_what_reading_it_gives() {
+    use mocap_core::cli::{Format, StopArgs, replay};
+    use mocap_core::pcap::Pace;
+    for name in [
+        "mocopi-frame-loss.pcapng",
+        "tcpdump-lo-mtu1500-fragmented.pcap",
+    ] {
+        let file = format!("{CAPTURES}/{name}");
+        let offline_run = offline(&["-r", &file, "--format", "json"], None);
+        let tool = live(&["--format", "json", "-n", "8"]);
+        let opts = replay::Options {
+            file: file.clone().into(),
+            to: Some(tool.addr),
+            port_map: Vec::new(),
+            filter_ports: Vec::new(),
+            src: None,
+            dst: None,
+            pace: Pace::Recorded {
+                speed: 1.0,
+                max_gap: None,
+            },
+            loops: 1,
+            trigger: None,
+            to_port: None,
+            stop: StopArgs::default(),
+            format: Format::Json,
+            quiet: true,
+        };
+        replay::run(&opts).unwrap();
+        let live_run = tool.wait();
+        assert_eq!(live_run.code, Some(0), "{}", live_run.stderr);
+        let a = normalise(&offline_run.json(), true);
+        let b = normalise(&live_run.json(), true);
+        assert_eq!(a.len(), b.len(), "{name}");
+        for (x, y) in a.iter().zip(&b) {
+            if x["type"] == "summary" {
+                for k in [
+                    "packets",
+                    "frames",
+                    "skeletons",
+                    "lost",
+                    "duplicates",
+                    "restarts",
+                    "errors",
+                ] {
+                    assert_eq!(x[k], y[k], "{name}: summary {k}");
+                }
+            } else {
+                assert_eq!(x, y, "{name}");
+            }
+        }
+    }
+}

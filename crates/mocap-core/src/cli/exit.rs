@@ -6,13 +6,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub const EXIT_CODES_HELP: &str = "Exit codes: 0 done (count, duration, end of input, Ctrl-C, or a closed stdout pipe), 1 runtime error (port in use, unreadable file, …), 2 usage error.";
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static INSTALLED: AtomicBool = AtomicBool::new(false);
 
-/// Installs the Ctrl-C handler: the first Ctrl-C asks loops to stop (they
-/// still print their summary); a second one exits at once with 130.
+/// Installs the Ctrl-C handler (once per process): the first Ctrl-C asks
+/// loops to stop (they still print their summary); a second one exits at
+/// once with 130.
 ///
 /// # Errors
 /// When a handler could not be installed.
 pub fn install_ctrlc() -> anyhow::Result<()> {
+    // Once per process: tools embedded in tests may run several times.
+    if INSTALLED.swap(true, Ordering::SeqCst) {
+        return Ok(());
+    }
     ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
             std::process::exit(130);

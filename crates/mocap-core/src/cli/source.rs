@@ -151,15 +151,17 @@ impl Source {
     /// Logs where a live source listens, and warns when the kernel granted a
     /// smaller receive buffer than asked for (bursts may then be dropped).
     pub fn announce(&self, log: &super::Log) {
+        if let Kind::Udp(socket) = &self.kind
+            && let Ok(addr) = socket.local_addr()
+        {
+            log.info(format_args!("listening on {addr} (UDP); Ctrl-C to stop"));
+        }
         if let Some(r) = &self.recorder {
             log.info(format_args!("recording to {}", r.path.display()));
         }
         let Kind::Udp(socket) = &self.kind else {
             return;
         };
-        if let Ok(addr) = socket.local_addr() {
-            log.info(format_args!("listening on {addr} (UDP); Ctrl-C to stop"));
-        }
         if let Ok(granted) = net::recv_buffer_size(socket)
             && granted < net::RECV_BUFFER
         {

@@ -1,0 +1,307 @@
+//! Runs the real `pcap-replay` binary against loopback receivers on ephemeral
+//! ports. Payload bytes and order are checked; timing is the benchmark's job.
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    reason = "test code: a panic is how a test reports"
+)]
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::net::{SocketAddr, UdpSocket};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mocap_core::pcap::Datagrams;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_pcap-replay");
+const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures/mocopi");
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn capture(name: &str) -> String {
+    format!("{CAPTURES}/{name}")
+}
+
+/// The payloads a capture holds, read by the core (what a replay must deliver).
+fn payloads(name: &str) -> Vec<Vec<u8>> {
+    let mut d = Datagrams::new(File::open(capture(name)).unwrap()).unwrap();
+    let mut out = Vec::new();
+    while let Some(r) = d.next_datagram() {
+        out.push(r.unwrap().payload.to_vec());
+    }
+    out
+}
+
+fn receiver() -> UdpSocket {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    s
+}
+
+/// Receives until `n` datagrams arrived or nothing came for a while.
+fn collect(rx: &UdpSocket, n: usize) -> Vec<(SocketAddr, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 65_535];
+    let start = Instant::now();
+    while out.len() < n && start.elapsed() < LIMIT {
+        if let Ok((len, from)) = rx.recv_from(&mut buf) {
+            out.push((from, buf[..len].to_vec()));
+        }
+    }
+    out
+}
+
+fn wait(mut child: Child) -> Output {
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > LIMIT {
+            let _ = child.kill();
+            panic!("pcap-replay did not stop within {LIMIT:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn replay(args: &[&str]) -> Child {
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn summary(out: &Output) -> Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text.lines().last().unwrap_or_else(|| {
+        panic!(
+            "no output; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    serde_json::from_str(last).unwrap()
+}
+
+fn run_to(rx: &UdpSocket, file: &str, extra: &[&str], expect: usize) -> (Vec<Vec<u8>>, Value) {
+    let to = rx.local_addr().unwrap().to_string();
+    let mut args = vec![file, "--to", &to, "--format", "json"];
+    args.extend_from_slice(extra);
+    let child = replay(&args);
+    let got = collect(rx, expect);
+    let out = wait(child);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (got.into_iter().map(|(_, p)| p).collect(), summary(&out))
+}
+
+#[test]
+fn every_payload_arrives_intact_and_in_order() {
+    for name in [
+        "mocopi-sizes.pcapng",
+        "mocopi-frame-loss.pcapng",
+        "tcpdump-any-sll2.pcap",
+    ] {
+        let want = payloads(name);
+        let rx = receiver();
+        let (got, sum) = run_to(&rx, &capture(name), &["--topspeed"], want.len());
+        assert_eq!(got, want, "{name}");
+        assert_eq!(sum["sent"], want.len() as u64);
+        assert_eq!(sum["type"], "summary");
+        assert!(sum["timing_error_us"]["p99"].is_u64());
+    }
+}
+
+#[test]
+fn fragmented_captures_are_reassembled_before_sending() {
+    for name in [
+        "mocopi-sizes-fragmented.pcapng",
+        "tcpdump-lo-mtu1500-fragmented.pcap",
+    ] {
+        let want = payloads("mocopi-sizes.pcapng");
+        let rx = receiver();
+        let (got, sum) = run_to(&rx, &capture(name), &["--topspeed"], want.len());
+        assert_eq!(got, want, "{name}");
+        assert_eq!(sum["capture"]["reassembled"], 8, "{name}");
+    }
+}
+
+#[test]
+fn recorded_timing_with_speed() {
+    let want = payloads("mocopi-frame-loss.pcapng");
+    let rx = receiver();
+    let (got, sum) = run_to(
+        &rx,
+        &capture("mocopi-frame-loss.pcapng"),
+        &["--speed", "4"],
+        want.len(),
+    );
+    assert_eq!(got, want);
+    assert_eq!(sum["stopped"], "end of input");
+}
+
+#[test]
+fn loops_play_the_capture_again() {
+    let once = payloads("mocopi-sizes.pcapng");
+    let rx = receiver();
+    let (got, sum) = run_to(
+        &rx,
+        &capture("mocopi-sizes.pcapng"),
+        &["--loop", "3", "--speed", "20"],
+        once.len() * 3,
+    );
+    let want: Vec<_> = once.iter().cycle().take(once.len() * 3).cloned().collect();
+    assert_eq!(got, want);
+    assert_eq!(sum["loops"], 3);
+}
+
+#[test]
+fn port_map_rewrites_the_original_port() {
+    let rx = receiver();
+    let map = format!("12351:{}", rx.local_addr().unwrap().port());
+    let want = payloads("mocopi-sizes.pcapng");
+    let child = replay(&[
+        &capture("mocopi-sizes.pcapng"),
+        "--port-map",
+        &map,
+        "--topspeed",
+        "-q",
+    ]);
+    let got = collect(&rx, want.len());
+    let out = wait(child);
+    assert!(out.status.success());
+    assert_eq!(got.into_iter().map(|(_, p)| p).collect::<Vec<_>>(), want);
+}
+
+#[test]
+fn filters_skip_what_they_do_not_match() {
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    let out = wait(replay(&[
+        &capture("mocopi-sizes.pcapng"),
+        "--to",
+        &to,
+        "--filter-port",
+        "9",
+        "--format",
+        "json",
+    ]));
+    let sum = summary(&out);
+    assert_eq!(
+        (sum["sent"].as_u64(), sum["skipped"].as_u64()),
+        (Some(0), Some(8))
+    );
+    let out = wait(replay(&[
+        &capture("mocopi-sizes.pcapng"),
+        "--to",
+        &to,
+        "--src",
+        "127.0.0.1",
+        "--filter-port",
+        "12351",
+        "--topspeed",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(summary(&out)["sent"], 8);
+    let out = wait(replay(&[
+        &capture("mocopi-sizes.pcapng"),
+        "--to",
+        &to,
+        "--dst",
+        "10.0.0.1",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(summary(&out)["skipped"], 8);
+}
+
+#[test]
+fn trigger_plays_to_whoever_sent_the_first_datagram() {
+    let rx = receiver();
+    let port = rx.local_addr().unwrap().port().to_string();
+    let mut child = replay(&[
+        &capture("mocopi-sizes.pcapng"),
+        "--trigger",
+        "127.0.0.1:0",
+        "--to-port",
+        &port,
+        "--topspeed",
+    ]);
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let trigger: SocketAddr = line
+        .split_whitespace()
+        .find_map(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    rx.send_to(
+        b"iFacialMocap_sahuasouryya9218sauhuiayeta91555dy3719",
+        trigger,
+    )
+    .unwrap();
+    let want = payloads("mocopi-sizes.pcapng");
+    let got = collect(&rx, want.len());
+    let mut rest = String::new();
+    let _ = err.read_to_string(&mut rest);
+    let out = wait(child);
+    assert!(out.status.success(), "{rest}");
+    // Played from the trigger socket, like a phone answering from its port.
+    assert!(got.iter().all(|(from, _)| *from == trigger));
+    assert_eq!(got.into_iter().map(|(_, p)| p).collect::<Vec<_>>(), want);
+}
+
+#[test]
+fn count_and_duration_stop_early() {
+    let rx = receiver();
+    let (got, sum) = run_to(
+        &rx,
+        &capture("mocopi-sizes.pcapng"),
+        &["-n", "3", "--topspeed"],
+        3,
+    );
+    assert_eq!(got.len(), 3);
+    assert_eq!(
+        (sum["sent"].as_u64(), sum["stopped"].as_str()),
+        (Some(3), Some("count"))
+    );
+    // At 1/100 speed the second datagram is due after 1.7 s; the duration ends it first.
+    let (_, sum) = run_to(
+        &rx,
+        &capture("mocopi-sizes.pcapng"),
+        &["--speed", "0.01", "--duration", "300ms"],
+        1,
+    );
+    assert_eq!(
+        (sum["sent"].as_u64(), sum["stopped"].as_str()),
+        (Some(1), Some("duration"))
+    );
+}
+
+#[test]
+fn exit_codes() {
+    let out = wait(replay(&["/nonexistent.pcapng"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.pcapng"));
+    let not_capture = capture("seed-frame-1575.bin");
+    let out = wait(replay(&[&not_capture]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a pcap or pcapng file"));
+    for bad in [
+        &["--speed", "0", "x.pcap"][..],
+        &["--port-map", "1-2", "x.pcap"],
+        &[],
+    ] {
+        assert_eq!(wait(replay(bad)).status.code(), Some(2), "{bad:?}");
+    }
+    let help = wait(replay(&["--help"]));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--trigger"));
+}
