@@ -15,10 +15,18 @@ pub const RECV_BUFFER: usize = 4 * 1024 * 1024;
 /// receive buffer of at least [`RECV_BUFFER`] where the kernel allows it, and
 /// `poll` as read timeout so callers can check for Ctrl-C and deadlines.
 ///
+/// A unicast port that another socket already holds is refused with
+/// `AddrInUse`, even though `SO_REUSEADDR` would let Linux bind it: two
+/// receivers on one unicast port silently split (or steal) the stream.
+///
 /// # Errors
 /// The OS error from creating or binding the socket. A smaller receive buffer
 /// than asked for is not an error (the kernel caps it at `rmem_max`).
 pub fn bind_udp(addr: SocketAddr, poll: Option<Duration>) -> io::Result<UdpSocket> {
+    if addr.port() != 0 && !addr.ip().is_multicast() {
+        // A plain bind fails if any socket has the port; it is closed at once.
+        drop(UdpSocket::bind(addr)?);
+    }
     let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
     socket.set_reuse_address(true)?;
     if addr.is_ipv4() {
@@ -62,6 +70,13 @@ mod tests {
         assert_eq!(&buf[..n], b"hello");
         assert_eq!(from, tx.local_addr().unwrap());
         assert!(recv_buffer_size(&rx).unwrap() > 0);
+    }
+
+    #[test]
+    fn a_taken_port_is_refused_despite_reuseaddr() {
+        let first = bind_udp("127.0.0.1:0".parse().unwrap(), None).unwrap();
+        let err = bind_udp(first.local_addr().unwrap(), None).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AddrInUse);
     }
 
     #[test]

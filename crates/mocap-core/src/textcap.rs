@@ -13,6 +13,9 @@
 use std::collections::VecDeque;
 use std::fmt;
 
+/// Largest datagram a line may describe (the largest UDP payload).
+pub const MAX_DATAGRAM: usize = crate::net::MAX_DATAGRAM;
+
 /// First line of a mocopi packet capture.
 pub const MOCOPI_PACKETS_MAGIC: &str = "!mocopi-packet-capture 1";
 
@@ -108,6 +111,15 @@ impl TextDecoder {
         }
     }
 
+    /// Counts a line the caller could not read (too long for any datagram),
+    /// as an error; a datagram it was part of is dropped.
+    pub fn skip_line(&mut self, reason: &str) {
+        self.line_no += 1;
+        self.pending = None;
+        let e = self.error(None, reason.to_owned());
+        self.ready.push_back(Err(e));
+    }
+
     /// The next complete datagram or error, in input order.
     pub fn pop(&mut self) -> Option<LineResult> {
         self.ready.pop_front()
@@ -152,6 +164,16 @@ impl TextDecoder {
         if body.is_empty() || body.starts_with('#') {
             return None;
         }
+        let digits = body.bytes().filter(u8::is_ascii_hexdigit).count();
+        if digits / 2 > MAX_DATAGRAM {
+            return Some(Err(self.error(
+                None,
+                format!(
+                    "{} bytes of hex is more than one datagram can hold ({MAX_DATAGRAM})",
+                    digits / 2
+                ),
+            )));
+        }
         let mut payload = Vec::with_capacity(body.len() / 2);
         Some(match decode_hex_into(line, &mut payload) {
             Ok(()) => Ok(TextDatagram {
@@ -181,10 +203,18 @@ impl TextDecoder {
                     self.error(None, "expected `d <seconds> <length>`".into())
                 ));
             };
+            if len > MAX_DATAGRAM {
+                return Some(Err(self.error(
+                    None,
+                    format!(
+                        "declared length {len} is more than one datagram can hold ({MAX_DATAGRAM})"
+                    ),
+                )));
+            }
             let pending = Pending {
                 arrival,
                 len,
-                payload: Vec::with_capacity(len.min(crate::net::MAX_DATAGRAM)),
+                payload: Vec::with_capacity(len),
                 line: self.line_no,
             };
             if len == 0 {
@@ -306,6 +336,28 @@ mod tests {
         assert_eq!((e.line, e.column), (2, Some(1)));
         assert_eq!(got[2].as_ref().unwrap().payload, [0x0b]);
         assert!(got[3].as_ref().unwrap_err().reason.contains("odd"));
+    }
+
+    #[test]
+    fn oversized_datagrams_are_refused() {
+        let long = "ab".repeat(MAX_DATAGRAM + 1);
+        let got = decode_all(&format!("{long}\n0a\n"));
+        assert!(
+            got[0]
+                .as_ref()
+                .unwrap_err()
+                .reason
+                .contains("more than one datagram")
+        );
+        assert_eq!(got[1].as_ref().unwrap().payload, [0x0a]);
+        let got = decode_all("!mocopi-packet-capture 1\nd 0 70000\n  00\n");
+        assert!(
+            got[0]
+                .as_ref()
+                .unwrap_err()
+                .reason
+                .contains("declared length 70000")
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, UdpSocket};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -42,7 +43,8 @@ impl Run {
 struct Live {
     child: Child,
     addr: SocketAddr,
-    stdout: JoinHandle<String>,
+    stdout: Receiver<String>,
+    seen: Vec<String>,
     stderr: JoinHandle<String>,
 }
 
@@ -52,6 +54,19 @@ fn drain(r: impl Read + Send + 'static) -> JoinHandle<String> {
         let _ = BufReader::new(r).read_to_string(&mut s);
         s
     })
+}
+
+fn drain_lines(r: impl Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = channel();
+    thread::spawn(move || {
+        for line in BufReader::new(r).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
 
 /// Starts the tool on an ephemeral loopback port and reads the port it got.
@@ -71,17 +86,36 @@ fn live(args: &[&str]) -> Live {
         .split_whitespace()
         .find_map(|w| w.parse::<SocketAddr>().ok())
         .unwrap_or_else(|| panic!("no address in {line:?}"));
-    let stdout = drain(child.stdout.take().unwrap());
+    let stdout = drain_lines(child.stdout.take().unwrap());
     let stderr = drain(err);
     Live {
         child,
         addr,
         stdout,
+        seen: Vec::new(),
         stderr,
     }
 }
 
 impl Live {
+    /// Waits until a stdout line contains `needle` (live output is flushed per record).
+    fn wait_for(&mut self, needle: &str) {
+        let start = Instant::now();
+        while !self.seen.iter().any(|l| l.contains(needle)) {
+            let left = LIMIT.saturating_sub(start.elapsed());
+            match self.stdout.recv_timeout(left) {
+                Ok(line) => self.seen.push(line),
+                Err(_) => {
+                    let _ = self.child.kill();
+                    panic!(
+                        "no line with {needle:?} within {LIMIT:?}; got {:?}",
+                        self.seen
+                    );
+                }
+            }
+        }
+    }
+
     fn wait(mut self) -> Run {
         let start = Instant::now();
         let status = loop {
@@ -94,9 +128,11 @@ impl Live {
             }
             thread::sleep(Duration::from_millis(10));
         };
+        // The pipe closes when the child exits; everything it wrote is in the channel.
+        self.seen.extend(self.stdout.iter());
         Run {
             code: status.code(),
-            stdout: self.stdout.join().unwrap(),
+            stdout: self.seen.iter().map(|l| format!("{l}\n")).collect(),
             stderr: self.stderr.join().unwrap(),
         }
     }
@@ -114,16 +150,22 @@ fn offline(args: &[&str], stdin: Option<&[u8]>) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Written from a thread: the child may fill stdout before it has read all of stdin.
     if let Some(input) = stdin {
-        child.stdin.take().unwrap().write_all(input).unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
     }
     let addr = "127.0.0.1:9".parse().unwrap();
-    let stdout = drain(child.stdout.take().unwrap());
+    let stdout = drain_lines(child.stdout.take().unwrap());
     let stderr = drain(child.stderr.take().unwrap());
     Live {
         child,
         addr,
         stdout,
+        seen: Vec::new(),
         stderr,
     }
     .wait()
@@ -319,10 +361,10 @@ fn stats_records_every_interval() {
 
 #[test]
 fn ctrl_c_ends_cleanly_with_a_summary() {
-    let tool = live(&["--format", "json"]);
+    let mut tool = live(&["--format", "json"]);
     let tx = sender();
     tx.send_to(SEED, tool.addr).unwrap();
-    thread::sleep(Duration::from_millis(100));
+    tool.wait_for("mocopi.frame");
     let pid = tool.child.id().to_string();
     let kill = Command::new("kill").args(["-INT", &pid]).status().unwrap();
     assert!(kill.success());
@@ -331,6 +373,126 @@ fn ctrl_c_ends_cleanly_with_a_summary() {
     let recs = run.json();
     assert_eq!(recs[0]["type"], "mocopi.frame");
     assert_eq!(recs.last().unwrap()["stopped"], "interrupted");
+}
+
+#[test]
+fn ctrl_c_while_stdin_is_quiet() {
+    let mut child = Command::new(BIN)
+        .args(["-r", "-", "--format", "json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}", hex::encode(SEED)).unwrap();
+    let mut tool = Live {
+        stdout: drain_lines(child.stdout.take().unwrap()),
+        stderr: drain(child.stderr.take().unwrap()),
+        child,
+        addr: "127.0.0.1:9".parse().unwrap(),
+        seen: Vec::new(),
+    };
+    // Flushed per record although stdin is still open.
+    tool.wait_for("mocopi.frame");
+    let pid = tool.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let run = tool.wait();
+    drop(stdin);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.json().last().unwrap()["stopped"], "interrupted");
+}
+
+#[test]
+fn a_second_instance_on_the_same_port_is_refused() {
+    let first = live(&["--duration", "2s"]);
+    let port = first.addr.port().to_string();
+    let second = offline(&["-l", &first.addr.to_string()], None);
+    assert_eq!(second.code, Some(1));
+    assert!(
+        second.stderr.contains(&port) && second.stderr.contains("in use"),
+        "{}",
+        second.stderr
+    );
+    first.wait();
+}
+
+#[test]
+fn bad_text_lines_are_errors_and_reading_goes_on() {
+    let mut input = Vec::new();
+    input.extend_from_slice(hex::encode(SEED).as_bytes());
+    input.extend_from_slice(b"\n# caf\xe9 comment\n0a\xff0b\n");
+    input.extend_from_slice(&b"ab".repeat(70_000));
+    input.extend_from_slice(b"\n");
+    input.extend_from_slice(&b"a".repeat(300_000));
+    input.extend_from_slice(b"\n");
+    input.extend_from_slice(hex::encode(FRAM).as_bytes());
+    input.extend_from_slice(b"\n");
+    let run = offline(&["-r", "-", "--format", "json"], Some(&input));
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    let types: Vec<_> = recs.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "mocopi.frame",
+            "error",
+            "error",
+            "error",
+            "mocopi.frame",
+            "summary"
+        ]
+    );
+    assert_eq!(
+        (recs[1]["line"].as_u64(), recs[1]["column"].as_u64()),
+        (Some(3), Some(2))
+    );
+    assert!(
+        recs[2]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("more than one datagram")
+    );
+    assert!(recs[3]["reason"].as_str().unwrap().contains("too long"));
+    assert_eq!(recs[4]["fnum"], 1);
+}
+
+#[test]
+fn deeply_nested_chunks_do_not_overflow_the_tree_view() {
+    // 8000 `head` containers inside each other: a legal length walk, no format.
+    let mut d = Vec::new();
+    for _ in 0..8000 {
+        let len = d.len() as u32;
+        let mut outer = len.to_le_bytes().to_vec();
+        outer.extend_from_slice(b"head");
+        outer.extend_from_slice(&d);
+        d = outer;
+    }
+    let input = format!("{}\n", hex::encode(&d));
+    let run = offline(&["-r", "-", "--format", "tree"], Some(input.as_bytes()));
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stdout.len() < 1_000_000,
+        "{} bytes of tree",
+        run.stdout.len()
+    );
+    assert!(run.stdout.contains("=> error"));
+}
+
+#[test]
+fn a_capture_on_stdin() {
+    let bytes = std::fs::read(format!("{CAPTURES}/tcpdump-any-sll2.pcap")).unwrap();
+    let run = offline(&["-r", "-", "--format", "json"], Some(&bytes));
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    assert_eq!(recs.last().unwrap()["frames"], 7);
+    assert_eq!(recs.last().unwrap()["capture"]["records"], 8);
 }
 
 #[test]
@@ -384,10 +546,14 @@ fn closed_stdout_pipe_ends_with_exit_zero() {
     assert!(first.contains("\"mocopi.frame\""));
     // Dropping the reader closes the pipe.
     let stderr = drain(child.stderr.take().unwrap());
+    // The reader is gone; nothing more is read from stdout.
+    let (tx, idle) = channel();
+    drop(tx);
     let run = Live {
         child,
         addr: "127.0.0.1:9".parse().unwrap(),
-        stdout: thread::spawn(String::new),
+        stdout: idle,
+        seen: Vec::new(),
         stderr,
     }
     .wait();

@@ -176,14 +176,18 @@ impl Dump<'_> {
                 fnum: f.fnum,
                 time: f.time,
                 uttm: f.uttm,
-                timecode: f.timecode.map(|t| TimecodeRecord {
-                    hour: t.hour(),
-                    minute: t.minute(),
-                    second: t.second(),
-                    frame: t.frame(),
-                    rate: t.rate(),
-                    drop_frame: t.drop_frame(),
-                }),
+                // All six bytes zero is how apps say "no timecode".
+                timecode: f
+                    .timecode
+                    .filter(|t| t.0 != [0; 6])
+                    .map(|t| TimecodeRecord {
+                        hour: t.hour(),
+                        minute: t.minute(),
+                        second: t.second(),
+                        frame: t.frame(),
+                        rate: t.rate(),
+                        drop_frame: t.drop_frame(),
+                    }),
                 bones: f
                     .bones()
                     .map(|b| BoneRecord {
@@ -426,8 +430,10 @@ fn tree_lines(
                     c.value.len(),
                     c.tag
                 )?;
-                if c.tag.is_container() && parent != Some(Tag::SNDT) {
-                    s.push_str(if known { "\n" } else { "?\n" });
+                // Only containers where the format puts them are opened: the
+                // depth stays that of the format (4), whatever the bytes say.
+                if known && c.tag.is_container() && parent != Some(Tag::SNDT) {
+                    s.push('\n');
                     tree_lines(s, c.children(), Some(c.tag), depth + 1)?;
                 } else {
                     let mark = if known { ' ' } else { '?' };
@@ -598,6 +604,10 @@ struct ErrorRecord {
     len: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file_offset: Option<u64>,
 }
 
 impl ErrorRecord {
@@ -611,6 +621,8 @@ impl ErrorRecord {
             reason: e.kind.to_string(),
             len: Some(d.payload.len()),
             line: None,
+            column: None,
+            file_offset: None,
         }
     }
 
@@ -619,11 +631,13 @@ impl ErrorRecord {
             kind: "error",
             src: None,
             ts_us: None,
-            offset: e.offset.and_then(|o| usize::try_from(o).ok()),
+            offset: None,
             tag: None,
             reason: e.reason.clone(),
             len: None,
             line: e.line,
+            column: e.column,
+            file_offset: e.file_offset,
         }
     }
 }

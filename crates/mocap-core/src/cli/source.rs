@@ -2,6 +2,8 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read};
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
+use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, bail};
@@ -40,8 +42,10 @@ pub struct Datagram<'a> {
 pub struct InputError {
     /// Line of a text input.
     pub line: Option<usize>,
-    /// Column in that line, or byte offset in a capture file.
-    pub offset: Option<u64>,
+    /// Character column in that line.
+    pub column: Option<usize>,
+    /// Byte offset in a capture file.
+    pub file_offset: Option<u64>,
     /// What is wrong.
     pub reason: String,
 }
@@ -82,12 +86,11 @@ enum Kind {
     Udp(UdpSocket),
     Raw(Option<Vec<u8>>),
     Text {
-        reader: Box<dyn BufRead>,
+        lines: Lines,
         decoder: TextDecoder,
-        line: String,
         done: bool,
     },
-    Capture(Box<Datagrams<File>>),
+    Capture(Box<Datagrams<Box<dyn Read>>>),
 }
 
 impl Source {
@@ -98,9 +101,7 @@ impl Source {
     pub fn open(input: &Input) -> anyhow::Result<Self> {
         let kind = match input {
             Input::Listen(addr) => Kind::Udp(bind(*addr)?),
-            Input::Read(path) if path.as_os_str() == "-" => {
-                text(Box::new(BufReader::new(io::stdin())))
-            }
+            Input::Read(path) if path.as_os_str() == "-" => open_stdin()?,
             Input::Read(path) => open_file(path)?,
         };
         Ok(Self {
@@ -127,9 +128,17 @@ impl Source {
         Ok(())
     }
 
-    /// Whether datagrams arrive live (a socket) rather than from a file.
+    /// Whether datagrams arrive live (a socket, or text on stdin) rather
+    /// than from a file; live output is flushed per record.
     pub fn is_live(&self) -> bool {
-        matches!(self.kind, Kind::Udp(_))
+        matches!(
+            self.kind,
+            Kind::Udp(_)
+                | Kind::Text {
+                    lines: Lines::Thread(_),
+                    ..
+                }
+        )
     }
 
     /// The bound address of a live source (the real port when bound to port 0).
@@ -233,9 +242,8 @@ impl Source {
                 None => Got::End,
             },
             Kind::Text {
-                reader,
+                lines,
                 decoder,
-                line,
                 done,
             } => loop {
                 if let Some(item) = decoder.pop() {
@@ -250,7 +258,8 @@ impl Source {
                         }
                         Err(e) => Got::Unreadable(InputError {
                             line: Some(e.line),
-                            offset: e.column.map(|c| c as u64),
+                            column: e.column,
+                            file_offset: None,
                             reason: e.to_string(),
                         }),
                     };
@@ -258,13 +267,16 @@ impl Source {
                 if *done {
                     break Got::End;
                 }
-                line.clear();
-                let n = reader.read_line(line).context("failed to read input")?;
-                if n == 0 {
-                    decoder.finish();
-                    *done = true;
-                } else {
-                    decoder.push_line(line.trim_end_matches(['\n', '\r']));
+                match lines.next()? {
+                    Some(Line::Text(bytes)) => decoder.push_line(&String::from_utf8_lossy(&bytes)),
+                    Some(Line::TooLong(len)) => decoder.skip_line(&format!(
+                        "line of {len} bytes or more is too long for one datagram"
+                    )),
+                    Some(Line::Waiting) => break Got::Idle,
+                    None => {
+                        decoder.finish();
+                        *done = true;
+                    }
                 }
             },
             Kind::Capture(d) => match d.next_datagram() {
@@ -281,7 +293,8 @@ impl Source {
                 // A damaged capture: what came before was delivered; report and end.
                 Some(Err(CaptureError::Read(e))) => Got::Unreadable(InputError {
                     line: None,
-                    offset: Some(e.offset),
+                    column: None,
+                    file_offset: Some(e.offset),
                     reason: e.to_string(),
                 }),
                 Some(Err(e @ CaptureError::Link(_))) => return Err(e.into()),
@@ -370,37 +383,161 @@ fn open_file(path: &Path) -> anyhow::Result<Kind> {
     let head = reader
         .fill_buf()
         .with_context(|| format!("failed to read {}", path.display()))?;
-    if is_pcap(head) || has_extension(path, &["pcap", "pcapng", "cap"]) {
-        drop(reader);
-        let file =
-            File::open(path).with_context(|| format!("failed to open {}", path.display()))?;
-        let d = Datagrams::new(file).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        return Ok(Kind::Capture(Box::new(d)));
-    }
-    if has_extension(path, &["bin"]) || !looks_like_text(head) {
-        let mut data = Vec::new();
-        reader
-            .take(net::MAX_DATAGRAM as u64 + 1)
-            .read_to_end(&mut data)
-            .with_context(|| format!("failed to read {}", path.display()))?;
-        if data.len() > net::MAX_DATAGRAM {
-            bail!(
-                "{}: a raw datagram file holds one datagram of at most {} bytes",
-                path.display(),
-                net::MAX_DATAGRAM
-            );
-        }
-        return Ok(Kind::Raw(Some(data)));
-    }
-    Ok(text(Box::new(reader)))
+    let what = sniff(
+        head,
+        has_extension(path, &["pcap", "pcapng", "cap"]),
+        has_extension(path, &["bin"]),
+    );
+    open_as(what, Box::new(reader), &path.display().to_string(), false)
 }
 
-fn text(reader: Box<dyn BufRead>) -> Kind {
-    Kind::Text {
-        reader,
-        decoder: TextDecoder::new(),
-        line: String::new(),
-        done: false,
+/// Stdin may be a capture (`tcpdump -w - | …`), hex text, or one raw datagram.
+fn open_stdin() -> anyhow::Result<Kind> {
+    let mut reader = BufReader::with_capacity(64 * 1024, io::stdin());
+    let head = reader.fill_buf().context("failed to read stdin")?;
+    let what = sniff(head, false, false);
+    open_as(what, Box::new(reader), "stdin", true)
+}
+
+#[derive(Clone, Copy)]
+enum Sniffed {
+    Capture,
+    Raw,
+    Text,
+}
+
+fn sniff(head: &[u8], capture_ext: bool, bin_ext: bool) -> Sniffed {
+    if is_pcap(head) || capture_ext {
+        Sniffed::Capture
+    } else if bin_ext || !looks_like_text(head) {
+        Sniffed::Raw
+    } else {
+        Sniffed::Text
+    }
+}
+
+fn open_as(
+    what: Sniffed,
+    mut reader: Box<dyn BufRead + Send>,
+    name: &str,
+    stream: bool,
+) -> anyhow::Result<Kind> {
+    Ok(match what {
+        Sniffed::Capture => {
+            let d = Datagrams::new(Box::new(reader) as Box<dyn Read>)
+                .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+            Kind::Capture(Box::new(d))
+        }
+        Sniffed::Raw => {
+            let mut data = Vec::new();
+            (&mut reader)
+                .take(net::MAX_DATAGRAM as u64 + 1)
+                .read_to_end(&mut data)
+                .with_context(|| format!("failed to read {name}"))?;
+            if data.len() > net::MAX_DATAGRAM {
+                bail!(
+                    "{name}: a raw datagram holds at most {} bytes; is this a capture or hex text?",
+                    net::MAX_DATAGRAM
+                );
+            }
+            Kind::Raw(Some(data))
+        }
+        Sniffed::Text => Kind::Text {
+            lines: if stream {
+                Lines::thread(reader)
+            } else {
+                Lines::Direct(reader, Vec::new())
+            },
+            decoder: TextDecoder::new(),
+            done: false,
+        },
+    })
+}
+
+/// Longest text line read whole: room for a 65,535-byte datagram written
+/// with separators (`aa:bb:` is three characters a byte).
+const MAX_LINE: usize = 4 * net::MAX_DATAGRAM;
+
+enum Line {
+    Text(Vec<u8>),
+    /// A line longer than [`MAX_LINE`] (its length so far); the rest was skipped.
+    TooLong(usize),
+    /// Nothing yet from a stream (stdin); check for Ctrl-C and come back.
+    Waiting,
+}
+
+/// Text lines from a file, or from stdin through a thread so that waiting
+/// for input never blocks Ctrl-C or `--duration`.
+enum Lines {
+    Direct(Box<dyn BufRead + Send>, Vec<u8>),
+    Thread(Receiver<io::Result<Option<Line>>>),
+}
+
+impl Lines {
+    fn thread(mut reader: Box<dyn BufRead + Send>) -> Self {
+        let (tx, rx) = sync_channel(1024);
+        thread::spawn(move || {
+            let mut buf = Vec::new();
+            loop {
+                let item = read_line_bounded(&mut reader, &mut buf);
+                let end = !matches!(item, Ok(Some(_)));
+                if tx.send(item).is_err() || end {
+                    break;
+                }
+            }
+        });
+        Self::Thread(rx)
+    }
+
+    fn next(&mut self) -> anyhow::Result<Option<Line>> {
+        match self {
+            Self::Direct(r, buf) => read_line_bounded(r, buf).context("failed to read input"),
+            Self::Thread(rx) => match rx.recv_timeout(POLL) {
+                Ok(item) => item.context("failed to read stdin"),
+                Err(RecvTimeoutError::Timeout) => Ok(Some(Line::Waiting)),
+                Err(RecvTimeoutError::Disconnected) => Ok(None),
+            },
+        }
+    }
+}
+
+/// Reads one line (without its end) of at most [`MAX_LINE`] bytes; longer
+/// lines are skipped to their end and reported. `None` at the end of input.
+fn read_line_bounded(r: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Option<Line>> {
+    buf.clear();
+    let mut seen = 0usize;
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(match (seen, seen > MAX_LINE) {
+                (0, _) => None,
+                (n, true) => Some(Line::TooLong(n)),
+                _ => Some(Line::Text(std::mem::take(buf))),
+            });
+        }
+        let (part, found) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (chunk.get(..i).unwrap_or_default(), Some(i + 1)),
+            None => (chunk, None),
+        };
+        if seen + part.len() <= MAX_LINE {
+            buf.extend_from_slice(part);
+        }
+        seen += part.len();
+        let used = found.unwrap_or(chunk.len());
+        r.consume(used);
+        if found.is_some() {
+            if seen > MAX_LINE {
+                return Ok(Some(Line::TooLong(seen)));
+            }
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+            return Ok(Some(Line::Text(std::mem::take(buf))));
+        }
     }
 }
 

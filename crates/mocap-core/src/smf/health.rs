@@ -6,6 +6,11 @@ const WINDOW: u32 = 1024;
 /// A backwards `fnum` jump at least this large is a new session, as Sony's
 /// Unreal receiver decides; smaller ones are late packets.
 pub const RESTART_JUMP: u32 = 1000;
+/// A forward `fnum` jump at least this large is a new session too (about 28
+/// minutes at 60 Hz: no Wi-Fi outage is that long and the stream still on).
+pub const RESTART_FORWARD: u32 = 100_000;
+/// BVH Sender numbers every frame -1; such frames carry no sequence.
+pub const UNNUMBERED: u32 = u32::MAX;
 /// Clock steps longer than this are outages, not frame intervals, and are left
 /// out of the rate.
 const MAX_STEP_S: f64 = 1.0;
@@ -24,8 +29,12 @@ pub enum FrameEvent {
     Duplicate,
     /// A frame older than the newest one, filling an earlier gap.
     Late,
-    /// A large backwards jump: the sender restarted.
+    /// A large jump: the sender restarted.
     Restart,
+    /// A late frame of the session before the last restart; not counted in this one.
+    Stale,
+    /// `fnum` is -1 (BVH Sender): no sequence to check.
+    Unnumbered,
 }
 
 /// Counters and timing for one sender.
@@ -40,7 +49,12 @@ pub struct Health {
     reordered: u64,
     restarts: u64,
     newest: Option<u32>,
+    /// fnums received, for the last [`WINDOW`] frames.
     seen: Vec<u64>,
+    /// fnums counted as lost, for the last [`WINDOW`] frames.
+    missing: Vec<u64>,
+    /// The newest fnum of the session before the last restart.
+    previous: Option<u32>,
     first_arrival: Option<f64>,
     last_arrival: Option<f64>,
     arrived: u64,
@@ -127,33 +141,12 @@ impl Health {
     pub fn frame(&mut self, fnum: u32, clock: f64, arrival: Option<f64>) -> FrameEvent {
         self.frames += 1;
         let event = match self.newest {
+            _ if fnum == UNNUMBERED => FrameEvent::Unnumbered,
             None => {
                 self.start(fnum);
                 FrameEvent::First
             }
-            Some(newest) => {
-                let delta = i64::from(fnum) - i64::from(newest);
-                if delta == 0 {
-                    FrameEvent::Duplicate
-                } else if delta > 0 {
-                    self.advance(newest, fnum);
-                    let lost = u32::try_from(delta - 1).unwrap_or(u32::MAX);
-                    self.lost += u64::from(lost);
-                    FrameEvent::InOrder { lost }
-                } else if delta > -i64::from(RESTART_JUMP) {
-                    if self.take(fnum) {
-                        self.reordered += 1;
-                        self.lost = self.lost.saturating_sub(1);
-                        FrameEvent::Late
-                    } else {
-                        FrameEvent::Duplicate
-                    }
-                } else {
-                    self.restarts += 1;
-                    self.start(fnum);
-                    FrameEvent::Restart
-                }
-            }
+            Some(newest) => self.sequence(newest, fnum, clock),
         };
         if let Some(at) = arrival {
             self.first_arrival.get_or_insert(at);
@@ -162,7 +155,7 @@ impl Health {
         }
         match event {
             FrameEvent::Duplicate => self.duplicates += 1,
-            FrameEvent::Late => {}
+            FrameEvent::Late | FrameEvent::Stale | FrameEvent::Unnumbered => {}
             FrameEvent::First | FrameEvent::Restart => {
                 self.last_clock = Some(clock);
                 self.last_transit = arrival.map(|at| at - clock);
@@ -236,33 +229,72 @@ impl Health {
         self.last_transit = Some(transit);
     }
 
+    fn sequence(&mut self, newest: u32, fnum: u32, clock: f64) -> FrameEvent {
+        let delta = i64::from(fnum) - i64::from(newest);
+        let clock_went_back = self.last_clock.is_some_and(|c| clock < c);
+        if delta == 0 {
+            return FrameEvent::Duplicate;
+        }
+        if delta < 0 && delta > -i64::from(RESTART_JUMP) {
+            return if Self::is_marked(&self.missing, fnum) {
+                Self::clear(&mut self.missing, fnum);
+                Self::mark(&mut self.seen, fnum);
+                self.lost = self.lost.saturating_sub(1);
+                self.reordered += 1;
+                FrameEvent::Late
+            } else if Self::is_marked(&self.seen, fnum) {
+                FrameEvent::Duplicate
+            } else {
+                // Older than this session's first frame: never counted as lost.
+                self.reordered += 1;
+                FrameEvent::Late
+            };
+        }
+        if delta > 0 {
+            // Right after a restart, frames of the old session can still arrive.
+            let stale = self.previous.is_some_and(|p| {
+                fnum <= p && p - fnum < RESTART_JUMP && delta >= i64::from(RESTART_JUMP)
+            });
+            if stale {
+                return FrameEvent::Stale;
+            }
+            let big = delta >= i64::from(RESTART_FORWARD)
+                || (delta >= i64::from(RESTART_JUMP) && clock_went_back);
+            if !big {
+                let lost = u32::try_from(delta - 1).unwrap_or(u32::MAX);
+                self.advance(newest, fnum);
+                self.lost += u64::from(lost);
+                return FrameEvent::InOrder { lost };
+            }
+        }
+        self.restarts += 1;
+        self.previous = Some(newest);
+        self.start(fnum);
+        FrameEvent::Restart
+    }
+
     fn start(&mut self, fnum: u32) {
         self.newest = Some(fnum);
         self.seen = vec![0; (WINDOW / 64) as usize];
-        self.mark(fnum);
+        self.missing = vec![0; (WINDOW / 64) as usize];
+        Self::mark(&mut self.seen, fnum);
     }
 
     fn advance(&mut self, from: u32, to: u32) {
-        if to - from >= WINDOW {
+        let first_missing = if to - from >= WINDOW {
             self.seen.iter_mut().for_each(|w| *w = 0);
+            self.missing.iter_mut().for_each(|w| *w = 0);
+            to - (WINDOW - 1)
         } else {
-            for f in from + 1..to {
-                self.clear(f);
-            }
+            from + 1
+        };
+        for f in first_missing..to {
+            Self::clear(&mut self.seen, f);
+            Self::mark(&mut self.missing, f);
         }
-        self.clear(to);
-        self.mark(to);
+        Self::clear(&mut self.missing, to);
+        Self::mark(&mut self.seen, to);
         self.newest = Some(to);
-    }
-
-    /// Marks a late `fnum` as seen; false if it already was or is too old to tell.
-    fn take(&mut self, fnum: u32) -> bool {
-        let newest = self.newest.unwrap_or(fnum);
-        if newest - fnum >= WINDOW || self.is_marked(fnum) {
-            return false;
-        }
-        self.mark(fnum);
-        true
     }
 
     fn slot(fnum: u32) -> (usize, u64) {
@@ -270,23 +302,23 @@ impl Health {
         ((bit / 64) as usize, 1 << (bit % 64))
     }
 
-    fn mark(&mut self, fnum: u32) {
+    fn mark(bits: &mut [u64], fnum: u32) {
         let (word, mask) = Self::slot(fnum);
-        if let Some(w) = self.seen.get_mut(word) {
+        if let Some(w) = bits.get_mut(word) {
             *w |= mask;
         }
     }
 
-    fn clear(&mut self, fnum: u32) {
+    fn clear(bits: &mut [u64], fnum: u32) {
         let (word, mask) = Self::slot(fnum);
-        if let Some(w) = self.seen.get_mut(word) {
+        if let Some(w) = bits.get_mut(word) {
             *w &= !mask;
         }
     }
 
-    fn is_marked(&self, fnum: u32) -> bool {
+    fn is_marked(bits: &[u64], fnum: u32) -> bool {
         let (word, mask) = Self::slot(fnum);
-        self.seen.get(word).is_some_and(|w| w & mask != 0)
+        bits.get(word).is_some_and(|w| w & mask != 0)
     }
 }
 
@@ -325,6 +357,53 @@ mod tests {
         assert_eq!(ev[3], FrameEvent::Duplicate);
         let r = h.report();
         assert_eq!((r.lost, r.reordered, r.duplicates), (0, 1, 1));
+    }
+
+    #[test]
+    fn late_frames_only_fill_gaps_that_were_counted() {
+        let mut h = Health::new();
+        feed(&mut h, &[100, 103, 99]);
+        assert_eq!((h.report().lost, h.report().reordered), (2, 1));
+        let mut h = Health::new();
+        feed(&mut h, &[101, 103, 100]);
+        assert_eq!(h.report().lost, 1, "102 is still missing");
+    }
+
+    #[test]
+    fn huge_forward_jumps_and_stale_frames_after_a_restart() {
+        let mut h = Health::new();
+        let ev = feed(&mut h, &[5, 4_000_000_000]);
+        assert_eq!(ev[1], FrameEvent::Restart);
+        assert_eq!(h.report().lost, 0);
+        let mut h = Health::new();
+        let ev = feed(&mut h, &[5000, 5002, 10, 4990, 11]);
+        assert_eq!(ev[2], FrameEvent::Restart);
+        assert_eq!(ev[3], FrameEvent::Stale);
+        assert_eq!(ev[4], FrameEvent::InOrder { lost: 0 });
+        assert_eq!((h.report().lost, h.report().restarts), (1, 1));
+    }
+
+    #[test]
+    fn forward_jump_with_a_clock_going_back_is_a_restart() {
+        let mut h = Health::new();
+        h.frame(10, 500.0, None);
+        assert_eq!(h.frame(5000, 1.0, None), FrameEvent::Restart);
+        // The same jump with the clock moving on is an outage: loss.
+        let mut h = Health::new();
+        h.frame(10, 500.0, None);
+        assert_eq!(
+            h.frame(5000, 583.0, None),
+            FrameEvent::InOrder { lost: 4989 }
+        );
+    }
+
+    #[test]
+    fn bvh_sender_frames_have_no_sequence() {
+        let mut h = Health::new();
+        let ev = feed(&mut h, &[UNNUMBERED, UNNUMBERED, UNNUMBERED]);
+        assert!(ev.iter().all(|e| *e == FrameEvent::Unnumbered));
+        let r = h.report();
+        assert_eq!((r.frames, r.duplicates, r.lost), (3, 0, 0));
     }
 
     #[test]

@@ -54,7 +54,7 @@ mod tag;
 pub use bones::{BONE_COUNT, BONES, BoneInfo, bone_id, bone_info, bone_name};
 pub use chunk::{Chunk, Chunks, HEADER_LEN};
 pub use error::{Error, ErrorKind, Result};
-pub use health::{FrameEvent, Health, HealthReport, RESTART_JUMP};
+pub use health::{FrameEvent, Health, HealthReport, RESTART_FORWARD, RESTART_JUMP, UNNUMBERED};
 pub use packet::{
     Body, Bone, BoneDef, Bones, FORMAT_TYPE, Frame, Packet, Sender, Sensor, Skeleton, Timecode,
     VERSION, pack_ipv4, parse, unpack_ipv4,

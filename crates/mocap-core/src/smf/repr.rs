@@ -58,6 +58,11 @@ impl PacketRepr {
     }
 
     /// Appends the datagram to `out`.
+    ///
+    /// Values are written as given, including ones [`parse`](super::parse)
+    /// refuses (a NaN or negative clock, a non-finite rest pose), so tests can
+    /// build the malformed packets a receiver must survive; `decode(encode(x))
+    /// == x` holds for the values `parse` accepts.
     pub fn emit(&self, out: &mut Vec<u8>) {
         out.reserve(self.buffer_len());
         container(out, Tag::HEAD, |out| {
