@@ -1,58 +1,64 @@
 #!/usr/bin/env bash
-# Replay timing and speed, pcap-replay against tcpreplay, measured in one run.
+# Replay timing and speed: pcap-replay against tcpreplay, in one run.
 #
-# 1. A 12 s, 60 Hz mocopi capture (plus a skeleton every 3.5 s) is generated.
-# 2. It is replayed to a loopback receiver that timestamps every arrival; the
-#    receiver reports how far each inter-arrival gap is from the capture's gap
-#    (p50/p99/max µs). First pcap-replay, then tcpreplay on `lo` (root; the
-#    Debian package is installed if missing).
-# 3. pcap-replay --topspeed datagrams/s over 20 loops of the capture.
-# Reading speed (packets/s from pcapng) is the divan bench `pcap` in mocap-core.
+# A 12 s, 60 Hz mocopi capture (a skeleton every 3.5 s) is generated, then:
+# 1. Tap timing (root): inside a private network namespace, tcpdump on `lo`
+#    records while each tool replays the capture; the gaps between recorded
+#    packets are compared with the original gaps (p50/p99/max µs). Both tools
+#    are measured at the same point, the kernel's packet tap. (tcpreplay injects
+#    frames below the IP stack, so a socket never receives them; the tap is the
+#    only common vantage point.)
+# 2. End to end: pcap-replay to a loopback socket that timestamps arrivals.
+# 3. pcap-replay --topspeed datagrams/s, 20 loops of the capture.
+# Reading speed (datagrams/s from pcapng) is the divan bench `pcap` in mocap-core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+ns="mocap-bench-$$"
+cleanup() { ip netns del "$ns" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
 cargo build -q --release -p pcap-replay -p mocap-core --examples
 ex=target/release/examples
-"$ex/make_captures" --long "$work/long.pcapng" 12
+replay=target/release/pcap-replay
+"$ex/make_captures" --long "$work/long.pcapng" 12 2>/dev/null
+echo "capture: 12 s of 60 Hz mocopi frames (+ skeletons), $(du -h "$work/long.pcapng" | cut -f1)"
 
-receive() { # label, then the replay command
-  local label=$1; shift
-  "$ex/recv_timing" 127.0.0.1:12351 "$work/long.pcapng" >"$work/$label.json" 2>/dev/null &
-  local rx=$!
-  sleep 0.5
-  "$@" >/dev/null 2>&1
-  wait "$rx"
-  printf '%-12s %s\n' "$label" "$(cat "$work/$label.json")"
-}
-
-echo "inter-packet gap error on loopback, 12 s at 60 Hz:"
-receive pcap-replay target/release/pcap-replay -q "$work/long.pcapng"
-if ! command -v tcpreplay >/dev/null; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpreplay >/dev/null 2>&1 || true
-fi
-if command -v tcpreplay >/dev/null && [ "$(id -u)" = 0 ]; then
-  receive tcpreplay tcpreplay -q -i lo "$work/long.pcapng"
+if [ "$(id -u)" = 0 ] && command -v tcpdump >/dev/null; then
+  command -v tcpreplay >/dev/null ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpreplay >/dev/null 2>&1 || true
+  ip netns add "$ns"
+  ip -n "$ns" link set lo up
+  tap() { # label, then the replay command (run inside the namespace)
+    local label=$1; shift
+    ip netns exec "$ns" tcpdump --immediate-mode -U -i lo -w "$work/$label.pcap" udp port 12351 2>"$work/$label.log" &
+    local pid=$!
+    # Start only once tcpdump says it is listening, so no packet is missed.
+    for _ in $(seq 100); do grep -q listening "$work/$label.log" 2>/dev/null && break; sleep 0.1; done
+    sleep 0.2
+    ip netns exec "$ns" "$@" >/dev/null 2>&1 || echo "$label: replay failed"
+    sleep 0.5
+    kill -INT "$pid"; wait "$pid" 2>/dev/null || true
+    printf '  %-12s %s\n' "$label" "$("$ex/replay_timing" compare "$work/long.pcapng" "$work/$label.pcap")"
+  }
+  echo "gap error at the packet tap (tcpdump -i lo), same run:"
+  tap pcap-replay "$replay" -q "$work/long.pcapng"
+  if command -v tcpreplay >/dev/null; then
+    tap tcpreplay tcpreplay -q -i lo "$work/long.pcapng"
+  else
+    echo "  tcpreplay    skipped: the package is not installed"
+  fi
 else
-  echo "tcpreplay    skipped: needs root and the tcpreplay package"
+  echo "tap timing skipped: needs root and tcpdump"
 fi
 
-echo
+echo "gap error end to end (loopback socket receiver):"
+"$ex/replay_timing" recv 127.0.0.1:12351 "$work/long.pcapng" >"$work/e2e.json" 2>/dev/null &
+rx=$!
+sleep 0.5
+"$replay" -q "$work/long.pcapng"
+wait "$rx"
+printf '  %-12s %s\n' pcap-replay "$(cat "$work/e2e.json")"
+
 echo "pcap-replay --topspeed, 20 loops of the capture to a loopback socket:"
-python3 - "$work" <<'PY' &
-import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
-s.bind(("127.0.0.1", 22351))
-s.settimeout(5)
-try:
-    while True:
-        s.recv(65535)
-except socket.timeout:
-    pass
-PY
-sink=$!
-sleep 0.3
-target/release/pcap-replay "$work/long.pcapng" --topspeed --loop 20 --to 127.0.0.1:22351 --format json \
-  | python3 -c 'import json,sys; s=json.loads(sys.stdin.read()); print("sent %d datagrams in %.3f s = %.0f datagrams/s" % (s["sent"], s["elapsed_s"], s["sent"]/s["elapsed_s"]))'
-kill "$sink" 2>/dev/null || true
+"$replay" "$work/long.pcapng" --topspeed --loop 20 --to 127.0.0.1:9 --format json |
+  python3 -c 'import json,sys; s=json.loads(sys.stdin.read()); print("  sent %d datagrams in %.3f s = %.0f datagrams/s" % (s["sent"], s["elapsed_s"], s["sent"]/s["elapsed_s"]))'

@@ -21,7 +21,7 @@ ip -n "$ns" link set lo up
 # tcpdump on loopback while pcap-replay plays; -U writes each packet at once.
 # The filter keeps later fragments too: only the first one carries the UDP header.
 capture() { # FILE IFACE
-  ip netns exec "$ns" tcpdump -U -i "$2" -w "$1" \
+  ip netns exec "$ns" tcpdump --immediate-mode -U -i "$2" -w "$1" \
     'udp port 12351 or (ip[6:2] & 0x1fff != 0)' 2>"$1.log" &
   local pid=$!
   sleep 2

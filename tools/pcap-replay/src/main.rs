@@ -72,6 +72,11 @@ struct Args {
     #[arg(long, value_name = "DUR", value_parser = cli::parse_duration)]
     max_gap: Option<Duration>,
 
+    /// Stop sleeping this long before each send and spin the rest, for
+    /// microsecond timing; 0 only sleeps (less CPU, up to a millisecond late).
+    #[arg(long, value_name = "DUR", value_parser = cli::parse_duration, default_value = "1ms")]
+    spin: Duration,
+
     /// Play the capture N times; 0 loops until stopped.
     #[arg(long = "loop", value_name = "N", default_value_t = 1)]
     loops: u64,
@@ -136,6 +141,7 @@ fn main() -> ExitCode {
         src: args.src,
         dst: args.dst,
         pace,
+        spin: args.spin,
         loops: args.loops,
         trigger: args.trigger,
         to_port: args.to_port,

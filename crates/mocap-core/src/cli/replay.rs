@@ -21,9 +21,11 @@ use crate::pcap::{CaptureError, CaptureStats, Datagrams, Lateness, Pace, Schedul
 /// The tool's name, as it prefixes log lines.
 pub const TOOL: &str = "pcap-replay";
 
-/// Sleep until this close to a deadline, then spin: native sleeps wake
-/// 50–200 µs late, spinning the rest keeps the error in microseconds.
-const SPIN: Duration = Duration::from_micros(300);
+/// Default for `--spin`: sleep until this close to a deadline, then spin.
+/// Native sleeps wake 50–200 µs late, and now and then over a millisecond on a
+/// busy or virtual machine; spinning the last millisecond keeps the error in
+/// microseconds for about 6 % of a core at 60 Hz.
+pub const DEFAULT_SPIN: Duration = Duration::from_millis(1);
 /// Longest single sleep, so Ctrl-C and `--duration` are noticed during long gaps.
 const MAX_NAP: Duration = Duration::from_millis(50);
 
@@ -44,6 +46,8 @@ pub struct Options {
     pub dst: Option<IpAddr>,
     /// Pacing.
     pub pace: Pace,
+    /// How long before each deadline to stop sleeping and spin.
+    pub spin: Duration,
     /// Passes over the capture; 0 = until stopped.
     pub loops: u64,
     /// Wait for a datagram here, then play to its sender.
@@ -178,7 +182,7 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
                 break 'passes;
             }
             let due = start + schedule.deadline(d.ts);
-            match wait_until(due, deadline) {
+            match wait_until(due, deadline, opts.spin) {
                 Wait::Due => {}
                 Wait::Interrupted => {
                     stopped = "interrupted";
@@ -280,7 +284,7 @@ enum Wait {
 }
 
 /// Sleeps until close to `due`, then spins; gives up on Ctrl-C or `--duration`.
-fn wait_until(due: Instant, stop_at: Option<Instant>) -> Wait {
+fn wait_until(due: Instant, stop_at: Option<Instant>, spin: Duration) -> Wait {
     loop {
         if interrupted() {
             return Wait::Interrupted;
@@ -295,8 +299,8 @@ fn wait_until(due: Instant, stop_at: Option<Instant>) -> Wait {
         // Wake for whichever comes first: the send or the end of `--duration`.
         let wake = stop_at.map_or(due, |s| s.min(due));
         let left = wake.saturating_duration_since(now);
-        if left > SPIN {
-            thread::sleep((left - SPIN).min(MAX_NAP));
+        if left > spin {
+            thread::sleep((left - spin).min(MAX_NAP));
         } else {
             std::hint::spin_loop();
         }
