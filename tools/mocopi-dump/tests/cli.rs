@@ -675,6 +675,7 @@ fn replaying_a_capture_live_gives_what_reading_it_gives() {
                 speed: 1.0,
                 max_gap: None,
             },
+            spin: replay::DEFAULT_SPIN,
             loops: 1,
             trigger: None,
             to_port: None,
