@@ -10,9 +10,19 @@ cargo run -q -p mocap-core --example make_captures -- captures
 
 [ "${1:-}" = "--real" ] || exit 0
 
-cargo build -q --release -p pcap-replay
+cargo build -q --release -p pcap-replay -p mocopi-dump
 replay="$PWD/target/release/pcap-replay"
+dump="$PWD/target/release/mocopi-dump"
 out="$PWD/captures/mocopi"
+
+# Recorded by our own -w: mocopi-dump receives a replay on loopback.
+"$dump" -l 127.0.0.1:22351 -q -n 8 --format json -w "$out/recorded-by-mocopi-dump.pcapng" >/dev/null &
+dump_pid=$!
+sleep 0.5
+"$replay" -q "$out/mocopi-frame-loss.pcapng" --to 127.0.0.1:22351
+wait "$dump_pid"
+echo "wrote recorded-by-mocopi-dump.pcapng"
+
 ns="mocap-captures-$$"
 ip netns add "$ns"
 trap 'ip netns del "$ns" 2>/dev/null || true' EXIT

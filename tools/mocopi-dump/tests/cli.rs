@@ -593,6 +593,7 @@ fn golden_json_for_every_capture() {
         "tcpdump-lo-ethernet.pcap",
         "tcpdump-any-sll2.pcap",
         "tcpdump-lo-mtu1500-fragmented.pcap",
+        "recorded-by-mocopi-dump.pcapng",
         "animu-sphere/malformed-packets.mocopipackets",
         "seed-frame-1575.bin",
     ] {
@@ -658,12 +659,18 @@ fn replaying_a_capture_live_gives_what_reading_it_gives() {
     use mocap_core::cli::{Format, StopArgs, replay};
     use mocap_core::pcap::Pace;
     for name in [
+        "mocopi-sizes.pcapng",
+        "mocopi-sizes-fragmented.pcapng",
         "mocopi-frame-loss.pcapng",
+        "tcpdump-lo-ethernet.pcap",
+        "tcpdump-any-sll2.pcap",
         "tcpdump-lo-mtu1500-fragmented.pcap",
+        "recorded-by-mocopi-dump.pcapng",
     ] {
         let file = format!("{CAPTURES}/{name}");
         let offline_run = offline(&["-r", &file, "--format", "json"], None);
-        let tool = live(&["--format", "json", "-n", "8"]);
+        let count = offline_run.json().last().unwrap()["packets"].to_string();
+        let tool = live(&["--format", "json", "-n", &count]);
         let opts = replay::Options {
             file: file.clone().into(),
             to: Some(tool.addr),

@@ -287,6 +287,38 @@ fn count_and_duration_stop_early() {
 }
 
 #[test]
+fn ctrl_c_stops_with_a_summary() {
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    // At 1/100 speed the second datagram is due after 1.7 s.
+    let child = replay(&[
+        &capture("mocopi-sizes.pcapng"),
+        "--to",
+        &to,
+        "--speed",
+        "0.01",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(collect(&rx, 1).len(), 1);
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = wait(child);
+    assert!(out.status.success());
+    let sum = summary(&out);
+    assert_eq!(
+        (sum["sent"].as_u64(), sum["stopped"].as_str()),
+        (Some(1), Some("interrupted"))
+    );
+}
+
+#[test]
 fn exit_codes() {
     let out = wait(replay(&["/nonexistent.pcapng"]));
     assert_eq!(out.status.code(), Some(1));
