@@ -5,6 +5,7 @@
 //! [`net`]; everything the binaries share (input sources, output formats, exit
 //! codes, Ctrl-C) lives in `cli`, behind the `cli` feature.
 //!
+//! - [`ifm`]: iFacialMocap / Facemotion3d face streams (UDP 49983, TCP 49986).
 //! - [`smf`]: Sony mocopi's motion stream (UDP 12351).
 //! - [`pcap`]: capture files in and out, fragment reassembly, replay scheduling.
 //! - [`net`]: UDP sockets with the options every tool wants.
@@ -13,6 +14,7 @@
 
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod ifm;
 pub mod net;
 pub mod pcap;
 pub mod smf;

@@ -58,6 +58,8 @@ enum Mode {
     Unknown,
     Hex,
     Packets,
+    /// Each line is a datagram's text as is (text protocols such as iFacialMocap).
+    Literal,
 }
 
 #[derive(Debug)]
@@ -96,6 +98,15 @@ impl TextDecoder {
             line_no: 0,
             pending: None,
             ready: VecDeque::new(),
+        }
+    }
+
+    /// A decoder that takes each non-empty line as the text of one datagram
+    /// (for text protocols, whose captures are one frame per line).
+    pub fn literal() -> Self {
+        Self {
+            mode: Mode::Literal,
+            ..Self::new()
         }
     }
 
@@ -155,6 +166,13 @@ impl TextDecoder {
         }
         match self.mode {
             Mode::Packets => self.packets_line(line),
+            Mode::Literal => (!line.is_empty()).then(|| {
+                Ok(TextDatagram {
+                    arrival: None,
+                    payload: line.as_bytes().to_vec(),
+                    line: self.line_no,
+                })
+            }),
             _ => self.hex_line(line),
         }
     }

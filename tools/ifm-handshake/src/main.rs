@@ -1,11 +1,170 @@
-//! `ifm-handshake`: not built yet; its issue brings it.
+//! `ifm-handshake`: start an iFacialMocap / Facemotion3d stream and decode it.
 
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs as _};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use mocap_core::cli::ifm::{self, IfmFormat, Mode};
+use mocap_core::cli::{self, Input, LogArgs, RecordArgs, StopArgs};
+
+const EXAMPLES: &str = "\
+Examples:
+  ifm-handshake 192.168.1.23
+      ask the phone to stream (v1) to this PC's UDP 49983, print one line per frame
+  ifm-handshake 192.168.1.23 --v2 --format json | jq -c '.blendshapes.jawOpen'
+      v2 frames (values may be negative), JSON Lines
+  ifm-handshake
+      no handshake: decode frames from an app set to send to this address
+  ifm-handshake 192.168.1.23 --tcp
+      TCP mode: the phone connects to port 49986; the stop command is sent on exit
+  ifm-handshake 192.168.1.23 --bake --out take1.json
+      fetch the recorded animation over TCP 49987
+  ifm-handshake 192.168.1.23 --look-forward
+      re-centre the face (the app's Look Forward button)
+  ifm-handshake 192.168.1.23 --facemotion3d
+      Facemotion3d: its start command to phone port 49993
+  ifm-handshake -r face.pcapng --format raw
+      the frames of a capture, as text";
+
+/// Start an iFacialMocap or Facemotion3d face stream from the shell and decode
+/// every frame: blendshapes (ARKit names), head rotation and position, eyes,
+/// tracking status; unknown entries and junk are reported, never fatal.
+#[derive(Debug, Parser)]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+struct Args {
+    /// The phone's address (name or IP). Without it, only listen.
+    #[arg(value_name = "PHONE_HOST")]
+    phone: Option<String>,
+
+    /// UDP address to listen on (frames arrive at port 49983).
+    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:49983")]
+    listen: SocketAddr,
+
+    /// Read datagrams from FILE (pcap, pcapng, hex lines) instead of listening.
+    #[arg(short, long, value_name = "FILE", conflicts_with_all = ["tcp", "bake"])]
+    read: Option<PathBuf>,
+
+    #[command(flatten)]
+    record: RecordArgs,
+
+    /// The phone's command port (default 49983; with --facemotion3d 49993).
+    #[arg(long, value_name = "PORT")]
+    phone_port: Option<u16>,
+
+    /// Ask for v2 frames (`name&value`, negative values allowed).
+    #[arg(long)]
+    v2: bool,
+
+    /// Use Facemotion3d's start command and port.
+    #[arg(long)]
+    facemotion3d: bool,
+
+    /// Re-send the start command this often while no frame arrives.
+    #[arg(long, value_name = "DUR", default_value = "3s", value_parser = cli::parse_duration)]
+    keepalive: Duration,
+
+    /// Report the data as stopped after this long without a frame.
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = cli::parse_duration)]
+    silence: Duration,
+
+    /// TCP mode: listen for the phone's connection and ask it to stream there.
+    #[arg(long, conflicts_with_all = ["bake", "look_forward", "stop"])]
+    tcp: bool,
+
+    /// TCP address to listen on in --tcp mode.
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:49986")]
+    tcp_listen: SocketAddr,
+
+    /// Fetch the recorded animation (TCP) and print its frame count and duration.
+    #[arg(long, conflicts_with_all = ["look_forward", "stop"])]
+    bake: bool,
+
+    /// TCP address to listen on in --bake mode.
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:49987")]
+    bake_listen: SocketAddr,
+
+    /// With --bake: write the recording's JSON here.
+    #[arg(long, value_name = "FILE", requires = "bake")]
+    out: Option<PathBuf>,
+
+    /// Send the look-forward (re-centre) command and exit.
+    #[arg(long, conflicts_with = "stop")]
+    look_forward: bool,
+
+    /// Send the TCP stop command and exit.
+    #[arg(long)]
+    stop: bool,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = IfmFormat::Human)]
+    format: IfmFormat,
+
+    #[command(flatten)]
+    limits: StopArgs,
+
+    #[command(flatten)]
+    log: LogArgs,
+}
+
+fn resolve(host: &str) -> anyhow::Result<IpAddr> {
+    if let Ok(ip) = host.parse() {
+        return Ok(ip);
+    }
+    let addrs: Vec<_> = (host, 0).to_socket_addrs()?.collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .map(SocketAddr::ip)
+        .ok_or_else(|| anyhow::anyhow!("{host} resolves to no address"))
+}
 
 fn main() -> ExitCode {
-    #[expect(clippy::print_stderr, reason = "the whole program is this one message")]
-    {
-        eprintln!("ifm-handshake: not implemented yet (see the project's open issues)");
+    let args = Args::parse();
+    let phone = match args.phone.as_deref().map(resolve).transpose() {
+        Ok(p) => p,
+        Err(e) => return cli::exit(Err(e), ifm::TOOL),
+    };
+    let mode = if args.tcp {
+        Mode::Tcp {
+            listen: args.tcp_listen,
+        }
+    } else if args.bake {
+        Mode::Bake {
+            listen: args.bake_listen,
+            out: args.out,
+        }
+    } else if args.look_forward {
+        Mode::LookForward
+    } else if args.stop {
+        Mode::StopTcp
+    } else {
+        Mode::Udp
+    };
+    let opts = ifm::Options {
+        phone,
+        phone_port: args.phone_port,
+        input: args.read.map_or(Input::Listen(args.listen), Input::Read),
+        record: args.record,
+        v2: args.v2,
+        facemotion3d: args.facemotion3d,
+        keepalive: args.keepalive,
+        silence: args.silence,
+        mode,
+        format: args.format,
+        stop: args.limits,
+        log: args.log,
+    };
+    cli::exit(ifm::run(&opts), ifm::TOOL)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_definition_is_valid() {
+        use clap::CommandFactory;
+        super::Args::command().debug_assert();
     }
-    ExitCode::from(2)
 }

@@ -4,6 +4,7 @@
 
 mod args;
 mod exit;
+pub mod ifm;
 pub mod mocopi;
 mod output;
 pub mod replay;
@@ -14,4 +15,4 @@ pub use args::{Format, LogArgs, RecordArgs, StopArgs, parse_duration, parse_host
 pub use exit::{EXIT_CODES_HELP, exit, install_ctrlc, interrupted};
 pub use output::{Log, Output};
 pub use runner::{Handler, Stopped, run};
-pub use source::{Datagram, Event, Input, InputError, Source};
+pub use source::{Datagram, Event, Input, InputError, Source, TextInput};

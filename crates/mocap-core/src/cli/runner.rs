@@ -51,6 +51,12 @@ pub trait Handler {
 
     /// Called while waiting on a live source, about every poll interval.
     fn idle(&mut self) {}
+
+    /// Whether the handler has what it was asked for (e.g. `--count` frames,
+    /// when a tool counts frames rather than datagrams); ends the run as `Count`.
+    fn finished(&self) -> bool {
+        false
+    }
 }
 
 /// Pulls from `source` into `handler` until the count, the duration, Ctrl-C
@@ -69,7 +75,7 @@ pub fn run(
     let mut next_stats = stats_interval.map(|d| start + d);
     let mut packets = 0u64;
     loop {
-        if stop.count.is_some_and(|n| packets >= n) {
+        if stop.count.is_some_and(|n| packets >= n) || handler.finished() {
             return Ok(Stopped::Count);
         }
         if interrupted() {

@@ -24,6 +24,15 @@ pub enum Input {
     Read(PathBuf),
 }
 
+/// How text input is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TextInput {
+    /// Hex lines (or a `.mocopipackets` capture): binary protocols.
+    Hex,
+    /// Each line is one datagram's text: text protocols (iFacialMocap).
+    Literal,
+}
+
 /// One datagram, borrowed from the source until the next call.
 #[derive(Clone, Copy, Debug)]
 pub struct Datagram<'a> {
@@ -99,10 +108,18 @@ impl Source {
     /// # Errors
     /// Bind failures (with advice when the port is taken), unreadable files.
     pub fn open(input: &Input) -> anyhow::Result<Self> {
+        Self::open_as(input, TextInput::Hex)
+    }
+
+    /// Opens the input, reading text files as `text` says.
+    ///
+    /// # Errors
+    /// Bind failures (with advice when the port is taken), unreadable files.
+    pub fn open_as(input: &Input, text: TextInput) -> anyhow::Result<Self> {
         let kind = match input {
             Input::Listen(addr) => Kind::Udp(bind(*addr)?),
-            Input::Read(path) if path.as_os_str() == "-" => open_stdin()?,
-            Input::Read(path) => open_file(path)?,
+            Input::Read(path) if path.as_os_str() == "-" => open_stdin(text)?,
+            Input::Read(path) => open_file(path, text)?,
         };
         Ok(Self {
             kind,
@@ -145,6 +162,15 @@ impl Source {
     pub fn local_addr(&self) -> Option<SocketAddr> {
         match &self.kind {
             Kind::Udp(s) => s.local_addr().ok(),
+            _ => None,
+        }
+    }
+
+    /// A second handle on a live source's socket, for sending from the port
+    /// it listens on (handshakes that the peer answers to that port).
+    pub fn socket(&self) -> Option<UdpSocket> {
+        match &self.kind {
+            Kind::Udp(s) => s.try_clone().ok(),
             _ => None,
         }
     }
@@ -377,7 +403,7 @@ fn bind(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
     })
 }
 
-fn open_file(path: &Path) -> anyhow::Result<Kind> {
+fn open_file(path: &Path, text: TextInput) -> anyhow::Result<Kind> {
     let file = File::open(path).with_context(|| format!("failed to open {}", path.display()))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader
@@ -388,15 +414,21 @@ fn open_file(path: &Path) -> anyhow::Result<Kind> {
         has_extension(path, &["pcap", "pcapng", "cap"]),
         has_extension(path, &["bin"]),
     );
-    open_as(what, Box::new(reader), &path.display().to_string(), false)
+    open_as(
+        what,
+        Box::new(reader),
+        &path.display().to_string(),
+        false,
+        text,
+    )
 }
 
 /// Stdin may be a capture (`tcpdump -w - | …`), hex text, or one raw datagram.
-fn open_stdin() -> anyhow::Result<Kind> {
+fn open_stdin(text: TextInput) -> anyhow::Result<Kind> {
     let mut reader = BufReader::with_capacity(64 * 1024, io::stdin());
     let head = reader.fill_buf().context("failed to read stdin")?;
     let what = sniff(head, false, false);
-    open_as(what, Box::new(reader), "stdin", true)
+    open_as(what, Box::new(reader), "stdin", true, text)
 }
 
 #[derive(Clone, Copy)]
@@ -421,6 +453,7 @@ fn open_as(
     mut reader: Box<dyn BufRead + Send>,
     name: &str,
     stream: bool,
+    text: TextInput,
 ) -> anyhow::Result<Kind> {
     Ok(match what {
         Sniffed::Capture => {
@@ -448,7 +481,10 @@ fn open_as(
             } else {
                 Lines::Direct(reader, Vec::new())
             },
-            decoder: TextDecoder::new(),
+            decoder: match text {
+                TextInput::Hex => TextDecoder::new(),
+                TextInput::Literal => TextDecoder::literal(),
+            },
             done: false,
         },
     })

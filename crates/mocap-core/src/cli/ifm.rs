@@ -1,0 +1,785 @@
+//! `ifm-handshake`: start an iFacialMocap / Facemotion3d stream and decode it,
+//! over UDP (the default) or TCP, or fetch a baked recording. The binary
+//! parses flags into [`Options`] and calls [`run`].
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{self, Read as _};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use serde::Serialize;
+
+use super::source::unix_now;
+use super::{
+    Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
+    TextInput, install_ctrlc, interrupted,
+};
+use crate::ifm::{self, Command, Frame};
+use crate::net;
+
+/// The tool's name, as it prefixes log lines.
+pub const TOOL: &str = "ifm-handshake";
+/// How often blocking waits wake to check Ctrl-C and deadlines.
+const POLL: Duration = Duration::from_millis(50);
+/// Largest baked recording accepted (a 10-minute recording is about 36 MB).
+const MAX_RECORDING: usize = 512 << 20;
+
+/// `--format` for ifm-handshake: the shared two plus the text as received.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum IfmFormat {
+    /// One compact line per frame: tracking, head angles, strongest blendshapes.
+    Human,
+    /// JSON Lines (`ifm.frame`, `error`, `stats`, `summary`, `ifm.recording`).
+    Json,
+    /// Each frame's text as received, one per line.
+    Raw,
+}
+
+/// What to do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Stream over UDP (or read a capture) and decode.
+    Udp,
+    /// Listen on TCP here, ask the phone to connect, decode; stop string on exit.
+    Tcp {
+        /// TCP listening address.
+        listen: SocketAddr,
+    },
+    /// Listen on TCP here and fetch the recorded animation.
+    Bake {
+        /// TCP listening address.
+        listen: SocketAddr,
+        /// Where to write the recording's JSON.
+        out: Option<PathBuf>,
+    },
+    /// Send `lookForward` and exit.
+    LookForward,
+    /// Send the TCP stop string and exit.
+    StopTcp,
+}
+
+/// Everything `ifm-handshake` was asked to do.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The phone; `None` listens only (for apps set to a fixed destination).
+    pub phone: Option<IpAddr>,
+    /// The phone's command port (default 49983; Facemotion3d 49993).
+    pub phone_port: Option<u16>,
+    /// UDP address to listen on, or a file to read.
+    pub input: Input,
+    /// `-w`.
+    pub record: RecordArgs,
+    /// Ask for v2 (`&`) frames.
+    pub v2: bool,
+    /// Facemotion3d's command and port.
+    pub facemotion3d: bool,
+    /// Re-send the start command this often while no frame arrives.
+    pub keepalive: Duration,
+    /// No frame for this long counts as the data stopping.
+    pub silence: Duration,
+    /// What to do.
+    pub mode: Mode,
+    /// Output format.
+    pub format: IfmFormat,
+    /// `--count` (frames), `--duration`.
+    pub stop: StopArgs,
+    /// `--quiet`, `--stats-interval`.
+    pub log: LogArgs,
+}
+
+impl Options {
+    fn phone_addr(&self, cmd: Command) -> Option<SocketAddr> {
+        let default = if self.facemotion3d {
+            ifm::FM_PHONE_PORT
+        } else {
+            cmd.phone_port()
+        };
+        let port = self.phone_port.unwrap_or(default);
+        self.phone.map(|ip| SocketAddr::new(ip, port))
+    }
+
+    fn start_command(&self, tcp: bool) -> Command {
+        match (self.facemotion3d, tcp) {
+            (true, _) => Command::FacemotionStart,
+            (false, false) => Command::StartUdp { v2: self.v2 },
+            (false, true) => Command::StartTcp { v2: self.v2 },
+        }
+    }
+}
+
+/// Runs the tool to the end and prints the summary.
+///
+/// # Errors
+/// Sockets that cannot be bound, files that cannot be read or written.
+pub fn run(opts: &Options) -> anyhow::Result<()> {
+    install_ctrlc()?;
+    match &opts.mode {
+        Mode::Udp => run_udp(opts),
+        Mode::Tcp { listen } => run_tcp(opts, *listen),
+        Mode::Bake { listen, out } => run_bake(opts, *listen, out.as_ref()),
+        Mode::LookForward => send_only(opts, Command::LookForward),
+        Mode::StopTcp => send_only(opts, Command::StopTcp),
+    }
+}
+
+fn command_socket(opts: &Options) -> anyhow::Result<UdpSocket> {
+    let ip = match &opts.input {
+        Input::Listen(a) => a.ip(),
+        Input::Read(_) => IpAddr::from([0, 0, 0, 0]),
+    };
+    UdpSocket::bind(SocketAddr::new(ip, 0)).context("failed to open a UDP socket for commands")
+}
+
+fn send(socket: &UdpSocket, to: SocketAddr, cmd: Command) -> anyhow::Result<()> {
+    socket
+        .send_to(cmd.text().as_bytes(), to)
+        .with_context(|| format!("failed to send the command to {to}"))?;
+    Ok(())
+}
+
+fn send_only(opts: &Options, cmd: Command) -> anyhow::Result<()> {
+    let Some(to) = opts.phone_addr(cmd) else {
+        bail!("this command needs the phone's address (PHONE_HOST)");
+    };
+    let log = Log::new(TOOL, opts.log.quiet, false);
+    send(&command_socket(opts)?, to, cmd)?;
+    log.info(format_args!("sent {:?} to {to}", cmd.text()));
+    Ok(())
+}
+
+/// Per-source counters.
+#[derive(Clone, Debug, Default)]
+struct SourceStats {
+    frames: u64,
+    errors: u64,
+    warnings: u64,
+    gaps: u64,
+    first: Option<f64>,
+    last: Option<f64>,
+}
+
+impl SourceStats {
+    fn fps(&self) -> Option<f64> {
+        match (self.first, self.last) {
+            (Some(a), Some(b)) if b > a && self.frames > 1 => {
+                Some(((self.frames - 1) as f64 / (b - a) * 1000.0).round() / 1000.0)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Decoding, output and counters shared by the UDP and TCP modes.
+struct Decoder<'o> {
+    opts: &'o Options,
+    out: Output,
+    log: Log,
+    sources: BTreeMap<Option<SocketAddr>, SourceStats>,
+    commands_ignored: u64,
+    frames: u64,
+    started: Instant,
+    /// Receive time of the last frame, for start/stop/resume reports.
+    last_frame: Option<Instant>,
+    stopped_reported: bool,
+    line: String,
+}
+
+impl<'o> Decoder<'o> {
+    fn new(opts: &'o Options, live: bool) -> Self {
+        Self {
+            opts,
+            out: Output::stdout(live),
+            log: Log::new(TOOL, opts.log.quiet, live),
+            sources: BTreeMap::new(),
+            commands_ignored: 0,
+            frames: 0,
+            started: Instant::now(),
+            last_frame: None,
+            stopped_reported: false,
+            line: String::new(),
+        }
+    }
+
+    fn frame_bytes(
+        &mut self,
+        src: Option<SocketAddr>,
+        arrival: Option<f64>,
+        bytes: &[u8],
+    ) -> anyhow::Result<()> {
+        if ifm::is_command(bytes) {
+            // Our own command looped back, or another PC's handshake.
+            self.commands_ignored += 1;
+            return Ok(());
+        }
+        let now = Instant::now();
+        if matches!(self.opts.input, Input::Listen(_)) || matches!(self.opts.mode, Mode::Tcp { .. })
+        {
+            match self.last_frame {
+                None => self.log.info(format_args!("data started{}", from(src))),
+                Some(_) if self.stopped_reported => {
+                    self.log.info(format_args!("data resumed{}", from(src)));
+                }
+                _ => {}
+            }
+        }
+        self.last_frame = Some(now);
+        self.stopped_reported = false;
+        let stats = self.sources.entry(src).or_default();
+        if let (Some(last), Some(at)) = (stats.last, arrival)
+            && at - last > self.opts.silence.as_secs_f64()
+        {
+            stats.gaps += 1;
+        }
+        match ifm::parse(bytes) {
+            Ok(f) => {
+                stats.frames += 1;
+                stats.warnings += f.warnings.len() as u64;
+                if let Some(at) = arrival {
+                    stats.first.get_or_insert(at);
+                    stats.last = Some(at);
+                }
+                self.frames += 1;
+                self.print_frame(src, arrival, bytes, &f)?;
+            }
+            Err(e) => {
+                stats.errors += 1;
+                match self.opts.format {
+                    IfmFormat::Json => self.out.json(&ErrorRecord {
+                        kind: "error",
+                        src,
+                        offset: e.offset(),
+                        tag: None,
+                        reason: e.to_string(),
+                        len: bytes.len(),
+                    })?,
+                    _ => self.out.text(format_args!(
+                        "error  {e} ({} bytes){}\n",
+                        bytes.len(),
+                        from(src)
+                    ))?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn print_frame(
+        &mut self,
+        src: Option<SocketAddr>,
+        arrival: Option<f64>,
+        bytes: &[u8],
+        f: &Frame<'_>,
+    ) -> anyhow::Result<()> {
+        match self.opts.format {
+            IfmFormat::Raw => {
+                self.out
+                    .text(format_args!("{}\n", String::from_utf8_lossy(bytes)))?;
+            }
+            IfmFormat::Json => self.out.json(&FrameRecord {
+                kind: "ifm.frame",
+                src,
+                ts_us: arrival.map(|a| (a * 1e6).round() as i64),
+                tracking: f.tracking,
+                blendshapes: f.arkit().collect(),
+                head: f.head.map(|h| HeadRecord {
+                    rot: h.rot,
+                    pos: h.pos,
+                }),
+                right_eye: f.right_eye,
+                left_eye: f.left_eye,
+                unknown: f.unknown.iter().map(|(n, v)| (*n, *v)).collect(),
+                warnings: f.warnings.iter().map(ToString::to_string).collect(),
+            })?,
+            IfmFormat::Human => {
+                let s = &mut self.line;
+                s.clear();
+                let tracking = match f.tracking {
+                    Some(true) => "yes",
+                    Some(false) => "no",
+                    None => "?",
+                };
+                let _ = write!(s, "frame  tracking={tracking}");
+                if let Some(h) = f.head {
+                    let [x, y, z] = h.rot;
+                    let _ = write!(s, " head=({x:.1},{y:.1},{z:.1})");
+                }
+                let mut top: Vec<_> = f.arkit().collect();
+                top.sort_by(|a, b| b.1.total_cmp(&a.1));
+                for (name, v) in top.iter().take(3) {
+                    let _ = write!(s, " {name}={v:.2}");
+                }
+                let _ = write!(s, " shapes={}", f.arkit_count());
+                if !f.warnings.is_empty() {
+                    let _ = write!(s, " warnings={}", f.warnings.len());
+                }
+                s.push_str(&from(src));
+                s.push('\n');
+                self.out.text(format_args!("{}", self.line))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reports the data stopping once it has been silent long enough.
+    fn check_silence(&mut self) {
+        if let Some(t) = self.last_frame
+            && !self.stopped_reported
+            && t.elapsed() >= self.opts.silence
+        {
+            self.stopped_reported = true;
+            self.log.info(format_args!(
+                "data stopped (no frame for {:?})",
+                self.opts.silence
+            ));
+        }
+    }
+
+    fn summary(&mut self, stopped: Option<&str>, extra: Option<(&str, u64)>) -> anyhow::Result<()> {
+        let senders: Vec<_> = self
+            .sources
+            .iter()
+            .map(|(src, s)| SenderRecord {
+                src: *src,
+                frames: s.frames,
+                errors: s.errors,
+                warnings: s.warnings,
+                gaps: s.gaps,
+                fps: s.fps(),
+            })
+            .collect();
+        let total = |f: fn(&SenderRecord) -> u64| senders.iter().map(f).sum::<u64>();
+        let rec = SummaryRecord {
+            kind: if stopped.is_some() {
+                "summary"
+            } else {
+                "stats"
+            },
+            tool: TOOL,
+            frames: total(|s| s.frames),
+            errors: total(|s| s.errors),
+            warnings: total(|s| s.warnings),
+            gaps: total(|s| s.gaps),
+            fps: senders.iter().filter_map(|s| s.fps).reduce(f64::max),
+            commands_ignored: self.commands_ignored,
+            connections: extra.map(|(_, n)| n),
+            elapsed_s: (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            stopped,
+            senders,
+        };
+        match self.opts.format {
+            IfmFormat::Json => self.out.json(&rec)?,
+            _ => {
+                self.out.flush()?;
+                let mut line = format!(
+                    "{}: {} frames, {} errors, {} warnings, {} gaps, {} commands ignored",
+                    stopped.map_or_else(|| "stats".to_owned(), |s| format!("done ({s})")),
+                    rec.frames,
+                    rec.errors,
+                    rec.warnings,
+                    rec.gaps,
+                    rec.commands_ignored
+                );
+                if let Some(fps) = rec.fps {
+                    let _ = write!(line, "; {fps:.1} fps");
+                }
+                if let Some((name, n)) = extra {
+                    let _ = write!(line, "; {n} {name}");
+                }
+                if stopped.is_some() {
+                    self.log.always(format_args!("{line}"));
+                } else {
+                    self.log.info(format_args!("{line}"));
+                }
+            }
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+}
+
+fn from(src: Option<SocketAddr>) -> String {
+    src.map_or_else(String::new, |s| format!(" from {s}"))
+}
+
+/// UDP mode on the shared source: live socket or capture file.
+struct UdpMode<'o> {
+    dec: Decoder<'o>,
+    socket: Option<UdpSocket>,
+    phone: Option<SocketAddr>,
+    start: Command,
+    last_send: Instant,
+}
+
+impl UdpMode<'_> {
+    fn keepalive(&mut self) -> anyhow::Result<()> {
+        let (Some(socket), Some(phone)) = (&self.socket, self.phone) else {
+            return Ok(());
+        };
+        let silent = self
+            .dec
+            .last_frame
+            .is_none_or(|t| t.elapsed() >= self.dec.opts.keepalive);
+        if silent && self.last_send.elapsed() >= self.dec.opts.keepalive {
+            send(socket, phone, self.start)?;
+            self.last_send = Instant::now();
+            self.dec.log.info(format_args!(
+                "no frames yet; sent the start command to {phone} again"
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Handler for UdpMode<'_> {
+    fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
+        self.dec.frame_bytes(d.src, d.arrival, d.payload)
+    }
+
+    fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
+        self.dec.sources.entry(None).or_default().errors += 1;
+        match self.dec.opts.format {
+            IfmFormat::Json => self.dec.out.json(&ErrorRecord {
+                kind: "error",
+                src: None,
+                offset: 0,
+                tag: None,
+                reason: e.reason.clone(),
+                len: 0,
+            })?,
+            _ => self.dec.out.text(format_args!("error  {e}\n"))?,
+        }
+        Ok(())
+    }
+
+    fn stats(&mut self) -> anyhow::Result<()> {
+        self.dec.summary(None, None)
+    }
+
+    fn idle(&mut self) {
+        self.dec.check_silence();
+        if let Err(e) = self.keepalive() {
+            self.dec.log.info(format_args!("{e:#}"));
+        }
+    }
+
+    fn finished(&self) -> bool {
+        self.dec
+            .opts
+            .stop
+            .count
+            .is_some_and(|n| self.dec.frames >= n)
+    }
+}
+
+fn run_udp(opts: &Options) -> anyhow::Result<()> {
+    // Text files hold one frame per line, as the captures of this protocol do.
+    let mut source = Source::open_as(&opts.input, TextInput::Literal)?;
+    if let Some(path) = &opts.record.write {
+        source.record_to(path)?;
+    }
+    let live = source.is_live();
+    let dec = Decoder::new(opts, live);
+    source.announce(&dec.log);
+    let start = opts.start_command(false);
+    let phone = if live { opts.phone_addr(start) } else { None };
+    let socket = source.socket();
+    if let (Some(s), Some(p)) = (&socket, phone) {
+        send(s, p, start)?;
+        dec.log.info(format_args!("sent {:?} to {p}", start.text()));
+    } else if matches!(opts.input, Input::Listen(_)) {
+        dec.log.info(format_args!(
+            "no phone given: listening only (for apps set to send to this address)"
+        ));
+    }
+    let mut mode = UdpMode {
+        dec,
+        socket,
+        phone,
+        start,
+        last_send: Instant::now(),
+    };
+    // `--count` counts frames here, not datagrams: commands looped back do not count.
+    let limits = StopArgs {
+        count: None,
+        duration: opts.stop.duration,
+    };
+    let stopped = super::run(&mut source, &limits, opts.log.stats_interval, &mut mode)?;
+    mode.dec.log.finish();
+    source.finish(&mode.dec.log)?;
+    mode.dec.summary(Some(stopped.as_str()), None)
+}
+
+/// TCP mode: the phone connects to us; frames end in `___iFacialMocap`.
+fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(listen).map_err(|e| {
+        let hint = if e.kind() == io::ErrorKind::AddrInUse {
+            format!(
+                "TCP port {} is already in use by another program",
+                listen.port()
+            )
+        } else {
+            format!("failed to listen on TCP {listen}")
+        };
+        anyhow::Error::new(e).context(hint)
+    })?;
+    listener.set_nonblocking(true)?;
+    let mut dec = Decoder::new(opts, true);
+    dec.log.info(format_args!(
+        "listening on TCP {} for the phone; Ctrl-C to stop",
+        listener.local_addr()?
+    ));
+    let start = opts.start_command(true);
+    let phone = opts.phone_addr(start);
+    let commands = command_socket(opts)?;
+    let deadline = opts.stop.duration.map(|d| Instant::now() + d);
+    let mut last_send = None::<Instant>;
+    let mut conn: Option<(TcpStream, SocketAddr)> = None;
+    let mut splitter = ifm::Splitter::new(ifm::MAX_FRAME);
+    let mut connections = 0u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut frames: Vec<Vec<u8>> = Vec::new();
+    let mut next_stats = opts.log.stats_interval.map(|d| Instant::now() + d);
+    let stopped = loop {
+        if interrupted() {
+            break "interrupted";
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break "duration";
+        }
+        if opts.stop.count.is_some_and(|n| dec.frames >= n) {
+            break "count";
+        }
+        if let (Some(at), Some(every)) = (next_stats, opts.log.stats_interval)
+            && Instant::now() >= at
+        {
+            dec.summary(None, Some(("connections", connections)))?;
+            next_stats = Some(at + every);
+        }
+        let Some((stream, peer)) = &mut conn else {
+            // Not connected: (re)send the start command while waiting.
+            if let Some(p) = phone
+                && last_send.is_none_or(|t| t.elapsed() >= opts.keepalive)
+            {
+                send(&commands, p, start)?;
+                dec.log.info(format_args!("sent {:?} to {p}", start.text()));
+                last_send = Some(Instant::now());
+            }
+            match listener.accept() {
+                Ok((s, peer)) => {
+                    s.set_nonblocking(false)?;
+                    s.set_read_timeout(Some(POLL))?;
+                    connections += 1;
+                    dec.log.info(format_args!("phone connected from {peer}"));
+                    splitter = ifm::Splitter::new(ifm::MAX_FRAME);
+                    conn = Some((s, peer));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL),
+                Err(e) => return Err(e).context("failed to accept the phone's connection"),
+            }
+            continue;
+        };
+        let peer = *peer;
+        match stream.read(&mut buf) {
+            Ok(0) => {
+                dec.log.info(format_args!(
+                    "phone {peer} disconnected; waiting for it to connect again"
+                ));
+                conn = None;
+                last_send = None;
+            }
+            Ok(n) => {
+                frames.clear();
+                splitter.push(buf.get(..n).unwrap_or_default(), &mut |f| {
+                    frames.push(f.to_vec())
+                });
+                for f in &frames {
+                    dec.frame_bytes(Some(peer), Some(unix_now()), f)?;
+                    if opts.stop.count.is_some_and(|c| dec.frames >= c) {
+                        break;
+                    }
+                }
+            }
+            Err(e) if net::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {
+                dec.check_silence();
+            }
+            Err(e) => {
+                dec.log.info(format_args!(
+                    "connection from {peer} failed: {e}; waiting for it to connect again"
+                ));
+                conn = None;
+                last_send = None;
+            }
+        }
+    };
+    if let Some(p) = opts.phone_addr(Command::StopTcp) {
+        send(&commands, p, Command::StopTcp)?;
+        dec.log.info(format_args!("sent the stop command to {p}"));
+    }
+    if splitter.dropped() > 0 {
+        dec.log.info(format_args!(
+            "{} over-long frames were dropped",
+            splitter.dropped()
+        ));
+    }
+    dec.summary(Some(stopped), Some(("connections", connections)))
+}
+
+/// Bake mode: ask for the recorded animation and receive it on TCP.
+fn run_bake(opts: &Options, listen: SocketAddr, out_path: Option<&PathBuf>) -> anyhow::Result<()> {
+    let listener =
+        TcpListener::bind(listen).with_context(|| format!("failed to listen on TCP {listen}"))?;
+    listener.set_nonblocking(true)?;
+    let log = Log::new(TOOL, opts.log.quiet, true);
+    log.info(format_args!(
+        "listening on TCP {} for the recording",
+        listener.local_addr()?
+    ));
+    let Some(phone) = opts.phone_addr(Command::Bake) else {
+        bail!("--bake needs the phone's address (PHONE_HOST)");
+    };
+    send(&command_socket(opts)?, phone, Command::Bake)?;
+    log.info(format_args!("sent the bake command to {phone}"));
+    let deadline = opts.stop.duration.map(|d| Instant::now() + d);
+    let mut stream = loop {
+        if interrupted() || deadline.is_some_and(|d| Instant::now() >= d) {
+            bail!("no recording arrived");
+        }
+        match listener.accept() {
+            Ok((s, _)) => break s,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL),
+            Err(e) => return Err(e).context("failed to accept the phone's connection"),
+        }
+    };
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(POLL))?;
+    let mut data = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let term = ifm::TERMINATOR.as_bytes();
+    loop {
+        if interrupted() || deadline.is_some_and(|d| Instant::now() >= d) {
+            bail!(
+                "the recording did not finish ({} bytes received)",
+                data.len()
+            );
+        }
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                data.extend_from_slice(buf.get(..n).unwrap_or_default());
+                if data.len() > MAX_RECORDING {
+                    bail!("the recording is larger than {MAX_RECORDING} bytes");
+                }
+                if data.ends_with(term) {
+                    break;
+                }
+            }
+            Err(e) if net::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e).context("failed to receive the recording"),
+        }
+    }
+    let frames = ifm::parse_recording(&data)?;
+    let bad = frames
+        .iter()
+        .filter(|f| ifm::parse(f.as_bytes()).is_err())
+        .count();
+    let json = data.strip_suffix(term).unwrap_or(&data);
+    if let Some(path) = out_path {
+        fs::write(path, json).with_context(|| format!("failed to write {}", path.display()))?;
+    }
+    let duration = frames.len() as f64 / ifm::RECORDING_FPS;
+    let mut out = Output::stdout(false);
+    match opts.format {
+        IfmFormat::Json => out.json(&RecordingRecord {
+            kind: "ifm.recording",
+            frames: frames.len(),
+            bad_frames: bad,
+            duration_s: (duration * 1000.0).round() / 1000.0,
+            bytes: json.len(),
+            out: out_path.map(|p| p.display().to_string()),
+        })?,
+        _ => out.text(format_args!(
+            "recording: {} frames ({bad} unreadable), {duration:.2} s at 60 fps, {} bytes{}\n",
+            frames.len(),
+            json.len(),
+            out_path.map_or_else(String::new, |p| format!(", written to {}", p.display()))
+        ))?,
+    }
+    out.flush()?;
+    Ok(())
+}
+
+#[derive(Serialize)]
+struct HeadRecord {
+    rot: [f32; 3],
+    pos: [f32; 3],
+}
+
+#[derive(Serialize)]
+struct FrameRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    src: Option<SocketAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts_us: Option<i64>,
+    tracking: Option<bool>,
+    blendshapes: BTreeMap<&'a str, f32>,
+    head: Option<HeadRecord>,
+    right_eye: Option<[f32; 3]>,
+    left_eye: Option<[f32; 3]>,
+    unknown: BTreeMap<&'a str, i32>,
+    warnings: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct ErrorRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    src: Option<SocketAddr>,
+    offset: usize,
+    tag: Option<String>,
+    reason: String,
+    len: usize,
+}
+
+#[derive(Serialize)]
+struct SenderRecord {
+    src: Option<SocketAddr>,
+    frames: u64,
+    errors: u64,
+    warnings: u64,
+    gaps: u64,
+    fps: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct SummaryRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    tool: &'a str,
+    frames: u64,
+    errors: u64,
+    warnings: u64,
+    gaps: u64,
+    fps: Option<f64>,
+    commands_ignored: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    connections: Option<u64>,
+    elapsed_s: f64,
+    stopped: Option<&'a str>,
+    senders: Vec<SenderRecord>,
+}
+
+#[derive(Serialize)]
+struct RecordingRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    frames: usize,
+    bad_frames: usize,
+    duration_s: f64,
+    bytes: usize,
+    out: Option<String>,
+}

@@ -1,0 +1,50 @@
+//! iFacialMocap and Facemotion3d face streams (legacy text protocol, v1/v2).
+//!
+//! The PC sends a command string to the phone's UDP port 49983 (Facemotion3d:
+//! 49993); the phone then streams one text frame per datagram to the PC's UDP
+//! 49983 at 60 fps, or connects to PC TCP 49986 and sends frames ending in
+//! `___iFacialMocap`. A frame:
+//!
+//! ```text
+//! trackingStatus-1|eyeBlink_L-7|…|jawOpen-12|hapihapi-0|=head#rx,ry,rz,px,py,pz|rightEye#rx,ry,rz|leftEye#rx,ry,rz|
+//! ```
+//!
+//! v2 (and Facemotion3d) write `name&value`, so values may be negative.
+//! Keys come in any order, and not always 52 of them. See `docs/ifacialmocap.md`.
+//!
+//! # No-panic contract
+//! [`parse`] never panics; it returns a [`Frame`] (with [`Warning`]s for
+//! fields it skipped) or an [`Error`].
+//!
+//! ```
+//! use mocap_core::ifm::{self, FrameRepr, Head};
+//!
+//! let repr = FrameRepr {
+//!     tracking: Some(true),
+//!     blendshapes: vec![("eyeBlinkLeft".into(), 7), ("jawOpen".into(), -12)],
+//!     extra: vec![("hapihapi".into(), 0)],
+//!     head: Head { rot: [1.5, -2.0, 0.25], pos: [0.0, 0.01, -0.4] },
+//!     right_eye: [6.0, 2.4, 0.3],
+//!     left_eye: [6.0, -1.7, -0.2],
+//! };
+//! let text = repr.text(true);
+//! assert!(text.starts_with("trackingStatus&1|eyeBlink_L&7|jawOpen&-12|"));
+//! let frame = ifm::parse(text.as_bytes())?;
+//! assert_eq!(frame.to_repr(), Some(repr));
+//! # Ok::<(), ifm::Error>(())
+//! ```
+
+mod bake;
+mod command;
+mod frame;
+mod names;
+mod stream;
+
+pub use bake::{BakeError, RECORDING_FPS, parse_recording, write_recording};
+pub use command::{
+    Command, FM_PHONE_PORT, PC_BAKE_PORT, PC_TCP_PORT, PC_UDP_PORT, PHONE_PORT, TERMINATOR,
+    is_command,
+};
+pub use frame::{Error, Frame, FrameRepr, Head, MAX_FRAME, Warning, WarningKind, parse, parse_str};
+pub use names::{ARKIT, arkit_index, wire_name};
+pub use stream::Splitter;
