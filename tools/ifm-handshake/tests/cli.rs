@@ -1,0 +1,436 @@
+//! Runs the real `ifm-handshake` against a phone emulator owned by the test:
+//! the phone on 127.0.0.2, the tool on 127.0.0.1, ephemeral ports passed
+//! through the options. Every wait is bounded.
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    reason = "test code: a panic is how a test reports"
+)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mocap_core::ifm;
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_ifm-handshake");
+const FRAMES: &str = include_str!("../../../captures/ifacialmocap/v1_minbitt_head_sample_data.txt");
+const LIMIT: Duration = Duration::from_secs(20);
+
+struct Tool {
+    child: Child,
+    stdout: Receiver<String>,
+    stderr: Receiver<String>,
+    err_seen: Vec<String>,
+}
+
+fn lines_of(r: impl Read + Send + 'static) -> Receiver<String> {
+    let (tx, rx) = channel();
+    thread::spawn(move || {
+        for line in BufReader::new(r).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+fn tool(args: &[&str]) -> Tool {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    Tool {
+        stdout: lines_of(child.stdout.take().unwrap()),
+        stderr: lines_of(child.stderr.take().unwrap()),
+        child,
+        err_seen: Vec::new(),
+    }
+}
+
+impl Tool {
+    /// Waits for a stderr line containing `needle`; returns the first socket address in it.
+    fn log_line(&mut self, needle: &str) -> (String, Option<SocketAddr>) {
+        let start = Instant::now();
+        loop {
+            if let Some(l) = self.err_seen.iter().find(|l| l.contains(needle)) {
+                let addr = l.split_whitespace().find_map(|w| w.parse().ok());
+                return (l.clone(), addr);
+            }
+            match self
+                .stderr
+                .recv_timeout(LIMIT.saturating_sub(start.elapsed()))
+            {
+                Ok(l) => self.err_seen.push(l),
+                Err(_) => {
+                    let _ = self.child.kill();
+                    panic!("no log line with {needle:?}; saw {:?}", self.err_seen);
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> (Option<i32>, Vec<String>, String) {
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed() > LIMIT {
+                let _ = self.child.kill();
+                panic!("ifm-handshake did not stop; log {:?}", self.err_seen);
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        let out: Vec<String> = self.stdout.iter().collect();
+        self.err_seen.extend(self.stderr.iter());
+        (status.code(), out, self.err_seen.join("\n"))
+    }
+}
+
+fn json(lines: &[String]) -> Vec<Value> {
+    lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The emulated phone's command socket.
+fn phone() -> (UdpSocket, String) {
+    let s = UdpSocket::bind("127.0.0.2:0").unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    let port = s.local_addr().unwrap().port().to_string();
+    (s, port)
+}
+
+fn recv_command(phone: &UdpSocket) -> (String, SocketAddr) {
+    let mut buf = [0u8; 2048];
+    let (n, from) = phone
+        .recv_from(&mut buf)
+        .expect("a command within the limit");
+    (String::from_utf8(buf[..n].to_vec()).unwrap(), from)
+}
+
+fn frames(n: usize) -> Vec<&'static str> {
+    FRAMES.lines().take(n).collect()
+}
+
+#[test]
+fn udp_v1_handshake_then_frames_and_our_command_looped_back_is_ignored() {
+    let (phone, port) = phone();
+    let mut t = tool(&[
+        "127.0.0.2",
+        "--phone-port",
+        &port,
+        "-l",
+        "127.0.0.1:0",
+        "--format",
+        "json",
+        "-n",
+        "3",
+    ]);
+    let (cmd, pc) = recv_command(&phone);
+    assert_eq!(cmd, ifm::Command::StartUdp { v2: false }.text());
+    phone.send_to(cmd.as_bytes(), pc).unwrap();
+    for f in frames(3) {
+        phone.send_to(f.as_bytes(), pc).unwrap();
+    }
+    t.log_line("data started");
+    let (code, out, err) = t.finish();
+    assert_eq!(code, Some(0), "{err}");
+    let recs = json(&out);
+    assert_eq!(recs.len(), 4, "{out:?}");
+    let f = &recs[0];
+    assert_eq!(f["type"], "ifm.frame");
+    assert_eq!(f["tracking"], true);
+    assert_eq!(f["blendshapes"].as_object().unwrap().len(), 52);
+    assert_eq!(f["blendshapes"]["eyeLookDownLeft"], 0.23);
+    assert_eq!(f["unknown"]["hapihapi"], 0);
+    assert_eq!(f["src"], phone.local_addr().unwrap().to_string());
+    assert_eq!(f["head"]["rot"].as_array().unwrap().len(), 3);
+    let sum = &recs[3];
+    assert_eq!(
+        (sum["frames"].as_u64(), sum["commands_ignored"].as_u64()),
+        (Some(3), Some(1))
+    );
+    assert_eq!(sum["stopped"], "count");
+}
+
+#[test]
+fn udp_v2_frames_with_negative_values() {
+    let (phone, port) = phone();
+    let t = tool(&[
+        "127.0.0.2",
+        "--phone-port",
+        &port,
+        "-l",
+        "127.0.0.1:0",
+        "--v2",
+        "--format",
+        "json",
+        "-n",
+        "1",
+    ]);
+    let (cmd, pc) = recv_command(&phone);
+    assert_eq!(cmd, ifm::Command::StartUdp { v2: true }.text());
+    let v2 = "trackingStatus&1|jawOpen&-25|mouthSmile_L&150|=head#1,2,3,0.1,0.2,-0.4|rightEye#1,2,3|leftEye#4,5,6|";
+    phone.send_to(v2.as_bytes(), pc).unwrap();
+    let (code, out, err) = t.finish();
+    assert_eq!(code, Some(0), "{err}");
+    let f = &json(&out)[0];
+    assert_eq!(f["blendshapes"]["jawOpen"], -0.25);
+    assert_eq!(f["blendshapes"]["mouthSmileLeft"], 1.5);
+}
+
+#[test]
+fn keepalive_resends_until_the_phone_answers() {
+    let (phone, port) = phone();
+    let mut t = tool(&[
+        "127.0.0.2",
+        "--phone-port",
+        &port,
+        "-l",
+        "127.0.0.1:0",
+        "--keepalive",
+        "200ms",
+        "-n",
+        "1",
+        "--format",
+        "raw",
+    ]);
+    // The phone "starts late": it misses the first command.
+    let (first, _) = recv_command(&phone);
+    let (second, pc) = recv_command(&phone);
+    assert_eq!(first, second);
+    t.log_line("again");
+    phone.send_to(frames(1)[0].as_bytes(), pc).unwrap();
+    let (code, out, err) = t.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, [frames(1)[0].to_owned()]);
+}
+
+#[test]
+fn listening_only_decodes_frames_sent_without_a_handshake() {
+    let mut t = tool(&["-l", "127.0.0.1:0", "-n", "2", "--format", "raw"]);
+    let (_, addr) = t.log_line("listening on");
+    let sender = UdpSocket::bind("127.0.0.2:0").unwrap();
+    for f in frames(2) {
+        sender.send_to(f.as_bytes(), addr.unwrap()).unwrap();
+    }
+    let (code, out, err) = t.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, frames(2));
+    assert!(err.contains("listening only"));
+}
+
+#[test]
+fn tcp_mode_frames_in_pieces_a_reconnect_and_the_stop_string() {
+    let (phone, port) = phone();
+    let mut t = tool(&[
+        "127.0.0.2",
+        "--phone-port",
+        &port,
+        "--tcp",
+        "--tcp-listen",
+        "127.0.0.1:0",
+        "-l",
+        "127.0.0.1:0",
+        "--keepalive",
+        "200ms",
+        "-n",
+        "4",
+        "--format",
+        "json",
+    ]);
+    let (_, tcp) = t.log_line("listening on TCP");
+    let tcp = tcp.unwrap();
+    let stream_of = |fs: &[&str]| -> Vec<u8> {
+        fs.iter()
+            .flat_map(|f| [f.as_bytes(), ifm::TERMINATOR.as_bytes()].concat())
+            .collect()
+    };
+    let all = frames(4);
+    for (round, pair) in all.chunks(2).enumerate() {
+        let (cmd, _) = recv_command(&phone);
+        assert_eq!(
+            cmd,
+            ifm::Command::StartTcp { v2: false }.text(),
+            "round {round}"
+        );
+        let mut s = TcpStream::connect(tcp).unwrap();
+        let bytes = stream_of(pair);
+        // Three writes that cut frames and the terminator.
+        for piece in [&bytes[..500], &bytes[500..990], &bytes[990..]] {
+            s.write_all(piece).unwrap();
+            s.flush().unwrap();
+            thread::sleep(Duration::from_millis(20));
+        }
+        if round == 0 {
+            drop(s);
+            t.log_line("disconnected");
+        } else {
+            // Keep the connection until the tool has its frames.
+            let (stop, _) = recv_command(&phone);
+            assert_eq!(stop, ifm::Command::StopTcp.text());
+        }
+    }
+    let (code, out, err) = t.finish();
+    assert_eq!(code, Some(0), "{err}");
+    let recs = json(&out);
+    let texts: Vec<_> = recs.iter().filter(|r| r["type"] == "ifm.frame").collect();
+    assert_eq!(texts.len(), 4);
+    let sum = recs.last().unwrap();
+    assert_eq!(
+        (sum["frames"].as_u64(), sum["connections"].as_u64()),
+        (Some(4), Some(2))
+    );
+}
+
+#[test]
+fn bake_receives_and_writes_the_recording() {
+    let (phone, port) = phone();
+    let dir = std::env::temp_dir().join(format!("ifm-bake-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out_file = dir.join("take.json");
+    let mut t = tool(&[
+        "127.0.0.2",
+        "--phone-port",
+        &port,
+        "--bake",
+        "--bake-listen",
+        "127.0.0.1:0",
+        "-l",
+        "127.0.0.1:0",
+        "--out",
+        out_file.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let (_, tcp) = t.log_line("listening on TCP");
+    let (cmd, _) = recv_command(&phone);
+    assert_eq!(cmd, ifm::Command::Bake.text());
+    let recording: Vec<String> = frames(120).into_iter().map(str::to_owned).collect();
+    let payload = ifm::write_recording(&recording);
+    let mut s = TcpStream::connect(tcp.unwrap()).unwrap();
+    for piece in payload.chunks(7000) {
+        s.write_all(piece).unwrap();
+    }
+    let (code, out, err) = t.finish();
+    assert_eq!(code, Some(0), "{err}");
+    let rec = &json(&out)[0];
+    assert_eq!(rec["type"], "ifm.recording");
+    assert_eq!(
+        (rec["frames"].as_u64(), rec["bad_frames"].as_u64()),
+        (Some(120), Some(0))
+    );
+    assert_eq!(rec["duration_s"], 2.0);
+    let written = std::fs::read(&out_file).unwrap();
+    assert_eq!(ifm::parse_recording(&written).unwrap(), recording);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn one_shot_commands() {
+    let (phone, port) = phone();
+    for (flags, want) in [
+        (vec!["--look-forward"], ifm::Command::LookForward),
+        (vec!["--stop"], ifm::Command::StopTcp),
+    ] {
+        let mut args = vec!["127.0.0.2", "--phone-port", &port, "-l", "127.0.0.1:0"];
+        args.extend(flags);
+        let t = tool(&args);
+        let (cmd, _) = recv_command(&phone);
+        assert_eq!(cmd, want.text());
+        assert_eq!(t.finish().0, Some(0));
+    }
+    // Facemotion3d's start command.
+    let t = tool(&[
+        "127.0.0.2",
+        "--phone-port",
+        &port,
+        "-l",
+        "127.0.0.1:0",
+        "--facemotion3d",
+        "--duration",
+        "300ms",
+    ]);
+    let (cmd, _) = recv_command(&phone);
+    assert_eq!(cmd, "FACEMOTION3D_OtherStreaming");
+    assert_eq!(t.finish().0, Some(0));
+}
+
+#[test]
+fn reads_text_captures_and_reports_bad_datagrams() {
+    let mut child = Command::new(BIN)
+        .args(["-r", "-", "--format", "json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = frames(5).join("\n");
+    input.push_str("\nnot a frame at all\n");
+    input.push_str(include_str!(
+        "../../../captures/ifacialmocap/v1_corrupted_stale_tail.txt"
+    ));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let recs: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<_> = recs.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "ifm.frame",
+            "ifm.frame",
+            "ifm.frame",
+            "ifm.frame",
+            "ifm.frame",
+            "error",
+            "ifm.frame",
+            "summary"
+        ]
+    );
+    assert_eq!(recs[6]["warnings"].as_array().unwrap().len(), 2);
+    let sum = recs.last().unwrap();
+    assert_eq!(
+        (
+            sum["frames"].as_u64(),
+            sum["errors"].as_u64(),
+            sum["warnings"].as_u64()
+        ),
+        (Some(6), Some(1), Some(2))
+    );
+}
+
+#[test]
+fn usage_errors() {
+    for bad in [
+        &["--tcp", "--bake"][..],
+        &["--format", "xml"],
+        &["--out", "x.json"],
+    ] {
+        assert_eq!(tool(bad).finish().0, Some(2), "{bad:?}");
+    }
+    let (code, _, err) = tool(&["--look-forward", "-l", "127.0.0.1:0"]).finish();
+    assert_eq!(code, Some(1));
+    assert!(err.contains("PHONE_HOST"), "{err}");
+}
