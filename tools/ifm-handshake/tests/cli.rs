@@ -434,3 +434,65 @@ fn usage_errors() {
     assert_eq!(code, Some(1));
     assert!(err.contains("PHONE_HOST"), "{err}");
 }
+
+#[test]
+fn capture_in_record_out_and_ctrl_c() {
+    let dir = std::env::temp_dir().join(format!("ifm-pcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A capture of 4 frames, written by the core's pcapng writer.
+    let cap = dir.join("face.pcapng");
+    let mut w = mocap_core::pcap::PcapNgWriter::new(std::fs::File::create(&cap).unwrap()).unwrap();
+    let (phone_addr, pc): (SocketAddr, SocketAddr) = (
+        "192.168.1.23:49983".parse().unwrap(),
+        "192.168.1.10:49983".parse().unwrap(),
+    );
+    for (i, f) in frames(4).iter().enumerate() {
+        let ts = Duration::from_secs(1_764_417_600) + Duration::from_millis(16 * i as u64);
+        w.write(ts, phone_addr, pc, f.as_bytes()).unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    let (code, out, err) = tool(&["-r", cap.to_str().unwrap(), "--format", "json"]).finish();
+    assert_eq!(code, Some(0), "{err}");
+    let recs = json(&out);
+    assert_eq!(recs.len(), 5);
+    assert_eq!(recs[0]["src"], "192.168.1.23:49983");
+    assert_eq!(recs[4]["frames"], 4);
+    assert!((recs[4]["fps"].as_f64().unwrap() - 62.5).abs() < 0.01);
+
+    // Live with -w, then Ctrl-C: the recording holds what arrived.
+    let rec = dir.join("rec.pcapng");
+    let mut t = tool(&[
+        "-l",
+        "127.0.0.1:0",
+        "-w",
+        rec.to_str().unwrap(),
+        "--format",
+        "raw",
+    ]);
+    let (_, addr) = t.log_line("listening on");
+    let sender = UdpSocket::bind("127.0.0.2:0").unwrap();
+    for f in frames(3) {
+        sender.send_to(f.as_bytes(), addr.unwrap()).unwrap();
+    }
+    let mut seen = 0;
+    while seen < 3 {
+        t.stdout.recv_timeout(LIMIT).unwrap();
+        seen += 1;
+    }
+    let pid = t.child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (code, _, err) = t.finish();
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("done (interrupted): 3 frames"), "{err}");
+    let (code, out, _) = tool(&["-r", rec.to_str().unwrap(), "--format", "raw"]).finish();
+    assert_eq!(code, Some(0));
+    assert_eq!(out, frames(3));
+    let _ = std::fs::remove_dir_all(&dir);
+}
