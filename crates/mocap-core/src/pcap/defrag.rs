@@ -140,13 +140,13 @@ impl Defrag {
         };
         if !self.partial.contains_key(&key) {
             while self.partial.len() >= self.limits.max_datagrams.max(1) {
-                if !self.evict_oldest() {
+                if !self.evict_oldest(None) {
                     break;
                 }
             }
         }
         while self.held + grow > self.limits.max_bytes {
-            if !self.evict_oldest_except(&key) {
+            if !self.evict_oldest(Some(&key)) {
                 self.stats.dropped += 1;
                 return None;
             }
@@ -217,26 +217,13 @@ impl Defrag {
         }
     }
 
-    fn evict_oldest(&mut self) -> bool {
+    /// Drops the oldest incomplete datagram (other than `keep`), counting its
+    /// fragments; false when there is none to drop.
+    fn evict_oldest(&mut self, keep: Option<&Key>) -> bool {
         let oldest = self
             .partial
             .iter()
-            .min_by_key(|(_, p)| p.seq)
-            .map(|(k, _)| *k);
-        match oldest.and_then(|k| self.remove(&k)) {
-            Some(p) => {
-                self.stats.dropped += p.fragments;
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn evict_oldest_except(&mut self, keep: &Key) -> bool {
-        let oldest = self
-            .partial
-            .iter()
-            .filter(|(k, _)| *k != keep)
+            .filter(|(k, _)| Some(*k) != keep)
             .min_by_key(|(_, p)| p.seq)
             .map(|(k, _)| *k);
         match oldest.and_then(|k| self.remove(&k)) {

@@ -500,23 +500,9 @@ impl<R: Read> CaptureReader<R> {
             });
         };
         let total = self.order.u32(raw_len);
-        // The block body after the magic: version, section length, options, trailing length.
-        let total_usize = usize::try_from(total).unwrap_or(usize::MAX);
-        if total_usize < 28 || total_usize % 4 != 0 || total_usize > MAX_RECORD {
-            return Err(bad_len(at, total));
-        }
-        self.read_into_buf(total_usize - 12, at)?;
-        let tail = self
-            .buf
-            .last_chunk::<4>()
-            .map(|t| self.order.u32(*t))
-            .unwrap_or_default();
-        if tail != total {
-            return Err(ReadError {
-                offset: at,
-                kind: ReadErrorKind::LengthMismatch { head: total, tail },
-            });
-        }
+        // Type, length and byte-order magic are read; version, section
+        // length, options and the trailing length remain.
+        self.block_rest(at, total, 12, 28)?;
         self.interfaces.clear();
         self.in_section = true;
         Ok(())
@@ -525,12 +511,25 @@ impl<R: Read> CaptureReader<R> {
     /// Reads the rest of a block of `total` bytes into `buf`, checks the
     /// trailing length, and returns the body length.
     fn block_body(&mut self, at: u64, total: u32) -> Result<usize, ReadError> {
+        self.block_rest(at, total, 8, 12)?;
+        Ok(usize::try_from(total).unwrap_or(usize::MAX) - 12)
+    }
+
+    /// Reads what is left of a block whose first `read` bytes were consumed,
+    /// after checking its length (at least `min`, a multiple of 4, under the
+    /// cap), and checks that the trailing length repeats it.
+    fn block_rest(
+        &mut self,
+        at: u64,
+        total: u32,
+        read: usize,
+        min: usize,
+    ) -> Result<(), ReadError> {
         let total_usize = usize::try_from(total).unwrap_or(usize::MAX);
-        if total_usize < 12 || total_usize % 4 != 0 || total_usize > MAX_RECORD {
+        if total_usize < min || !total_usize.is_multiple_of(4) || total_usize > MAX_RECORD {
             return Err(bad_len(at, total));
         }
-        self.read_into_buf(total_usize - 8, at)?;
-        let body_len = total_usize - 12;
+        self.read_into_buf(total_usize - read, at)?;
         let tail = self
             .buf
             .last_chunk::<4>()
@@ -542,7 +541,7 @@ impl<R: Read> CaptureReader<R> {
                 kind: ReadErrorKind::LengthMismatch { head: total, tail },
             });
         }
-        Ok(body_len)
+        Ok(())
     }
 
     fn read_into_buf(&mut self, len: usize, record_at: u64) -> Result<(), ReadError> {
