@@ -19,3 +19,5 @@ pub mod net;
 pub mod pcap;
 pub mod smf;
 pub mod textcap;
+#[cfg(any(test, feature = "testutil"))]
+pub mod testutil;
