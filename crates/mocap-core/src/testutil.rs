@@ -4,9 +4,18 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::indexing_slicing,
-    missing_docs,
     reason = "test support: a panic is how a test reports"
 )]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::SocketAddr;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long any wait on a child may take before the test fails.
+pub const LIMIT: Duration = Duration::from_secs(20);
 
 /// xorshift64*: reproducible choices for mutation sweeps.
 #[derive(Clone, Debug)]
@@ -14,6 +23,10 @@ pub struct Rng(pub u64);
 
 impl Rng {
     /// The next 64 random bits.
+    #[allow(
+        clippy::should_implement_trait,
+        reason = "named as in the sweeps' own copies; an endless Iterator adds nothing"
+    )]
     pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
@@ -24,5 +37,202 @@ impl Rng {
     /// A number below `n` (0 when `n` is 0).
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// One output pipe, read into lines on a thread so a full pipe never blocks the child.
+#[derive(Debug)]
+struct Lines {
+    rx: Receiver<String>,
+    seen: Vec<String>,
+    /// Lines before this index were already handed out by [`Lines::next_with`].
+    next: usize,
+}
+
+impl Lines {
+    fn read(r: impl Read + Send + 'static) -> Self {
+        let (tx, rx) = channel();
+        thread::spawn(move || {
+            let mut r = BufReader::new(r);
+            let mut buf = Vec::new();
+            // Lossy, so a stray non-UTF-8 byte shows up in an assertion instead of ending the pipe.
+            while matches!(r.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
+                let line = String::from_utf8_lossy(&buf);
+                let line = line.strip_suffix('\n').unwrap_or(&line);
+                let line = line.strip_suffix('\r').unwrap_or(line);
+                if tx.send(line.to_owned()).is_err() {
+                    break;
+                }
+                buf.clear();
+            }
+        });
+        Self {
+            rx,
+            seen: Vec::new(),
+            next: 0,
+        }
+    }
+
+    /// The next line not yet handed out that contains `needle`, waiting until `deadline`.
+    fn next_with(&mut self, needle: &str, deadline: Instant) -> Option<String> {
+        loop {
+            if let Some(i) = self.seen[self.next..]
+                .iter()
+                .position(|l| l.contains(needle))
+            {
+                self.next += i + 1;
+                return Some(self.seen[self.next - 1].clone());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            self.seen.push(self.rx.recv_timeout(left).ok()?);
+        }
+    }
+
+    /// Everything, once the writer has gone (or the deadline passed).
+    fn rest(mut self, deadline: Instant) -> Vec<String> {
+        while let Ok(l) = self
+            .rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            self.seen.push(l);
+        }
+        self.seen
+    }
+}
+
+/// A child process whose output is drained on threads and whose every wait is
+/// bounded by [`LIMIT`]; it is killed when a wait fails.
+#[derive(Debug)]
+pub struct Proc {
+    child: Child,
+    stdout: Lines,
+    stderr: Lines,
+}
+
+impl Proc {
+    /// Starts `bin` with `args`. `stdin` is written from a thread (the child may
+    /// fill stdout before it has read all of it) and then closed; `None` gives
+    /// the child no stdin at all.
+    pub fn spawn(bin: &str, args: &[&str], stdin: Option<Vec<u8>>) -> Self {
+        let mut p = Self::start(bin, args, stdin.is_some());
+        if let Some(input) = stdin {
+            let mut pipe = p.child.stdin.take().unwrap();
+            thread::spawn(move || {
+                // The child may exit or close stdin early; what it read is what the test checks.
+                let _ = pipe.write_all(&input);
+            });
+        }
+        p
+    }
+
+    /// Starts `bin` with a stdin pipe the caller writes and closes when it likes.
+    pub fn spawn_with_stdin(bin: &str, args: &[&str]) -> (Self, ChildStdin) {
+        let mut p = Self::start(bin, args, true);
+        let stdin = p.child.stdin.take().unwrap();
+        (p, stdin)
+    }
+
+    fn start(bin: &str, args: &[&str], piped: bool) -> Self {
+        let mut child = Command::new(bin)
+            .args(args)
+            .stdin(if piped { Stdio::piped() } else { Stdio::null() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{bin}: {e}"));
+        Self {
+            stdout: Lines::read(child.stdout.take().unwrap()),
+            stderr: Lines::read(child.stderr.take().unwrap()),
+            child,
+        }
+    }
+
+    /// Waits for the next stderr line containing `needle`; returns it with the
+    /// first socket address in it (how the tools report ephemeral ports).
+    pub fn log_line(&mut self, needle: &str) -> (String, Option<SocketAddr>) {
+        let Some(line) = self.stderr.next_with(needle, Instant::now() + LIMIT) else {
+            self.fail(&format!("no log line with {needle:?}"));
+        };
+        let addr = line.split_whitespace().find_map(|w| w.parse().ok());
+        (line, addr)
+    }
+
+    /// Waits for the next stdout line containing `needle` (`""`: any line) and returns it.
+    pub fn stdout_line(&mut self, needle: &str) -> String {
+        match self.stdout.next_with(needle, Instant::now() + LIMIT) {
+            Some(line) => line,
+            None => self.fail(&format!(
+                "no stdout line with {needle:?}; got {:?}",
+                self.stdout.seen
+            )),
+        }
+    }
+
+    /// Stops reading stdout, so the child's next writes meet a closed pipe.
+    pub fn close_stdout(&mut self) {
+        // The reader thread ends, dropping the pipe, once its next send fails.
+        self.stdout.rx = channel().1;
+    }
+
+    /// Sends SIGINT, as Ctrl-C in a terminal would.
+    pub fn interrupt(&self) {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        assert!(status.success(), "kill -INT {pid}: {status}");
+    }
+
+    /// Waits for the child to exit and collects its output.
+    pub fn finish(mut self) -> Finished {
+        let deadline = Instant::now() + LIMIT;
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > deadline {
+                self.fail("did not stop");
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        // The pipes close when the child exits, so this only drains what is buffered.
+        let deadline = Instant::now() + LIMIT;
+        Finished {
+            code: status.code(),
+            stdout: self.stdout.rest(deadline),
+            stderr: self.stderr.rest(deadline).join("\n"),
+        }
+    }
+
+    fn fail(&mut self, what: &str) -> ! {
+        let _ = self.child.kill();
+        panic!(
+            "{what} within {LIMIT:?}; log so far: {:?}",
+            self.stderr.seen
+        );
+    }
+}
+
+/// What a finished child left behind.
+#[derive(Debug)]
+pub struct Finished {
+    /// The exit code; `None` when a signal ended the child.
+    pub code: Option<i32>,
+    /// Every stdout line, including those [`Proc::stdout_line`] returned.
+    pub stdout: Vec<String>,
+    /// All of stderr, lines joined with `\n`.
+    pub stderr: String,
+}
+
+impl Finished {
+    /// Stdout as the child wrote it (each line ends in `\n`).
+    pub fn text(&self) -> String {
+        self.stdout.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    /// Every stdout line parsed as one JSON value.
+    pub fn json(&self) -> Vec<serde_json::Value> {
+        self.stdout
+            .iter()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
     }
 }

@@ -8,101 +8,31 @@
     reason = "test code: a panic is how a test reports"
 )]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mocap_core::ifm;
+use mocap_core::testutil::{LIMIT, Proc};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ifm-handshake");
 const FRAMES: &str = include_str!("../../../captures/ifacialmocap/v1_minbitt_head_sample_data.txt");
-const LIMIT: Duration = Duration::from_secs(20);
 
-struct Tool {
-    child: Child,
-    stdout: Receiver<String>,
-    stderr: Receiver<String>,
-    err_seen: Vec<String>,
+fn tool(args: &[&str]) -> Proc {
+    Proc::spawn(BIN, args, None)
 }
 
-fn lines_of(r: impl Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = channel();
-    thread::spawn(move || {
-        for line in BufReader::new(r).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
-
-fn tool(args: &[&str]) -> Tool {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    Tool {
-        stdout: lines_of(child.stdout.take().unwrap()),
-        stderr: lines_of(child.stderr.take().unwrap()),
-        child,
-        err_seen: Vec::new(),
-    }
-}
-
-impl Tool {
-    /// Waits for a stderr line containing `needle`; returns the first socket address in it.
-    fn log_line(&mut self, needle: &str) -> (String, Option<SocketAddr>) {
-        let start = Instant::now();
-        loop {
-            if let Some(l) = self.err_seen.iter().find(|l| l.contains(needle)) {
-                let addr = l.split_whitespace().find_map(|w| w.parse().ok());
-                return (l.clone(), addr);
-            }
-            match self
-                .stderr
-                .recv_timeout(LIMIT.saturating_sub(start.elapsed()))
-            {
-                Ok(l) => self.err_seen.push(l),
-                Err(_) => {
-                    let _ = self.child.kill();
-                    panic!("no log line with {needle:?}; saw {:?}", self.err_seen);
-                }
-            }
-        }
-    }
-
-    fn finish(mut self) -> (Option<i32>, Vec<String>, String) {
-        let start = Instant::now();
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            if start.elapsed() > LIMIT {
-                let _ = self.child.kill();
-                panic!("ifm-handshake did not stop; log {:?}", self.err_seen);
-            }
-            thread::sleep(Duration::from_millis(10));
-        };
-        let out: Vec<String> = self.stdout.iter().collect();
-        self.err_seen.extend(self.stderr.iter());
-        (status.code(), out, self.err_seen.join("\n"))
-    }
-}
-
-fn json(lines: &[String]) -> Vec<Value> {
-    lines
-        .iter()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+/// The tool pointed at the emulated phone, listening on an ephemeral loopback port.
+fn to_phone(port: &str, extra: &[&str]) -> Proc {
+    tool(
+        &[
+            &["127.0.0.2", "--phone-port", port, "-l", "127.0.0.1:0"],
+            extra,
+        ]
+        .concat(),
+    )
 }
 
 /// The emulated phone's command socket.
@@ -128,17 +58,7 @@ fn frames(n: usize) -> Vec<&'static str> {
 #[test]
 fn udp_v1_handshake_then_frames_and_our_command_looped_back_is_ignored() {
     let (phone, port) = phone();
-    let mut t = tool(&[
-        "127.0.0.2",
-        "--phone-port",
-        &port,
-        "-l",
-        "127.0.0.1:0",
-        "--format",
-        "json",
-        "-n",
-        "3",
-    ]);
+    let mut t = to_phone(&port, &["--format", "json", "-n", "3"]);
     let (cmd, pc) = recv_command(&phone);
     assert_eq!(cmd, ifm::Command::StartUdp { v2: false }.text());
     phone.send_to(cmd.as_bytes(), pc).unwrap();
@@ -146,10 +66,10 @@ fn udp_v1_handshake_then_frames_and_our_command_looped_back_is_ignored() {
         phone.send_to(f.as_bytes(), pc).unwrap();
     }
     t.log_line("data started");
-    let (code, out, err) = t.finish();
-    assert_eq!(code, Some(0), "{err}");
-    let recs = json(&out);
-    assert_eq!(recs.len(), 4, "{out:?}");
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    assert_eq!(recs.len(), 4, "{:?}", run.stdout);
     let f = &recs[0];
     assert_eq!(f["type"], "ifm.frame");
     assert_eq!(f["tracking"], true);
@@ -169,25 +89,14 @@ fn udp_v1_handshake_then_frames_and_our_command_looped_back_is_ignored() {
 #[test]
 fn udp_v2_frames_with_negative_values() {
     let (phone, port) = phone();
-    let t = tool(&[
-        "127.0.0.2",
-        "--phone-port",
-        &port,
-        "-l",
-        "127.0.0.1:0",
-        "--v2",
-        "--format",
-        "json",
-        "-n",
-        "1",
-    ]);
+    let t = to_phone(&port, &["--v2", "--format", "json", "-n", "1"]);
     let (cmd, pc) = recv_command(&phone);
     assert_eq!(cmd, ifm::Command::StartUdp { v2: true }.text());
     let v2 = "trackingStatus&1|jawOpen&-25|mouthSmile_L&150|=head#1,2,3,0.1,0.2,-0.4|rightEye#1,2,3|leftEye#4,5,6|";
     phone.send_to(v2.as_bytes(), pc).unwrap();
-    let (code, out, err) = t.finish();
-    assert_eq!(code, Some(0), "{err}");
-    let f = &json(&out)[0];
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let f = &run.json()[0];
     assert_eq!(f["blendshapes"]["jawOpen"], -0.25);
     assert_eq!(f["blendshapes"]["mouthSmileLeft"], 1.5);
 }
@@ -195,28 +104,19 @@ fn udp_v2_frames_with_negative_values() {
 #[test]
 fn keepalive_resends_until_the_phone_answers() {
     let (phone, port) = phone();
-    let mut t = tool(&[
-        "127.0.0.2",
-        "--phone-port",
+    let mut t = to_phone(
         &port,
-        "-l",
-        "127.0.0.1:0",
-        "--keepalive",
-        "200ms",
-        "-n",
-        "1",
-        "--format",
-        "raw",
-    ]);
+        &["--keepalive", "200ms", "-n", "1", "--format", "raw"],
+    );
     // The phone "starts late": it misses the first command.
     let (first, _) = recv_command(&phone);
     let (second, pc) = recv_command(&phone);
     assert_eq!(first, second);
     t.log_line("again");
     phone.send_to(frames(1)[0].as_bytes(), pc).unwrap();
-    let (code, out, err) = t.finish();
-    assert_eq!(code, Some(0), "{err}");
-    assert_eq!(out, [frames(1)[0].to_owned()]);
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, [frames(1)[0].to_owned()]);
 }
 
 #[test]
@@ -227,31 +127,29 @@ fn listening_only_decodes_frames_sent_without_a_handshake() {
     for f in frames(2) {
         sender.send_to(f.as_bytes(), addr.unwrap()).unwrap();
     }
-    let (code, out, err) = t.finish();
-    assert_eq!(code, Some(0), "{err}");
-    assert_eq!(out, frames(2));
-    assert!(err.contains("listening only"));
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, frames(2));
+    assert!(run.stderr.contains("listening only"));
 }
 
 #[test]
 fn tcp_mode_frames_in_pieces_a_reconnect_and_the_stop_string() {
     let (phone, port) = phone();
-    let mut t = tool(&[
-        "127.0.0.2",
-        "--phone-port",
+    let mut t = to_phone(
         &port,
-        "--tcp",
-        "--tcp-listen",
-        "127.0.0.1:0",
-        "-l",
-        "127.0.0.1:0",
-        "--keepalive",
-        "200ms",
-        "-n",
-        "4",
-        "--format",
-        "json",
-    ]);
+        &[
+            "--tcp",
+            "--tcp-listen",
+            "127.0.0.1:0",
+            "--keepalive",
+            "200ms",
+            "-n",
+            "4",
+            "--format",
+            "json",
+        ],
+    );
     let (_, tcp) = t.log_line("listening on TCP");
     let tcp = tcp.unwrap();
     let stream_of = |fs: &[&str]| -> Vec<u8> {
@@ -284,9 +182,9 @@ fn tcp_mode_frames_in_pieces_a_reconnect_and_the_stop_string() {
             assert_eq!(stop, ifm::Command::StopTcp.text());
         }
     }
-    let (code, out, err) = t.finish();
-    assert_eq!(code, Some(0), "{err}");
-    let recs = json(&out);
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
     let texts: Vec<_> = recs.iter().filter(|r| r["type"] == "ifm.frame").collect();
     assert_eq!(texts.len(), 4);
     let sum = recs.last().unwrap();
@@ -302,20 +200,18 @@ fn bake_receives_and_writes_the_recording() {
     let dir = std::env::temp_dir().join(format!("ifm-bake-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out_file = dir.join("take.json");
-    let mut t = tool(&[
-        "127.0.0.2",
-        "--phone-port",
+    let mut t = to_phone(
         &port,
-        "--bake",
-        "--bake-listen",
-        "127.0.0.1:0",
-        "-l",
-        "127.0.0.1:0",
-        "--out",
-        out_file.to_str().unwrap(),
-        "--format",
-        "json",
-    ]);
+        &[
+            "--bake",
+            "--bake-listen",
+            "127.0.0.1:0",
+            "--out",
+            out_file.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
     let (_, tcp) = t.log_line("listening on TCP");
     let (cmd, _) = recv_command(&phone);
     assert_eq!(cmd, ifm::Command::Bake.text());
@@ -325,9 +221,9 @@ fn bake_receives_and_writes_the_recording() {
     for piece in payload.chunks(7000) {
         s.write_all(piece).unwrap();
     }
-    let (code, out, err) = t.finish();
-    assert_eq!(code, Some(0), "{err}");
-    let rec = &json(&out)[0];
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let rec = &run.json()[0];
     assert_eq!(rec["type"], "ifm.recording");
     assert_eq!(
         (rec["frames"].as_u64(), rec["bad_frames"].as_u64()),
@@ -346,55 +242,33 @@ fn one_shot_commands() {
         (vec!["--look-forward"], ifm::Command::LookForward),
         (vec!["--stop"], ifm::Command::StopTcp),
     ] {
-        let mut args = vec!["127.0.0.2", "--phone-port", &port, "-l", "127.0.0.1:0"];
-        args.extend(flags);
-        let t = tool(&args);
+        let t = to_phone(&port, &flags);
         let (cmd, _) = recv_command(&phone);
         assert_eq!(cmd, want.text());
-        assert_eq!(t.finish().0, Some(0));
+        assert_eq!(t.finish().code, Some(0));
     }
     // Facemotion3d's start command.
-    let t = tool(&[
-        "127.0.0.2",
-        "--phone-port",
-        &port,
-        "-l",
-        "127.0.0.1:0",
-        "--facemotion3d",
-        "--duration",
-        "300ms",
-    ]);
+    let t = to_phone(&port, &["--facemotion3d", "--duration", "300ms"]);
     let (cmd, _) = recv_command(&phone);
     assert_eq!(cmd, "FACEMOTION3D_OtherStreaming");
-    assert_eq!(t.finish().0, Some(0));
+    assert_eq!(t.finish().code, Some(0));
 }
 
 #[test]
 fn reads_text_captures_and_reports_bad_datagrams() {
-    let mut child = Command::new(BIN)
-        .args(["-r", "-", "--format", "json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     let mut input = frames(5).join("\n");
     input.push_str("\nnot a frame at all\n");
     input.push_str(include_str!(
         "../../../captures/ifacialmocap/v1_corrupted_stale_tail.txt"
     ));
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let recs: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let run = Proc::spawn(
+        BIN,
+        &["-r", "-", "--format", "json"],
+        Some(input.into_bytes()),
+    )
+    .finish();
+    assert_eq!(run.code, Some(0));
+    let recs: Vec<Value> = run.json();
     let types: Vec<_> = recs.iter().map(|r| r["type"].as_str().unwrap()).collect();
     assert_eq!(
         types,
@@ -428,11 +302,11 @@ fn usage_errors() {
         &["--format", "xml"],
         &["--out", "x.json"],
     ] {
-        assert_eq!(tool(bad).finish().0, Some(2), "{bad:?}");
+        assert_eq!(tool(bad).finish().code, Some(2), "{bad:?}");
     }
-    let (code, _, err) = tool(&["--look-forward", "-l", "127.0.0.1:0"]).finish();
-    assert_eq!(code, Some(1));
-    assert!(err.contains("PHONE_HOST"), "{err}");
+    let run = tool(&["--look-forward", "-l", "127.0.0.1:0"]).finish();
+    assert_eq!(run.code, Some(1));
+    assert!(run.stderr.contains("PHONE_HOST"), "{}", run.stderr);
 }
 
 #[test]
@@ -452,9 +326,9 @@ fn capture_in_record_out_and_ctrl_c() {
     }
     w.flush().unwrap();
     drop(w);
-    let (code, out, err) = tool(&["-r", cap.to_str().unwrap(), "--format", "json"]).finish();
-    assert_eq!(code, Some(0), "{err}");
-    let recs = json(&out);
+    let run = tool(&["-r", cap.to_str().unwrap(), "--format", "json"]).finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
     assert_eq!(recs.len(), 5);
     assert_eq!(recs[0]["src"], "192.168.1.23:49983");
     assert_eq!(recs[4]["frames"], 4);
@@ -475,24 +349,19 @@ fn capture_in_record_out_and_ctrl_c() {
     for f in frames(3) {
         sender.send_to(f.as_bytes(), addr.unwrap()).unwrap();
     }
-    let mut seen = 0;
-    while seen < 3 {
-        t.stdout.recv_timeout(LIMIT).unwrap();
-        seen += 1;
+    for _ in 0..3 {
+        t.stdout_line("");
     }
-    let pid = t.child.id().to_string();
+    t.interrupt();
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(
-        Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success()
+        run.stderr.contains("done (interrupted): 3 frames"),
+        "{}",
+        run.stderr
     );
-    let (code, _, err) = t.finish();
-    assert_eq!(code, Some(0), "{err}");
-    assert!(err.contains("done (interrupted): 3 frames"), "{err}");
-    let (code, out, _) = tool(&["-r", rec.to_str().unwrap(), "--format", "raw"]).finish();
-    assert_eq!(code, Some(0));
-    assert_eq!(out, frames(3));
+    let run = tool(&["-r", rec.to_str().unwrap(), "--format", "raw"]).finish();
+    assert_eq!(run.code, Some(0));
+    assert_eq!(run.stdout, frames(3));
     let _ = std::fs::remove_dir_all(&dir);
 }

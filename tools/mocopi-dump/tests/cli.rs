@@ -8,13 +8,12 @@
     reason = "test code: a panic is how a test reports"
 )]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::thread::{self, JoinHandle};
+use std::thread;
 use std::time::{Duration, Instant};
 
+use mocap_core::testutil::{Finished, Proc};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mocopi-dump");
@@ -22,153 +21,24 @@ const SEED: &[u8] = include_bytes!("../../../captures/mocopi/seed-frame-1575.bin
 const SKDF: &[u8] = include_bytes!("../../../captures/mocopi/t-34400/sample_skdf.bin");
 const FRAM: &[u8] = include_bytes!("../../../captures/mocopi/t-34400/sample_fram.bin");
 const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures/mocopi");
-const LIMIT: Duration = Duration::from_secs(20);
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn json(&self) -> Vec<Value> {
-        self.stdout
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-            .collect()
-    }
-}
-
-/// A child with its output drained on threads, so a full pipe never blocks it.
-struct Live {
-    child: Child,
-    addr: SocketAddr,
-    stdout: Receiver<String>,
-    seen: Vec<String>,
-    stderr: JoinHandle<String>,
-}
-
-fn drain(r: impl Read + Send + 'static) -> JoinHandle<String> {
-    thread::spawn(move || {
-        let mut s = String::new();
-        let _ = BufReader::new(r).read_to_string(&mut s);
-        s
-    })
-}
-
-fn drain_lines(r: impl Read + Send + 'static) -> Receiver<String> {
-    let (tx, rx) = channel();
-    thread::spawn(move || {
-        for line in BufReader::new(r).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
 
 /// Starts the tool on an ephemeral loopback port and reads the port it got.
-fn live(args: &[&str]) -> Live {
-    let mut child = Command::new(BIN)
-        .args(["-l", "127.0.0.1:0"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .split_whitespace()
-        .find_map(|w| w.parse::<SocketAddr>().ok())
-        .unwrap_or_else(|| panic!("no address in {line:?}"));
-    let stdout = drain_lines(child.stdout.take().unwrap());
-    let stderr = drain(err);
-    Live {
-        child,
-        addr,
-        stdout,
-        seen: Vec::new(),
-        stderr,
-    }
+fn live(args: &[&str]) -> (Proc, SocketAddr) {
+    let mut tool = Proc::spawn(BIN, &[&["-l", "127.0.0.1:0"], args].concat(), None);
+    let (line, addr) = tool.log_line("listening on");
+    (
+        tool,
+        addr.unwrap_or_else(|| panic!("no address in {line:?}")),
+    )
 }
 
-impl Live {
-    /// Waits until a stdout line contains `needle` (live output is flushed per record).
-    fn wait_for(&mut self, needle: &str) {
-        let start = Instant::now();
-        while !self.seen.iter().any(|l| l.contains(needle)) {
-            let left = LIMIT.saturating_sub(start.elapsed());
-            match self.stdout.recv_timeout(left) {
-                Ok(line) => self.seen.push(line),
-                Err(_) => {
-                    let _ = self.child.kill();
-                    panic!(
-                        "no line with {needle:?} within {LIMIT:?}; got {:?}",
-                        self.seen
-                    );
-                }
-            }
-        }
-    }
-
-    fn wait(mut self) -> Run {
-        let start = Instant::now();
-        let status = loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                break s;
-            }
-            if start.elapsed() > LIMIT {
-                let _ = self.child.kill();
-                panic!("mocopi-dump did not stop within {LIMIT:?}");
-            }
-            thread::sleep(Duration::from_millis(10));
-        };
-        // The pipe closes when the child exits; everything it wrote is in the channel.
-        self.seen.extend(self.stdout.iter());
-        Run {
-            code: status.code(),
-            stdout: self.seen.iter().map(|l| format!("{l}\n")).collect(),
-            stderr: self.stderr.join().unwrap(),
-        }
-    }
+fn offline(args: &[&str], stdin: Option<&[u8]>) -> Finished {
+    Proc::spawn(BIN, args, stdin.map(<[u8]>::to_vec)).finish()
 }
 
-fn offline(args: &[&str], stdin: Option<&[u8]>) -> Run {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Written from a thread: the child may fill stdout before it has read all of stdin.
-    if let Some(input) = stdin {
-        let mut pipe = child.stdin.take().unwrap();
-        let input = input.to_vec();
-        thread::spawn(move || {
-            let _ = pipe.write_all(&input);
-        });
-    }
-    let addr = "127.0.0.1:9".parse().unwrap();
-    let stdout = drain_lines(child.stdout.take().unwrap());
-    let stderr = drain(child.stderr.take().unwrap());
-    Live {
-        child,
-        addr,
-        stdout,
-        seen: Vec::new(),
-        stderr,
-    }
-    .wait()
+/// The `type` of every record.
+fn types(recs: &[Value]) -> Vec<&str> {
+    recs.iter().map(|r| r["type"].as_str().unwrap()).collect()
 }
 
 fn sender() -> UdpSocket {
@@ -251,7 +121,7 @@ fn hex_lines_on_stdin_with_a_bad_line_in_between() {
     let run = offline(&["-r", "-", "--format", "json"], Some(input.as_bytes()));
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let recs = run.json();
-    let types: Vec<_> = recs.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    let types = types(&recs);
     assert_eq!(types, ["mocopi.frame", "error", "mocopi.frame", "summary"]);
     assert_eq!(recs[1]["line"], 2);
     assert_eq!(recs[2]["fnum"], 1);
@@ -262,7 +132,7 @@ fn tree_format_shows_offsets_tags_and_values() {
     let path = format!("{CAPTURES}/seed-frame-1575.bin");
     let run = offline(&["-r", &path, "--format", "tree"], None);
     assert_eq!(run.code, Some(0));
-    let out = &run.stdout;
+    let out = &run.text();
     assert!(out.contains("datagram  1575 bytes"), "{out}");
     assert!(
         out.contains("      51       8    ipad  170c310d28000000  (172.20.10.7)"),
@@ -273,17 +143,17 @@ fn tree_format_shows_offsets_tags_and_values() {
 
 #[test]
 fn live_json_with_garbage_in_the_middle() {
-    let tool = live(&["--format", "json", "-n", "4"]);
+    let (tool, addr) = live(&["--format", "json", "-n", "4"]);
     let tx = sender();
     for d in [SEED, b"garbage!".as_slice(), FRAM, SKDF] {
-        tx.send_to(d, tool.addr).unwrap();
+        tx.send_to(d, addr).unwrap();
         // Keep loopback order and give the receiver time; no timing is asserted.
         thread::sleep(Duration::from_millis(5));
     }
-    let run = tool.wait();
+    let run = tool.finish();
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let recs = run.json();
-    let types: Vec<_> = recs.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    let types = types(&recs);
     assert_eq!(
         types,
         [
@@ -312,14 +182,14 @@ fn live_json_with_garbage_in_the_middle() {
 
 #[test]
 fn live_human_lines() {
-    let tool = live(&["-n", "2"]);
+    let (tool, addr) = live(&["-n", "2"]);
     let tx = sender();
-    tx.send_to(SEED, tool.addr).unwrap();
-    tx.send_to(SKDF, tool.addr).unwrap();
-    let run = tool.wait();
+    tx.send_to(SEED, addr).unwrap();
+    tx.send_to(SKDF, addr).unwrap();
+    let run = tool.finish();
     assert_eq!(run.code, Some(0));
-    let lines: Vec<_> = run.stdout.lines().collect();
-    assert_eq!(lines.len(), 2, "{}", run.stdout);
+    let lines = &run.stdout;
+    assert_eq!(lines.len(), 2, "{}", run.text());
     assert!(lines[0].starts_with("frame     fnum=4977 "), "{}", lines[0]);
     assert!(lines[0].contains(&format!("src={}", tx.local_addr().unwrap())));
     assert!(lines[1].starts_with("skeleton  bones=27"));
@@ -333,7 +203,9 @@ fn live_human_lines() {
 #[test]
 fn duration_stops_an_idle_listener() {
     let start = Instant::now();
-    let run = live(&["--duration", "300ms", "--format", "json"]).wait();
+    let run = live(&["--duration", "300ms", "--format", "json"])
+        .0
+        .finish();
     assert_eq!(run.code, Some(0));
     assert!(start.elapsed() >= Duration::from_millis(300));
     let recs = run.json();
@@ -352,23 +224,22 @@ fn stats_records_every_interval() {
         "--format",
         "json",
     ])
-    .wait();
+    .0
+    .finish();
     let recs = run.json();
     let stats = recs.iter().filter(|r| r["type"] == "stats").count();
-    assert!(stats >= 2, "{}", run.stdout);
+    assert!(stats >= 2, "{}", run.text());
     assert_eq!(recs.last().unwrap()["type"], "summary");
 }
 
 #[test]
 fn ctrl_c_ends_cleanly_with_a_summary() {
-    let mut tool = live(&["--format", "json"]);
+    let (mut tool, addr) = live(&["--format", "json"]);
     let tx = sender();
-    tx.send_to(SEED, tool.addr).unwrap();
-    tool.wait_for("mocopi.frame");
-    let pid = tool.child.id().to_string();
-    let kill = Command::new("kill").args(["-INT", &pid]).status().unwrap();
-    assert!(kill.success());
-    let run = tool.wait();
+    tx.send_to(SEED, addr).unwrap();
+    tool.stdout_line("mocopi.frame");
+    tool.interrupt();
+    let run = tool.finish();
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let recs = run.json();
     assert_eq!(recs[0]["type"], "mocopi.frame");
@@ -377,33 +248,12 @@ fn ctrl_c_ends_cleanly_with_a_summary() {
 
 #[test]
 fn ctrl_c_while_stdin_is_quiet() {
-    let mut child = Command::new(BIN)
-        .args(["-r", "-", "--format", "json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut tool, mut stdin) = Proc::spawn_with_stdin(BIN, &["-r", "-", "--format", "json"]);
     writeln!(stdin, "{}", hex::encode(SEED)).unwrap();
-    let mut tool = Live {
-        stdout: drain_lines(child.stdout.take().unwrap()),
-        stderr: drain(child.stderr.take().unwrap()),
-        child,
-        addr: "127.0.0.1:9".parse().unwrap(),
-        seen: Vec::new(),
-    };
     // Flushed per record although stdin is still open.
-    tool.wait_for("mocopi.frame");
-    let pid = tool.child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let run = tool.wait();
+    tool.stdout_line("mocopi.frame");
+    tool.interrupt();
+    let run = tool.finish();
     drop(stdin);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(run.json().last().unwrap()["stopped"], "interrupted");
@@ -411,16 +261,16 @@ fn ctrl_c_while_stdin_is_quiet() {
 
 #[test]
 fn a_second_instance_on_the_same_port_is_refused() {
-    let first = live(&["--duration", "2s"]);
-    let port = first.addr.port().to_string();
-    let second = offline(&["-l", &first.addr.to_string()], None);
+    let (first, addr) = live(&["--duration", "2s"]);
+    let port = addr.port().to_string();
+    let second = offline(&["-l", &addr.to_string()], None);
     assert_eq!(second.code, Some(1));
     assert!(
         second.stderr.contains(&port) && second.stderr.contains("in use"),
         "{}",
         second.stderr
     );
-    first.wait();
+    first.finish();
 }
 
 #[test]
@@ -437,7 +287,7 @@ fn bad_text_lines_are_errors_and_reading_goes_on() {
     let run = offline(&["-r", "-", "--format", "json"], Some(&input));
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let recs = run.json();
-    let types: Vec<_> = recs.iter().map(|r| r["type"].as_str().unwrap()).collect();
+    let types = types(&recs);
     assert_eq!(
         types,
         [
@@ -478,11 +328,11 @@ fn deeply_nested_chunks_do_not_overflow_the_tree_view() {
     let run = offline(&["-r", "-", "--format", "tree"], Some(input.as_bytes()));
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(
-        run.stdout.len() < 1_000_000,
+        run.text().len() < 1_000_000,
         "{} bytes of tree",
-        run.stdout.len()
+        run.text().len()
     );
-    assert!(run.stdout.contains("=> error"));
+    assert!(run.text().contains("=> error"));
 }
 
 #[test]
@@ -520,7 +370,7 @@ fn usage_and_runtime_exit_codes() {
     assert!(missing.stderr.contains("/nonexistent/capture.bin"));
     let help = offline(&["--help"], None);
     assert_eq!(help.code, Some(0));
-    assert!(help.stdout.contains("Examples:") && help.stdout.contains("Exit codes"));
+    assert!(help.text().contains("Examples:") && help.text().contains("Exit codes"));
 }
 
 #[test]
@@ -528,36 +378,15 @@ fn closed_stdout_pipe_ends_with_exit_zero() {
     // Several megabytes of JSON, so the tool is still writing when the reader goes away.
     let line = format!("{}\n", hex::encode(SEED));
     let input = line.repeat(3000);
-    let mut child = Command::new(BIN)
-        .args(["-r", "-", "--format", "json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = thread::spawn(move || {
-        let _ = stdin.write_all(input.as_bytes());
-    });
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    let mut tool = Proc::spawn(
+        BIN,
+        &["-r", "-", "--format", "json"],
+        Some(input.into_bytes()),
+    );
+    let first = tool.stdout_line("");
     assert!(first.contains("\"mocopi.frame\""));
-    // Dropping the reader closes the pipe.
-    let stderr = drain(child.stderr.take().unwrap());
-    // The reader is gone; nothing more is read from stdout.
-    let (tx, idle) = channel();
-    drop(tx);
-    let run = Live {
-        child,
-        addr: "127.0.0.1:9".parse().unwrap(),
-        stdout: idle,
-        seen: Vec::new(),
-        stderr,
-    }
-    .wait();
-    writer.join().unwrap();
+    tool.close_stdout();
+    let run = tool.finish();
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(!run.stderr.contains("error"), "{}", run.stderr);
 }
@@ -630,13 +459,13 @@ fn write_records_what_arrived_and_reads_back_the_same() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("rec.pcapng");
     let path_s = path.to_str().unwrap();
-    let tool = live(&["--format", "json", "-n", "4", "-w", path_s]);
+    let (tool, addr) = live(&["--format", "json", "-n", "4", "-w", path_s]);
     let tx = sender();
     for d in [SKDF, SEED, b"garbage!".as_slice(), FRAM] {
-        tx.send_to(d, tool.addr).unwrap();
+        tx.send_to(d, addr).unwrap();
         thread::sleep(Duration::from_millis(5));
     }
-    let live_run = tool.wait();
+    let live_run = tool.finish();
     assert_eq!(live_run.code, Some(0), "{}", live_run.stderr);
     let from_file = offline(&["-r", path_s, "--format", "json"], None);
     assert_eq!(from_file.code, Some(0), "{}", from_file.stderr);
@@ -670,10 +499,10 @@ fn replaying_a_capture_live_gives_what_reading_it_gives() {
         let file = format!("{CAPTURES}/{name}");
         let offline_run = offline(&["-r", &file, "--format", "json"], None);
         let count = offline_run.json().last().unwrap()["packets"].to_string();
-        let tool = live(&["--format", "json", "-n", &count]);
+        let (tool, addr) = live(&["--format", "json", "-n", &count]);
         let opts = replay::Options {
             file: file.clone().into(),
-            to: Some(tool.addr),
+            to: Some(addr),
             port_map: Vec::new(),
             filter_ports: Vec::new(),
             src: None,
@@ -691,7 +520,7 @@ fn replaying_a_capture_live_gives_what_reading_it_gives() {
             quiet: true,
         };
         replay::run(&opts).unwrap();
-        let live_run = tool.wait();
+        let live_run = tool.finish();
         assert_eq!(live_run.code, Some(0), "{}", live_run.stderr);
         let a = normalise(&offline_run.json(), true);
         let b = normalise(&live_run.json(), true);

@@ -8,18 +8,15 @@
 )]
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
 use std::net::{SocketAddr, UdpSocket};
-use std::process::{Child, Command, Output, Stdio};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use mocap_core::pcap::Datagrams;
+use mocap_core::testutil::{Finished, LIMIT, Proc};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_pcap-replay");
 const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures/mocopi");
-const LIMIT: Duration = Duration::from_secs(20);
 
 fn capture(name: &str) -> String {
     format!("{CAPTURES}/{name}")
@@ -55,36 +52,15 @@ fn collect(rx: &UdpSocket, n: usize) -> Vec<(SocketAddr, Vec<u8>)> {
     out
 }
 
-fn wait(mut child: Child) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > LIMIT {
-            let _ = child.kill();
-            panic!("pcap-replay did not stop within {LIMIT:?}");
-        }
-        thread::sleep(Duration::from_millis(10));
-    }
-    child.wait_with_output().unwrap()
+fn replay(args: &[&str]) -> Proc {
+    Proc::spawn(BIN, args, None)
 }
 
-fn replay(args: &[&str]) -> Child {
-    Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
-fn summary(out: &Output) -> Value {
-    let text = String::from_utf8_lossy(&out.stdout);
-    let last = text.lines().last().unwrap_or_else(|| {
-        panic!(
-            "no output; stderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+fn summary(out: &Finished) -> Value {
+    let last = out
+        .stdout
+        .last()
+        .unwrap_or_else(|| panic!("no output; stderr: {}", out.stderr));
     serde_json::from_str(last).unwrap()
 }
 
@@ -94,12 +70,8 @@ fn run_to(rx: &UdpSocket, file: &str, extra: &[&str], expect: usize) -> (Vec<Vec
     args.extend_from_slice(extra);
     let child = replay(&args);
     let got = collect(rx, expect);
-    let out = wait(child);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = child.finish();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     (got.into_iter().map(|(_, p)| p).collect(), summary(&out))
 }
 
@@ -176,8 +148,8 @@ fn port_map_rewrites_the_original_port() {
         "-q",
     ]);
     let got = collect(&rx, want.len());
-    let out = wait(child);
-    assert!(out.status.success());
+    let out = child.finish();
+    assert_eq!(out.code, Some(0));
     assert_eq!(got.into_iter().map(|(_, p)| p).collect::<Vec<_>>(), want);
 }
 
@@ -185,7 +157,7 @@ fn port_map_rewrites_the_original_port() {
 fn filters_skip_what_they_do_not_match() {
     let rx = receiver();
     let to = rx.local_addr().unwrap().to_string();
-    let out = wait(replay(&[
+    let out = replay(&[
         &capture("mocopi-sizes.pcapng"),
         "--to",
         &to,
@@ -193,13 +165,14 @@ fn filters_skip_what_they_do_not_match() {
         "9",
         "--format",
         "json",
-    ]));
+    ])
+    .finish();
     let sum = summary(&out);
     assert_eq!(
         (sum["sent"].as_u64(), sum["skipped"].as_u64()),
         (Some(0), Some(8))
     );
-    let out = wait(replay(&[
+    let out = replay(&[
         &capture("mocopi-sizes.pcapng"),
         "--to",
         &to,
@@ -210,9 +183,10 @@ fn filters_skip_what_they_do_not_match() {
         "--topspeed",
         "--format",
         "json",
-    ]));
+    ])
+    .finish();
     assert_eq!(summary(&out)["sent"], 8);
-    let out = wait(replay(&[
+    let out = replay(&[
         &capture("mocopi-sizes.pcapng"),
         "--to",
         &to,
@@ -220,7 +194,8 @@ fn filters_skip_what_they_do_not_match() {
         "10.0.0.1",
         "--format",
         "json",
-    ]));
+    ])
+    .finish();
     assert_eq!(summary(&out)["skipped"], 8);
 }
 
@@ -236,13 +211,8 @@ fn trigger_plays_to_whoever_sent_the_first_datagram() {
         &port,
         "--topspeed",
     ]);
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let trigger: SocketAddr = line
-        .split_whitespace()
-        .find_map(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    let (line, trigger) = child.log_line("waiting for a datagram");
+    let trigger = trigger.unwrap_or_else(|| panic!("no address in {line:?}"));
     rx.send_to(
         b"iFacialMocap_sahuasouryya9218sauhuiayeta91555dy3719",
         trigger,
@@ -250,10 +220,8 @@ fn trigger_plays_to_whoever_sent_the_first_datagram() {
     .unwrap();
     let want = payloads("mocopi-sizes.pcapng");
     let got = collect(&rx, want.len());
-    let mut rest = String::new();
-    let _ = err.read_to_string(&mut rest);
-    let out = wait(child);
-    assert!(out.status.success(), "{rest}");
+    let out = child.finish();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
     // Played from the trigger socket, like a phone answering from its port.
     assert!(got.iter().all(|(from, _)| *from == trigger));
     assert_eq!(got.into_iter().map(|(_, p)| p).collect::<Vec<_>>(), want);
@@ -301,16 +269,9 @@ fn ctrl_c_stops_with_a_summary() {
         "json",
     ]);
     assert_eq!(collect(&rx, 1).len(), 1);
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let out = wait(child);
-    assert!(out.status.success());
+    child.interrupt();
+    let out = child.finish();
+    assert_eq!(out.code, Some(0));
     let sum = summary(&out);
     assert_eq!(
         (sum["sent"].as_u64(), sum["stopped"].as_str()),
@@ -320,20 +281,20 @@ fn ctrl_c_stops_with_a_summary() {
 
 #[test]
 fn exit_codes() {
-    let out = wait(replay(&["/nonexistent.pcapng"]));
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.pcapng"));
+    let out = replay(&["/nonexistent.pcapng"]).finish();
+    assert_eq!(out.code, Some(1));
+    assert!(out.stderr.contains("/nonexistent.pcapng"));
     let not_capture = capture("seed-frame-1575.bin");
-    let out = wait(replay(&[&not_capture]));
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a pcap or pcapng file"));
+    let out = replay(&[&not_capture]).finish();
+    assert_eq!(out.code, Some(1));
+    assert!(out.stderr.contains("not a pcap or pcapng file"));
     for bad in [
         &["--speed", "0", "x.pcap"][..],
         &["--port-map", "1-2", "x.pcap"],
         &[],
     ] {
-        assert_eq!(wait(replay(bad)).status.code(), Some(2), "{bad:?}");
+        assert_eq!(replay(bad).finish().code, Some(2), "{bad:?}");
     }
-    let help = wait(replay(&["--help"]));
-    assert!(String::from_utf8_lossy(&help.stdout).contains("--trigger"));
+    let help = replay(&["--help"]).finish();
+    assert!(help.text().contains("--trigger"));
 }
