@@ -8,6 +8,8 @@
 //! - [`ifm`]: iFacialMocap / Facemotion3d face streams (UDP 49983, TCP 49986).
 //! - [`smf`]: Sony mocopi's motion stream (UDP 12351).
 //! - [`pcap`]: capture files in and out, fragment reassembly, replay scheduling.
+//! - [`osc`]: OSC 1.0 through rosc, guarded against deep nesting and leftovers.
+//! - [`vmc`]: typed VMC messages, name tables, frame encoder.
 //! - [`net`]: UDP sockets with the options every tool wants.
 //! - [`textcap`]: datagrams written as hex text (hex lines, mocopi packet captures).
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
@@ -16,8 +18,10 @@
 pub mod cli;
 pub mod ifm;
 pub mod net;
+pub mod osc;
 pub mod pcap;
 pub mod smf;
-pub mod textcap;
 #[cfg(any(test, feature = "testutil"))]
 pub mod testutil;
+pub mod textcap;
+pub mod vmc;

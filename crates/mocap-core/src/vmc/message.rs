@@ -1,0 +1,486 @@
+//! Typed VMC messages over OSC messages.
+
+use std::fmt;
+
+use crate::osc::{Arg, Message as Osc};
+
+/// A tracked device's kind (`/VMC/Ext/{Hmd,Con,Tra}/Pos`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    /// Head-mounted display.
+    Hmd,
+    /// Controller.
+    Con,
+    /// Tracker.
+    Tra,
+}
+
+/// A VMC message. Positions are `[x, y, z]` metres and rotations
+/// `[x, y, z, w]`, in Unity's left-handed frame, as on the wire.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Message {
+    /// `/VMC/Ext/Root/Pos`: 8 arguments, or 14 with MR scale and offset.
+    RootPos {
+        /// Always "root" in practice.
+        name: String,
+        /// Position.
+        pos: [f32; 3],
+        /// Rotation.
+        rot: [f32; 4],
+        /// MR scale and offset (V2.1).
+        mr: Option<([f32; 3], [f32; 3])>,
+    },
+    /// `/VMC/Ext/Bone/Pos`: a HumanBodyBones name and a local pose.
+    BonePos {
+        /// HumanBodyBones name.
+        name: String,
+        /// Local position.
+        pos: [f32; 3],
+        /// Local rotation.
+        rot: [f32; 4],
+    },
+    /// `/VMC/Ext/Blend/Val`: staged until Apply.
+    BlendVal {
+        /// Expression name.
+        name: String,
+        /// Weight.
+        value: f32,
+    },
+    /// `/VMC/Ext/Blend/Apply`.
+    BlendApply,
+    /// `/VMC/Ext/OK` with 1, 3 or 4 ints.
+    Available {
+        /// 1 when a model is loaded.
+        loaded: i32,
+        /// Calibration state and mode (V2.5).
+        calibration: Option<(i32, i32)>,
+        /// Tracking status (V2.7).
+        tracking: Option<i32>,
+    },
+    /// `/VMC/Ext/T`: the sender's time in seconds.
+    Time(f32),
+    /// `/VMC/Ext/Cam`: camera pose and field of view.
+    Camera {
+        /// Name.
+        name: String,
+        /// Position.
+        pos: [f32; 3],
+        /// Rotation.
+        rot: [f32; 4],
+        /// Field of view, degrees.
+        fov: f32,
+    },
+    /// `/VMC/Ext/{Hmd,Con,Tra}/Pos` and their `/Local` forms.
+    DevicePos {
+        /// Which kind.
+        device: Device,
+        /// The `/Local` (raw, unscaled) form.
+        local: bool,
+        /// OpenVR serial.
+        serial: String,
+        /// Position.
+        pos: [f32; 3],
+        /// Rotation.
+        rot: [f32; 4],
+    },
+    /// `/VMC/Thru/…`: forwarded untouched.
+    Thru(Osc),
+    /// Any other VMC or OSC address, kept as it came (Con, Key, Midi, Set/*,
+    /// Setting/*, Rcv, Light, VRM, Remote, Opt, Config, and unknown ones).
+    Other(Osc),
+}
+
+/// A known address whose arguments do not fit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    /// The address.
+    pub address: String,
+    /// What the address takes, as OSC type tags (e.g. `sfffffff`).
+    pub expected: &'static str,
+    /// What came, as type tags.
+    pub got: String,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: expected arguments {}, got {}",
+            self.address,
+            self.expected,
+            if self.got.is_empty() {
+                "none"
+            } else {
+                &self.got
+            }
+        )
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The OSC type tag of an argument.
+pub fn tag(a: &Arg) -> char {
+    match a {
+        Arg::Int(_) => 'i',
+        Arg::Float(_) => 'f',
+        Arg::String(_) => 's',
+        Arg::Blob(_) => 'b',
+        Arg::Long(_) => 'h',
+        Arg::Double(_) => 'd',
+        Arg::Bool(true) => 'T',
+        Arg::Bool(false) => 'F',
+        Arg::Nil => 'N',
+        Arg::Inf => 'I',
+        Arg::Time(..) => 't',
+        Arg::Char(_) => 'c',
+        Arg::Color(_) => 'r',
+        Arg::Midi(_) => 'm',
+        Arg::Array(_) => '[',
+    }
+}
+
+/// Reads arguments in order; extra arguments are ignored, as the spec says.
+struct Reader<'a> {
+    m: &'a Osc,
+    i: usize,
+    expected: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    fn err(&self) -> Error {
+        Error {
+            address: self.m.address.clone(),
+            expected: self.expected,
+            got: self.m.args.iter().map(tag).collect(),
+        }
+    }
+    fn take(&mut self) -> Option<&'a Arg> {
+        let a = self.m.args.get(self.i);
+        self.i += 1;
+        a
+    }
+    fn s(&mut self) -> Result<String, Error> {
+        match self.take() {
+            Some(Arg::String(s)) => Ok(s.clone()),
+            _ => Err(self.err()),
+        }
+    }
+    fn f(&mut self) -> Result<f32, Error> {
+        match self.take() {
+            Some(Arg::Float(v)) => Ok(*v),
+            _ => Err(self.err()),
+        }
+    }
+    fn i(&mut self) -> Result<i32, Error> {
+        match self.take() {
+            Some(Arg::Int(v)) => Ok(*v),
+            _ => Err(self.err()),
+        }
+    }
+    fn v3(&mut self) -> Result<[f32; 3], Error> {
+        Ok([self.f()?, self.f()?, self.f()?])
+    }
+    fn q(&mut self) -> Result<[f32; 4], Error> {
+        Ok([self.f()?, self.f()?, self.f()?, self.f()?])
+    }
+    /// Whether the next `n` arguments are floats (an optional group is present).
+    fn floats_follow(&self, n: usize) -> bool {
+        self.m
+            .args
+            .get(self.i..self.i + n)
+            .is_some_and(|a| a.iter().all(|x| matches!(x, Arg::Float(_))))
+    }
+    fn ints_follow(&self, n: usize) -> bool {
+        self.m
+            .args
+            .get(self.i..self.i + n)
+            .is_some_and(|a| a.iter().all(|x| matches!(x, Arg::Int(_))))
+    }
+}
+
+impl Message {
+    /// Types an OSC message. Unknown addresses become [`Message::Other`].
+    ///
+    /// # Errors
+    /// [`Error`] when a known address has too few or mistyped arguments.
+    pub fn from_osc(m: &Osc) -> Result<Self, Error> {
+        let r = |expected| Reader { m, i: 0, expected };
+        Ok(match m.address.as_str() {
+            "/VMC/Ext/Root/Pos" => {
+                let mut a = r("sfffffff[ffffff]");
+                let (name, pos, rot) = (a.s()?, a.v3()?, a.q()?);
+                let mr = if a.floats_follow(6) {
+                    Some((a.v3()?, a.v3()?))
+                } else {
+                    None
+                };
+                Self::RootPos { name, pos, rot, mr }
+            }
+            "/VMC/Ext/Bone/Pos" => {
+                let mut a = r("sfffffff");
+                Self::BonePos {
+                    name: a.s()?,
+                    pos: a.v3()?,
+                    rot: a.q()?,
+                }
+            }
+            "/VMC/Ext/Blend/Val" => {
+                let mut a = r("sf");
+                Self::BlendVal {
+                    name: a.s()?,
+                    value: a.f()?,
+                }
+            }
+            "/VMC/Ext/Blend/Apply" => Self::BlendApply,
+            "/VMC/Ext/OK" => {
+                let mut a = r("i[ii[i]]");
+                let loaded = a.i()?;
+                let calibration = if a.ints_follow(2) {
+                    Some((a.i()?, a.i()?))
+                } else {
+                    None
+                };
+                let tracking = if calibration.is_some() && a.ints_follow(1) {
+                    Some(a.i()?)
+                } else {
+                    None
+                };
+                Self::Available {
+                    loaded,
+                    calibration,
+                    tracking,
+                }
+            }
+            "/VMC/Ext/T" => Self::Time(r("f").f()?),
+            "/VMC/Ext/Cam" => {
+                let mut a = r("sffffffff");
+                Self::Camera {
+                    name: a.s()?,
+                    pos: a.v3()?,
+                    rot: a.q()?,
+                    fov: a.f()?,
+                }
+            }
+            addr @ ("/VMC/Ext/Hmd/Pos"
+            | "/VMC/Ext/Con/Pos"
+            | "/VMC/Ext/Tra/Pos"
+            | "/VMC/Ext/Hmd/Pos/Local"
+            | "/VMC/Ext/Con/Pos/Local"
+            | "/VMC/Ext/Tra/Pos/Local") => {
+                let device = match addr.get(9..12) {
+                    Some("Hmd") => Device::Hmd,
+                    Some("Con") => Device::Con,
+                    _ => Device::Tra,
+                };
+                let mut a = r("sfffffff");
+                Self::DevicePos {
+                    device,
+                    local: addr.ends_with("/Local"),
+                    serial: a.s()?,
+                    pos: a.v3()?,
+                    rot: a.q()?,
+                }
+            }
+            addr if addr.starts_with("/VMC/Thru/") => Self::Thru(m.clone()),
+            _ => {
+                check_other(m)?;
+                Self::Other(m.clone())
+            }
+        })
+    }
+
+    /// The OSC message for this VMC message.
+    pub fn to_osc(&self) -> Osc {
+        let s = |v: &str| Arg::String(v.to_owned());
+        let fl = |v: &[f32]| v.iter().map(|x| Arg::Float(*x)).collect::<Vec<_>>();
+        match self {
+            Self::RootPos { name, pos, rot, mr } => {
+                let mut args = vec![s(name)];
+                args.extend(fl(pos));
+                args.extend(fl(rot));
+                if let Some((scale, offset)) = mr {
+                    args.extend(fl(scale));
+                    args.extend(fl(offset));
+                }
+                Osc::new("/VMC/Ext/Root/Pos", args)
+            }
+            Self::BonePos { name, pos, rot } => {
+                let mut args = vec![s(name)];
+                args.extend(fl(pos));
+                args.extend(fl(rot));
+                Osc::new("/VMC/Ext/Bone/Pos", args)
+            }
+            Self::BlendVal { name, value } => {
+                Osc::new("/VMC/Ext/Blend/Val", vec![s(name), Arg::Float(*value)])
+            }
+            Self::BlendApply => Osc::new("/VMC/Ext/Blend/Apply", vec![]),
+            Self::Available {
+                loaded,
+                calibration,
+                tracking,
+            } => {
+                let mut args = vec![Arg::Int(*loaded)];
+                if let Some((state, mode)) = calibration {
+                    args.extend([Arg::Int(*state), Arg::Int(*mode)]);
+                    if let Some(t) = tracking {
+                        args.push(Arg::Int(*t));
+                    }
+                }
+                Osc::new("/VMC/Ext/OK", args)
+            }
+            Self::Time(t) => Osc::new("/VMC/Ext/T", vec![Arg::Float(*t)]),
+            Self::Camera {
+                name,
+                pos,
+                rot,
+                fov,
+            } => {
+                let mut args = vec![s(name)];
+                args.extend(fl(pos));
+                args.extend(fl(rot));
+                args.push(Arg::Float(*fov));
+                Osc::new("/VMC/Ext/Cam", args)
+            }
+            Self::DevicePos {
+                device,
+                local,
+                serial,
+                pos,
+                rot,
+            } => {
+                let kind = match device {
+                    Device::Hmd => "Hmd",
+                    Device::Con => "Con",
+                    Device::Tra => "Tra",
+                };
+                let suffix = if *local { "/Local" } else { "" };
+                let mut args = vec![s(serial)];
+                args.extend(fl(pos));
+                args.extend(fl(rot));
+                Osc::new(format!("/VMC/Ext/{kind}/Pos{suffix}"), args)
+            }
+            Self::Thru(m) | Self::Other(m) => m.clone(),
+        }
+    }
+
+    /// Whether this message ends a sender's frame: OK, T or Blend/Apply
+    /// (what receivers such as VRM4U take as "frame complete").
+    pub fn ends_frame(&self) -> bool {
+        matches!(
+            self,
+            Self::Available { .. } | Self::Time(_) | Self::BlendApply
+        )
+    }
+}
+
+/// Argument shapes of the other known addresses, checked so that a wrong
+/// message is an error even though it is carried as [`Message::Other`].
+fn check_other(m: &Osc) -> Result<(), Error> {
+    let want: &'static str = match m.address.as_str() {
+        "/VMC/Ext/Con" => "isiiifff",
+        "/VMC/Ext/Key" => "isi",
+        "/VMC/Ext/Midi/Note" => "iiif",
+        "/VMC/Ext/Midi/CC/Val" => "if",
+        "/VMC/Ext/Midi/CC/Bit" => "ii",
+        "/VMC/Ext/Rcv" => "ii",
+        "/VMC/Ext/Light" => "sfffffffffff",
+        "/VMC/Ext/VRM" => "ss",
+        "/VMC/Ext/Remote" => "ss",
+        "/VMC/Ext/Opt"
+        | "/VMC/Ext/Config"
+        | "/VMC/Ext/Set/Res"
+        | "/VMC/Ext/Set/Config"
+        | "/VMC/Ext/Set/Shortcut" => "s",
+        "/VMC/Ext/Setting/Color" => "ffff",
+        "/VMC/Ext/Setting/Win" => "iiii",
+        "/VMC/Ext/Set/Period" => "iiiiii",
+        "/VMC/Ext/Set/Eye" => "ifff",
+        "/VMC/Ext/Set/Calib/Exec" => "i",
+        _ => return Ok(()),
+    };
+    let got: String = m.args.iter().map(tag).collect();
+    if got.starts_with(want) {
+        Ok(())
+    } else {
+        Err(Error {
+            address: m.address.clone(),
+            expected: want,
+            got,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn root_pos_eight_or_fourteen_and_extra_args_ignored() {
+        let mut args = vec![Arg::String("root".into())];
+        args.extend((0..7).map(|i| Arg::Float(i as f32)));
+        let m8 = Osc::new("/VMC/Ext/Root/Pos", args.clone());
+        let Message::RootPos { mr, rot, .. } = Message::from_osc(&m8).unwrap() else {
+            panic!()
+        };
+        assert_eq!((mr, rot), (None, [3.0, 4.0, 5.0, 6.0]));
+        args.extend((7..13).map(|i| Arg::Float(i as f32)));
+        let m14 = Osc::new("/VMC/Ext/Root/Pos", args.clone());
+        let typed = Message::from_osc(&m14).unwrap();
+        assert!(matches!(typed, Message::RootPos { mr: Some(_), .. }));
+        assert_eq!(typed.to_osc(), m14);
+        args.push(Arg::Int(99));
+        assert!(Message::from_osc(&Osc::new("/VMC/Ext/Root/Pos", args)).is_ok());
+    }
+
+    #[test]
+    fn ok_with_one_three_or_four_ints() {
+        for n in [1, 3, 4] {
+            let m = Osc::new("/VMC/Ext/OK", (0..n).map(Arg::Int).collect());
+            let typed = Message::from_osc(&m).unwrap();
+            assert_eq!(typed.to_osc(), m, "{n}");
+            assert!(typed.ends_frame());
+        }
+    }
+
+    #[test]
+    fn wrong_arguments_are_typed_errors() {
+        let e = Message::from_osc(&Osc::new(
+            "/VMC/Ext/Bone/Pos",
+            vec![Arg::String("Head".into()), Arg::Float(1.0)],
+        ))
+        .unwrap_err();
+        assert_eq!(e.expected, "sfffffff");
+        assert_eq!(e.got, "sf");
+        assert!(e.to_string().contains("/VMC/Ext/Bone/Pos"));
+        assert!(Message::from_osc(&Osc::new("/VMC/Ext/T", vec![Arg::Int(1)])).is_err());
+        assert!(Message::from_osc(&Osc::new("/VMC/Ext/Set/Period", vec![Arg::Int(1)])).is_err());
+    }
+
+    #[test]
+    fn unknown_and_thru_are_kept() {
+        let m = Osc::new("/Something/Else", vec![Arg::Double(1.5), Arg::Nil]);
+        assert_eq!(Message::from_osc(&m).unwrap(), Message::Other(m.clone()));
+        let t = Osc::new(
+            "/VMC/Thru/Custom",
+            vec![Arg::String("x".into()), Arg::Int(2)],
+        );
+        assert_eq!(Message::from_osc(&t).unwrap().to_osc(), t);
+        let d = Osc::new("/VMC/Ext/Tra/Pos/Local", {
+            let mut a = vec![Arg::String("LHR-1".into())];
+            a.extend((0..7).map(|i| Arg::Float(i as f32)));
+            a
+        });
+        let typed = Message::from_osc(&d).unwrap();
+        assert!(matches!(
+            typed,
+            Message::DevicePos {
+                device: Device::Tra,
+                local: true,
+                ..
+            }
+        ));
+        assert_eq!(typed.to_osc(), d);
+    }
+}

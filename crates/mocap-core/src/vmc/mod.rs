@@ -1,0 +1,41 @@
+//! The VMC protocol (Virtual Motion Capture): OSC over UDP carrying a humanoid
+//! avatar's pose and expressions.
+//!
+//! A Performer sends to a Marionette on UDP 39539 (Assistants to a Performer
+//! on 39540): `/VMC/Ext/Root/Pos`, one `/VMC/Ext/Bone/Pos` per
+//! HumanBodyBones name (local pose, Unity's left-handed frame, metres,
+//! quaternion x y z w), `/VMC/Ext/Blend/Val` staged until
+//! `/VMC/Ext/Blend/Apply`, then `/VMC/Ext/OK` and `/VMC/Ext/T`. Senders
+//! bundle frames (nested bundles occur) with the "immediately" timetag.
+//! Unknown addresses and extra arguments are ignored; too few or mistyped
+//! arguments make a typed [`Error`]. See `docs/vmc.md`.
+
+mod encode;
+mod message;
+mod names;
+
+pub use encode::{MAX_BUNDLE, frame_datagrams};
+pub use message::{Device, Error, Message, tag};
+pub use names::{
+    HUMAN_BODY_BONES, VRM0_PRESETS, VRM0_TO_VRM1, VRM1_PRESETS, bone_index, vrm0_to_vrm1,
+    vrm1_to_vrm0,
+};
+
+/// Port a Marionette (receiver of full motion) listens on.
+pub const MARIONETTE_PORT: u16 = 39539;
+/// Port a Performer listens on for Assistants.
+pub const PERFORMER_PORT: u16 = 39540;
+
+/// Decodes a datagram into typed VMC messages, in wire order (bundles flattened).
+///
+/// # Errors
+/// [`crate::osc::Error`] when the datagram is not OSC; per-message typing
+/// errors are returned in place, so one bad message does not hide the rest.
+pub fn decode(bytes: &[u8]) -> Result<Vec<Result<Message, Error>>, crate::osc::Error> {
+    let packet = crate::osc::decode(bytes)?;
+    Ok(packet
+        .messages()
+        .into_iter()
+        .map(Message::from_osc)
+        .collect())
+}

@@ -1,0 +1,290 @@
+//! OSC vectors (the OSC 1.0 specification's examples, nesting, malformed
+//! packets), VMC typing and encoding, and no-panic sweeps over the decoder.
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    reason = "test code: a panic is how a test reports"
+)]
+
+use mocap_core::osc::{self, Arg, Error, Message, Packet};
+use mocap_core::vmc;
+
+fn unhex(s: &str) -> Vec<u8> {
+    hex::decode(s.replace(' ', "")).unwrap()
+}
+
+/// A bundle holding `elements` (already encoded), timetag "immediately".
+fn bundle_of(elements: &[Vec<u8>]) -> Vec<u8> {
+    let mut b = b"#bundle\0".to_vec();
+    b.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1]);
+    for e in elements {
+        b.extend_from_slice(&(e.len() as i32).to_be_bytes());
+        b.extend_from_slice(e);
+    }
+    b
+}
+
+#[test]
+fn osc_spec_examples() {
+    let one = osc::decode(&unhex(
+        "2f6f7363 696c6c61 746f722f 342f6672 65717565 6e637900 2c660000 43dc0000",
+    ))
+    .unwrap();
+    assert_eq!(
+        one,
+        Packet::Message(Message::new(
+            "/oscillator/4/frequency",
+            vec![Arg::Float(440.0)]
+        ))
+    );
+    let two_bytes = unhex(
+        "2f666f6f 00000000 2c696973 66660000 000003e8 ffffffff 68656c6c 6f000000 3f9df3b6 40b5b22d",
+    );
+    let two = osc::decode(&two_bytes).unwrap();
+    let want = Message::new(
+        "/foo",
+        vec![
+            Arg::Int(1000),
+            Arg::Int(-1),
+            Arg::String("hello".into()),
+            Arg::Float(1.234),
+            Arg::Float(5.678),
+        ],
+    );
+    assert_eq!(two, Packet::Message(want.clone()));
+    assert_eq!(osc::message(&want), two_bytes);
+}
+
+#[test]
+fn vmc_blend_vectors_are_byte_exact() {
+    let val = Message::new(
+        "/VMC/Ext/Blend/Val",
+        vec![Arg::String("A".into()), Arg::Float(0.5)],
+    );
+    assert_eq!(
+        osc::message(&val),
+        unhex("2F564D432F4578742F426C656E642F56616C0000 2C736600 41000000 3F000000")
+    );
+    assert_eq!(
+        osc::message(&Message::new("/VMC/Ext/Blend/Apply", vec![])).len(),
+        28
+    );
+}
+
+#[test]
+fn nested_bundles_flatten_in_wire_order() {
+    let m = |a: &str| osc::message(&Message::new(a, vec![Arg::Int(1)]));
+    let inner = bundle_of(&[m("/b"), m("/c")]);
+    let outer = bundle_of(&[m("/a"), inner, m("/d")]);
+    let p = osc::decode(&outer).unwrap();
+    let addrs: Vec<_> = p.messages().iter().map(|m| m.address.clone()).collect();
+    assert_eq!(addrs, ["/a", "/b", "/c", "/d"]);
+    // Re-encoding gives the same bytes.
+    assert_eq!(osc::encode(&p), outer);
+}
+
+#[test]
+fn depth_bomb_is_refused_without_crashing() {
+    let mut b = osc::message(&Message::new("/x", vec![]));
+    for _ in 0..3000 {
+        b = bundle_of(&[b]);
+    }
+    assert!(matches!(osc::decode(&b), Err(Error::TooDeep { .. })));
+    // Deep arrays in a type tag too.
+    let mut tags = ",".to_owned();
+    tags.push_str(&"[".repeat(5000));
+    tags.push_str(&"]".repeat(5000));
+    let mut msg = b"/x\0\0".to_vec();
+    msg.extend_from_slice(tags.as_bytes());
+    msg.resize((msg.len() + 4) & !3, 0);
+    assert!(matches!(osc::decode(&msg), Err(Error::TooDeep { .. })));
+    // The depth the reference sender uses is fine.
+    let mut ok = osc::message(&Message::new("/x", vec![]));
+    for _ in 0..3 {
+        ok = bundle_of(&[ok]);
+    }
+    assert!(osc::decode(&ok).is_ok());
+}
+
+#[test]
+fn truncated_leftover_and_malformed() {
+    let m = osc::message(&Message::new("/VMC/Ext/T", vec![Arg::Float(1.0)]));
+    let full = bundle_of(&[m.clone(), m.clone()]);
+    // rosc alone accepts a truncated bundle; we refuse it.
+    let cut = &full[..full.len() - 6];
+    assert!(
+        matches!(osc::decode(cut), Err(Error::BadSize { .. })),
+        "{:?}",
+        osc::decode(cut)
+    );
+    let mut extra = m.clone();
+    extra.extend_from_slice(&[0, 0, 0, 0]);
+    assert_eq!(osc::decode(&extra), Err(Error::Trailing { count: 4 }));
+    let mut bad_size = bundle_of(std::slice::from_ref(&m));
+    bad_size[16..20].copy_from_slice(&(-4i32).to_be_bytes());
+    assert!(matches!(osc::decode(&bad_size), Err(Error::BadSize { .. })));
+    let unknown_tag = unhex("2f780000 2c667800 3f800000 00000000");
+    assert!(matches!(
+        osc::decode(&unknown_tag),
+        Err(Error::Malformed(_))
+    ));
+    assert!(osc::decode(b"").is_err());
+    assert!(osc::decode(b"not osc at all").is_err());
+}
+
+#[test]
+fn vmc_typing_from_bytes() {
+    let mut args = vec![Arg::String("Head".into())];
+    args.extend([0.0, 1.5, 0.0, 0.0, 0.0, 0.0, 1.0].map(Arg::Float));
+    args.push(Arg::Int(7)); // extra: ignored
+    let bone = osc::message(&Message::new("/VMC/Ext/Bone/Pos", args));
+    let doubles = osc::message(&Message::new(
+        "/VMC/Ext/Bone/Pos",
+        vec![
+            Arg::String("Head".into()),
+            Arg::Double(0.0),
+            Arg::Double(1.0),
+        ],
+    ));
+    let got = vmc::decode(&bundle_of(&[bone, doubles])).unwrap();
+    assert_eq!(
+        got[0],
+        Ok(vmc::Message::BonePos {
+            name: "Head".into(),
+            pos: [0.0, 1.5, 0.0],
+            rot: [0.0, 0.0, 0.0, 1.0]
+        })
+    );
+    let e = got[1].clone().unwrap_err();
+    assert_eq!((e.expected, e.got.as_str()), ("sfffffff", "sdd"));
+}
+
+#[test]
+fn vmc_frame_round_trip() {
+    let mut frame = vec![vmc::Message::RootPos {
+        name: "root".into(),
+        pos: [0.1, 0.9, -0.2],
+        rot: [0.0, 0.6, 0.0, 0.8],
+        mr: Some(([1.0; 3], [0.0; 3])),
+    }];
+    for b in vmc::HUMAN_BODY_BONES {
+        frame.push(vmc::Message::BonePos {
+            name: b.into(),
+            pos: [0.0, 0.1, 0.0],
+            rot: [0.1, 0.2, 0.3, 0.9],
+        });
+    }
+    frame.push(vmc::Message::BlendVal {
+        name: "Joy".into(),
+        value: 1.0,
+    });
+    frame.push(vmc::Message::BlendApply);
+    frame.push(vmc::Message::Available {
+        loaded: 1,
+        calibration: Some((3, 0)),
+        tracking: Some(1),
+    });
+    frame.push(vmc::Message::Time(42.0));
+    let datagrams = vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE);
+    let mut back: Vec<vmc::Message> = Vec::new();
+    for d in &datagrams {
+        back.extend(vmc::decode(d).unwrap().into_iter().map(Result::unwrap));
+    }
+    let mut want = frame.clone();
+    let mut got = back.clone();
+    let key = |m: &vmc::Message| format!("{m:?}");
+    want.sort_by_key(key);
+    got.sort_by_key(key);
+    assert_eq!(got, want);
+    assert_eq!(back.last(), Some(&vmc::Message::Time(42.0)));
+}
+
+fn corpus() -> Vec<Vec<u8>> {
+    let bone = |n: &str| {
+        let mut a = vec![Arg::String(n.into())];
+        a.extend([0.0, 1.0, 2.0, 0.0, 0.0, 0.0, 1.0].map(Arg::Float));
+        Message::new("/VMC/Ext/Bone/Pos", a)
+    };
+    let mut c = vec![
+        osc::bundle(&[bone("Hips"), bone("Head"), bone("LeftHand")]),
+        osc::message(&Message::new(
+            "/VMC/Ext/OK",
+            vec![Arg::Int(1), Arg::Int(3), Arg::Int(0)],
+        )),
+        osc::message(&Message::new(
+            "/all",
+            vec![
+                Arg::Int(1),
+                Arg::Float(2.0),
+                Arg::String("s".into()),
+                Arg::Blob(vec![1, 2, 3]),
+                Arg::Long(4),
+                Arg::Double(5.0),
+                Arg::Bool(true),
+                Arg::Nil,
+                Arg::Inf,
+                Arg::Time(1, 2),
+                Arg::Char('c'),
+                Arg::Color([1, 2, 3, 4]),
+                Arg::Midi([5, 6, 7, 8]),
+                Arg::Array(vec![Arg::Int(9), Arg::Array(vec![])]),
+            ],
+        )),
+    ];
+    let inner = c[0].clone();
+    c.push(bundle_of(&[inner, c[1].clone()]));
+    c
+}
+
+#[test]
+fn no_panic_sweeps() {
+    let corpus = corpus();
+    for c in &corpus {
+        for n in 0..=c.len() {
+            let _ = vmc::decode(&c[..n]);
+        }
+        let mut v = c.clone();
+        for i in 0..v.len() {
+            v[i] ^= 0xff;
+            let _ = vmc::decode(&v);
+            v[i] ^= 0xff;
+        }
+    }
+    let count: usize = std::env::var("OSC_SWEEP_MUTATIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000);
+    let mut rng = mocap_core_rng(0x05c0_0001);
+    for _ in 0..count {
+        let mut v = corpus[(rng() % corpus.len() as u64) as usize].clone();
+        for _ in 0..1 + rng() % 4 {
+            let at = (rng() % (v.len() as u64 + 1)) as usize;
+            match rng() % 4 {
+                0 if at < v.len() => v[at] = rng() as u8,
+                1 => v.insert(at, rng() as u8),
+                2 if at + 4 <= v.len() => {
+                    v[at..at + 4].copy_from_slice(&(rng() as i32 % 2048).to_be_bytes())
+                }
+                _ => v.truncate(at),
+            }
+        }
+        if let Ok(p) = osc::decode(&v) {
+            // What we accept re-encodes, and that decodes to the same bytes
+            // again (bytes, since NaN arguments never compare equal).
+            let again = osc::encode(&p);
+            assert_eq!(osc::encode(&osc::decode(&again).unwrap()), again);
+            let _ = vmc::decode(&v);
+        }
+    }
+}
+
+/// xorshift64*, local so this file needs no test-support feature.
+fn mocap_core_rng(mut s: u64) -> impl FnMut() -> u64 {
+    move || {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        s.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+}
