@@ -1,11 +1,247 @@
-//! `vmc-relay`: not built yet; its issue brings it.
+//! `vmc-relay`: forward, filter and sniff VMC (OSC over UDP).
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-fn main() -> ExitCode {
-    #[expect(clippy::print_stderr, reason = "the whole program is this one message")]
-    {
-        eprintln!("vmc-relay: not implemented yet (see the project's open issues)");
+use clap::{ArgAction, ArgMatches, CommandFactory as _, FromArgMatches as _, Parser};
+use mocap_core::cli::relay::{self, Cidr, Destination};
+use mocap_core::cli::{self, Format, Input, LogArgs, RecordArgs, StopArgs};
+use mocap_core::osc::Pattern;
+use mocap_core::vmc::{Rename, Rules};
+
+const EXAMPLES: &str = "\
+Examples:
+  vmc-relay --to 127.0.0.1:39540 --to 127.0.0.1:39538
+      one sender on 39539 to VSeeFace and Blender, bytes unchanged
+  vmc-relay --to 127.0.0.1:39540 --to 127.0.0.1:39538 --only '/VMC/Ext/Blend/*'
+      filters after a --to apply to that destination only: Blender gets the face
+  vmc-relay --drop-bones LeftHand,RightHand --to 127.0.0.1:39540
+      filters before the first --to apply to every destination
+  vmc-relay --to 127.0.0.1:39540 --vrm0-to-vrm1 --max-rate 30
+      VRM1 expression names, at most 30 updates per second per bone and expression
+  vmc-relay --dump --format json | jq -c 'select(.type==\"vmc.bone\" and .name==\"Head\")'
+      sniff what arrives on 39539
+  vmc-relay -l 0.0.0.0:39540 --allow 192.168.1.0/24 --to 127.0.0.1:39541
+      accept only the LAN";
+
+/// Forward VMC (OSC over UDP) from one port to several receivers: byte for
+/// byte, or filtered per destination (addresses, bones, expression names, rate),
+/// and show what passes.
+#[derive(Debug, Parser)]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+struct Args {
+    /// UDP address to listen on.
+    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:39539")]
+    listen: SocketAddr,
+
+    /// Read datagrams from a capture instead (pcap, pcapng, hex lines).
+    #[arg(short, long, value_name = "FILE", conflicts_with = "listen")]
+    read: Option<PathBuf>,
+
+    #[command(flatten)]
+    record: RecordArgs,
+
+    /// A receiver (repeatable). Filter options after it apply to it alone.
+    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port, action = ArgAction::Append)]
+    to: Vec<SocketAddr>,
+
+    /// Forward only messages whose address matches this OSC pattern (repeatable).
+    #[arg(long, value_name = "PATTERN", value_parser = check_pattern, action = ArgAction::Append)]
+    only: Vec<String>,
+
+    /// Drop messages whose address matches this OSC pattern (repeatable).
+    #[arg(long, value_name = "PATTERN", value_parser = check_pattern, action = ArgAction::Append)]
+    drop: Vec<String>,
+
+    /// Forward only these bones' Bone/Pos (comma-separated HumanBodyBones names).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', action = ArgAction::Append)]
+    bones: Vec<String>,
+
+    /// Drop these bones' Bone/Pos.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', action = ArgAction::Append)]
+    drop_bones: Vec<String>,
+
+    /// Rename VRM0 expressions to VRM1 in Blend/Val (Joy -> happy, …).
+    #[arg(long, action = ArgAction::Count, conflicts_with = "vrm1_to_vrm0")]
+    vrm0_to_vrm1: u8,
+
+    /// Rename VRM1 expressions to VRM0 in Blend/Val.
+    #[arg(long, action = ArgAction::Count)]
+    vrm1_to_vrm0: u8,
+
+    /// At most HZ updates per second per bone, expression or device (newest wins;
+    /// the held value goes out at the next slot). Apply, OK, T and events always pass.
+    #[arg(long, value_name = "HZ", action = ArgAction::Append)]
+    max_rate: Vec<f64>,
+
+    /// Send every message in its own datagram (for receivers without bundle support).
+    #[arg(long, action = ArgAction::Count)]
+    flatten: u8,
+
+    /// Accept datagrams only from this address or CIDR range (repeatable).
+    #[arg(long, value_name = "CIDR", value_parser = Cidr::parse)]
+    allow: Vec<Cidr>,
+
+    /// Drop datagrams above this many per second (all sources together), counted.
+    #[arg(long, value_name = "N")]
+    max_pps: Option<f64>,
+
+    /// Print what arrives (human lines, or JSON Lines with --format json).
+    #[arg(long)]
+    dump: bool,
+
+    /// Format of --dump and of the summary.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+
+    #[command(flatten)]
+    stop: StopArgs,
+
+    #[command(flatten)]
+    log: LogArgs,
+}
+
+fn check_pattern(s: &str) -> Result<String, String> {
+    Pattern::new(s).map(|_| s.to_owned())
+}
+
+/// Which destination each occurrence of an option belongs to: the nearest
+/// `--to` before it, or every destination when it comes before the first.
+fn owners(m: &ArgMatches, id: &str, to: &[usize]) -> Vec<Option<usize>> {
+    // Defaults (a count of 0) have an index too; only what was typed counts.
+    if m.value_source(id) != Some(clap::parser::ValueSource::CommandLine) {
+        return Vec::new();
     }
-    ExitCode::from(2)
+    m.indices_of(id)
+        .map(|idx| idx.map(|i| to.iter().rposition(|&t| t < i)).collect())
+        .unwrap_or_default()
+}
+
+fn build(m: &ArgMatches, args: &Args) -> Vec<Destination> {
+    let to: Vec<usize> = m
+        .indices_of("to")
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    let n = args.to.len();
+    let mut rules: Vec<Rules> = (0..n).map(|_| Rules::default()).collect();
+    let applies = |owner: Option<usize>, i: usize| owner.is_none_or(|o| o == i);
+    for (i, r) in rules.iter_mut().enumerate() {
+        for (v, o) in args.only.iter().zip(owners(m, "only", &to)) {
+            if applies(o, i)
+                && let Ok(p) = Pattern::new(v)
+            {
+                r.only.push(p);
+            }
+        }
+        for (v, o) in args.drop.iter().zip(owners(m, "drop", &to)) {
+            if applies(o, i)
+                && let Ok(p) = Pattern::new(v)
+            {
+                r.drop.push(p);
+            }
+        }
+        for (v, o) in args.bones.iter().zip(owners(m, "bones", &to)) {
+            if applies(o, i) {
+                r.bones.get_or_insert_with(Vec::new).push(v.clone());
+            }
+        }
+        for (v, o) in args.drop_bones.iter().zip(owners(m, "drop_bones", &to)) {
+            if applies(o, i) {
+                r.drop_bones.push(v.clone());
+            }
+        }
+        if owners(m, "vrm0_to_vrm1", &to)
+            .into_iter()
+            .any(|o| applies(o, i))
+        {
+            r.rename = Some(Rename::Vrm0ToVrm1);
+        }
+        if owners(m, "vrm1_to_vrm0", &to)
+            .into_iter()
+            .any(|o| applies(o, i))
+        {
+            r.rename = Some(Rename::Vrm1ToVrm0);
+        }
+        // A destination's own rate wins over one given for all.
+        for (v, o) in args.max_rate.iter().zip(owners(m, "max_rate", &to)) {
+            if o == Some(i) || (o.is_none() && r.max_rate.is_none()) {
+                r.max_rate = Some(*v);
+            }
+        }
+        r.flatten |= owners(m, "flatten", &to).into_iter().any(|o| applies(o, i));
+    }
+    args.to
+        .iter()
+        .zip(rules)
+        .map(|(addr, rules)| Destination { addr: *addr, rules })
+        .collect()
+}
+
+fn main() -> ExitCode {
+    let matches = Args::command().get_matches();
+    let args = match Args::from_arg_matches(&matches) {
+        Ok(a) => a,
+        Err(e) => e.exit(),
+    };
+    let destinations = build(&matches, &args);
+    let opts = relay::Options {
+        input: args
+            .read
+            .clone()
+            .map_or(Input::Listen(args.listen), Input::Read),
+        record: args.record.clone(),
+        destinations,
+        allow: args.allow.clone(),
+        max_pps: args.max_pps,
+        dump: args.dump,
+        format: args.format,
+        stop: args.stop.clone(),
+        log: args.log.clone(),
+    };
+    cli::exit(relay::run(opts), relay::TOOL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dests(argv: &[&str]) -> Vec<Destination> {
+        let m = Args::command().try_get_matches_from(argv).unwrap();
+        let a = Args::from_arg_matches(&m).unwrap();
+        build(&m, &a)
+    }
+
+    #[test]
+    fn cli_definition_is_valid() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn options_after_a_destination_are_its_own() {
+        let d = dests(&[
+            "vmc-relay",
+            "--drop-bones",
+            "Head",
+            "--to",
+            "127.0.0.1:1",
+            "--to",
+            "127.0.0.1:2",
+            "--only",
+            "/VMC/Ext/Blend/*",
+            "--max-rate",
+            "30",
+            "--to",
+            "127.0.0.1:3",
+        ]);
+        assert_eq!(d.len(), 3);
+        assert_eq!(d[0].rules.drop_bones, ["Head"]);
+        assert!(d[0].rules.only.is_empty() && d[2].rules.only.is_empty());
+        assert_eq!(d[1].rules.only.len(), 1);
+        assert_eq!(d[1].rules.max_rate, Some(30.0));
+        assert_eq!(d[2].rules.max_rate, None);
+        assert!(d.iter().all(|x| x.rules.drop_bones == ["Head"]));
+        let raw = dests(&["vmc-relay", "--to", "127.0.0.1:1"]);
+        assert!(raw[0].rules.is_raw());
+    }
 }

@@ -32,11 +32,31 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
+/// An error in how the tool was asked, found after flag parsing (e.g. a relay
+/// destination that is its own listening address): exit status 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
 /// Maps a tool's result to its exit code, printing the error (with its causes) on stderr.
 pub fn exit(result: anyhow::Result<()>, tool: &str) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<UsageError>().is_some() => {
+            #[expect(clippy::print_stderr, reason = "the one place errors reach the user")]
+            {
+                eprintln!("{tool}: error: {e:#}");
+            }
+            ExitCode::from(2)
+        }
         Err(e) => {
             #[expect(clippy::print_stderr, reason = "the one place errors reach the user")]
             {

@@ -7,12 +7,13 @@ mod exit;
 pub mod ifm;
 pub mod mocopi;
 mod output;
+pub mod relay;
 pub mod replay;
 mod runner;
 mod source;
 
 pub use args::{Format, LogArgs, RecordArgs, StopArgs, parse_duration, parse_host_port};
-pub use exit::{EXIT_CODES_HELP, exit, install_ctrlc, interrupted};
+pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};
 pub use output::{Log, Output};
 pub use runner::{Handler, Stopped, run};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput};

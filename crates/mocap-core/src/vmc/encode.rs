@@ -46,8 +46,9 @@ pub fn frame_datagrams(messages: &[Message], max: usize) -> Vec<Vec<u8>> {
     out
 }
 
-/// Packs messages, in order, into as few bundles of at most `max` bytes as fit.
-fn pack(messages: &[osc::Message], max: usize, out: &mut Vec<Vec<u8>>) {
+/// Packs messages, in order, into as few bundles of at most `max` bytes as
+/// fit (a message larger than `max` goes in a bundle of its own).
+pub fn pack(messages: &[osc::Message], max: usize, out: &mut Vec<Vec<u8>>) {
     let mut current: Vec<osc::Message> = Vec::new();
     let mut size = BUNDLE_HEADER;
     for m in messages {

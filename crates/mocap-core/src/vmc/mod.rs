@@ -13,13 +13,15 @@
 mod encode;
 mod message;
 mod names;
+mod route;
 
-pub use encode::{MAX_BUNDLE, frame_datagrams};
+pub use encode::{MAX_BUNDLE, frame_datagrams, pack};
 pub use message::{Device, Error, Message, tag};
 pub use names::{
     HUMAN_BODY_BONES, VRM0_PRESETS, VRM0_TO_VRM1, VRM1_PRESETS, bone_index, vrm0_to_vrm1,
     vrm1_to_vrm0,
 };
+pub use route::{Limiter, Rename, Rules};
 
 /// Port a Marionette (receiver of full motion) listens on.
 pub const MARIONETTE_PORT: u16 = 39539;

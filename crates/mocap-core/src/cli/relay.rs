@@ -1,0 +1,580 @@
+//! `vmc-relay`: forward VMC (OSC over UDP) to several receivers, raw or
+//! filtered per destination, and show what passes. The binary parses flags
+//! into [`Options`] and calls [`run`].
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{
+    Datagram, Format, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source,
+    StopArgs, UsageError, install_ctrlc,
+};
+use crate::osc::{self, Arg};
+use crate::vmc::{self, Limiter, Message, Rules};
+
+/// The tool's name, as it prefixes log lines.
+pub const TOOL: &str = "vmc-relay";
+/// How often a bad datagram from one source is reported on stderr.
+const REPORT_EVERY: Duration = Duration::from_secs(5);
+
+/// One receiver and what it gets.
+#[derive(Debug)]
+pub struct Destination {
+    /// Where to send.
+    pub addr: SocketAddr,
+    /// Its filters; empty rules forward bytes untouched.
+    pub rules: Rules,
+}
+
+/// An address range for `--allow`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cidr {
+    net: IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// Parses `10.0.0.0/8`, `::1/128`, or a single address.
+    ///
+    /// # Errors
+    /// A message naming the accepted forms.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let (ip, prefix) = match text.split_once('/') {
+            Some((ip, p)) => (ip, Some(p)),
+            None => (text, None),
+        };
+        let net: IpAddr = ip.parse().map_err(|_| {
+            format!("expected an address or CIDR range such as 192.168.1.0/24, got {text:?}")
+        })?;
+        let max = if net.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= max)
+                .ok_or_else(|| format!("bad prefix length in {text:?}"))?,
+            None => max,
+        };
+        Ok(Self { net, prefix })
+    }
+
+    /// Whether `ip` is in the range (IPv4-mapped IPv6 addresses count as IPv4).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let v4 = |ip: IpAddr| match ip {
+            IpAddr::V4(a) => Some(a),
+            IpAddr::V6(a) => a.to_ipv4_mapped(),
+        };
+        match self.net {
+            IpAddr::V4(net) => v4(ip).is_some_and(|a| {
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u32::from(a) & mask == u32::from(net) & mask
+            }),
+            IpAddr::V6(net) => {
+                let a = match ip {
+                    IpAddr::V6(a) => a,
+                    IpAddr::V4(a) => a.to_ipv6_mapped(),
+                };
+                let mask = u128::MAX
+                    .checked_shl(128 - u32::from(self.prefix))
+                    .unwrap_or(0);
+                u128::from(a) & mask == u128::from(net) & mask
+            }
+        }
+    }
+}
+
+/// Everything `vmc-relay` was asked to do.
+#[derive(Debug)]
+pub struct Options {
+    /// Socket or capture file.
+    pub input: Input,
+    /// `-w`.
+    pub record: RecordArgs,
+    /// Receivers.
+    pub destinations: Vec<Destination>,
+    /// Accept datagrams only from these ranges (empty: all).
+    pub allow: Vec<Cidr>,
+    /// Drop datagrams above this rate (all sources together), counted.
+    pub max_pps: Option<f64>,
+    /// Print what passes.
+    pub dump: bool,
+    /// Format of the dump and the summary.
+    pub format: Format,
+    /// `--count` (datagrams), `--duration`.
+    pub stop: StopArgs,
+    /// `--quiet`, `--stats-interval`.
+    pub log: LogArgs,
+}
+
+#[derive(Default, Clone, Serialize)]
+struct SourceStats {
+    datagrams: u64,
+    bytes: u64,
+    decode_errors: u64,
+    refused: u64,
+    flooded: u64,
+    #[serde(skip)]
+    last_report: Option<Instant>,
+}
+
+#[derive(Default, Clone, Serialize)]
+struct DestStats {
+    datagrams: u64,
+    bytes: u64,
+    messages: u64,
+    filtered: u64,
+    rate_limited: u64,
+    send_errors: u64,
+}
+
+struct Dest {
+    addr: SocketAddr,
+    rules: Rules,
+    limiter: Option<Limiter>,
+    stats: DestStats,
+}
+
+struct Relay {
+    allow: Vec<Cidr>,
+    max_pps: Option<f64>,
+    dump: bool,
+    format: Format,
+    out: Output,
+    log: Log,
+    socket: UdpSocket,
+    dests: Vec<Dest>,
+    sources: BTreeMap<Option<SocketAddr>, SourceStats>,
+    start: Instant,
+    tokens: f64,
+    last_refill: Instant,
+    decode: bool,
+}
+
+/// Runs the relay until stopped and prints the summary.
+///
+/// # Errors
+/// A destination that loops back to the listening address ([`UsageError`]),
+/// sockets that cannot be bound, unreadable files.
+pub fn run(opts: Options) -> anyhow::Result<()> {
+    install_ctrlc()?;
+    if opts.destinations.is_empty() && !opts.dump {
+        return Err(
+            UsageError("nothing to do: give --to HOST:PORT (repeatable) or --dump".into()).into(),
+        );
+    }
+    if let Input::Listen(listen) = opts.input {
+        for d in &opts.destinations {
+            if loops_back(listen, d.addr) {
+                return Err(UsageError(format!(
+                    "destination {} is the relay's own listening address {listen}: that would loop",
+                    d.addr
+                ))
+                .into());
+            }
+        }
+    }
+    let mut source = Source::open(&opts.input)?;
+    if let Some(path) = &opts.record.write {
+        source.record_to(path)?;
+    }
+    let live = source.is_live();
+    let log = Log::new(TOOL, opts.log.quiet, live);
+    source.announce(&log);
+    let v6 = opts.destinations.iter().any(|d| d.addr.is_ipv6());
+    // Sends go out of their own socket: an ICMP "port unreachable" for a dead
+    // receiver must not surface as an error on the listening socket.
+    let bind: SocketAddr = if v6 {
+        (Ipv6Addr::UNSPECIFIED, 0).into()
+    } else {
+        (Ipv4Addr::UNSPECIFIED, 0).into()
+    };
+    let socket = UdpSocket::bind(bind).context("failed to open the sending socket")?;
+    socket.set_broadcast(!v6).ok();
+    for d in &opts.destinations {
+        let mode = if d.rules.is_raw() { "raw" } else { "filtered" };
+        log.info(format_args!("forwarding to {} ({mode})", d.addr));
+    }
+    let Options {
+        input: _,
+        record: _,
+        destinations,
+        allow,
+        max_pps,
+        dump,
+        format,
+        stop,
+        log: log_args,
+    } = opts;
+    let dests: Vec<Dest> = destinations
+        .into_iter()
+        .map(|d| Dest {
+            addr: d.addr,
+            limiter: d.rules.max_rate.map(Limiter::new),
+            rules: d.rules,
+            stats: DestStats::default(),
+        })
+        .collect();
+    let decode = dump || dests.iter().any(|d| !d.rules.is_raw());
+    let mut relay = Relay {
+        allow,
+        max_pps,
+        dump,
+        format,
+        out: Output::stdout(live),
+        log,
+        socket,
+        dests,
+        sources: BTreeMap::new(),
+        start: Instant::now(),
+        tokens: max_pps.unwrap_or(0.0),
+        last_refill: Instant::now(),
+        decode,
+    };
+    let stopped = super::run(&mut source, &stop, log_args.stats_interval, &mut relay)?;
+    relay.flush_due(true)?;
+    relay.log.finish();
+    source.finish(&relay.log)?;
+    relay.summary(Some(stopped.as_str()))
+}
+
+fn loops_back(listen: SocketAddr, to: SocketAddr) -> bool {
+    if listen.port() != to.port() {
+        return false;
+    }
+    to.ip() == listen.ip()
+        || (listen.ip().is_unspecified() && (to.ip().is_loopback() || to.ip().is_unspecified()))
+}
+
+impl Handler for Relay {
+    fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
+        let stats = self.sources.entry(d.src).or_default();
+        stats.datagrams += 1;
+        stats.bytes += d.payload.len() as u64;
+        if let Some(src) = d.src
+            && !self.allow.is_empty()
+            && !self.allow.iter().any(|c| c.contains(src.ip()))
+        {
+            stats.refused += 1;
+            return Ok(());
+        }
+        if let Some(max) = self.max_pps {
+            let now = Instant::now();
+            let refill = now.duration_since(self.last_refill).as_secs_f64() * max;
+            self.tokens = (self.tokens + refill).min(max.max(1.0));
+            self.last_refill = now;
+            if self.tokens < 1.0 {
+                stats.flooded += 1;
+                return Ok(());
+            }
+            self.tokens -= 1.0;
+        }
+        // Raw destinations get the bytes as they came, whatever they are.
+        for dest in self.dests.iter_mut().filter(|d| d.rules.is_raw()) {
+            send(&self.socket, dest, d.payload);
+        }
+        if !self.decode {
+            return Ok(());
+        }
+        let packet = match osc::decode(d.payload) {
+            Ok(p) => p,
+            Err(e) => {
+                let stats = self.sources.entry(d.src).or_default();
+                stats.decode_errors += 1;
+                if stats
+                    .last_report
+                    .is_none_or(|t| t.elapsed() >= REPORT_EVERY)
+                {
+                    stats.last_report = Some(Instant::now());
+                    let n = stats.decode_errors;
+                    self.log.info(format_args!(
+                        "bad datagram{}: {e} ({n} so far from this source)",
+                        d.src.map_or_else(String::new, |s| format!(" from {s}"))
+                    ));
+                }
+                if self.dump && self.format == Format::Json {
+                    self.out.json(&json!({"type": "error", "src": d.src, "offset": null, "tag": null, "reason": e.to_string(), "len": d.payload.len()}))?;
+                }
+                return Ok(());
+            }
+        };
+        let messages = packet.messages();
+        if self.dump {
+            for m in &messages {
+                self.dump(d.src, m)?;
+            }
+        }
+        let now = self.start.elapsed();
+        for dest in self.dests.iter_mut().filter(|d| !d.rules.is_raw()) {
+            let mut keep = Vec::with_capacity(messages.len());
+            for m in &messages {
+                let Some(m) = dest.rules.apply(m) else {
+                    dest.stats.filtered += 1;
+                    continue;
+                };
+                match &mut dest.limiter {
+                    Some(l) => match l.offer(now, m) {
+                        Some(m) => keep.push(m),
+                        None => dest.stats.rate_limited += 1,
+                    },
+                    None => keep.push(m),
+                }
+            }
+            emit(&self.socket, dest, &keep);
+        }
+        self.flush_due(false)
+    }
+
+    fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
+        self.log.info(format_args!("{e}"));
+        Ok(())
+    }
+
+    fn stats(&mut self) -> anyhow::Result<()> {
+        self.summary(None)
+    }
+
+    fn idle(&mut self) {
+        if let Err(e) = self.flush_due(false) {
+            self.log.info(format_args!("{e:#}"));
+        }
+    }
+}
+
+fn send(socket: &UdpSocket, dest: &mut Dest, bytes: &[u8]) {
+    match socket.send_to(bytes, dest.addr) {
+        Ok(_) => {
+            dest.stats.datagrams += 1;
+            dest.stats.bytes += bytes.len() as u64;
+        }
+        // A receiver that is down must not stop the others.
+        Err(_) => dest.stats.send_errors += 1,
+    }
+}
+
+fn emit(socket: &UdpSocket, dest: &mut Dest, messages: &[osc::Message]) {
+    if messages.is_empty() {
+        return;
+    }
+    dest.stats.messages += messages.len() as u64;
+    if dest.rules.flatten {
+        for m in messages {
+            send(socket, dest, &osc::message(m));
+        }
+    } else {
+        let mut bundles = Vec::new();
+        vmc::pack(messages, vmc::MAX_BUNDLE, &mut bundles);
+        for b in &bundles {
+            send(socket, dest, b);
+        }
+    }
+}
+
+impl Relay {
+    /// Sends rate-limited values whose slot has come (all of them at the end).
+    fn flush_due(&mut self, all: bool) -> anyhow::Result<()> {
+        let now = if all {
+            Duration::MAX
+        } else {
+            self.start.elapsed()
+        };
+        for dest in &mut self.dests {
+            if let Some(l) = &mut dest.limiter {
+                let due = l.due(now);
+                dest.stats.rate_limited = dest.stats.rate_limited.saturating_sub(due.len() as u64);
+                emit(&self.socket, dest, &due);
+            }
+        }
+        Ok(())
+    }
+
+    fn dump(&mut self, src: Option<SocketAddr>, m: &osc::Message) -> anyhow::Result<()> {
+        let typed = Message::from_osc(m);
+        if self.format == Format::Json {
+            let mut rec = match &typed {
+                Ok(Message::BonePos { name, pos, rot }) => {
+                    json!({"type": "vmc.bone", "name": name, "pos": pos, "rot": rot})
+                }
+                Ok(Message::RootPos { name, pos, rot, mr }) => json!({
+                    "type": "vmc.root", "name": name, "pos": pos, "rot": rot,
+                    "scale": mr.map(|m| m.0), "offset": mr.map(|m| m.1),
+                }),
+                Ok(Message::BlendVal { name, value }) => {
+                    json!({"type": "vmc.blend", "name": name, "value": value})
+                }
+                Ok(Message::BlendApply) => json!({"type": "vmc.apply"}),
+                Ok(Message::Available {
+                    loaded,
+                    calibration,
+                    tracking,
+                }) => json!({
+                    "type": "vmc.ok", "loaded": loaded,
+                    "calibration_state": calibration.map(|c| c.0),
+                    "calibration_mode": calibration.map(|c| c.1), "tracking": tracking,
+                }),
+                Ok(Message::Time(t)) => json!({"type": "vmc.time", "time": t}),
+                _ => {
+                    json!({"type": "osc", "address": m.address, "args": m.args.iter().map(arg_json).collect::<Vec<_>>()})
+                }
+            };
+            if let (Value::Object(o), Some(s)) = (&mut rec, src) {
+                o.insert("src".into(), Value::String(s.to_string()));
+            }
+            self.out.json(&rec)?;
+        } else {
+            let mut line = String::new();
+            match &typed {
+                Ok(Message::BonePos { name, pos, rot }) => {
+                    let _ = write!(line, "bone   {name:<24} pos={pos:?} rot={rot:?}");
+                }
+                Ok(Message::BlendVal { name, value }) => {
+                    let _ = write!(line, "blend  {name:<24} {value}");
+                }
+                _ => {
+                    let _ = write!(line, "osc    {} {:?}", m.address, m.args);
+                }
+            }
+            self.out.text(format_args!("{line}\n"))?;
+        }
+        Ok(())
+    }
+
+    fn summary(&mut self, stopped: Option<&str>) -> anyhow::Result<()> {
+        let total = |f: fn(&SourceStats) -> u64| self.sources.values().map(f).sum::<u64>();
+        let sources: Vec<Value> = self
+            .sources
+            .iter()
+            .map(|(src, s)| {
+                let mut v = serde_json::to_value(s).unwrap_or(Value::Null);
+                if let Value::Object(o) = &mut v {
+                    o.insert("src".into(), json!(src));
+                }
+                v
+            })
+            .collect();
+        let destinations: Vec<Value> = self
+            .dests
+            .iter()
+            .map(|d| {
+                let mut v = serde_json::to_value(&d.stats).unwrap_or(Value::Null);
+                if let Value::Object(o) = &mut v {
+                    o.insert("to".into(), json!(d.addr));
+                    o.insert("raw".into(), json!(d.rules.is_raw()));
+                }
+                v
+            })
+            .collect();
+        let (datagrams, decode_errors, refused, flooded) = (
+            total(|s| s.datagrams),
+            total(|s| s.decode_errors),
+            total(|s| s.refused),
+            total(|s| s.flooded),
+        );
+        let rec = json!({
+            "type": if stopped.is_some() { "summary" } else { "stats" },
+            "tool": TOOL,
+            "datagrams": datagrams,
+            "bytes": total(|s| s.bytes),
+            "decode_errors": decode_errors,
+            "refused": refused,
+            "flooded": flooded,
+            "elapsed_s": (self.start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            "stopped": stopped,
+            "sources": sources,
+            "destinations": destinations,
+        });
+        if self.format == Format::Json {
+            self.out.json(&rec)?;
+        } else {
+            self.out.flush()?;
+            let mut line = format!(
+                "{}: {} datagrams in ({} decode errors, {} refused, {} flooded)",
+                stopped.map_or_else(|| "stats".to_owned(), |s| format!("done ({s})")),
+                datagrams,
+                decode_errors,
+                refused,
+                flooded
+            );
+            for d in &self.dests {
+                let s = &d.stats;
+                let _ = write!(
+                    line,
+                    "; {} <- {} datagrams ({} filtered, {} rate-limited, {} send errors)",
+                    d.addr, s.datagrams, s.filtered, s.rate_limited, s.send_errors
+                );
+            }
+            if stopped.is_some() {
+                self.log.always(format_args!("{line}"));
+            } else {
+                self.log.info(format_args!("{line}"));
+            }
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+}
+
+fn arg_json(a: &Arg) -> Value {
+    match a {
+        Arg::Int(v) => json!(v),
+        Arg::Float(v) => json!(v),
+        Arg::String(v) => json!(v),
+        Arg::Long(v) => json!(v),
+        Arg::Double(v) => json!(v),
+        Arg::Bool(v) => json!(v),
+        Arg::Blob(b) => json!({ "blob": hex::encode(b) }),
+        Arg::Array(v) => Value::Array(v.iter().map(arg_json).collect()),
+        Arg::Nil => Value::Null,
+        other => json!(format!("{other:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cidr_ranges() {
+        let c = Cidr::parse("192.168.1.0/24").unwrap();
+        assert!(c.contains("192.168.1.77".parse().unwrap()));
+        assert!(!c.contains("192.168.2.1".parse().unwrap()));
+        assert!(
+            Cidr::parse("127.0.0.1")
+                .unwrap()
+                .contains("127.0.0.1".parse().unwrap())
+        );
+        assert!(
+            !Cidr::parse("127.0.0.1")
+                .unwrap()
+                .contains("127.0.0.2".parse().unwrap())
+        );
+        assert!(
+            Cidr::parse("0.0.0.0/0")
+                .unwrap()
+                .contains("8.8.8.8".parse().unwrap())
+        );
+        let v6 = Cidr::parse("fe80::/10").unwrap();
+        assert!(v6.contains("fe80::1".parse().unwrap()));
+        assert!(!v6.contains("2001:db8::1".parse().unwrap()));
+        assert!(Cidr::parse("10.0.0.0/33").is_err());
+        assert!(Cidr::parse("nope").is_err());
+    }
+
+    #[test]
+    fn loop_detection() {
+        let l: SocketAddr = "0.0.0.0:39539".parse().unwrap();
+        assert!(loops_back(l, "127.0.0.1:39539".parse().unwrap()));
+        assert!(!loops_back(l, "127.0.0.1:39540".parse().unwrap()));
+        assert!(!loops_back(
+            "127.0.0.1:39539".parse().unwrap(),
+            "192.168.1.9:39539".parse().unwrap()
+        ));
+    }
+}

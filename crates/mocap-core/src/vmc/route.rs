@@ -1,0 +1,265 @@
+//! What a relay forwards to one destination: address and bone filters,
+//! expression renames, and a per-stream rate limit. Pure: time is passed in.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use super::names::{vrm0_to_vrm1, vrm1_to_vrm0};
+use crate::osc::{Arg, Message, Pattern};
+
+/// Expression-name rewriting between VRM versions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rename {
+    /// `Joy` → `happy`, `Blink_L` → `blinkLeft`, …
+    Vrm0ToVrm1,
+    /// The reverse.
+    Vrm1ToVrm0,
+}
+
+/// Filters and rewrites for one destination. Empty rules forward bytes as they came.
+#[derive(Debug, Default)]
+pub struct Rules {
+    /// Keep only messages whose address matches one of these.
+    pub only: Vec<Pattern>,
+    /// Drop messages whose address matches one of these.
+    pub drop: Vec<Pattern>,
+    /// Keep only these bones (Bone/Pos).
+    pub bones: Option<Vec<String>>,
+    /// Drop these bones (Bone/Pos).
+    pub drop_bones: Vec<String>,
+    /// Rename expressions in Blend/Val.
+    pub rename: Option<Rename>,
+    /// At most this many updates per second per stream (address + name).
+    pub max_rate: Option<f64>,
+    /// Send every message in its own datagram instead of bundles.
+    pub flatten: bool,
+}
+
+const BONE_POS: &str = "/VMC/Ext/Bone/Pos";
+const BLEND_VAL: &str = "/VMC/Ext/Blend/Val";
+
+impl Rules {
+    /// Whether datagrams pass untouched (no decoding needed).
+    pub fn is_raw(&self) -> bool {
+        self.only.is_empty()
+            && self.drop.is_empty()
+            && self.bones.is_none()
+            && self.drop_bones.is_empty()
+            && self.rename.is_none()
+            && self.max_rate.is_none()
+            && !self.flatten
+    }
+
+    /// The message to forward, rewritten, or `None` when the rules drop it.
+    pub fn apply(&self, m: &Message) -> Option<Message> {
+        let addr = m.address.as_str();
+        if !self.only.is_empty() && !self.only.iter().any(|p| p.matches(addr)) {
+            return None;
+        }
+        if self.drop.iter().any(|p| p.matches(addr)) {
+            return None;
+        }
+        if addr == BONE_POS {
+            let name = first_string(m);
+            if let Some(keep) = &self.bones
+                && !name.is_some_and(|n| keep.iter().any(|b| b == n))
+            {
+                return None;
+            }
+            if name.is_some_and(|n| self.drop_bones.iter().any(|b| b == n)) {
+                return None;
+            }
+        }
+        let mut out = m.clone();
+        if let (Some(rename), BLEND_VAL, Some(Arg::String(name))) =
+            (self.rename, addr, out.args.first_mut())
+        {
+            let new = match rename {
+                Rename::Vrm0ToVrm1 => vrm0_to_vrm1(name),
+                Rename::Vrm1ToVrm0 => vrm1_to_vrm0(name),
+            };
+            if new != name.as_str() {
+                *name = new.to_owned();
+            }
+        }
+        Some(out)
+    }
+}
+
+fn first_string(m: &Message) -> Option<&str> {
+    match m.args.first() {
+        Some(Arg::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Continuous streams that a rate limit applies to; everything else (Apply,
+/// OK, T, events, low-rate information) always passes.
+fn stream_key(m: &Message) -> Option<String> {
+    match m.address.as_str() {
+        BONE_POS
+        | BLEND_VAL
+        | "/VMC/Ext/Root/Pos"
+        | "/VMC/Ext/Cam"
+        | "/VMC/Ext/Hmd/Pos"
+        | "/VMC/Ext/Con/Pos"
+        | "/VMC/Ext/Tra/Pos"
+        | "/VMC/Ext/Hmd/Pos/Local"
+        | "/VMC/Ext/Con/Pos/Local"
+        | "/VMC/Ext/Tra/Pos/Local" => Some(format!(
+            "{}\0{}",
+            m.address,
+            first_string(m).unwrap_or_default()
+        )),
+        _ => None,
+    }
+}
+
+#[derive(Debug)]
+struct Slot {
+    next: Duration,
+    pending: Option<Message>,
+}
+
+/// Per-stream rate limit: within a slot the newest value wins, and a held
+/// value is sent when its slot comes, so the last value is never lost.
+#[derive(Debug)]
+pub struct Limiter {
+    interval: Duration,
+    slots: HashMap<String, Slot>,
+    held: u64,
+}
+
+/// Most streams tracked at once (55 bones, many expressions, devices);
+/// beyond it a stream is not limited rather than memory growing.
+const MAX_STREAMS: usize = 4096;
+
+impl Limiter {
+    /// At most `rate` updates per second per stream.
+    pub fn new(rate: f64) -> Self {
+        let interval = Duration::try_from_secs_f64(1.0 / rate.max(1e-3)).unwrap_or(Duration::MAX);
+        Self {
+            interval,
+            slots: HashMap::new(),
+            held: 0,
+        }
+    }
+
+    /// Updates replaced by a newer one before their slot (counted, not sent).
+    pub fn superseded(&self) -> u64 {
+        self.held
+    }
+
+    /// Offers a message at time `now`; returns it if it may go now.
+    pub fn offer(&mut self, now: Duration, m: Message) -> Option<Message> {
+        let Some(key) = stream_key(&m) else {
+            return Some(m);
+        };
+        if !self.slots.contains_key(&key) && self.slots.len() >= MAX_STREAMS {
+            return Some(m);
+        }
+        let slot = self.slots.entry(key).or_insert(Slot {
+            next: Duration::ZERO,
+            pending: None,
+        });
+        if now >= slot.next {
+            slot.next = now + self.interval;
+            if slot.pending.take().is_some() {
+                self.held += 1;
+            }
+            return Some(m);
+        }
+        if slot.pending.replace(m).is_some() {
+            self.held += 1;
+        }
+        None
+    }
+
+    /// Held values whose slot has come, in no particular order.
+    pub fn due(&mut self, now: Duration) -> Vec<Message> {
+        let mut out = Vec::new();
+        for slot in self.slots.values_mut() {
+            if now >= slot.next
+                && let Some(m) = slot.pending.take()
+            {
+                slot.next = now + self.interval;
+                out.push(m);
+            }
+        }
+        out
+    }
+
+    /// When the next held value is due, if any is held.
+    pub fn next_due(&self) -> Option<Duration> {
+        self.slots
+            .values()
+            .filter(|s| s.pending.is_some())
+            .map(|s| s.next)
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bone(name: &str, x: f32) -> Message {
+        let mut a = vec![Arg::String(name.into())];
+        a.extend([x, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0].map(Arg::Float));
+        Message::new(BONE_POS, a)
+    }
+
+    fn blend(name: &str) -> Message {
+        Message::new(BLEND_VAL, vec![Arg::String(name.into()), Arg::Float(1.0)])
+    }
+
+    #[test]
+    fn filters_and_renames() {
+        let r = Rules {
+            only: vec![Pattern::new("/VMC/Ext/{Bone,Blend}/*").unwrap()],
+            drop_bones: vec!["Head".into()],
+            rename: Some(Rename::Vrm0ToVrm1),
+            ..Rules::default()
+        };
+        assert!(!r.is_raw());
+        assert!(r.apply(&bone("Hips", 0.0)).is_some());
+        assert!(r.apply(&bone("Head", 0.0)).is_none());
+        assert!(
+            r.apply(&Message::new("/VMC/Ext/T", vec![Arg::Float(1.0)]))
+                .is_none()
+        );
+        assert_eq!(r.apply(&blend("Joy")).unwrap(), blend("happy"));
+        assert_eq!(
+            r.apply(&blend("eyeBlinkLeft")).unwrap(),
+            blend("eyeBlinkLeft")
+        );
+        let only_neck = Rules {
+            bones: Some(vec!["Neck".into()]),
+            ..Rules::default()
+        };
+        assert!(only_neck.apply(&bone("Hips", 0.0)).is_none());
+        assert!(only_neck.apply(&bone("Neck", 0.0)).is_some());
+        assert!(only_neck.apply(&blend("A")).is_some());
+        assert!(Rules::default().is_raw());
+    }
+
+    #[test]
+    fn rate_limit_keeps_the_newest_and_never_loses_the_last() {
+        let ms = Duration::from_millis;
+        let mut l = Limiter::new(10.0); // one update per 100 ms per stream
+        assert!(l.offer(ms(0), bone("Hips", 1.0)).is_some());
+        assert!(l.offer(ms(10), bone("Hips", 2.0)).is_none());
+        assert!(l.offer(ms(20), bone("Hips", 3.0)).is_none());
+        // Another stream has its own slot; Apply always passes.
+        assert!(l.offer(ms(20), bone("Head", 9.0)).is_some());
+        assert!(
+            l.offer(ms(20), Message::new("/VMC/Ext/Blend/Apply", vec![]))
+                .is_some()
+        );
+        assert_eq!(l.next_due(), Some(ms(100)));
+        assert!(l.due(ms(50)).is_empty());
+        assert_eq!(l.due(ms(100)), [bone("Hips", 3.0)]);
+        assert_eq!(l.superseded(), 1);
+        assert_eq!(l.next_due(), None);
+    }
+}
