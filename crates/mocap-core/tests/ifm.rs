@@ -351,3 +351,11 @@ fn repr_writes_what_the_app_writes() {
         "trackingStatus-1|eyeBlink_L-0|mouthLeft-2|hapihapi-0|=head#25.409164,-5.085786,3.8090365,0.052303925,0.2366666,-0.0259732|rightEye#5.2707267,4.227702,0.41178665|leftEye#5.300755,0.32921365,0.03218361|"
     );
 }
+
+#[test]
+fn blocks_in_any_order_and_entries_after_the_last_block() {
+    let f = ifm::parse(b"=head#1,2,3,4,5,6|leftEye#1,2,3|rightEye#4,5,6|jawOpen-5|").unwrap();
+    assert_eq!(f.right_eye, Some([4.0, 5.0, 6.0]));
+    assert_eq!(f.blendshapes[ARKIT.iter().position(|a| *a == "jawOpen").unwrap()], Some(5));
+    assert!(f.warnings.is_empty(), "{:?}", f.warnings);
+}

@@ -257,6 +257,28 @@ fn every_link_type_in_pcap_us_ns_both_byte_orders() {
 }
 
 #[test]
+fn linux_sll_from_loopback_and_tunnels() {
+    // `tcpdump -i any -y LINUX_SLL` on lo writes ARPHRD 772; tun is 65534.
+    let ds = sample(3);
+    let eth = ethernet_frames(&ds, None);
+    for arphrd in [772u16, 65534, 778] {
+        let frames: Vec<_> = eth
+            .iter()
+            .map(|(t, f)| {
+                let mut sll = vec![0, 0];
+                sll.extend_from_slice(&arphrd.to_be_bytes());
+                sll.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x08, 0x00]);
+                sll.extend_from_slice(&f[14..]);
+                (*t, sll)
+            })
+            .collect();
+        let (got, _, err) = read_all(&pcap_file(113, false, false, &frames));
+        assert!(err.is_none());
+        assert_eq!(got, round_ts(&ds, true), "arphrd {arphrd}");
+    }
+}
+
+#[test]
 fn vlan_and_qinq_tags() {
     let ds = sample(4);
     let frames: Vec<_> = ethernet_frames(&ds, None)

@@ -538,7 +538,7 @@ fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
     let deadline = opts.stop.duration.map(|d| Instant::now() + d);
     let mut last_send = None::<Instant>;
     let mut conn: Option<(TcpStream, SocketAddr)> = None;
-    let mut splitter = ifm::Splitter::new(ifm::MAX_FRAME);
+    let mut splitter = ifm::Splitter::new(ifm::MAX_FRAME + ifm::TERMINATOR.len());
     let mut connections = 0u64;
     let mut buf = vec![0u8; 64 * 1024];
     let mut frames: Vec<Vec<u8>> = Vec::new();
@@ -574,7 +574,7 @@ fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
                     s.set_read_timeout(Some(POLL))?;
                     connections += 1;
                     dec.log.info(format_args!("phone connected from {peer}"));
-                    splitter = ifm::Splitter::new(ifm::MAX_FRAME);
+                    splitter = ifm::Splitter::new(ifm::MAX_FRAME + ifm::TERMINATOR.len());
                     conn = Some((s, peer));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL),

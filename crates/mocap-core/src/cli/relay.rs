@@ -305,6 +305,8 @@ impl Handler for Relay {
                 return Ok(());
             }
         };
+        // A single message in goes out as a single message; bundles as bundles.
+        let single = matches!(packet, osc::Packet::Message(_));
         let messages = packet.messages();
         if self.dump {
             for m in &messages {
@@ -327,7 +329,7 @@ impl Handler for Relay {
                     None => keep.push(m),
                 }
             }
-            emit(&self.socket, dest, &keep);
+            emit(&self.socket, dest, &keep, single);
         }
         self.flush_due(false)
     }
@@ -359,12 +361,12 @@ fn send(socket: &UdpSocket, dest: &mut Dest, bytes: &[u8]) {
     }
 }
 
-fn emit(socket: &UdpSocket, dest: &mut Dest, messages: &[osc::Message]) {
+fn emit(socket: &UdpSocket, dest: &mut Dest, messages: &[osc::Message], single: bool) {
     if messages.is_empty() {
         return;
     }
     dest.stats.messages += messages.len() as u64;
-    if dest.rules.flatten {
+    if dest.rules.flatten || single {
         for m in messages {
             send(socket, dest, &osc::message(m));
         }
@@ -389,7 +391,7 @@ impl Relay {
             if let Some(l) = &mut dest.limiter {
                 let due = l.due(now);
                 dest.stats.rate_limited = dest.stats.rate_limited.saturating_sub(due.len() as u64);
-                emit(&self.socket, dest, &due);
+                emit(&self.socket, dest, &due, false);
             }
         }
         Ok(())

@@ -82,6 +82,9 @@ pub enum Event<'a> {
 pub struct Source {
     kind: Kind,
     buf: Vec<u8>,
+    /// Bytes of `buf` that hold the current datagram (a socket's buffer stays
+    /// full size, so receiving never clears or reallocates it).
+    len: usize,
     recorder: Option<Recorder>,
 }
 
@@ -92,7 +95,11 @@ struct Recorder {
 }
 
 enum Kind {
-    Udp(UdpSocket),
+    Udp {
+        socket: UdpSocket,
+        /// The bound address, read once (the destination of every datagram).
+        local: Option<SocketAddr>,
+    },
     Raw(Option<Vec<u8>>),
     Text {
         lines: Lines,
@@ -117,13 +124,23 @@ impl Source {
     /// Bind failures (with advice when the port is taken), unreadable files.
     pub fn open_as(input: &Input, text: TextInput) -> anyhow::Result<Self> {
         let kind = match input {
-            Input::Listen(addr) => Kind::Udp(bind(*addr)?),
+            Input::Listen(addr) => {
+                let socket = bind(*addr)?;
+                let local = socket.local_addr().ok();
+                Kind::Udp { socket, local }
+            }
             Input::Read(path) if path.as_os_str() == "-" => open_stdin(text)?,
             Input::Read(path) => open_file(path, text)?,
         };
+        let buf = if matches!(kind, Kind::Udp { .. }) {
+            vec![0; net::MAX_DATAGRAM]
+        } else {
+            Vec::new()
+        };
         Ok(Self {
             kind,
-            buf: Vec::new(),
+            buf,
+            len: 0,
             recorder: None,
         })
     }
@@ -150,7 +167,7 @@ impl Source {
     pub fn is_live(&self) -> bool {
         matches!(
             self.kind,
-            Kind::Udp(_)
+            Kind::Udp { .. }
                 | Kind::Text {
                     lines: Lines::Thread(_),
                     ..
@@ -161,7 +178,7 @@ impl Source {
     /// The bound address of a live source (the real port when bound to port 0).
     pub fn local_addr(&self) -> Option<SocketAddr> {
         match &self.kind {
-            Kind::Udp(s) => s.local_addr().ok(),
+            Kind::Udp { local, .. } => *local,
             _ => None,
         }
     }
@@ -170,7 +187,7 @@ impl Source {
     /// it listens on (handshakes that the peer answers to that port).
     pub fn socket(&self) -> Option<UdpSocket> {
         match &self.kind {
-            Kind::Udp(s) => s.try_clone().ok(),
+            Kind::Udp { socket, .. } => socket.try_clone().ok(),
             _ => None,
         }
     }
@@ -186,15 +203,16 @@ impl Source {
     /// Logs where a live source listens, and warns when the kernel granted a
     /// smaller receive buffer than asked for (bursts may then be dropped).
     pub fn announce(&self, log: &super::Log) {
-        if let Kind::Udp(socket) = &self.kind
-            && let Ok(addr) = socket.local_addr()
+        if let Kind::Udp {
+            local: Some(addr), ..
+        } = &self.kind
         {
             log.info(format_args!("listening on {addr} (UDP); Ctrl-C to stop"));
         }
         if let Some(r) = &self.recorder {
             log.info(format_args!("recording to {}", r.path.display()));
         }
-        let Kind::Udp(socket) = &self.kind else {
+        let Kind::Udp { socket, .. } = &self.kind else {
             return;
         };
         if let Ok(granted) = net::recv_buffer_size(socket)
@@ -236,14 +254,13 @@ impl Source {
     /// type that cannot be read.
     pub fn next_event(&mut self) -> anyhow::Result<Event<'_>> {
         let event = match &mut self.kind {
-            Kind::Udp(socket) => {
-                self.buf.resize(net::MAX_DATAGRAM, 0);
+            Kind::Udp { socket, local } => {
                 match socket.recv_from(&mut self.buf) {
                     Ok((n, src)) => {
-                        self.buf.truncate(n);
+                        self.len = n;
                         Got::Datagram {
                             src: Some(src),
-                            dst: socket.local_addr().ok(),
+                            dst: *local,
                             arrival: Some(unix_now()),
                         }
                     }
@@ -259,6 +276,7 @@ impl Source {
             Kind::Raw(data) => match data.take() {
                 Some(bytes) => {
                     self.buf = bytes;
+                    self.len = self.buf.len();
                     Got::Datagram {
                         src: None,
                         dst: None,
@@ -276,6 +294,7 @@ impl Source {
                     break match item {
                         Ok(d) => {
                             self.buf = d.payload;
+                            self.len = self.buf.len();
                             Got::Datagram {
                                 src: None,
                                 dst: None,
@@ -310,6 +329,7 @@ impl Source {
                 Some(Ok(c)) => {
                     self.buf.clear();
                     self.buf.extend_from_slice(c.payload);
+                    self.len = self.buf.len();
                     Got::Datagram {
                         src: Some(c.src),
                         dst: Some(c.dst),
@@ -328,14 +348,15 @@ impl Source {
         };
         Ok(match event {
             Got::Datagram { src, dst, arrival } => {
+                let payload = self.buf.get(..self.len).unwrap_or_default();
                 if let Some(r) = &mut self.recorder {
-                    r.record(src, dst, arrival, &self.buf)?;
+                    r.record(src, dst, arrival, payload)?;
                 }
                 Event::Datagram(Datagram {
                     src,
                     dst,
                     arrival,
-                    payload: &self.buf,
+                    payload,
                 })
             }
             Got::Unreadable(e) => Event::Unreadable(e),

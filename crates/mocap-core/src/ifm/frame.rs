@@ -205,14 +205,10 @@ pub fn parse_str(text: &str) -> Result<Frame<'_>, Error> {
         if field.is_empty() {
             continue;
         }
-        if after_last_block {
-            f.warnings.push(Warning {
-                offset: at,
-                field,
-                kind: WarningKind::JunkAfterLastBlock,
-            });
-            continue;
-        }
+        let after_was_set = after_last_block;
+        // After `leftEye` (the last block in every capture) anything that
+        // still parses is kept; what does not is junk, reported as such.
+        let warnings_before = f.warnings.len();
         // `=` starts the transform part; it may follow an entry in the same field.
         let (entry, block) = match field.split_once('=') {
             Some((e, b)) => (e, Some((b, at + e.len() + 1))),
@@ -224,6 +220,11 @@ pub fn parse_str(text: &str) -> Result<Frame<'_>, Error> {
         }
         if let Some((b, b_at)) = block {
             found |= read_block(&mut f, b, b_at, &mut after_last_block);
+        }
+        if after_was_set {
+            for w in f.warnings.iter_mut().skip(warnings_before) {
+                w.kind = WarningKind::JunkAfterLastBlock;
+            }
         }
     }
     if found {

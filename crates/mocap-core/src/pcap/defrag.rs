@@ -124,7 +124,11 @@ impl Defrag {
         let end = f.offset.checked_add(f.data.len())?;
         // Fragments that are not a multiple of 8 bytes except the last, or that
         // run past the IP length limit, cannot be part of a real datagram.
-        if end > MAX_PAYLOAD || (f.more && !f.data.len().is_multiple_of(8)) || f.data.is_empty() {
+        // An empty fragment is only meaningful as the last one (it fixes the length).
+        if end > MAX_PAYLOAD
+            || (f.more && !f.data.len().is_multiple_of(8))
+            || (f.more && f.data.is_empty())
+        {
             self.stats.dropped += 1;
             return None;
         }
@@ -324,6 +328,13 @@ mod tests {
         r.expire(Duration::from_secs(7));
         assert_eq!(r.pending(), 0);
         assert_eq!(r.stats().dropped, 1);
+    }
+
+    #[test]
+    fn an_empty_last_fragment_fixes_the_length() {
+        let mut r = Defrag::default();
+        assert!(r.push(Duration::ZERO, &frag(5, 0, true, &[7; 16])).is_none());
+        assert_eq!(r.push(Duration::ZERO, &frag(5, 16, false, &[])).as_deref(), Some(&[7u8; 16][..]));
     }
 
     #[test]

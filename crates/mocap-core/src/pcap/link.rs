@@ -33,6 +33,7 @@ pub const SUPPORTED_LINK_TYPES: [u32; 8] = [
     LINKTYPE_LINUX_SLL2,
 ];
 
+const SLL_HEADER: usize = 16;
 const SLL2_HEADER: usize = 20;
 
 /// What one captured packet holds, as far as UDP is concerned.
@@ -97,7 +98,14 @@ impl std::error::Error for UnknownLinkType {}
 pub fn decode(link: u32, data: &[u8]) -> Result<Layer<'_>, UnknownLinkType> {
     let sliced = match link {
         LINKTYPE_ETHERNET => SlicedPacket::from_ethernet(data),
-        LINKTYPE_LINUX_SLL => SlicedPacket::from_linux_sll(data),
+        // By hand: etherparse only takes SLL v1 from Ethernet-type interfaces,
+        // and loopback (772), tun and GRE captures are exactly the other kinds.
+        LINKTYPE_LINUX_SLL => match (data.get(14..16), data.get(SLL_HEADER..)) {
+            (Some(&[p0, p1]), Some(payload)) => {
+                SlicedPacket::from_ether_type(EtherType(u16::from_be_bytes([p0, p1])), payload)
+            }
+            _ => return Ok(Layer::Truncated),
+        },
         LINKTYPE_LINUX_SLL2 => {
             let Some((head, rest)) = data.split_first_chunk::<2>() else {
                 return Ok(Layer::Truncated);

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Relay throughput and latency on loopback, side by side in one run:
+# vmc-relay raw, vmc-relay filter mode, osc.js and python-osc relays, and the
+# minimal recvmmsg/sendmmsg forwarder from shared/bench as the floor.
+#
+# For each relay and fan-out (1->1, 1->3): udpbench sends paced ~96-byte OSC
+# datagrams for 2 s at increasing rates; a udpbench sink per destination counts
+# them and reports one-way latency. The highest rate delivered with < 0.1 % loss
+# is the lossless rate; p50/p99 one-way latency is reported at 1 k/s and 10 k/s.
+# Needs gcc, node/npm (osc.js) and python3 (python-osc); missing peers are skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+bench_src="${BENCH_DIR:-$root/../shared/bench}"
+gcc -O2 -o "$work/udpbench" "$bench_src/udpbench.c"
+ub="$work/udpbench"
+cargo build -q --release -p vmc-relay
+relay="$root/target/release/vmc-relay"
+have_js=0; have_py=0
+if command -v npm >/dev/null && (cd "$work" && npm install --silent osc >/dev/null 2>&1); then have_js=1; fi
+python3 -c "import pythonosc" 2>/dev/null || python3 -m pip install -q python-osc >/dev/null 2>&1 || true
+python3 -c "import pythonosc" 2>/dev/null && have_py=1
+IN=41000
+RATES=(1000 10000 30000 60000 100000 150000 200000)
+
+start_relay() { # name, fanout -> runs the relay listening on IN, sending to IN+1..IN+fanout
+  local name=$1 fan=$2 outs=() tos=()
+  for i in $(seq 1 "$fan"); do outs+=(127.0.0.1 $((IN + i))); tos+=(--to 127.0.0.1:$((IN + i))); done
+  case $name in
+    c-forwarder) "$ub" fwd $IN "${outs[@]}" & ;;
+    vmc-relay-raw) "$relay" -q -l 127.0.0.1:$IN "${tos[@]}" & ;;
+    vmc-relay-filter) "$relay" -q -l 127.0.0.1:$IN --only '/*' "${tos[@]}" & ;;
+    osc.js) NODE_PATH="$work/node_modules" node "$bench_src/oscjs-relay.js" $IN $((IN + 1)) & ;;
+    python-osc) python3 "$bench_src/pythonosc-relay.py" $IN $((IN + 1)) & ;;
+  esac
+  pids+=($!)
+  sleep 0.7
+}
+
+measure() { # fanout rate -> "received_min p50 p99" over the sinks
+  local fan=$1 rate=$2 sinks=()
+  for i in $(seq 1 "$fan"); do "$ub" recv $((IN + i)) 600 >"$work/sink$i" & sinks+=($!); done
+  sleep 0.2
+  "$ub" send 127.0.0.1 $IN "$rate" 2 64 >"$work/sent"
+  wait "${sinks[@]}"
+  local min=999999999 p50=0 p99=0
+  for i in $(seq 1 "$fan"); do
+    local line; line=$(cat "$work/sink$i")
+    local n; n=$(awk '{print $2}' <<<"$line")
+    [ "$n" -lt "$min" ] && min=$n
+    if [ "$i" = 1 ]; then p50=$(awk '{print $8}' <<<"$line"); p99=$(awk '{print $10}' <<<"$line"); fi
+  done
+  echo "$min ${p50:-0} ${p99:-0}"
+}
+
+printf '%-17s %-5s %-22s %-24s %-24s\n' relay fan "lossless rate (dgram/s)" "1k/s p50/p99 (us)" "10k/s p50/p99 (us)"
+for fan in 1 3; do
+  for name in c-forwarder vmc-relay-raw vmc-relay-filter osc.js python-osc; do
+    case $name in
+      osc.js) [ $have_js = 1 ] && [ "$fan" = 1 ] || { printf '%-17s %-5s %s\n' "$name" "1->$fan" "n/a"; continue; } ;;
+      python-osc) [ $have_py = 1 ] && [ "$fan" = 1 ] || { printf '%-17s %-5s %s\n' "$name" "1->$fan" "n/a"; continue; } ;;
+    esac
+    start_relay "$name" "$fan"
+    lossless=0; lat1=-; lat10=-
+    for rate in "${RATES[@]}"; do
+      read -r got p50 p99 < <(measure "$fan" "$rate")
+      want=$((rate * 2))
+      [ "$rate" = 1000 ] && lat1="$p50/$p99"
+      [ "$rate" = 10000 ] && lat10="$p50/$p99"
+      if [ $((got * 1000)) -ge $((want * 999)) ]; then lossless=$rate; else break; fi
+    done
+    printf '%-17s %-5s %-22s %-24s %-24s\n' "$name" "1->$fan" "$lossless" "$lat1" "$lat10"
+    kill "${pids[-1]}" 2>/dev/null || true; wait "${pids[-1]}" 2>/dev/null || true
+    sleep 0.3
+  done
+done
