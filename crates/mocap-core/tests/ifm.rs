@@ -356,6 +356,9 @@ fn repr_writes_what_the_app_writes() {
 fn blocks_in_any_order_and_entries_after_the_last_block() {
     let f = ifm::parse(b"=head#1,2,3,4,5,6|leftEye#1,2,3|rightEye#4,5,6|jawOpen-5|").unwrap();
     assert_eq!(f.right_eye, Some([4.0, 5.0, 6.0]));
-    assert_eq!(f.blendshapes[ARKIT.iter().position(|a| *a == "jawOpen").unwrap()], Some(5));
+    assert_eq!(
+        f.blendshapes[ARKIT.iter().position(|a| *a == "jawOpen").unwrap()],
+        Some(5)
+    );
     assert!(f.warnings.is_empty(), "{:?}", f.warnings);
 }

@@ -581,6 +581,23 @@ fn unknown_link_type_names_its_number() {
 }
 
 #[test]
+fn an_unknown_interface_in_pcapng_spoils_only_its_packets() {
+    let ds = sample(4);
+    let eth = ethernet_frames(&ds, None);
+    let mut ng = Ng::new();
+    ng.interface(1, None, None);
+    ng.interface(147, None, None);
+    for (t, f) in &eth {
+        ng.packet(0, t.as_micros() as u64, f);
+        ng.packet(1, t.as_micros() as u64, b"user-defined link layer");
+    }
+    let (got, stats, err) = read_all(&ng.0);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(got.len(), 4);
+    assert_eq!(stats.unsupported_link, 4);
+}
+
+#[test]
 fn simple_packet_blocks_take_the_previous_timestamp() {
     let ds = sample(2);
     let eth = ethernet_frames(&ds, None);

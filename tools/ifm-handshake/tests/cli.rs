@@ -177,8 +177,15 @@ fn tcp_mode_frames_in_pieces_a_reconnect_and_the_stop_string() {
             drop(s);
             t.log_line("disconnected");
         } else {
-            // Keep the connection until the tool has its frames.
-            let (stop, _) = recv_command(&phone);
+            // Keep the connection until the tool has its frames. A start
+            // command re-sent before the phone connected may still be queued.
+            let start = ifm::Command::StartTcp { v2: false }.text();
+            let stop = loop {
+                let (cmd, _) = recv_command(&phone);
+                if cmd != start {
+                    break cmd;
+                }
+            };
             assert_eq!(stop, ifm::Command::StopTcp.text());
         }
     }

@@ -88,8 +88,12 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
             ));
         }
     };
-    Duration::try_from_secs_f64(value * scale)
-        .map_err(|e| format!("invalid duration {text:?}: {e}"))
+    let secs = value * scale;
+    // A century is longer than any run; beyond it, clocks would overflow.
+    if secs > 100.0 * 365.0 * 24.0 * 3600.0 {
+        return Err(format!("duration {text:?} is too long (at most 100 years)"));
+    }
+    Duration::try_from_secs_f64(secs).map_err(|e| format!("invalid duration {text:?}: {e}"))
 }
 
 #[cfg(test)]
@@ -105,5 +109,6 @@ mod tests {
         assert!(parse_duration("ten").is_err());
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("").is_err());
+        assert!(parse_duration("4000000000000000h").is_err());
     }
 }

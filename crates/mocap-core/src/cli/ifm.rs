@@ -25,6 +25,8 @@ use crate::net;
 pub const TOOL: &str = "ifm-handshake";
 /// How often blocking waits wake to check Ctrl-C and deadlines.
 const POLL: Duration = Duration::from_millis(50);
+/// A recording that stops arriving for this long has failed.
+const BAKE_STALL: Duration = Duration::from_secs(10);
 /// Largest baked recording accepted (a 10-minute recording is about 36 MB).
 const MAX_RECORDING: usize = 512 << 20;
 
@@ -534,15 +536,26 @@ fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
     ));
     let start = opts.start_command(true);
     let phone = opts.phone_addr(start);
+    if phone.is_none() {
+        dec.log.info(format_args!(
+            "no phone given: no start or stop command is sent; waiting for a phone that connects by itself"
+        ));
+    }
     let commands = command_socket(opts)?;
-    let deadline = opts.stop.duration.map(|d| Instant::now() + d);
+    let deadline = opts
+        .stop
+        .duration
+        .and_then(|d| Instant::now().checked_add(d));
     let mut last_send = None::<Instant>;
     let mut conn: Option<(TcpStream, SocketAddr)> = None;
     let mut splitter = ifm::Splitter::new(ifm::MAX_FRAME + ifm::TERMINATOR.len());
     let mut connections = 0u64;
     let mut buf = vec![0u8; 64 * 1024];
     let mut frames: Vec<Vec<u8>> = Vec::new();
-    let mut next_stats = opts.log.stats_interval.map(|d| Instant::now() + d);
+    let mut next_stats = opts
+        .log
+        .stats_interval
+        .and_then(|d| Instant::now().checked_add(d));
     let stopped = loop {
         if interrupted() {
             break "interrupted";
@@ -557,7 +570,25 @@ fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
             && Instant::now() >= at
         {
             dec.summary(None, Some(("connections", connections)))?;
-            next_stats = Some(at + every);
+            next_stats = at.checked_add(every);
+        }
+        // A phone that reconnects opens a new connection while the old one
+        // may linger silently: the newest connection wins.
+        if conn.is_some() {
+            match listener.accept() {
+                Ok((s, peer)) => {
+                    s.set_nonblocking(false)?;
+                    s.set_read_timeout(Some(POLL))?;
+                    connections += 1;
+                    dec.log.info(format_args!(
+                        "phone connected again from {peer}; dropping the old connection"
+                    ));
+                    splitter = ifm::Splitter::new(ifm::MAX_FRAME + ifm::TERMINATOR.len());
+                    conn = Some((s, peer));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e).context("failed to accept the phone's connection"),
+            }
         }
         let Some((stream, peer)) = &mut conn else {
             // Not connected: (re)send the start command while waiting.
@@ -641,12 +672,22 @@ fn run_bake(opts: &Options, listen: SocketAddr, out_path: Option<&PathBuf>) -> a
     let Some(phone) = opts.phone_addr(Command::Bake) else {
         bail!("--bake needs the phone's address (PHONE_HOST)");
     };
-    send(&command_socket(opts)?, phone, Command::Bake)?;
-    log.info(format_args!("sent the bake command to {phone}"));
-    let deadline = opts.stop.duration.map(|d| Instant::now() + d);
+    let commands = command_socket(opts)?;
+    let deadline = opts
+        .stop
+        .duration
+        .and_then(|d| Instant::now().checked_add(d));
+    let mut last_send: Option<Instant> = None;
+    // Waiting for the phone: the command is re-sent every --keepalive.
     let mut stream = loop {
         if interrupted() || deadline.is_some_and(|d| Instant::now() >= d) {
-            bail!("no recording arrived");
+            log.always(format_args!("stopped before the phone sent a recording"));
+            return Ok(());
+        }
+        if last_send.is_none_or(|t| t.elapsed() >= opts.keepalive) {
+            send(&commands, phone, Command::Bake)?;
+            log.info(format_args!("sent the bake command to {phone}"));
+            last_send = Some(Instant::now());
         }
         match listener.accept() {
             Ok((s, _)) => break s,
@@ -659,19 +700,30 @@ fn run_bake(opts: &Options, listen: SocketAddr, out_path: Option<&PathBuf>) -> a
     let mut data = Vec::new();
     let mut buf = vec![0u8; 64 * 1024];
     let term = ifm::TERMINATOR.as_bytes();
+    let mut last_byte = Instant::now();
     loop {
         if interrupted() || deadline.is_some_and(|d| Instant::now() >= d) {
-            bail!(
-                "the recording did not finish ({} bytes received)",
+            log.always(format_args!(
+                "stopped with the recording incomplete ({} bytes received)",
                 data.len()
+            ));
+            return Ok(());
+        }
+        // A phone that stops sending mid-recording would otherwise hang us.
+        if last_byte.elapsed() >= BAKE_STALL {
+            anyhow::bail!(
+                "the phone stopped sending the recording ({} bytes received, nothing for {:?})",
+                data.len(),
+                BAKE_STALL
             );
         }
         match stream.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
+                last_byte = Instant::now();
                 data.extend_from_slice(buf.get(..n).unwrap_or_default());
                 if data.len() > MAX_RECORDING {
-                    bail!("the recording is larger than {MAX_RECORDING} bytes");
+                    anyhow::bail!("the recording is larger than {MAX_RECORDING} bytes");
                 }
                 if data.ends_with(term) {
                     break;

@@ -722,6 +722,7 @@ pub(crate) struct CaptureRecord {
     dropped: u64,
     truncated: u64,
     untimed: u64,
+    unsupported_link: u64,
 }
 
 impl From<CaptureStats> for CaptureRecord {
@@ -735,6 +736,7 @@ impl From<CaptureStats> for CaptureRecord {
             dropped: c.dropped,
             truncated: c.truncated,
             untimed: c.untimed,
+            unsupported_link: c.unsupported_link,
         }
     }
 }

@@ -26,6 +26,8 @@ pub const TOOL: &str = "pcap-replay";
 /// busy or virtual machine; spinning the last millisecond keeps the error in
 /// microseconds for about 6 % of a core at 60 Hz.
 pub const DEFAULT_SPIN: Duration = Duration::from_millis(1);
+/// Shortest gap between passes of `--loop`, whatever the capture's spacing.
+const MIN_LOOP_GAP: Duration = Duration::from_millis(1);
 /// Longest single sleep, so Ctrl-C and `--duration` are noticed during long gaps.
 const MAX_NAP: Duration = Duration::from_millis(50);
 
@@ -95,7 +97,7 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
     // Fail on a bad file before waiting for a trigger or opening sockets.
     let mut capture = open()?;
     let start_wall = Instant::now();
-    let deadline = opts.stop.duration.map(|d| start_wall + d);
+    let deadline = opts.stop.duration.and_then(|d| start_wall.checked_add(d));
 
     let (socket, target) = match opts.trigger {
         Some(addr) => {
@@ -179,17 +181,21 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
             n += 1;
             if opts.stop.count.is_some_and(|c| counts.sent >= c) {
                 stopped = "count";
+                stats = add_stats(stats, capture.stats());
                 break 'passes;
             }
-            let due = start + schedule.deadline(d.ts);
+            // Deadlines are capped (a century), so the sum cannot overflow.
+            let due = start.checked_add(schedule.deadline(d.ts)).unwrap_or(start);
             match wait_until(due, deadline, opts.spin) {
                 Wait::Due => {}
                 Wait::Interrupted => {
                     stopped = "interrupted";
+                    stats = add_stats(stats, capture.stats());
                     break 'passes;
                 }
                 Wait::Deadline => {
                     stopped = "duration";
+                    stats = add_stats(stats, capture.stats());
                     break 'passes;
                 }
             }
@@ -200,7 +206,10 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
             let sent_at = Instant::now();
             match socket.send_to(d.payload, to) {
                 Ok(_) => {
-                    lateness.record(sent_at.saturating_duration_since(due));
+                    // At top speed there are no deadlines to be late for.
+                    if opts.pace != Pace::TopSpeed {
+                        lateness.record(sent_at.saturating_duration_since(due));
+                    }
                     counts.sent += 1;
                     counts.bytes += d.payload.len() as u64;
                 }
@@ -232,7 +241,8 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         } else {
             Duration::ZERO
         };
-        schedule.restart(mean_gap);
+        // A one-datagram (or zero-span) capture still loops at a sane pace.
+        schedule.restart(mean_gap.max(MIN_LOOP_GAP));
         capture = open()?;
     }
     if let Some(pb) = &progress {
@@ -260,6 +270,7 @@ fn add_stats(a: CaptureStats, b: CaptureStats) -> CaptureStats {
         dropped: a.dropped + b.dropped,
         truncated: a.truncated + b.truncated,
         untimed: a.untimed + b.untimed,
+        unsupported_link: a.unsupported_link + b.unsupported_link,
     }
 }
 

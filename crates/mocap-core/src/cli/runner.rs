@@ -71,8 +71,9 @@ pub fn run(
     handler: &mut impl Handler,
 ) -> anyhow::Result<Stopped> {
     let start = Instant::now();
-    let deadline = stop.duration.map(|d| start + d);
-    let mut next_stats = stats_interval.map(|d| start + d);
+    // Overflowing sums (absurd durations) mean "never".
+    let deadline = stop.duration.and_then(|d| start.checked_add(d));
+    let mut next_stats = stats_interval.and_then(|d| start.checked_add(d));
     let mut packets = 0u64;
     loop {
         if stop.count.is_some_and(|n| packets >= n) || handler.finished() {
@@ -89,7 +90,7 @@ pub fn run(
             && now >= at
         {
             handler.stats()?;
-            next_stats = Some(at + every);
+            next_stats = at.checked_add(every);
         }
         match source.next_event()? {
             Event::Datagram(d) => {

@@ -254,25 +254,23 @@ impl Source {
     /// type that cannot be read.
     pub fn next_event(&mut self) -> anyhow::Result<Event<'_>> {
         let event = match &mut self.kind {
-            Kind::Udp { socket, local } => {
-                match socket.recv_from(&mut self.buf) {
-                    Ok((n, src)) => {
-                        self.len = n;
-                        Got::Datagram {
-                            src: Some(src),
-                            dst: *local,
-                            arrival: Some(unix_now()),
-                        }
+            Kind::Udp { socket, local } => match socket.recv_from(&mut self.buf) {
+                Ok((n, src)) => {
+                    self.len = n;
+                    Got::Datagram {
+                        src: Some(src),
+                        dst: *local,
+                        arrival: Some(unix_now()),
                     }
-                    Err(e) if net::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {
-                        if let Some(r) = &mut self.recorder {
-                            r.writer.flush().context("failed to write the recording")?;
-                        }
-                        Got::Idle
-                    }
-                    Err(e) => return Err(e).context("failed to receive"),
                 }
-            }
+                Err(e) if net::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {
+                    if let Some(r) = &mut self.recorder {
+                        r.writer.flush().context("failed to write the recording")?;
+                    }
+                    Got::Idle
+                }
+                Err(e) => return Err(e).context("failed to receive"),
+            },
             Kind::Raw(data) => match data.take() {
                 Some(bytes) => {
                     self.buf = bytes;

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::defrag::{Defrag, DefragLimits};
-use super::file::{CaptureReader, ReadError};
+use super::file::{CaptureReader, FileFormat, ReadError};
 use super::link::{self, Layer, UnknownLinkType};
 
 /// One UDP datagram from a capture, borrowed until the next call.
@@ -40,6 +40,8 @@ pub struct CaptureStats {
     pub truncated: u64,
     /// pcapng Simple Packet Blocks, which carry no timestamp (given the previous one).
     pub untimed: u64,
+    /// pcapng packets on an interface of a link type this reader does not know, skipped.
+    pub unsupported_link: u64,
 }
 
 /// Why reading stopped early.
@@ -115,6 +117,8 @@ impl<R: Read> Datagrams<R> {
         if self.done {
             return None;
         }
+        // Read before the loop: a record borrows the reader.
+        let pcapng = self.reader.format() == FileFormat::PcapNg;
         let meta = loop {
             let record = match self.reader.next_record() {
                 None => {
@@ -135,7 +139,12 @@ impl<R: Read> Datagrams<R> {
             }
             let cut = u64::from(record.orig_len) > record.data.len() as u64;
             match link::decode(record.link, record.data) {
+                // In pcapng one interface of an unknown kind spoils only its own packets.
+                Err(_) if pcapng => {
+                    self.stats.unsupported_link += 1;
+                }
                 Err(e) => {
+                    self.defrag.finish();
                     self.done = true;
                     return Some(Err(CaptureError::Link(e)));
                 }

@@ -333,8 +333,14 @@ mod tests {
     #[test]
     fn an_empty_last_fragment_fixes_the_length() {
         let mut r = Defrag::default();
-        assert!(r.push(Duration::ZERO, &frag(5, 0, true, &[7; 16])).is_none());
-        assert_eq!(r.push(Duration::ZERO, &frag(5, 16, false, &[])).as_deref(), Some(&[7u8; 16][..]));
+        assert!(
+            r.push(Duration::ZERO, &frag(5, 0, true, &[7; 16]))
+                .is_none()
+        );
+        assert_eq!(
+            r.push(Duration::ZERO, &frag(5, 16, false, &[])).as_deref(),
+            Some(&[7u8; 16][..])
+        );
     }
 
     #[test]

@@ -25,5 +25,5 @@ mod write;
 pub use datagrams::{CaptureError, CaptureStats, Captured, Datagrams};
 pub use defrag::{Defrag, DefragLimits, DefragStats};
 pub use file::{CaptureReader, FileFormat, MAX_RECORD, ReadError, ReadErrorKind, Record};
-pub use replay::{Lateness, Pace, Schedule};
+pub use replay::{Lateness, MAX_DEADLINE, Pace, Schedule};
 pub use write::{MAX_UDP_PAYLOAD_V4, MAX_UDP_PAYLOAD_V6, PcapNgWriter, checksum};

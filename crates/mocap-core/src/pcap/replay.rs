@@ -6,6 +6,10 @@
 
 use std::time::Duration;
 
+/// The latest deadline a schedule gives (about a century): absurd speeds,
+/// rates or capture times cannot overflow a clock.
+pub const MAX_DEADLINE: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
 /// How a replay is paced.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Pace {
@@ -65,7 +69,9 @@ impl Schedule {
             Pace::TopSpeed => Duration::ZERO,
             Pace::Rate(pps) => {
                 // Datagram n goes at n / pps seconds.
-                Duration::try_from_secs_f64(n as f64 / pps).unwrap_or(Duration::MAX)
+                Duration::try_from_secs_f64(n as f64 / pps)
+                    .unwrap_or(MAX_DEADLINE)
+                    .min(MAX_DEADLINE)
             }
             Pace::Recorded { speed, max_gap } => {
                 let gap = if self.restart {
@@ -77,49 +83,80 @@ impl Schedule {
                         .map_or(Duration::ZERO, |last| ts.saturating_sub(last))
                 };
                 let gap = max_gap.map_or(gap, |m| gap.min(m));
-                self.virtual_time += gap;
+                self.virtual_time = self.virtual_time.saturating_add(gap);
                 self.last_ts = Some(ts);
-                self.virtual_time.div_f64(speed)
+                Duration::try_from_secs_f64(self.virtual_time.as_secs_f64() / speed)
+                    .unwrap_or(MAX_DEADLINE)
+                    .min(MAX_DEADLINE)
             }
         }
     }
 }
 
-/// Distribution of lateness (send time minus deadline), in microseconds.
-#[derive(Clone, Debug, Default)]
+/// Distribution of lateness (send time minus deadline), in microseconds, in
+/// fixed memory whatever the run's length: one counter per microsecond up to
+/// 100 ms, and one for everything later (whose exact maximum is kept).
+#[derive(Clone, Debug)]
 pub struct Lateness {
-    samples: Vec<u32>,
+    counts: Vec<u64>,
+    total: u64,
+    max: u32,
+}
+
+const LATENESS_BUCKETS: usize = 100_000;
+
+impl Default for Lateness {
+    fn default() -> Self {
+        Self {
+            counts: vec![0; LATENESS_BUCKETS + 1],
+            total: 0,
+            max: 0,
+        }
+    }
 }
 
 impl Lateness {
     /// Records one lateness sample.
     pub fn record(&mut self, late: Duration) {
-        self.samples
-            .push(u32::try_from(late.as_micros()).unwrap_or(u32::MAX));
+        let us = u32::try_from(late.as_micros()).unwrap_or(u32::MAX);
+        let bucket = usize::try_from(us)
+            .unwrap_or(usize::MAX)
+            .min(LATENESS_BUCKETS);
+        if let Some(c) = self.counts.get_mut(bucket) {
+            *c += 1;
+        }
+        self.total += 1;
+        self.max = self.max.max(us);
     }
 
     /// Number of samples.
-    pub fn len(&self) -> usize {
-        self.samples.len()
+    pub fn len(&self) -> u64 {
+        self.total
     }
 
     /// Whether no sample was recorded.
     pub fn is_empty(&self) -> bool {
-        self.samples.is_empty()
+        self.total == 0
     }
 
-    /// p50, p99 and max in µs (nearest-rank), or `None` without samples.
+    /// p50, p99 and max in µs (nearest rank; samples past 100 ms rank as 100 ms),
+    /// or `None` without samples.
     pub fn summary(&self) -> Option<(u32, u32, u32)> {
-        if self.samples.is_empty() {
+        if self.total == 0 {
             return None;
         }
-        let mut s = self.samples.clone();
-        s.sort_unstable();
         let rank = |p: f64| {
-            let idx = ((p * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1;
-            s.get(idx).copied()
+            let want = ((p * self.total as f64).ceil() as u64).clamp(1, self.total);
+            let mut seen = 0;
+            for (us, c) in self.counts.iter().enumerate() {
+                seen += c;
+                if seen >= want {
+                    return u32::try_from(us).unwrap_or(u32::MAX).min(self.max);
+                }
+            }
+            self.max
         };
-        Some((rank(0.50)?, rank(0.99)?, *s.last()?))
+        Some((rank(0.50), rank(0.99), self.max))
     }
 }
 
@@ -204,6 +241,26 @@ mod tests {
         s.deadline(ms(100));
         assert_eq!(s.deadline(ms(50)), ms(0));
         assert_eq!(s.deadline(ms(60)), ms(10));
+    }
+
+    #[test]
+    fn absurd_paces_and_timestamps_are_capped() {
+        let mut s = Schedule::new(Pace::Recorded {
+            speed: 1e-300,
+            max_gap: None,
+        });
+        s.deadline(ms(0));
+        assert_eq!(s.deadline(ms(1)), MAX_DEADLINE);
+        let mut s = Schedule::new(Pace::Rate(1e-300));
+        s.deadline(ms(0));
+        assert_eq!(s.deadline(ms(0)), MAX_DEADLINE);
+        let mut s = Schedule::new(Pace::Recorded {
+            speed: 1.0,
+            max_gap: None,
+        });
+        s.deadline(Duration::ZERO);
+        assert_eq!(s.deadline(Duration::MAX), MAX_DEADLINE);
+        assert_eq!(s.deadline(Duration::MAX), MAX_DEADLINE);
     }
 
     #[test]
