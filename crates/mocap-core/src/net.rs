@@ -56,6 +56,146 @@ pub fn is_timeout(err: &io::Error) -> bool {
     )
 }
 
+/// Receiving and sending many datagrams per system call (`recvmmsg`,
+/// `sendmmsg`), for relays that forward bytes as they are.
+#[cfg(target_os = "linux")]
+pub mod batch {
+    use std::io::{self, IoSlice, IoSliceMut};
+    use std::net::{SocketAddr, UdpSocket};
+    use std::os::fd::AsRawFd as _;
+
+    use nix::sys::socket::{MsgFlags, MultiHeaders, SockaddrStorage, recvmmsg, sendmmsg};
+
+    /// Datagrams taken per call.
+    pub const SIZE: usize = 32;
+
+    /// Buffers for one batch, allocated once.
+    pub struct Batch {
+        bufs: Vec<Vec<u8>>,
+        lens: [usize; SIZE],
+        srcs: [Option<SocketAddr>; SIZE],
+        count: usize,
+        headers: MultiHeaders<SockaddrStorage>,
+    }
+
+    impl Default for Batch {
+        fn default() -> Self {
+            Self::new()
+        }
+    }
+
+    impl Batch {
+        /// Buffers for [`SIZE`] datagrams of up to [`super::MAX_DATAGRAM`] bytes.
+        pub fn new() -> Self {
+            Self {
+                bufs: (0..SIZE).map(|_| vec![0; super::MAX_DATAGRAM]).collect(),
+                lens: [0; SIZE],
+                srcs: [None; SIZE],
+                count: 0,
+                headers: MultiHeaders::preallocate(SIZE, None),
+            }
+        }
+
+        /// The datagrams received by the last [`recv`](Self::recv), with their sources.
+        pub fn datagrams(&self) -> impl Iterator<Item = (&[u8], Option<SocketAddr>)> {
+            self.bufs
+                .iter()
+                .zip(self.lens.iter().zip(&self.srcs))
+                .take(self.count)
+                .map(|(b, (len, src))| (b.get(..*len).unwrap_or_default(), *src))
+        }
+
+        /// Waits for at least one datagram (up to the socket's read timeout),
+        /// then takes as many as are queued, up to [`SIZE`].
+        ///
+        /// # Errors
+        /// The OS error; a timeout is `WouldBlock`.
+        pub fn recv(&mut self, socket: &UdpSocket) -> io::Result<usize> {
+            let mut slices: Vec<[IoSliceMut<'_>; 1]> =
+                self.bufs.iter_mut().map(|b| [IoSliceMut::new(b)]).collect();
+            let results = recvmmsg(
+                socket.as_raw_fd(),
+                &mut self.headers,
+                slices.iter_mut(),
+                MsgFlags::MSG_WAITFORONE,
+                None,
+            )
+            .map_err(io::Error::from)?;
+            let mut n = 0;
+            for (i, r) in results.enumerate() {
+                if let (Some(len), Some(src)) = (self.lens.get_mut(i), self.srcs.get_mut(i)) {
+                    *len = r.bytes;
+                    *src = r.address.and_then(|a: SockaddrStorage| {
+                        a.as_sockaddr_in()
+                            .map(|v4| SocketAddr::from(std::net::SocketAddrV4::from(*v4)))
+                            .or_else(|| {
+                                a.as_sockaddr_in6()
+                                    .map(|v6| SocketAddr::from(std::net::SocketAddrV6::from(*v6)))
+                            })
+                    });
+                    n = i + 1;
+                }
+            }
+            self.count = n;
+            Ok(n)
+        }
+    }
+
+    /// Sends every datagram to every destination in as few calls as the
+    /// kernel takes; returns how many sends failed (a dead receiver must
+    /// not stop the others).
+    ///
+    /// # Errors
+    /// None are returned: failures are counted.
+    pub fn send_all(
+        socket: &UdpSocket,
+        datagrams: &[&[u8]],
+        destinations: &[SocketAddr],
+        headers: &mut MultiHeaders<SockaddrStorage>,
+    ) -> u64 {
+        let mut slices: Vec<[IoSlice<'_>; 1]> = Vec::with_capacity(SIZE);
+        let mut addrs: Vec<Option<SockaddrStorage>> = Vec::with_capacity(SIZE);
+        let mut failed = 0u64;
+        let pairs: Vec<(&[u8], SockaddrStorage)> = datagrams
+            .iter()
+            .flat_map(|d| {
+                destinations
+                    .iter()
+                    .map(move |a| (*d, SockaddrStorage::from(*a)))
+            })
+            .collect();
+        for chunk in pairs.chunks(SIZE) {
+            slices.clear();
+            addrs.clear();
+            for (d, a) in chunk {
+                slices.push([IoSlice::new(d)]);
+                addrs.push(Some(*a));
+            }
+            let mut sent = 0;
+            while sent < chunk.len() {
+                let (Some(s), Some(a)) = (slices.get(sent..), addrs.get(sent..)) else {
+                    break;
+                };
+                match sendmmsg(socket.as_raw_fd(), headers, s, a, [], MsgFlags::empty()) {
+                    Ok(r) => {
+                        let n = r.count();
+                        if n == 0 {
+                            break;
+                        }
+                        sent += n;
+                    }
+                    // The datagram at `sent` failed; count it and go on after it.
+                    Err(_) => {
+                        failed += 1;
+                        sent += 1;
+                    }
+                }
+            }
+        }
+        failed
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
