@@ -429,3 +429,158 @@ fn interop_with_python_osc() {
     );
     assert_eq!(p.finish().code, Some(0));
 }
+
+#[test]
+fn drop_bones_only_and_vrm1_to_vrm0() {
+    let (a, b) = (receiver(), receiver());
+    let mut f = vec![
+        Message::BonePos {
+            name: "Head".into(),
+            pos: [0.0; 3],
+            rot: [0.0, 0.0, 0.0, 1.0],
+        },
+        Message::BonePos {
+            name: "Neck".into(),
+            pos: [0.0; 3],
+            rot: [0.0, 0.0, 0.0, 1.0],
+        },
+        Message::BlendVal {
+            name: "happy".into(),
+            value: 1.0,
+        },
+        Message::BlendVal {
+            name: "blinkLeft".into(),
+            value: 0.5,
+        },
+        Message::BlendApply,
+        Message::Time(1.0),
+    ];
+    f.push(Message::Available {
+        loaded: 1,
+        calibration: None,
+        tracking: None,
+    });
+    let input = vmc::frame_datagrams(&f, vmc::MAX_BUNDLE);
+    let (p, at) = relay(&[
+        "--to",
+        &addr(&a),
+        "--drop",
+        "/VMC/Ext/{T,OK}",
+        "--bones",
+        "Neck",
+        "--to",
+        &addr(&b),
+        "--vrm1-to-vrm0",
+        "--only",
+        "/VMC/Ext/Blend/*",
+        "--duration",
+        "1s",
+    ]);
+    send_all(at, &input);
+    let got_a = messages(&drain(&a));
+    assert!(
+        got_a
+            .iter()
+            .all(|m| !matches!(m, Message::Time(_) | Message::Available { .. }))
+    );
+    let bones: Vec<_> = got_a
+        .iter()
+        .filter_map(|m| match m {
+            Message::BonePos { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(bones, ["Neck"]);
+    let got_b = messages(&drain(&b));
+    let names: Vec<_> = got_b
+        .iter()
+        .filter_map(|m| match m {
+            Message::BlendVal { name, .. } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["Joy", "Blink_L"]);
+    assert_eq!(p.finish().code, Some(0));
+}
+
+#[test]
+fn flood_guard_drops_above_the_rate_and_counts() {
+    let rx = receiver();
+    let (p, at) = relay(&[
+        "--to",
+        &addr(&rx),
+        "--max-pps",
+        "50",
+        "--duration",
+        "1s",
+        "--format",
+        "json",
+    ]);
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let one = frame(1.0, 0.0).remove(0);
+    for _ in 0..500 {
+        tx.send_to(&one, at).unwrap();
+    }
+    let got = drain(&rx).len();
+    let sum = p.finish().json().pop().unwrap();
+    let flooded = sum["flooded"].as_u64().unwrap();
+    assert!(got < 200, "{got} forwarded");
+    assert_eq!(flooded + got as u64, sum["datagrams"].as_u64().unwrap());
+}
+
+#[test]
+fn read_a_capture_and_record_what_arrives() {
+    let dir = std::env::temp_dir().join(format!("vmc-relay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cap = dir.join("vmc.pcapng");
+    let input: Vec<Vec<u8>> = (0..3).flat_map(|i| frame(i as f32, 0.0)).collect();
+    let mut w = mocap_core::pcap::PcapNgWriter::new(std::fs::File::create(&cap).unwrap()).unwrap();
+    let (src, dst): (SocketAddr, SocketAddr) = (
+        "192.168.1.5:50000".parse().unwrap(),
+        "192.168.1.9:39539".parse().unwrap(),
+    );
+    for (i, d) in input.iter().enumerate() {
+        w.write(Duration::from_millis(i as u64), src, dst, d)
+            .unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    // Offline: forward a capture's datagrams (as fast as read).
+    let rx = receiver();
+    let done = Proc::spawn(
+        BIN,
+        &[
+            "-r",
+            cap.to_str().unwrap(),
+            "--to",
+            &addr(&rx),
+            "--format",
+            "json",
+        ],
+        None,
+    )
+    .finish();
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    assert_eq!(drain(&rx), input);
+    // Live with -w: the recording reads back as the same datagrams.
+    let rec = dir.join("rec.pcapng");
+    let sink = receiver();
+    let (p, at) = relay(&[
+        "--to",
+        &addr(&sink),
+        "-w",
+        rec.to_str().unwrap(),
+        "-n",
+        &input.len().to_string(),
+    ]);
+    send_all(at, &input);
+    assert_eq!(collect(&sink, input.len()), input);
+    assert_eq!(p.finish().code, Some(0));
+    let mut d = mocap_core::pcap::Datagrams::new(std::fs::File::open(&rec).unwrap()).unwrap();
+    let mut back = Vec::new();
+    while let Some(r) = d.next_datagram() {
+        back.push(r.unwrap().payload.to_vec());
+    }
+    assert_eq!(back, input);
+    let _ = std::fs::remove_dir_all(&dir);
+}

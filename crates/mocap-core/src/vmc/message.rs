@@ -84,10 +84,124 @@ pub enum Message {
         /// Rotation.
         rot: [f32; 4],
     },
+    /// `/VMC/Ext/Con`: controller input.
+    Controller {
+        /// 1 press, 0 release, 2 axis change.
+        active: i32,
+        /// Button name.
+        name: String,
+        /// Left-hand controller.
+        is_left: i32,
+        /// Touch rather than press.
+        is_touch: i32,
+        /// Axis input.
+        is_axis: i32,
+        /// Axis values.
+        axis: [f32; 3],
+    },
+    /// `/VMC/Ext/Key`: keyboard event.
+    Key {
+        /// 1 press, 0 release.
+        active: i32,
+        /// Key name.
+        name: String,
+        /// Key code.
+        keycode: i32,
+    },
+    /// `/VMC/Ext/Midi/Note`.
+    MidiNote {
+        /// 1 on, 0 off.
+        active: i32,
+        /// Channel.
+        channel: i32,
+        /// Note number.
+        note: i32,
+        /// Velocity.
+        velocity: f32,
+    },
+    /// `/VMC/Ext/Midi/CC/Val`.
+    MidiCcValue {
+        /// Knob number.
+        knob: i32,
+        /// Value.
+        value: f32,
+    },
+    /// `/VMC/Ext/Midi/CC/Bit`.
+    MidiCcBit {
+        /// Knob number.
+        knob: i32,
+        /// 1 on, 0 off.
+        active: i32,
+    },
+    /// `/VMC/Ext/Rcv`: the sender's own receiver (V2.7 adds its address).
+    Receiver {
+        /// 1 when on.
+        enable: i32,
+        /// Its port.
+        port: i32,
+        /// Its address (V2.7).
+        ip: Option<String>,
+    },
+    /// `/VMC/Ext/Light`: directional light.
+    Light {
+        /// Name.
+        name: String,
+        /// Position.
+        pos: [f32; 3],
+        /// Rotation.
+        rot: [f32; 4],
+        /// Colour r, g, b, a.
+        color: [f32; 4],
+    },
+    /// `/VMC/Ext/VRM`: the loaded model file (V2.7 adds its hash).
+    Vrm {
+        /// Path on the sender's machine.
+        path: String,
+        /// Title.
+        title: String,
+        /// SHA-256 (V2.7).
+        hash: Option<String>,
+    },
+    /// `/VMC/Ext/Remote`: a model from an online service.
+    Remote {
+        /// Service name (lowercase).
+        service: String,
+        /// Service-specific JSON.
+        json: String,
+    },
+    /// `/VMC/Ext/Opt`: free-form option string.
+    Opt(String),
+    /// `/VMC/Ext/Config`: the settings file in use.
+    Config(String),
+    /// `/VMC/Ext/Setting/Color`: background colour r, g, b, a.
+    SettingColor([f32; 4]),
+    /// `/VMC/Ext/Setting/Win`: top-most, transparent, click-through, hide-border.
+    SettingWindow([i32; 4]),
+    /// `/VMC/Ext/Set/Period`: send every N frames, per group (status, root,
+    /// bone, blendshape, camera, devices); 0 disables.
+    SetPeriod([i32; 6]),
+    /// `/VMC/Ext/Set/Eye`: gaze target.
+    SetEye {
+        /// 1 to enable.
+        enable: i32,
+        /// Target position.
+        pos: [f32; 3],
+    },
+    /// `/VMC/Ext/Set/Req`: asks for the low-rate information now.
+    SetRequest,
+    /// `/VMC/Ext/Set/Res`: a script's response.
+    SetResponse(String),
+    /// `/VMC/Ext/Set/Calib/Ready`.
+    SetCalibReady,
+    /// `/VMC/Ext/Set/Calib/Exec`: 0 normal, 1 MR, 2 MR floor.
+    SetCalibExec(i32),
+    /// `/VMC/Ext/Set/Config`: load a settings file.
+    SetConfig(String),
+    /// `/VMC/Ext/Set/Shortcut`: run a shortcut, e.g. `Functions.FreeCamera`.
+    SetShortcut(String),
     /// `/VMC/Thru/…`: forwarded untouched.
     Thru(Osc),
-    /// Any other VMC or OSC address, kept as it came (Con, Key, Midi, Set/*,
-    /// Setting/*, Rcv, Light, VRM, Remote, Opt, Config, and unknown ones).
+    /// Any other address, kept as it came (re-encodes to the same bytes).
     Other(Osc),
 }
 
@@ -177,6 +291,16 @@ impl<'a> Reader<'a> {
         match self.take() {
             Some(Arg::Int(v)) => Ok(*v),
             _ => Err(self.err()),
+        }
+    }
+    /// An optional trailing string (a later protocol version's addition).
+    fn opt_s(&mut self) -> Option<String> {
+        match self.m.args.get(self.i) {
+            Some(Arg::String(v)) => {
+                self.i += 1;
+                Some(v.clone())
+            }
+            _ => None,
         }
     }
     fn v3(&mut self) -> Result<[f32; 3], Error> {
@@ -283,11 +407,102 @@ impl Message {
                     rot: a.q()?,
                 }
             }
-            addr if addr.starts_with("/VMC/Thru/") => Self::Thru(m.clone()),
-            _ => {
-                check_other(m)?;
-                Self::Other(m.clone())
+            "/VMC/Ext/Con" => {
+                let mut a = r("isiiifff");
+                Self::Controller {
+                    active: a.i()?,
+                    name: a.s()?,
+                    is_left: a.i()?,
+                    is_touch: a.i()?,
+                    is_axis: a.i()?,
+                    axis: a.v3()?,
+                }
             }
+            "/VMC/Ext/Key" => {
+                let mut a = r("isi");
+                Self::Key {
+                    active: a.i()?,
+                    name: a.s()?,
+                    keycode: a.i()?,
+                }
+            }
+            "/VMC/Ext/Midi/Note" => {
+                let mut a = r("iiif");
+                Self::MidiNote {
+                    active: a.i()?,
+                    channel: a.i()?,
+                    note: a.i()?,
+                    velocity: a.f()?,
+                }
+            }
+            "/VMC/Ext/Midi/CC/Val" => {
+                let mut a = r("if");
+                Self::MidiCcValue {
+                    knob: a.i()?,
+                    value: a.f()?,
+                }
+            }
+            "/VMC/Ext/Midi/CC/Bit" => {
+                let mut a = r("ii");
+                Self::MidiCcBit {
+                    knob: a.i()?,
+                    active: a.i()?,
+                }
+            }
+            "/VMC/Ext/Rcv" => {
+                let mut a = r("ii[s]");
+                let (enable, port) = (a.i()?, a.i()?);
+                let ip = a.opt_s();
+                Self::Receiver { enable, port, ip }
+            }
+            "/VMC/Ext/Light" => {
+                let mut a = r("sfffffffffff");
+                Self::Light {
+                    name: a.s()?,
+                    pos: a.v3()?,
+                    rot: a.q()?,
+                    color: a.q()?,
+                }
+            }
+            "/VMC/Ext/VRM" => {
+                let mut a = r("ss[s]");
+                let (path, title) = (a.s()?, a.s()?);
+                let hash = a.opt_s();
+                Self::Vrm { path, title, hash }
+            }
+            "/VMC/Ext/Remote" => {
+                let mut a = r("ss");
+                Self::Remote {
+                    service: a.s()?,
+                    json: a.s()?,
+                }
+            }
+            "/VMC/Ext/Opt" => Self::Opt(r("s").s()?),
+            "/VMC/Ext/Config" => Self::Config(r("s").s()?),
+            "/VMC/Ext/Setting/Color" => Self::SettingColor(r("ffff").q()?),
+            "/VMC/Ext/Setting/Win" => {
+                let mut a = r("iiii");
+                Self::SettingWindow([a.i()?, a.i()?, a.i()?, a.i()?])
+            }
+            "/VMC/Ext/Set/Period" => {
+                let mut a = r("iiiiii");
+                Self::SetPeriod([a.i()?, a.i()?, a.i()?, a.i()?, a.i()?, a.i()?])
+            }
+            "/VMC/Ext/Set/Eye" => {
+                let mut a = r("ifff");
+                Self::SetEye {
+                    enable: a.i()?,
+                    pos: a.v3()?,
+                }
+            }
+            "/VMC/Ext/Set/Req" => Self::SetRequest,
+            "/VMC/Ext/Set/Res" => Self::SetResponse(r("s").s()?),
+            "/VMC/Ext/Set/Calib/Ready" => Self::SetCalibReady,
+            "/VMC/Ext/Set/Calib/Exec" => Self::SetCalibExec(r("i").i()?),
+            "/VMC/Ext/Set/Config" => Self::SetConfig(r("s").s()?),
+            "/VMC/Ext/Set/Shortcut" => Self::SetShortcut(r("s").s()?),
+            addr if addr.starts_with("/VMC/Thru/") => Self::Thru(m.clone()),
+            _ => Self::Other(m.clone()),
         })
     }
 
@@ -361,6 +576,96 @@ impl Message {
                 args.extend(fl(rot));
                 Osc::new(format!("/VMC/Ext/{kind}/Pos{suffix}"), args)
             }
+            Self::Controller {
+                active,
+                name,
+                is_left,
+                is_touch,
+                is_axis,
+                axis,
+            } => {
+                let mut args = vec![Arg::Int(*active), s(name), Arg::Int(*is_left)];
+                args.extend([Arg::Int(*is_touch), Arg::Int(*is_axis)]);
+                args.extend(fl(axis));
+                Osc::new("/VMC/Ext/Con", args)
+            }
+            Self::Key {
+                active,
+                name,
+                keycode,
+            } => Osc::new(
+                "/VMC/Ext/Key",
+                vec![Arg::Int(*active), s(name), Arg::Int(*keycode)],
+            ),
+            Self::MidiNote {
+                active,
+                channel,
+                note,
+                velocity,
+            } => Osc::new(
+                "/VMC/Ext/Midi/Note",
+                vec![
+                    Arg::Int(*active),
+                    Arg::Int(*channel),
+                    Arg::Int(*note),
+                    Arg::Float(*velocity),
+                ],
+            ),
+            Self::MidiCcValue { knob, value } => Osc::new(
+                "/VMC/Ext/Midi/CC/Val",
+                vec![Arg::Int(*knob), Arg::Float(*value)],
+            ),
+            Self::MidiCcBit { knob, active } => Osc::new(
+                "/VMC/Ext/Midi/CC/Bit",
+                vec![Arg::Int(*knob), Arg::Int(*active)],
+            ),
+            Self::Receiver { enable, port, ip } => {
+                let mut args = vec![Arg::Int(*enable), Arg::Int(*port)];
+                args.extend(ip.as_deref().map(s));
+                Osc::new("/VMC/Ext/Rcv", args)
+            }
+            Self::Light {
+                name,
+                pos,
+                rot,
+                color,
+            } => {
+                let mut args = vec![s(name)];
+                args.extend(fl(pos));
+                args.extend(fl(rot));
+                args.extend(fl(color));
+                Osc::new("/VMC/Ext/Light", args)
+            }
+            Self::Vrm { path, title, hash } => {
+                let mut args = vec![s(path), s(title)];
+                args.extend(hash.as_deref().map(s));
+                Osc::new("/VMC/Ext/VRM", args)
+            }
+            Self::Remote { service, json } => {
+                Osc::new("/VMC/Ext/Remote", vec![s(service), s(json)])
+            }
+            Self::Opt(v) => Osc::new("/VMC/Ext/Opt", vec![s(v)]),
+            Self::Config(v) => Osc::new("/VMC/Ext/Config", vec![s(v)]),
+            Self::SettingColor(c) => Osc::new("/VMC/Ext/Setting/Color", fl(c)),
+            Self::SettingWindow(w) => Osc::new(
+                "/VMC/Ext/Setting/Win",
+                w.iter().map(|v| Arg::Int(*v)).collect(),
+            ),
+            Self::SetPeriod(p) => Osc::new(
+                "/VMC/Ext/Set/Period",
+                p.iter().map(|v| Arg::Int(*v)).collect(),
+            ),
+            Self::SetEye { enable, pos } => {
+                let mut args = vec![Arg::Int(*enable)];
+                args.extend(fl(pos));
+                Osc::new("/VMC/Ext/Set/Eye", args)
+            }
+            Self::SetRequest => Osc::new("/VMC/Ext/Set/Req", vec![]),
+            Self::SetResponse(v) => Osc::new("/VMC/Ext/Set/Res", vec![s(v)]),
+            Self::SetCalibReady => Osc::new("/VMC/Ext/Set/Calib/Ready", vec![]),
+            Self::SetCalibExec(mode) => Osc::new("/VMC/Ext/Set/Calib/Exec", vec![Arg::Int(*mode)]),
+            Self::SetConfig(v) => Osc::new("/VMC/Ext/Set/Config", vec![s(v)]),
+            Self::SetShortcut(v) => Osc::new("/VMC/Ext/Set/Shortcut", vec![s(v)]),
             Self::Thru(m) | Self::Other(m) => m.clone(),
         }
     }
@@ -372,43 +677,6 @@ impl Message {
             self,
             Self::Available { .. } | Self::Time(_) | Self::BlendApply
         )
-    }
-}
-
-/// Argument shapes of the other known addresses, checked so that a wrong
-/// message is an error even though it is carried as [`Message::Other`].
-fn check_other(m: &Osc) -> Result<(), Error> {
-    let want: &'static str = match m.address.as_str() {
-        "/VMC/Ext/Con" => "isiiifff",
-        "/VMC/Ext/Key" => "isi",
-        "/VMC/Ext/Midi/Note" => "iiif",
-        "/VMC/Ext/Midi/CC/Val" => "if",
-        "/VMC/Ext/Midi/CC/Bit" => "ii",
-        "/VMC/Ext/Rcv" => "ii",
-        "/VMC/Ext/Light" => "sfffffffffff",
-        "/VMC/Ext/VRM" => "ss",
-        "/VMC/Ext/Remote" => "ss",
-        "/VMC/Ext/Opt"
-        | "/VMC/Ext/Config"
-        | "/VMC/Ext/Set/Res"
-        | "/VMC/Ext/Set/Config"
-        | "/VMC/Ext/Set/Shortcut" => "s",
-        "/VMC/Ext/Setting/Color" => "ffff",
-        "/VMC/Ext/Setting/Win" => "iiii",
-        "/VMC/Ext/Set/Period" => "iiiiii",
-        "/VMC/Ext/Set/Eye" => "ifff",
-        "/VMC/Ext/Set/Calib/Exec" => "i",
-        _ => return Ok(()),
-    };
-    let got: String = m.args.iter().map(tag).collect();
-    if got.starts_with(want) {
-        Ok(())
-    } else {
-        Err(Error {
-            address: m.address.clone(),
-            expected: want,
-            got,
-        })
     }
 }
 
@@ -456,6 +724,79 @@ mod tests {
         assert!(e.to_string().contains("/VMC/Ext/Bone/Pos"));
         assert!(Message::from_osc(&Osc::new("/VMC/Ext/T", vec![Arg::Int(1)])).is_err());
         assert!(Message::from_osc(&Osc::new("/VMC/Ext/Set/Period", vec![Arg::Int(1)])).is_err());
+    }
+
+    #[test]
+    fn every_typed_address_round_trips() {
+        let all = vec![
+            Message::Controller {
+                active: 1,
+                name: "Trigger".into(),
+                is_left: 1,
+                is_touch: 0,
+                is_axis: 0,
+                axis: [0.0, 0.5, 0.0],
+            },
+            Message::Key {
+                active: 1,
+                name: "A".into(),
+                keycode: 65,
+            },
+            Message::MidiNote {
+                active: 1,
+                channel: 0,
+                note: 60,
+                velocity: 0.8,
+            },
+            Message::MidiCcValue {
+                knob: 3,
+                value: 0.25,
+            },
+            Message::MidiCcBit { knob: 3, active: 1 },
+            Message::Receiver {
+                enable: 1,
+                port: 39540,
+                ip: None,
+            },
+            Message::Receiver {
+                enable: 1,
+                port: 39540,
+                ip: Some("192.168.1.2".into()),
+            },
+            Message::Light {
+                name: "Light".into(),
+                pos: [0.0; 3],
+                rot: [0.0, 0.0, 0.0, 1.0],
+                color: [1.0; 4],
+            },
+            Message::Vrm {
+                path: "C:/a.vrm".into(),
+                title: "A".into(),
+                hash: Some("abc".into()),
+            },
+            Message::Remote {
+                service: "vroidhub".into(),
+                json: "{}".into(),
+            },
+            Message::Opt("x".into()),
+            Message::Config("c.json".into()),
+            Message::SettingColor([0.0, 1.0, 0.0, 1.0]),
+            Message::SettingWindow([1, 0, 0, 1]),
+            Message::SetPeriod([1, 1, 1, 1, 1, 1]),
+            Message::SetEye {
+                enable: 1,
+                pos: [0.0, 1.5, 1.0],
+            },
+            Message::SetRequest,
+            Message::SetResponse("ok".into()),
+            Message::SetCalibReady,
+            Message::SetCalibExec(1),
+            Message::SetConfig("c.json".into()),
+            Message::SetShortcut("Functions.FreeCamera".into()),
+        ];
+        for m in all {
+            assert_eq!(Message::from_osc(&m.to_osc()).as_ref(), Ok(&m));
+        }
     }
 
     #[test]
