@@ -8,6 +8,7 @@
 )]
 
 use mocap_core::ifm::{self, ARKIT, FrameRepr, Head, Splitter, WarningKind};
+use mocap_core::testutil::Rng;
 
 const SAMPLE_203: &str =
     include_str!("../../../captures/ifacialmocap/v1_minbitt_head_sample_data.txt");
@@ -240,17 +241,6 @@ fn tcp_stream_split_at_every_position_gives_the_same_frames() {
         });
     }
     assert_eq!(got, want);
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
 }
 
 fn exercise(bytes: &[u8]) {

@@ -8,6 +8,7 @@
 )]
 
 use mocap_core::osc::{self, Arg, Error, Message, Packet};
+use mocap_core::testutil::Rng;
 use mocap_core::vmc;
 
 fn unhex(s: &str) -> Vec<u8> {
@@ -255,7 +256,8 @@ fn no_panic_sweeps() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(100_000);
-    let mut rng = mocap_core_rng(0x05c0_0001);
+    let mut rng = Rng(0x05c0_0001);
+    let mut rng = move || rng.next();
     for _ in 0..count {
         let mut v = corpus[(rng() % corpus.len() as u64) as usize].clone();
         for _ in 0..1 + rng() % 4 {
@@ -276,15 +278,5 @@ fn no_panic_sweeps() {
             assert_eq!(osc::encode(&osc::decode(&again).unwrap()), again);
             let _ = vmc::decode(&v);
         }
-    }
-}
-
-/// xorshift64*, local so this file needs no test-support feature.
-fn mocap_core_rng(mut s: u64) -> impl FnMut() -> u64 {
-    move || {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        s.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 }

@@ -17,6 +17,7 @@ use std::time::Duration;
 use mocap_core::pcap::{
     CaptureError, CaptureReader, Datagrams, DefragLimits, PcapNgWriter, ReadErrorKind, link,
 };
+use mocap_core::testutil::Rng;
 
 const T0: Duration = Duration::new(1_764_450_000, 123_456_000);
 
@@ -723,17 +724,6 @@ fn tshark_reads_our_file_if_installed() {
     }
     assert!(!stderr.to_lowercase().contains("warn"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
 }
 
 #[test]

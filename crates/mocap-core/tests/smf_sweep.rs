@@ -13,6 +13,7 @@ mod fixtures;
 
 use fixtures::{TEXTS, all as fixtures};
 use mocap_core::smf;
+use mocap_core::testutil::Rng;
 use mocap_core::textcap;
 
 /// Parses and touches everything a tool would. Returns whether it decoded.
@@ -35,21 +36,6 @@ fn exercise(bytes: &[u8]) -> bool {
     let p2 = smf::parse(&again).expect("re-encoded packet decodes");
     assert_eq!(p2.to_repr().to_bytes(), again);
     true
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*: enough spread for mutation choices, and reproducible.
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
 }
 
 fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {

@@ -180,6 +180,18 @@ impl Order {
             Self::Big => u32::from_be_bytes(b),
         }
     }
+
+    /// `N` consecutive 32-bit fields (missing bytes read as zero; callers
+    /// pass slices of at least `4 * N` bytes).
+    fn u32s<const N: usize>(self, bytes: &[u8]) -> [u32; N] {
+        let mut out = [0u32; N];
+        for (o, w) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+            if let Ok(w) = <[u8; 4]>::try_from(w) {
+                *o = self.u32(w);
+            }
+        }
+        out
+    }
 }
 
 /// Reads records from a pcap or pcapng stream with constant memory.
@@ -311,28 +323,7 @@ impl<R: Read> CaptureReader<R> {
             return Ok(None);
         };
         let o = self.order;
-        let [
-            s0,
-            s1,
-            s2,
-            s3,
-            f0,
-            f1,
-            f2,
-            f3,
-            c0,
-            c1,
-            c2,
-            c3,
-            l0,
-            l1,
-            l2,
-            l3,
-        ] = head;
-        let secs = o.u32([s0, s1, s2, s3]);
-        let frac = o.u32([f0, f1, f2, f3]);
-        let caplen = o.u32([c0, c1, c2, c3]);
-        let orig_len = o.u32([l0, l1, l2, l3]);
+        let [secs, frac, caplen, orig_len] = o.u32s::<4>(&head);
         let len = usize::try_from(caplen).unwrap_or(usize::MAX);
         if len > MAX_RECORD {
             return Err(ReadError {
@@ -425,36 +416,15 @@ impl<R: Read> CaptureReader<R> {
     ) -> Result<Meta, ReadError> {
         let o = self.order;
         let fixed = body.first_chunk::<20>().ok_or_else(|| bad_len(at, total))?;
-        let [
-            a0,
-            a1,
-            a2,
-            a3,
-            h0,
-            h1,
-            h2,
-            h3,
-            w0,
-            w1,
-            w2,
-            w3,
-            c0,
-            c1,
-            c2,
-            c3,
-            l0,
-            l1,
-            l2,
-            l3,
-        ] = *fixed;
+        let [first, high, low, caplen, orig_len] = o.u32s::<5>(fixed);
+        // The obsolete Packet Block has a 16-bit interface id (then a drop count).
         let iface_id = if block_type == PCAPNG_PB {
-            u32::from(o.u16([a0, a1]))
+            fixed.first_chunk::<2>().map_or(0, |b| u32::from(o.u16(*b)))
         } else {
-            o.u32([a0, a1, a2, a3])
+            first
         };
-        let units = (u64::from(o.u32([h0, h1, h2, h3])) << 32) | u64::from(o.u32([w0, w1, w2, w3]));
-        let caplen = usize::try_from(o.u32([c0, c1, c2, c3])).unwrap_or(usize::MAX);
-        let orig_len = o.u32([l0, l1, l2, l3]);
+        let units = (u64::from(high) << 32) | u64::from(low);
+        let caplen = usize::try_from(caplen).unwrap_or(usize::MAX);
         if caplen > body.len() - 20 {
             return Err(bad_len(at, total));
         }
