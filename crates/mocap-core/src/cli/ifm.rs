@@ -542,35 +542,22 @@ fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
         ));
     }
     let commands = command_socket(opts)?;
-    let deadline = opts
-        .stop
-        .duration
-        .and_then(|d| Instant::now().checked_add(d));
+    let mut pacer = super::Pacer::new(opts.stop.duration, opts.log.stats_interval);
     let mut last_send = None::<Instant>;
     let mut conn: Option<(TcpStream, SocketAddr)> = None;
     let mut splitter = ifm::Splitter::new(ifm::MAX_FRAME + ifm::TERMINATOR.len());
     let mut connections = 0u64;
     let mut buf = vec![0u8; 64 * 1024];
     let mut frames: Vec<Vec<u8>> = Vec::new();
-    let mut next_stats = opts
-        .log
-        .stats_interval
-        .and_then(|d| Instant::now().checked_add(d));
     let stopped = loop {
-        if interrupted() {
-            break "interrupted";
-        }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            break "duration";
+        if let Some(why) = pacer.stopped() {
+            break why.as_str();
         }
         if opts.stop.count.is_some_and(|n| dec.frames >= n) {
             break "count";
         }
-        if let (Some(at), Some(every)) = (next_stats, opts.log.stats_interval)
-            && Instant::now() >= at
-        {
+        if pacer.stats_due() {
             dec.summary(None, Some(("connections", connections)))?;
-            next_stats = at.checked_add(every);
         }
         // A phone that reconnects opens a new connection while the old one
         // may linger silently: the newest connection wins.

@@ -15,5 +15,5 @@ mod source;
 pub use args::{Format, LogArgs, RecordArgs, StopArgs, parse_duration, parse_host_port};
 pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};
 pub use output::{Log, Output};
-pub use runner::{Handler, Stopped, run};
+pub use runner::{Handler, Pacer, Stopped, run};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput};

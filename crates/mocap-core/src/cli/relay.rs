@@ -411,22 +411,14 @@ impl Relay {
         let mut batch = batch::Batch::new();
         let mut headers = nix::sys::socket::MultiHeaders::preallocate(batch::SIZE, None);
         let addrs: Vec<SocketAddr> = self.dests.iter().map(|d| d.addr).collect();
-        let deadline = stop.duration.and_then(|d| self.start.checked_add(d));
-        let mut next_stats = stats_interval.and_then(|d| self.start.checked_add(d));
+        let mut pacer = super::Pacer::new(stop.duration, stats_interval);
         let mut received = 0u64;
         loop {
-            if super::interrupted() {
-                return Ok(Stopped::Interrupted);
+            if let Some(why) = pacer.stopped() {
+                return Ok(why);
             }
-            let now = Instant::now();
-            if deadline.is_some_and(|d| now >= d) {
-                return Ok(Stopped::Duration);
-            }
-            if let (Some(at), Some(every)) = (next_stats, stats_interval)
-                && now >= at
-            {
+            if pacer.stats_due() {
                 self.summary(None)?;
-                next_stats = at.checked_add(every);
             }
             let n = match batch.recv(&socket) {
                 Ok(n) => n,

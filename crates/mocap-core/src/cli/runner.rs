@@ -59,6 +59,49 @@ pub trait Handler {
     }
 }
 
+/// The clock side of a run loop: `--duration`, Ctrl-C and `--stats-interval`,
+/// shared by every tool's loop.
+#[derive(Debug)]
+pub struct Pacer {
+    deadline: Option<Instant>,
+    every: Option<Duration>,
+    next_stats: Option<Instant>,
+}
+
+impl Pacer {
+    /// Starts now. Overflowing sums (absurd durations) mean "never".
+    pub fn new(duration: Option<Duration>, stats_interval: Option<Duration>) -> Self {
+        let start = Instant::now();
+        Self {
+            deadline: duration.and_then(|d| start.checked_add(d)),
+            every: stats_interval,
+            next_stats: stats_interval.and_then(|d| start.checked_add(d)),
+        }
+    }
+
+    /// Why the run should end now (Ctrl-C, `--duration`), if it should.
+    pub fn stopped(&self) -> Option<Stopped> {
+        if interrupted() {
+            Some(Stopped::Interrupted)
+        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(Stopped::Duration)
+        } else {
+            None
+        }
+    }
+
+    /// Whether periodic counters are due now (then schedules the next).
+    pub fn stats_due(&mut self) -> bool {
+        match (self.next_stats, self.every) {
+            (Some(at), Some(every)) if Instant::now() >= at => {
+                self.next_stats = at.checked_add(every);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 /// Pulls from `source` into `handler` until the count, the duration, Ctrl-C
 /// or the end of input.
 ///
@@ -70,27 +113,17 @@ pub fn run(
     stats_interval: Option<Duration>,
     handler: &mut impl Handler,
 ) -> anyhow::Result<Stopped> {
-    let start = Instant::now();
-    // Overflowing sums (absurd durations) mean "never".
-    let deadline = stop.duration.and_then(|d| start.checked_add(d));
-    let mut next_stats = stats_interval.and_then(|d| start.checked_add(d));
+    let mut pacer = Pacer::new(stop.duration, stats_interval);
     let mut packets = 0u64;
     loop {
         if stop.count.is_some_and(|n| packets >= n) || handler.finished() {
             return Ok(Stopped::Count);
         }
-        if interrupted() {
-            return Ok(Stopped::Interrupted);
+        if let Some(why) = pacer.stopped() {
+            return Ok(why);
         }
-        let now = Instant::now();
-        if deadline.is_some_and(|d| now >= d) {
-            return Ok(Stopped::Duration);
-        }
-        if let (Some(at), Some(every)) = (next_stats, stats_interval)
-            && now >= at
-        {
+        if pacer.stats_due() {
             handler.stats()?;
-            next_stats = at.checked_add(every);
         }
         match source.next_event()? {
             Event::Datagram(d) => {
