@@ -1,0 +1,473 @@
+//! Mixing several VMC senders into one stream: frames per source, window or
+//! tick scheduling, averaging or per-bone preference. Pure: time is passed in.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::Message;
+use super::average::{Method, average_linear, average_rotation};
+
+/// When mixed frames are made.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Schedule {
+    /// Every `1/rate` s, from the latest complete frame of each live source.
+    Tick {
+        /// Frames per second.
+        rate: f64,
+    },
+    /// Every `window + gap`, from every frame each source completed in the
+    /// last `window` (seed 003's 450 ms + 50 ms, done right).
+    Window {
+        /// How far back frames count.
+        window: Duration,
+        /// Pause after each window.
+        gap: Duration,
+    },
+}
+
+/// How sources are mixed.
+#[derive(Clone, Debug)]
+pub struct MixConfig {
+    /// When to emit.
+    pub schedule: Schedule,
+    /// Rotation averaging.
+    pub method: Method,
+    /// A source with no complete frame for this long drops out of the mix.
+    pub stale: Duration,
+    /// Weight per source (default 1).
+    pub weights: Vec<f64>,
+    /// Bones to average; `None` means every bone.
+    pub bones: Option<Vec<String>>,
+    /// Bones taken from one source instead of averaged: (source, bones).
+    pub prefer: Vec<(usize, Vec<String>)>,
+    /// The source whose other messages (Root, blendshapes, OK, T, …) pass through.
+    pub primary: usize,
+}
+
+/// A bone's local position and rotation.
+type Pose = ([f32; 3], [f32; 4]);
+
+/// A source's complete frame.
+#[derive(Clone, Debug, Default)]
+struct Frame {
+    bones: BTreeMap<String, Pose>,
+    /// Everything else, in order (Root, Blend/Val, Apply, OK, T, others).
+    rest: Vec<Message>,
+}
+
+#[derive(Debug, Default)]
+struct Source {
+    /// The strongest frame end this source sends (T 3, OK 2, Apply 1): only
+    /// that one closes its frames, so a sender ending frames with Apply, OK
+    /// and then T is not cut in three.
+    closer: u8,
+    open: Frame,
+    latest: Option<(Duration, Frame)>,
+    window: Vec<(Duration, Frame)>,
+    frames: u64,
+    stale_periods: u64,
+    was_live: bool,
+}
+
+/// Per-source counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SourceCounters {
+    /// Complete frames received.
+    pub frames: u64,
+    /// Times the source went stale.
+    pub stale_periods: u64,
+}
+
+/// The mixer.
+#[derive(Debug)]
+pub struct Mixer {
+    cfg: MixConfig,
+    sources: Vec<Source>,
+    previous: BTreeMap<String, [f32; 4]>,
+    next_emit: Option<Duration>,
+}
+
+impl Mixer {
+    /// A mixer for `count` sources.
+    pub fn new(cfg: MixConfig, count: usize) -> Self {
+        Self {
+            cfg,
+            sources: (0..count).map(|_| Source::default()).collect(),
+            previous: BTreeMap::new(),
+            next_emit: None,
+        }
+    }
+
+    /// Counters of one source.
+    pub fn counters(&self, source: usize) -> SourceCounters {
+        self.sources
+            .get(source)
+            .map(|s| SourceCounters {
+                frames: s.frames,
+                stale_periods: s.stale_periods,
+            })
+            .unwrap_or_default()
+    }
+
+    /// A message from `source` at time `now`. OK, T and Blend/Apply close the
+    /// source's frame; half-received frames are never mixed.
+    pub fn push(&mut self, source: usize, now: Duration, m: Message) {
+        let Some(s) = self.sources.get_mut(source) else {
+            return;
+        };
+        let rank = match m {
+            Message::Time(_) => 3,
+            Message::Available { .. } => 2,
+            Message::BlendApply => 1,
+            _ => 0,
+        };
+        s.closer = s.closer.max(rank);
+        let ends = rank > 0 && rank == s.closer;
+        match m {
+            Message::BonePos { name, pos, rot } => {
+                s.open.bones.insert(name, (pos, rot));
+            }
+            other => s.open.rest.push(other),
+        }
+        if ends {
+            let frame = std::mem::take(&mut s.open);
+            s.frames += 1;
+            s.window.push((now, frame.clone()));
+            s.latest = Some((now, frame));
+        }
+    }
+
+    /// When the next mixed frame is due, after the first call to [`poll`](Self::poll).
+    pub fn next_due(&self) -> Option<Duration> {
+        self.next_emit
+    }
+
+    /// The mixed frame, if one is due at `now`.
+    pub fn poll(&mut self, now: Duration) -> Option<Vec<Message>> {
+        let period = match self.cfg.schedule {
+            Schedule::Tick { rate } => Duration::try_from_secs_f64(1.0 / rate.max(1e-3)).ok()?,
+            Schedule::Window { window, gap } => window + gap,
+        };
+        let due = *self.next_emit.get_or_insert(now + period);
+        if now < due {
+            return None;
+        }
+        // Catch up without bursts if we were late.
+        let mut next = due + period;
+        while next <= now {
+            next += period;
+        }
+        self.next_emit = Some(next);
+        Some(self.mix(now))
+    }
+
+    fn live(&mut self, now: Duration) -> Vec<bool> {
+        let stale = self.cfg.stale;
+        self.sources
+            .iter_mut()
+            .map(|s| {
+                let live = s
+                    .latest
+                    .as_ref()
+                    .is_some_and(|(t, _)| now.saturating_sub(*t) <= stale);
+                if s.was_live && !live {
+                    s.stale_periods += 1;
+                }
+                s.was_live = live;
+                live
+            })
+            .collect()
+    }
+
+    fn weight(&self, source: usize) -> f64 {
+        self.cfg.weights.get(source).copied().unwrap_or(1.0)
+    }
+
+    /// The frames that count for each live source: the latest (tick) or all
+    /// in the window.
+    fn contributions(&mut self, now: Duration, live: &[bool]) -> Vec<(usize, Frame)> {
+        let mut out = Vec::new();
+        for (i, s) in self.sources.iter_mut().enumerate() {
+            match self.cfg.schedule {
+                Schedule::Tick { .. } => {
+                    if live.get(i) == Some(&true)
+                        && let Some((_, f)) = &s.latest
+                    {
+                        out.push((i, f.clone()));
+                    }
+                    s.window.clear();
+                }
+                Schedule::Window { window, .. } => {
+                    s.window.retain(|(t, _)| now.saturating_sub(*t) <= window);
+                    out.extend(s.window.drain(..).map(|(_, f)| (i, f)));
+                }
+            }
+        }
+        out
+    }
+
+    fn mix(&mut self, now: Duration) -> Vec<Message> {
+        let live = self.live(now);
+        let frames = self.contributions(now, &live);
+        let mut names: Vec<String> = frames
+            .iter()
+            .flat_map(|(_, f)| f.bones.keys().cloned())
+            .collect();
+        names.sort();
+        names.dedup();
+        let mut out = Vec::new();
+        for name in names {
+            let preferred = self
+                .cfg
+                .prefer
+                .iter()
+                .find(|(_, bones)| bones.contains(&name))
+                .map(|(src, _)| *src);
+            let averaged = self.cfg.bones.as_ref().is_none_or(|b| b.contains(&name));
+            let pick: Vec<&(usize, Frame)> = match preferred {
+                Some(src)
+                    if frames
+                        .iter()
+                        .any(|(i, f)| *i == src && f.bones.contains_key(&name)) =>
+                {
+                    frames.iter().filter(|(i, _)| *i == src).collect()
+                }
+                _ if averaged => frames.iter().collect(),
+                _ => frames
+                    .iter()
+                    .filter(|(i, _)| *i == self.cfg.primary)
+                    .collect(),
+            };
+            let samples: Vec<(Pose, f64)> = pick
+                .iter()
+                .filter_map(|(i, f)| f.bones.get(&name).map(|v| (*v, self.weight(*i))))
+                .collect();
+            let rots: Vec<([f32; 4], f64)> = samples.iter().map(|((_, r), w)| (*r, *w)).collect();
+            let poss: Vec<([f32; 3], f64)> = samples.iter().map(|((p, _), w)| (*p, *w)).collect();
+            let previous = self.previous.get(&name).copied();
+            let (Some(rot), Some(pos)) = (
+                average_rotation(&rots, self.cfg.method, previous),
+                average_linear(&poss),
+            ) else {
+                continue;
+            };
+            self.previous.insert(name.clone(), rot);
+            out.push(Message::BonePos { name, pos, rot });
+        }
+        // Everything else passes through from the primary source's latest frame.
+        if live.get(self.cfg.primary) == Some(&true)
+            && let Some(Some((_, f))) = self.sources.get(self.cfg.primary).map(|s| &s.latest)
+        {
+            out.extend(f.rest.iter().cloned());
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn bone(name: &str, deg: f32) -> Message {
+        let h = deg.to_radians() / 2.0;
+        Message::BonePos {
+            name: name.into(),
+            pos: [0.0, deg / 100.0, 0.0],
+            rot: [0.0, h.sin(), 0.0, h.cos()],
+        }
+    }
+
+    fn frame(m: &mut Mixer, src: usize, t: u64, head: f32, time: f32) {
+        m.push(src, ms(t), bone("Head", head));
+        m.push(src, ms(t), bone("Spine", 0.0));
+        m.push(
+            src,
+            ms(t),
+            Message::BlendVal {
+                name: "Joy".into(),
+                value: 1.0,
+            },
+        );
+        m.push(src, ms(t), Message::Time(time));
+    }
+
+    fn head_angle(out: &[Message]) -> f32 {
+        out.iter()
+            .find_map(|m| match m {
+                Message::BonePos { name, rot, .. } if name == "Head" => {
+                    Some(2.0 * rot[1].atan2(rot[3]).to_degrees())
+                }
+                _ => None,
+            })
+            .unwrap()
+    }
+
+    fn cfg(schedule: Schedule) -> MixConfig {
+        MixConfig {
+            schedule,
+            method: Method::Markley,
+            stale: ms(500),
+            weights: vec![1.0, 1.0],
+            bones: None,
+            prefer: Vec::new(),
+            primary: 0,
+        }
+    }
+
+    #[test]
+    fn tick_mixes_the_latest_frames_of_live_sources() {
+        let mut m = Mixer::new(cfg(Schedule::Tick { rate: 60.0 }), 2);
+        assert!(m.poll(ms(0)).is_none());
+        frame(&mut m, 0, 5, 10.0, 1.0);
+        frame(&mut m, 1, 6, 30.0, 2.0);
+        // Half a frame from source 1 is not mixed.
+        m.push(1, ms(7), bone("Head", 90.0));
+        let out = m.poll(ms(17)).unwrap();
+        assert!((head_angle(&out) - 20.0).abs() < 1e-3);
+        // Primary's other messages pass through, in order.
+        let rest: Vec<_> = out
+            .iter()
+            .filter(|m| !matches!(m, Message::BonePos { .. }))
+            .collect();
+        assert_eq!(
+            rest,
+            [
+                &Message::BlendVal {
+                    name: "Joy".into(),
+                    value: 1.0
+                },
+                &Message::Time(1.0)
+            ]
+        );
+        assert!(m.poll(ms(20)).is_none());
+        let next = m.next_due().unwrap();
+        assert!(next > ms(33) && next < ms(34), "{next:?}");
+    }
+
+    #[test]
+    fn a_stale_source_drops_out_and_returns() {
+        let mut m = Mixer::new(cfg(Schedule::Tick { rate: 10.0 }), 2);
+        m.poll(ms(0));
+        frame(&mut m, 0, 50, 10.0, 1.0);
+        frame(&mut m, 1, 50, 30.0, 1.0);
+        assert!((head_angle(&m.poll(ms(100)).unwrap()) - 20.0).abs() < 1e-3);
+        frame(&mut m, 0, 650, 10.0, 2.0);
+        // Source 1 said nothing for 650 ms: only source 0 counts.
+        assert!((head_angle(&m.poll(ms(700)).unwrap()) - 10.0).abs() < 1e-3);
+        assert_eq!(m.counters(1).stale_periods, 1);
+        frame(&mut m, 1, 750, 50.0, 3.0);
+        assert!((head_angle(&m.poll(ms(800)).unwrap()) - 30.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn window_uses_every_frame_in_the_window() {
+        let mut m = Mixer::new(
+            cfg(Schedule::Window {
+                window: ms(450),
+                gap: ms(50),
+            }),
+            2,
+        );
+        m.poll(ms(0));
+        for t in [100, 200, 300] {
+            frame(&mut m, 0, t, 0.0, 1.0);
+        }
+        frame(&mut m, 1, 400, 40.0, 1.0);
+        assert!(m.poll(ms(499)).is_none());
+        // Three samples at 0 degrees and one at 40: the mean is near 10.
+        let a = head_angle(&m.poll(ms(500)).unwrap());
+        assert!(a > 9.0 && a < 11.0, "{a}");
+        // The next window starts empty.
+        assert!(
+            m.poll(ms(1000))
+                .unwrap()
+                .iter()
+                .all(|m| !matches!(m, Message::BonePos { .. }))
+        );
+    }
+
+    #[test]
+    fn prefer_takes_bones_from_one_source() {
+        let mut c = cfg(Schedule::Tick { rate: 10.0 });
+        c.prefer = vec![(1, vec!["Head".into()])];
+        let mut m = Mixer::new(c, 2);
+        m.poll(ms(0));
+        frame(&mut m, 0, 10, 10.0, 1.0);
+        frame(&mut m, 1, 10, 30.0, 1.0);
+        let out = m.poll(ms(100)).unwrap();
+        assert!((head_angle(&out) - 30.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn bones_outside_the_list_come_from_the_primary() {
+        let mut c = cfg(Schedule::Tick { rate: 10.0 });
+        c.bones = Some(vec!["Spine".into()]);
+        c.primary = 1;
+        let mut m = Mixer::new(c, 2);
+        m.poll(ms(0));
+        frame(&mut m, 0, 10, 10.0, 1.0);
+        frame(&mut m, 1, 10, 30.0, 2.0);
+        let out = m.poll(ms(100)).unwrap();
+        assert!((head_angle(&out) - 30.0).abs() < 1e-3);
+        assert!(out.contains(&Message::Time(2.0)));
+    }
+
+    #[test]
+    fn frames_end_at_the_last_marker_the_sender_uses() {
+        let mut m = Mixer::new(cfg(Schedule::Tick { rate: 10.0 }), 2);
+        m.poll(ms(0));
+        // Reference-sender order: bones, Vals, Apply, then Root, OK, T.
+        for (t, head) in [(10, 10.0), (30, 20.0)] {
+            m.push(0, ms(t), bone("Head", head));
+            m.push(
+                0,
+                ms(t),
+                Message::BlendVal {
+                    name: "A".into(),
+                    value: 0.5,
+                },
+            );
+            m.push(0, ms(t), Message::BlendApply);
+            m.push(
+                0,
+                ms(t),
+                Message::Available {
+                    loaded: 1,
+                    calibration: None,
+                    tracking: None,
+                },
+            );
+            m.push(0, ms(t), Message::Time(t as f32));
+        }
+        let out = m.poll(ms(100)).unwrap();
+        assert!((head_angle(&out) - 20.0).abs() < 1e-3);
+        // The whole second frame passes through, Apply before OK before T.
+        let rest: Vec<_> = out
+            .iter()
+            .filter(|m| !matches!(m, Message::BonePos { .. }))
+            .cloned()
+            .collect();
+        assert_eq!(rest.len(), 4);
+        assert_eq!(rest[1], Message::BlendApply);
+        assert_eq!(rest[3], Message::Time(30.0));
+    }
+
+    #[test]
+    fn weights_apply() {
+        let mut c = cfg(Schedule::Tick { rate: 10.0 });
+        c.weights = vec![3.0, 1.0];
+        let mut m = Mixer::new(c, 2);
+        m.poll(ms(0));
+        frame(&mut m, 0, 10, 0.0, 1.0);
+        frame(&mut m, 1, 10, 40.0, 1.0);
+        let a = head_angle(&m.poll(ms(100)).unwrap());
+        let want = (40f64.to_radians().sin())
+            .atan2(3.0 + 40f64.to_radians().cos())
+            .to_degrees();
+        assert!((f64::from(a) - want).abs() < 1e-3, "{a} vs {want}");
+    }
+}
