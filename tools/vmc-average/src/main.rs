@@ -1,11 +1,190 @@
-//! `vmc-average`: not built yet; its issue brings it.
+//! `vmc-average`: mix several VMC senders into one stream.
 
+use std::net::SocketAddr;
 use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use mocap_core::cli::average;
+use mocap_core::cli::{self, Format, LogArgs, StopArgs};
+use mocap_core::vmc::{Method, Schedule};
+
+const EXAMPLES: &str = "\
+Examples:
+  vmc-average -l 0.0.0.0:39541 -l 0.0.0.0:39542 --to 127.0.0.1:39539
+      two trackers on two ports, every bone averaged, 60 mixed frames a second
+  vmc-average -l 0.0.0.0:39541 --source tdpt=192.168.1.20:50000 --source wmc=127.0.0.1:50001 \\
+              --mode window --window 450ms --gap 50ms --bones Spine,Chest,Neck,Head --to 127.0.0.1:39538
+      seed 003's setup, done right (window mode, four bones, Markley averaging)
+  vmc-average -l 0.0.0.0:39541 -l 0.0.0.0:39542 --source face=0.0.0.0:39542 \\
+              --prefer face:Head,Neck --weight face=0.5 --to 127.0.0.1:39539
+      head and neck from one source, the body averaged";
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Mode {
+    /// Every tick, the latest frame of each live source.
+    Tick,
+    /// Every window + gap, every frame of the window.
+    Window,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum MethodArg {
+    /// Markley's eigenvector method.
+    Markley,
+    /// Sign-aligned, normalised weighted sum.
+    Nlerp,
+    /// Per-component mean (wrong; for comparison with seed 003).
+    Naive,
+}
+
+/// Mix several VMC senders into one stream: rotations averaged correctly
+/// (q and -q are one rotation), positions and weights linearly, per-bone
+/// preference, and everything else passed through from a primary source.
+#[derive(Debug, Parser)]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+struct Args {
+    /// UDP address to listen on (repeatable).
+    #[arg(short, long, value_name = "ADDR", required = true)]
+    listen: Vec<SocketAddr>,
+
+    /// Receiver of the mixed stream (repeatable).
+    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port, required = true)]
+    to: Vec<SocketAddr>,
+
+    /// Name a source: NAME=ADDR, where ADDR is a listening address or a sender's address.
+    #[arg(long, value_name = "NAME=ADDR", value_parser = parse_source)]
+    source: Vec<(String, SocketAddr)>,
+
+    /// When to emit mixed frames.
+    #[arg(long, value_enum, default_value_t = Mode::Tick)]
+    mode: Mode,
+
+    /// Mixed frames per second in tick mode.
+    #[arg(long, value_name = "HZ", default_value_t = 60.0)]
+    rate: f64,
+
+    /// Window length in window mode.
+    #[arg(long, value_name = "DUR", default_value = "450ms", value_parser = cli::parse_duration)]
+    window: Duration,
+
+    /// Pause after each window in window mode.
+    #[arg(long, value_name = "DUR", default_value = "50ms", value_parser = cli::parse_duration)]
+    gap: Duration,
+
+    /// Rotation averaging.
+    #[arg(long, value_enum, default_value_t = MethodArg::Markley)]
+    method: MethodArg,
+
+    /// A source silent this long drops out of the mix until it returns.
+    #[arg(long, value_name = "DUR", default_value = "500ms", value_parser = cli::parse_duration)]
+    stale: Duration,
+
+    /// Weight of a named source: NAME=W (repeatable; default 1).
+    #[arg(long, value_name = "NAME=W", value_parser = parse_weight)]
+    weight: Vec<(String, f64)>,
+
+    /// Bones to average, comma-separated, or `all`.
+    #[arg(long, value_name = "BONES", default_value = "all")]
+    bones: String,
+
+    /// Take these bones from one source instead of averaging: NAME:BONE,BONE (repeatable).
+    #[arg(long, value_name = "NAME:BONES", value_parser = parse_prefer)]
+    prefer: Vec<(String, Vec<String>)>,
+
+    /// The source whose other messages (root, blendshapes, OK, T) pass through (default: the first).
+    #[arg(long, value_name = "NAME")]
+    primary: Option<String>,
+
+    /// Print the mixed output.
+    #[arg(long)]
+    dump: bool,
+
+    /// Format of --dump and of the summary.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+
+    #[command(flatten)]
+    stop: StopArgs,
+
+    #[command(flatten)]
+    log: LogArgs,
+}
+
+fn parse_source(s: &str) -> Result<(String, SocketAddr), String> {
+    let (name, addr) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=ADDR, got {s:?}"))?;
+    Ok((name.to_owned(), cli::parse_host_port(addr)?))
+}
+
+fn parse_weight(s: &str) -> Result<(String, f64), String> {
+    let (name, w) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=W, got {s:?}"))?;
+    match w.parse::<f64>() {
+        Ok(w) if w.is_finite() && w >= 0.0 => Ok((name.to_owned(), w)),
+        _ => Err(format!("weight must be a number >= 0, got {w:?}")),
+    }
+}
+
+fn parse_prefer(s: &str) -> Result<(String, Vec<String>), String> {
+    let (name, bones) = s
+        .split_once(':')
+        .ok_or_else(|| format!("expected NAME:BONES, got {s:?}"))?;
+    Ok((
+        name.to_owned(),
+        bones.split(',').map(str::to_owned).collect(),
+    ))
+}
 
 fn main() -> ExitCode {
-    #[expect(clippy::print_stderr, reason = "the whole program is this one message")]
-    {
-        eprintln!("vmc-average: not implemented yet (see the project's open issues)");
+    let args = Args::parse();
+    let opts = average::Options {
+        listen: args.listen,
+        to: args.to,
+        sources: args.source,
+        schedule: match args.mode {
+            Mode::Tick => Schedule::Tick { rate: args.rate },
+            Mode::Window => Schedule::Window {
+                window: args.window,
+                gap: args.gap,
+            },
+        },
+        method: match args.method {
+            MethodArg::Markley => Method::Markley,
+            MethodArg::Nlerp => Method::Nlerp,
+            MethodArg::Naive => Method::Naive,
+        },
+        stale: args.stale,
+        weights: args.weight,
+        bones: (args.bones != "all").then(|| args.bones.split(',').map(str::to_owned).collect()),
+        prefer: args.prefer,
+        primary: args.primary,
+        dump: args.dump,
+        format: args.format,
+        stop: args.stop,
+        log: args.log,
+    };
+    cli::exit(average::run(&opts), average::TOOL)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cli_definition_is_valid() {
+        use clap::CommandFactory;
+        Args::command().debug_assert();
     }
-    ExitCode::from(2)
+
+    #[test]
+    fn value_parsers() {
+        assert_eq!(parse_source("wmc=127.0.0.1:5000").unwrap().0, "wmc");
+        assert!(parse_source("nope").is_err());
+        assert_eq!(parse_weight("a=0.5"), Ok(("a".into(), 0.5)));
+        assert!(parse_weight("a=-1").is_err());
+        assert_eq!(parse_prefer("face:Head,Neck").unwrap().1, ["Head", "Neck"]);
+    }
 }

@@ -3,6 +3,7 @@
 //! lines) sit next to it, one file per tool.
 
 mod args;
+pub mod average;
 mod exit;
 pub mod ifm;
 pub mod mocopi;

@@ -98,6 +98,24 @@ impl Mixer {
         }
     }
 
+    /// Adds a source (senders appear while running); returns its index.
+    pub fn add_source(&mut self, weight: f64) -> usize {
+        self.sources.push(Source::default());
+        let i = self.sources.len() - 1;
+        if let Some(w) = self.cfg.weights.get_mut(i) {
+            *w = weight;
+        } else {
+            self.cfg.weights.resize(i, 1.0);
+            self.cfg.weights.push(weight);
+        }
+        i
+    }
+
+    /// Number of sources.
+    pub fn source_count(&self) -> usize {
+        self.sources.len()
+    }
+
     /// Counters of one source.
     pub fn counters(&self, source: usize) -> SourceCounters {
         self.sources

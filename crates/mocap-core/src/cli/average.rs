@@ -1,0 +1,364 @@
+//! `vmc-average`: mix several VMC senders into one stream. The binary parses
+//! flags into [`Options`] and calls [`run`].
+
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::sync::mpsc::{RecvTimeoutError, sync_channel};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use serde_json::{Value, json};
+
+use super::{Format, Log, LogArgs, Output, Pacer, StopArgs, UsageError, install_ctrlc};
+use crate::net;
+use crate::vmc::{self, Message, Method, MixConfig, Mixer, Schedule};
+
+/// The tool's name, as it prefixes log lines.
+pub const TOOL: &str = "vmc-average";
+const POLL: Duration = Duration::from_millis(50);
+
+/// Everything `vmc-average` was asked to do.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Listening addresses (each a source, and each sender on it a source).
+    pub listen: Vec<SocketAddr>,
+    /// Receivers of the mixed stream.
+    pub to: Vec<SocketAddr>,
+    /// Names for sources: a listening address (everything on it) or a sender address.
+    pub sources: Vec<(String, SocketAddr)>,
+    /// When to emit.
+    pub schedule: Schedule,
+    /// Rotation averaging.
+    pub method: Method,
+    /// A source silent this long drops out of the mix.
+    pub stale: Duration,
+    /// Weights by source name.
+    pub weights: Vec<(String, f64)>,
+    /// Bones to average (`None`: all).
+    pub bones: Option<Vec<String>>,
+    /// Bones taken from one source: (name, bones).
+    pub prefer: Vec<(String, Vec<String>)>,
+    /// The source whose other messages pass through (default: the first).
+    pub primary: Option<String>,
+    /// Print the mixed output.
+    pub dump: bool,
+    /// Format of the dump and summary.
+    pub format: Format,
+    /// `--count` (mixed frames), `--duration`.
+    pub stop: StopArgs,
+    /// `--quiet`, `--stats-interval`.
+    pub log: LogArgs,
+}
+
+struct SourceInfo {
+    name: String,
+    listen: SocketAddr,
+    sender: Option<SocketAddr>,
+    datagrams: u64,
+    messages: u64,
+    decode_errors: u64,
+}
+
+/// Runs the mixer until stopped and prints the summary.
+///
+/// # Errors
+/// Sockets that cannot be bound; names in `--weight`, `--prefer` or
+/// `--primary` that no `--source` defines ([`UsageError`]).
+pub fn run(opts: &Options) -> anyhow::Result<()> {
+    install_ctrlc()?;
+    if opts.listen.is_empty() || opts.to.is_empty() {
+        return Err(UsageError("give at least one -l ADDR and one --to HOST:PORT".into()).into());
+    }
+    let known = |name: &str| opts.sources.iter().any(|(n, _)| n == name);
+    for name in opts
+        .weights
+        .iter()
+        .map(|(n, _)| n)
+        .chain(opts.prefer.iter().map(|(n, _)| n))
+        .chain(opts.primary.iter())
+    {
+        if !known(name) {
+            return Err(UsageError(format!(
+                "source {name:?} is not defined: add --source {name}=ADDR"
+            ))
+            .into());
+        }
+    }
+    let log = Log::new(TOOL, opts.log.quiet, true);
+    let (tx, rx) = sync_channel::<(usize, SocketAddr, Vec<u8>)>(4096);
+    for (i, addr) in opts.listen.iter().enumerate() {
+        let socket = net::bind_udp(*addr, Some(POLL))
+            .with_context(|| format!("failed to bind UDP {addr}"))?;
+        log.info(format_args!(
+            "listening on {} (UDP); Ctrl-C to stop",
+            socket.local_addr()?
+        ));
+        let tx = tx.clone();
+        thread::spawn(move || {
+            let mut buf = vec![0u8; net::MAX_DATAGRAM];
+            loop {
+                match socket.recv_from(&mut buf) {
+                    Ok((n, from)) => {
+                        if tx
+                            .send((i, from, buf.get(..n).unwrap_or_default().to_vec()))
+                            .is_err()
+                        {
+                            break;
+                        }
+                    }
+                    Err(e)
+                        if net::is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+        });
+    }
+    drop(tx);
+    let out_socket = UdpSocket::bind(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)))
+        .context("failed to open the sending socket")?;
+    // Named sources first, in the order given, so --weight/--prefer/--primary can refer to them.
+    let mut sources: Vec<SourceInfo> = opts
+        .sources
+        .iter()
+        .map(|(name, addr)| SourceInfo {
+            name: name.clone(),
+            listen: *addr,
+            sender: None,
+            datagrams: 0,
+            messages: 0,
+            decode_errors: 0,
+        })
+        .collect();
+    let index = |name: &str| opts.sources.iter().position(|(n, _)| n == name);
+    let weight_of = |name: &str| {
+        opts.weights
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(1.0, |(_, w)| *w)
+    };
+    let cfg = MixConfig {
+        schedule: opts.schedule,
+        method: opts.method,
+        stale: opts.stale,
+        weights: opts.sources.iter().map(|(n, _)| weight_of(n)).collect(),
+        bones: opts.bones.clone(),
+        prefer: opts
+            .prefer
+            .iter()
+            .filter_map(|(n, b)| index(n).map(|i| (i, b.clone())))
+            .collect(),
+        primary: opts.primary.as_deref().and_then(index).unwrap_or(0),
+    };
+    let mut mixer = Mixer::new(cfg, opts.sources.len());
+    let mut out = Output::stdout(true);
+    let start = Instant::now();
+    let mut pacer = Pacer::new(opts.stop.duration, opts.log.stats_interval);
+    let mut frames_out = 0u64;
+    let mut datagrams_out = 0u64;
+    let stopped = loop {
+        if let Some(why) = pacer.stopped() {
+            break why.as_str();
+        }
+        if opts.stop.count.is_some_and(|n| frames_out >= n) {
+            break "count";
+        }
+        if pacer.stats_due() {
+            summary(
+                &mut out,
+                &log,
+                opts,
+                &sources,
+                &mixer,
+                frames_out,
+                datagrams_out,
+                start,
+                None,
+            )?;
+        }
+        let now = start.elapsed();
+        let wait = mixer
+            .next_due()
+            .map_or(POLL, |d| d.saturating_sub(now).min(POLL));
+        match rx.recv_timeout(wait) {
+            Ok((listen_idx, from, bytes)) => {
+                let listen = opts.listen.get(listen_idx).copied().unwrap_or(from);
+                let src = source_of(&mut sources, &mut mixer, opts, listen, from, weight_of);
+                let now = start.elapsed();
+                match vmc::decode(&bytes) {
+                    Ok(msgs) => {
+                        if let Some(s) = sources.get_mut(src) {
+                            s.datagrams += 1;
+                        }
+                        for m in msgs {
+                            match m {
+                                Ok(m) => {
+                                    if let Some(s) = sources.get_mut(src) {
+                                        s.messages += 1;
+                                    }
+                                    mixer.push(src, now, m);
+                                }
+                                Err(_) => {
+                                    if let Some(s) = sources.get_mut(src) {
+                                        s.decode_errors += 1;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    // Bad bytes from one source never touch the others.
+                    Err(_) => {
+                        if let Some(s) = sources.get_mut(src) {
+                            s.datagrams += 1;
+                            s.decode_errors += 1;
+                        }
+                    }
+                }
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break "end of input",
+        }
+        if let Some(frame) = mixer.poll(start.elapsed()) {
+            if frame.is_empty() {
+                continue;
+            }
+            for d in vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE) {
+                for to in &opts.to {
+                    if out_socket.send_to(&d, to).is_ok() {
+                        datagrams_out += 1;
+                    }
+                }
+            }
+            frames_out += 1;
+            if opts.dump {
+                dump(&mut out, opts.format, &frame)?;
+            }
+        }
+    };
+    summary(
+        &mut out,
+        &log,
+        opts,
+        &sources,
+        &mixer,
+        frames_out,
+        datagrams_out,
+        start,
+        Some(stopped),
+    )
+}
+
+/// The source a datagram belongs to: a name given for its sender, else one
+/// for its listening socket, else a new source for this sender.
+fn source_of(
+    sources: &mut Vec<SourceInfo>,
+    mixer: &mut Mixer,
+    opts: &Options,
+    listen: SocketAddr,
+    from: SocketAddr,
+    weight_of: impl Fn(&str) -> f64,
+) -> usize {
+    if let Some(i) = opts.sources.iter().position(|(_, a)| *a == from) {
+        return i;
+    }
+    if let Some(i) = opts.sources.iter().position(|(_, a)| *a == listen) {
+        return i;
+    }
+    if let Some(i) = sources.iter().position(|s| s.sender == Some(from)) {
+        return i;
+    }
+    let name = format!("{from}");
+    let i = mixer.add_source(weight_of(&name));
+    sources.push(SourceInfo {
+        name,
+        listen,
+        sender: Some(from),
+        datagrams: 0,
+        messages: 0,
+        decode_errors: 0,
+    });
+    i
+}
+
+fn dump(out: &mut Output, format: Format, frame: &[Message]) -> anyhow::Result<()> {
+    for m in frame {
+        match format {
+            Format::Json => {
+                let rec = match m {
+                    Message::BonePos { name, pos, rot } => {
+                        json!({"type": "vmc.bone", "name": name, "pos": pos, "rot": rot})
+                    }
+                    Message::BlendVal { name, value } => {
+                        json!({"type": "vmc.blend", "name": name, "value": value})
+                    }
+                    Message::BlendApply => json!({"type": "vmc.apply"}),
+                    Message::Time(t) => json!({"type": "vmc.time", "time": t}),
+                    Message::Available { loaded, .. } => {
+                        json!({"type": "vmc.ok", "loaded": loaded})
+                    }
+                    other => json!({"type": "osc", "address": other.to_osc().address}),
+                };
+                out.json(&rec)?;
+            }
+            Format::Human => out.text(format_args!("{m:?}\n"))?,
+        }
+    }
+    Ok(())
+}
+
+#[expect(clippy::too_many_arguments, reason = "the summary's inputs")]
+fn summary(
+    out: &mut Output,
+    log: &Log,
+    opts: &Options,
+    sources: &[SourceInfo],
+    mixer: &Mixer,
+    frames_out: u64,
+    datagrams_out: u64,
+    start: Instant,
+    stopped: Option<&str>,
+) -> anyhow::Result<()> {
+    let per: Vec<Value> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let c = mixer.counters(i);
+            json!({
+                "name": s.name, "listen": s.listen, "sender": s.sender,
+                "frames": c.frames, "datagrams": s.datagrams, "samples": s.messages,
+                "stale_periods": c.stale_periods, "decode_errors": s.decode_errors,
+            })
+        })
+        .collect();
+    let rec = json!({
+        "type": if stopped.is_some() { "summary" } else { "stats" },
+        "tool": TOOL,
+        "frames_out": frames_out,
+        "datagrams_out": datagrams_out,
+        "elapsed_s": (start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        "stopped": stopped,
+        "sources": per,
+    });
+    if opts.format == Format::Json {
+        out.json(&rec)?;
+    } else {
+        out.flush()?;
+        let mut line = format!(
+            "{}: {frames_out} mixed frames",
+            stopped.map_or_else(|| "stats".to_owned(), |s| format!("done ({s})"))
+        );
+        for (i, s) in sources.iter().enumerate() {
+            let c = mixer.counters(i);
+            line.push_str(&format!(
+                "; {} {} frames, {} stale periods, {} decode errors",
+                s.name, c.frames, c.stale_periods, s.decode_errors
+            ));
+        }
+        if stopped.is_some() {
+            log.always(format_args!("{line}"));
+        } else {
+            log.info(format_args!("{line}"));
+        }
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,289 @@
+//! Runs the real `vmc-average` on loopback: senders on separate ports and on
+//! one port, checked value by value; a stale source; pass-through order;
+//! `--prefer`; garbage and a bomb from one source while the other is mixed.
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    reason = "test code: a panic is how a test reports"
+)]
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use mocap_core::osc;
+use mocap_core::testutil::{Finished, Proc};
+use mocap_core::vmc::{self, Message};
+
+const BIN: &str = env!("CARGO_BIN_EXE_vmc-average");
+
+fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn frame(head_deg: f32, t: f32) -> Vec<Vec<u8>> {
+    let h = head_deg.to_radians() / 2.0;
+    let f = vec![
+        Message::BonePos {
+            name: "Head".into(),
+            pos: [0.0, head_deg / 100.0, 0.0],
+            rot: [0.0, h.sin(), 0.0, h.cos()],
+        },
+        Message::BonePos {
+            name: "Hips".into(),
+            pos: [0.0, 0.9, 0.0],
+            rot: [0.0, 0.0, 0.0, 1.0],
+        },
+        Message::BlendVal {
+            name: "Joy".into(),
+            value: head_deg / 100.0,
+        },
+        Message::BlendApply,
+        Message::Available {
+            loaded: 1,
+            calibration: None,
+            tracking: None,
+        },
+        Message::Time(t),
+    ];
+    vmc::frame_datagrams(&f, vmc::MAX_BUNDLE)
+}
+
+/// A sender of frames at 50 Hz until told to stop; `head` may change while it runs.
+struct Sender {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<()>,
+}
+
+fn sender(from: &str, to: SocketAddr, head: f32, junk: bool) -> Sender {
+    let socket = UdpSocket::bind(from).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let handle = thread::spawn(move || {
+        let mut i = 0u32;
+        while !flag.load(Ordering::SeqCst) {
+            for d in frame(head, i as f32) {
+                let _ = socket.send_to(&d, to);
+            }
+            if junk && i.is_multiple_of(3) {
+                let _ = socket.send_to(b"\x00garbage", to);
+                let mut bomb = osc::message(&osc::Message::new("/x", vec![]));
+                for _ in 0..3000 {
+                    let mut b = b"#bundle\0\0\0\0\0\0\0\0\x01".to_vec();
+                    b.extend_from_slice(&(bomb.len() as i32).to_be_bytes());
+                    b.extend_from_slice(&bomb);
+                    bomb = b;
+                }
+                let _ = socket.send_to(&bomb, to);
+            }
+            i += 1;
+            thread::sleep(Duration::from_millis(20));
+        }
+    });
+    Sender { stop, handle }
+}
+
+impl Sender {
+    fn stop(self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.handle.join().unwrap();
+    }
+}
+
+fn receiver() -> UdpSocket {
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    s
+}
+
+/// Mixed frames received during `for_`, as message lists per datagram.
+fn receive(rx: &UdpSocket, for_: Duration) -> Vec<Message> {
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 65_535];
+    let start = Instant::now();
+    while start.elapsed() < for_ {
+        if let Ok((n, _)) = rx.recv_from(&mut buf) {
+            out.extend(
+                vmc::decode(&buf[..n])
+                    .unwrap()
+                    .into_iter()
+                    .map(Result::unwrap),
+            );
+        }
+    }
+    out
+}
+
+fn last_head(msgs: &[Message]) -> f32 {
+    msgs.iter()
+        .rev()
+        .find_map(|m| match m {
+            Message::BonePos { name, rot, .. } if name == "Head" => {
+                Some(2.0 * rot[1].atan2(rot[3]).to_degrees())
+            }
+            _ => None,
+        })
+        .expect("a Head bone in the output")
+}
+
+fn start(args: &[&str]) -> Proc {
+    let mut p = Proc::spawn(BIN, args, None);
+    p.log_line("listening on");
+    p
+}
+
+fn finish(p: Proc) -> Finished {
+    p.interrupt();
+    let f = p.finish();
+    assert_eq!(f.code, Some(0), "{}", f.stderr);
+    f
+}
+
+#[test]
+fn two_senders_on_two_ports_are_averaged_and_the_primary_passes_through() {
+    let (p1, p2) = (free_port(), free_port());
+    let (l1, l2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.1:{p2}"));
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    let tool = start(&[
+        "-l",
+        &l1,
+        "-l",
+        &l2,
+        "--source",
+        &format!("a={l1}"),
+        "--source",
+        &format!("b={l2}"),
+        "--to",
+        &to,
+        "--rate",
+        "30",
+        "--format",
+        "json",
+    ]);
+    let a = sender("127.0.0.1:0", l1.parse().unwrap(), 10.0, false);
+    let b = sender("127.0.0.1:0", l2.parse().unwrap(), 30.0, false);
+    thread::sleep(Duration::from_millis(300));
+    let got = receive(&rx, Duration::from_millis(400));
+    assert!((last_head(&got) - 20.0).abs() < 1e-3, "{}", last_head(&got));
+    // Hips average to themselves; Joy (source a, the primary) passes through before Apply.
+    let joy = got.iter().position(|m| matches!(m, Message::BlendVal { name, value } if name == "Joy" && (*value - 0.1).abs() < 1e-6)).unwrap();
+    assert_eq!(got[joy + 1], Message::BlendApply);
+    a.stop();
+    b.stop();
+    let sum = finish(tool).json().pop().unwrap();
+    assert!(sum["frames_out"].as_u64().unwrap() > 5);
+    assert_eq!(sum["sources"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn two_senders_on_one_port_and_a_source_going_stale() {
+    let p = free_port();
+    let l = format!("127.0.0.1:{p}");
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    let tool = start(&[
+        "-l", &l, "--to", &to, "--rate", "30", "--stale", "200ms", "--format", "json",
+    ]);
+    let a = sender("127.0.0.1:0", l.parse().unwrap(), 10.0, false);
+    let b = sender("127.0.0.2:0", l.parse().unwrap(), 50.0, false);
+    thread::sleep(Duration::from_millis(300));
+    assert!((last_head(&receive(&rx, Duration::from_millis(300))) - 30.0).abs() < 1e-3);
+    b.stop();
+    thread::sleep(Duration::from_millis(400));
+    assert!((last_head(&receive(&rx, Duration::from_millis(200))) - 10.0).abs() < 1e-3);
+    let b = sender("127.0.0.2:0", l.parse().unwrap(), 50.0, false);
+    thread::sleep(Duration::from_millis(300));
+    assert!((last_head(&receive(&rx, Duration::from_millis(200))) - 30.0).abs() < 1e-3);
+    a.stop();
+    b.stop();
+    let sum = finish(tool).json().pop().unwrap();
+    let sources = sum["sources"].as_array().unwrap();
+    // The returning sender keeps its address only if the OS reuses the port; count per name.
+    assert!(
+        sources
+            .iter()
+            .any(|s| s["stale_periods"].as_u64().unwrap() >= 1),
+        "{sum}"
+    );
+}
+
+#[test]
+fn prefer_and_garbage_from_one_source() {
+    let (p1, p2) = (free_port(), free_port());
+    let (l1, l2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.1:{p2}"));
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    let tool = start(&[
+        "-l",
+        &l1,
+        "-l",
+        &l2,
+        "--source",
+        &format!("a={l1}"),
+        "--source",
+        &format!("b={l2}"),
+        "--prefer",
+        "b:Head",
+        "--to",
+        &to,
+        "--rate",
+        "30",
+        "--format",
+        "json",
+    ]);
+    let a = sender("127.0.0.1:0", l1.parse().unwrap(), 10.0, false);
+    let b = sender("127.0.0.1:0", l2.parse().unwrap(), 40.0, true);
+    thread::sleep(Duration::from_millis(300));
+    let got = receive(&rx, Duration::from_millis(400));
+    // Head from b alone; a keeps being mixed despite b's garbage.
+    assert!((last_head(&got) - 40.0).abs() < 1e-3);
+    assert!(
+        got.iter()
+            .any(|m| matches!(m, Message::BlendVal { value, .. } if (*value - 0.1).abs() < 1e-6))
+    );
+    a.stop();
+    b.stop();
+    let sum = finish(tool).json().pop().unwrap();
+    let b_stats = sum["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "b")
+        .unwrap()
+        .clone();
+    assert!(b_stats["decode_errors"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn usage_errors() {
+    assert_eq!(
+        Proc::spawn(BIN, &["--to", "127.0.0.1:9"], None)
+            .finish()
+            .code,
+        Some(2)
+    );
+    let f = Proc::spawn(
+        BIN,
+        &[
+            "-l",
+            "127.0.0.1:0",
+            "--to",
+            "127.0.0.1:9",
+            "--primary",
+            "nobody",
+        ],
+        None,
+    )
+    .finish();
+    assert_eq!(f.code, Some(2));
+    assert!(f.stderr.contains("nobody"));
+}
