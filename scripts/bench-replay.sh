@@ -17,7 +17,8 @@ work=$(mktemp -d)
 ns="mocap-bench-$$"
 cleanup() { ip netns del "$ns" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
-cargo build -q --release -p pcap-replay -p mocap-core --examples
+cargo build -q --release -p pcap-replay
+cargo build -q --release -p mocap-core --examples
 ex=target/release/examples
 replay=target/release/pcap-replay
 "$ex/make_captures" --long "$work/long.pcapng" 12 2>/dev/null

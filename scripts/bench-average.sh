@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# vmc-average under load: 4 senders x 60 fps x 55 bones (one bundle per frame,
+# as VSeeFace sends) for 30 s into one port, tick mode at 60 Hz.
+# Reports vmc-average's CPU time per second of stream, the age of each mixed
+# frame's T when it reaches the receiver (send -> mix -> receive, including the
+# wait for the next tick, up to 16.7 ms at 60 Hz), and the same at 4 x 240 fps.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build -q --release -p vmc-average
+cargo build -q --release -p mocap-core --examples
+ex=target/release/examples
+run() { # senders fps seconds
+  local in=42100 out=42101
+  /usr/bin/time -f "%U %S" -o /tmp/vmc-average-time.$$ \
+    target/release/vmc-average -q -l 127.0.0.1:$in --to 127.0.0.1:$out --rate 60 --duration "$(( $3 + 1 ))s" &
+  local pid=$!
+  sleep 0.5
+  local res; res=$("$ex/vmc_load" 127.0.0.1:$in "$1" "$2" "$3" 127.0.0.1:$out)
+  wait "$pid"
+  read -r user sys < /tmp/vmc-average-time.$$
+  rm -f /tmp/vmc-average-time.$$
+  python3 - "$res" "$user" "$sys" "$3" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1]); cpu = float(sys.argv[2]) + float(sys.argv[3]); secs = float(sys.argv[4]) + 1
+print("%d senders x %g fps: CPU %.2f %% of one core; %d mixed frames; T age p50 %.2f ms, p99 %.2f ms"
+      % (r["senders"], r["fps"], 100 * cpu / secs, r["mixed_frames_received"],
+         r["latency_us"]["p50"] / 1000, r["latency_us"]["p99"] / 1000))
+PY
+}
+run 4 60 30
+run 4 240 10
