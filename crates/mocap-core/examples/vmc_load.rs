@@ -1,7 +1,7 @@
 //! Benchmark helper for `scripts/bench-average.sh`: N VMC senders at F frames
 //! per second, each frame one bundle of all 55 bones plus expressions (as
 //! VSeeFace sends), `/VMC/Ext/T` carrying the send time; and a receiver that
-//! reports how long after it was sent each mixed frame's T arrived.
+//! reports how long after it was sent each new T first arrived in a mixed frame.
 //!
 //! `vmc_load TARGET SENDERS FPS SECONDS RECEIVE_ADDR`
 
@@ -67,6 +67,9 @@ fn main() -> anyhow::Result<()> {
         }));
     }
     let mut lat = Vec::new();
+    // A tick re-sends the latest frame when nothing newer came; only the first
+    // mixed frame carrying a given T measures how long that frame took.
+    let mut seen = std::collections::HashSet::new();
     let mut buf = vec![0u8; 65_535];
     let end = epoch + Duration::from_secs_f64(secs + 1.0);
     while Instant::now() < end {
@@ -74,7 +77,9 @@ fn main() -> anyhow::Result<()> {
             let now = epoch.elapsed().as_secs_f64();
             if let Ok(ms) = vmc::decode(&buf[..n]) {
                 for m in ms.into_iter().flatten() {
-                    if let Message::Time(t) = m {
+                    if let Message::Time(t) = m
+                        && seen.insert(t.to_bits())
+                    {
                         lat.push(((now - f64::from(t)) * 1e6) as u64);
                     }
                 }

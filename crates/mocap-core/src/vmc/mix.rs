@@ -1,7 +1,7 @@
 //! Mixing several VMC senders into one stream: frames per source, window or
 //! tick scheduling, averaging or per-bone preference. Pure: time is passed in.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::Message;
@@ -197,86 +197,107 @@ impl Mixer {
             .collect()
     }
 
-    fn weight(&self, source: usize) -> f64 {
-        self.cfg.weights.get(source).copied().unwrap_or(1.0)
-    }
-
-    /// The frames that count for each live source: the latest (tick) or all
-    /// in the window.
-    fn contributions(&mut self, now: Duration, live: &[bool]) -> Vec<(usize, Frame)> {
-        let mut out = Vec::new();
-        for (i, s) in self.sources.iter_mut().enumerate() {
-            match self.cfg.schedule {
-                Schedule::Tick { .. } => {
-                    if live.get(i) == Some(&true)
-                        && let Some((_, f)) = &s.latest
-                    {
-                        out.push((i, f.clone()));
-                    }
-                    s.window.clear();
-                }
-                Schedule::Window { window, .. } => {
-                    s.window.retain(|(t, _)| now.saturating_sub(*t) <= window);
-                    out.extend(s.window.drain(..).map(|(_, f)| (i, f)));
-                }
-            }
-        }
-        out
-    }
-
     fn mix(&mut self, now: Duration) -> Vec<Message> {
         let live = self.live(now);
-        let frames = self.contributions(now, &live);
-        let mut names: Vec<String> = frames
+        let window = match self.cfg.schedule {
+            Schedule::Window { window, .. } => Some(window),
+            Schedule::Tick { .. } => None,
+        };
+        if let Some(w) = window {
+            for s in &mut self.sources {
+                s.window.retain(|(t, _)| now.saturating_sub(*t) <= w);
+            }
+        }
+        // The frames that count, borrowed: each live source's latest (tick)
+        // or everything in the window.
+        let frames: Vec<(usize, &Frame)> = self
+            .sources
             .iter()
-            .flat_map(|(_, f)| f.bones.keys().cloned())
+            .enumerate()
+            .flat_map(|(i, s)| {
+                let picked: Vec<&Frame> = match window {
+                    None => s
+                        .latest
+                        .as_ref()
+                        .filter(|_| live.get(i) == Some(&true))
+                        .map(|(_, f)| f)
+                        .into_iter()
+                        .collect(),
+                    Some(_) => s.window.iter().map(|(_, f)| f).collect(),
+                };
+                picked.into_iter().map(move |f| (i, f))
+            })
             .collect();
-        names.sort();
-        names.dedup();
-        let mut out = Vec::new();
+        let names: BTreeSet<&str> = frames
+            .iter()
+            .flat_map(|(_, f)| f.bones.keys().map(String::as_str))
+            .collect();
+        let mut out = Vec::with_capacity(names.len() + 8);
+        let mut rots: Vec<([f32; 4], f64)> = Vec::new();
+        let mut poss: Vec<([f32; 3], f64)> = Vec::new();
         for name in names {
             let preferred = self
                 .cfg
                 .prefer
                 .iter()
-                .find(|(_, bones)| bones.contains(&name))
+                .find(|(_, bones)| bones.iter().any(|b| b == name))
                 .map(|(src, _)| *src);
-            let averaged = self.cfg.bones.as_ref().is_none_or(|b| b.contains(&name));
-            let pick: Vec<&(usize, Frame)> = match preferred {
-                Some(src)
-                    if frames
-                        .iter()
-                        .any(|(i, f)| *i == src && f.bones.contains_key(&name)) =>
-                {
-                    frames.iter().filter(|(i, _)| *i == src).collect()
-                }
-                _ if averaged => frames.iter().collect(),
-                _ => frames
+            let averaged = self
+                .cfg
+                .bones
+                .as_ref()
+                .is_none_or(|b| b.iter().any(|x| x == name));
+            let has = |src: usize| {
+                frames
                     .iter()
-                    .filter(|(i, _)| *i == self.cfg.primary)
-                    .collect(),
+                    .any(|(i, f)| *i == src && f.bones.contains_key(name))
             };
-            let samples: Vec<(Pose, f64)> = pick
-                .iter()
-                .filter_map(|(i, f)| f.bones.get(&name).map(|v| (*v, self.weight(*i))))
-                .collect();
-            let rots: Vec<([f32; 4], f64)> = samples.iter().map(|((_, r), w)| (*r, *w)).collect();
-            let poss: Vec<([f32; 3], f64)> = samples.iter().map(|((p, _), w)| (*p, *w)).collect();
-            let previous = self.previous.get(&name).copied();
+            let only: Option<usize> = match preferred {
+                Some(src) if has(src) => Some(src),
+                _ if averaged => None,
+                _ => Some(self.cfg.primary),
+            };
+            rots.clear();
+            poss.clear();
+            for (i, f) in &frames {
+                if only.is_some_and(|o| o != *i) {
+                    continue;
+                }
+                if let Some((p, r)) = f.bones.get(name) {
+                    let w = self.cfg.weights.get(*i).copied().unwrap_or(1.0);
+                    rots.push((*r, w));
+                    poss.push((*p, w));
+                }
+            }
+            let previous = self.previous.get(name).copied();
             let (Some(rot), Some(pos)) = (
                 average_rotation(&rots, self.cfg.method, previous),
                 average_linear(&poss),
             ) else {
                 continue;
             };
-            self.previous.insert(name.clone(), rot);
-            out.push(Message::BonePos { name, pos, rot });
+            match self.previous.get_mut(name) {
+                Some(p) => *p = rot,
+                None => {
+                    self.previous.insert(name.to_owned(), rot);
+                }
+            }
+            out.push(Message::BonePos {
+                name: name.to_owned(),
+                pos,
+                rot,
+            });
         }
         // Everything else passes through from the primary source's latest frame.
         if live.get(self.cfg.primary) == Some(&true)
             && let Some(Some((_, f))) = self.sources.get(self.cfg.primary).map(|s| &s.latest)
         {
             out.extend(f.rest.iter().cloned());
+        }
+        if window.is_some() {
+            for s in &mut self.sources {
+                s.window.clear();
+            }
         }
         out
     }
