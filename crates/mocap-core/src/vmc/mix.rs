@@ -150,7 +150,11 @@ impl Mixer {
         if ends {
             let frame = std::mem::take(&mut s.open);
             s.frames += 1;
-            s.window.push((now, frame.clone()));
+            // Tick mode only needs the latest frame; keeping a history there
+            // would cost a copy per frame and grow without bound.
+            if matches!(self.cfg.schedule, Schedule::Window { .. }) {
+                s.window.push((now, frame.clone()));
+            }
             s.latest = Some((now, frame));
         }
     }

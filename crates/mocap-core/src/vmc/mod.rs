@@ -12,6 +12,7 @@
 
 mod average;
 mod encode;
+mod fast;
 mod message;
 mod mix;
 mod names;
@@ -38,6 +39,9 @@ pub const PERFORMER_PORT: u16 = 39540;
 /// [`crate::osc::Error`] when the datagram is not OSC; per-message typing
 /// errors are returned in place, so one bad message does not hide the rest.
 pub fn decode(bytes: &[u8]) -> Result<Vec<Result<Message, Error>>, crate::osc::Error> {
+    if let Some(messages) = fast::decode(bytes) {
+        return Ok(messages);
+    }
     let packet = crate::osc::decode(bytes)?;
     Ok(packet
         .messages()
