@@ -2,7 +2,7 @@
 //! flags into [`Options`] and calls [`run`].
 
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
-use std::sync::mpsc::{RecvTimeoutError, sync_channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -85,35 +85,17 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         }
     }
     let log = Log::new(TOOL, opts.log.quiet, true);
-    let (tx, rx) = sync_channel::<(usize, SocketAddr, Vec<u8>)>(4096);
-    for (i, addr) in opts.listen.iter().enumerate() {
+    let mut sockets = Vec::new();
+    for addr in &opts.listen {
         let socket = net::bind_udp(*addr, Some(POLL))
             .with_context(|| format!("failed to bind UDP {addr}"))?;
         log.info(format_args!(
             "listening on {} (UDP); Ctrl-C to stop",
             socket.local_addr()?
         ));
-        let tx = tx.clone();
-        thread::spawn(move || {
-            let mut buf = vec![0u8; net::MAX_DATAGRAM];
-            loop {
-                match socket.recv_from(&mut buf) {
-                    Ok((n, from)) => {
-                        if tx
-                            .send((i, from, buf.get(..n).unwrap_or_default().to_vec()))
-                            .is_err()
-                        {
-                            break;
-                        }
-                    }
-                    Err(e)
-                        if net::is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
-        });
+        sockets.push(socket);
     }
-    drop(tx);
+    let mut inbox = Inbox::new(sockets);
     let out_socket = UdpSocket::bind(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)))
         .context("failed to open the sending socket")?;
     // Named sources first, in the order given, so --weight/--prefer/--primary can refer to them.
@@ -179,12 +161,12 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         let wait = mixer
             .next_due()
             .map_or(POLL, |d| d.saturating_sub(now).min(POLL));
-        match rx.recv_timeout(wait) {
-            Ok((listen_idx, from, bytes)) => {
+        match inbox.recv(wait) {
+            Received::Datagram(listen_idx, from, bytes) => {
                 let listen = opts.listen.get(listen_idx).copied().unwrap_or(from);
                 let src = source_of(&mut sources, &mut mixer, opts, listen, from, weight_of);
                 let now = start.elapsed();
-                match vmc::decode(&bytes) {
+                match vmc::decode(bytes) {
                     Ok(msgs) => {
                         if let Some(s) = sources.get_mut(src) {
                             s.datagrams += 1;
@@ -214,8 +196,8 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
                     }
                 }
             }
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break "end of input",
+            Received::Nothing => {}
+            Received::End => break "end of input",
         }
         if let Some(frame) = mixer.poll(start.elapsed()) {
             if frame.is_empty() {
@@ -361,4 +343,82 @@ fn summary(
     }
     out.flush()?;
     Ok(())
+}
+
+/// Where datagrams come from. One listening socket (the usual case) is read
+/// right here, so a datagram costs no thread hand-off or copy; several are read
+/// on one thread each and funnelled through a channel.
+enum Inbox {
+    One(UdpSocket, Vec<u8>),
+    Many(Receiver<(usize, SocketAddr, Vec<u8>)>, Vec<u8>),
+}
+
+enum Received<'a> {
+    Datagram(usize, SocketAddr, &'a [u8]),
+    Nothing,
+    End,
+}
+
+impl Inbox {
+    fn new(mut sockets: Vec<UdpSocket>) -> Self {
+        if sockets.len() == 1
+            && let Some(socket) = sockets.pop()
+        {
+            return Self::One(socket, vec![0u8; net::MAX_DATAGRAM]);
+        }
+        let (tx, rx) = sync_channel::<(usize, SocketAddr, Vec<u8>)>(4096);
+        for (i, socket) in sockets.into_iter().enumerate() {
+            let tx = tx.clone();
+            thread::spawn(move || {
+                let mut buf = vec![0u8; net::MAX_DATAGRAM];
+                loop {
+                    match socket.recv_from(&mut buf) {
+                        Ok((n, from)) => {
+                            if tx
+                                .send((i, from, buf.get(..n).unwrap_or_default().to_vec()))
+                                .is_err()
+                            {
+                                break;
+                            }
+                        }
+                        Err(e) if retry(&e) => {}
+                        Err(_) => break,
+                    }
+                }
+            });
+        }
+        Self::Many(rx, Vec::new())
+    }
+
+    /// The next datagram, waiting at most `wait`.
+    fn recv(&mut self, wait: Duration) -> Received<'_> {
+        match self {
+            Self::One(socket, buf) => {
+                // A zero timeout means "block forever" to the OS.
+                if socket
+                    .set_read_timeout(Some(wait.max(Duration::from_micros(1))))
+                    .is_err()
+                {
+                    return Received::End;
+                }
+                match socket.recv_from(buf) {
+                    Ok((n, from)) => Received::Datagram(0, from, buf.get(..n).unwrap_or_default()),
+                    Err(e) if retry(&e) => Received::Nothing,
+                    Err(_) => Received::End,
+                }
+            }
+            Self::Many(rx, held) => match rx.recv_timeout(wait) {
+                Ok((i, from, bytes)) => {
+                    *held = bytes;
+                    Received::Datagram(i, from, held)
+                }
+                Err(RecvTimeoutError::Timeout) => Received::Nothing,
+                Err(RecvTimeoutError::Disconnected) => Received::End,
+            },
+        }
+    }
+}
+
+fn retry(e: &std::io::Error) -> bool {
+    net::is_timeout(e) || e.kind() == std::io::ErrorKind::Interrupted
 }
