@@ -1,6 +1,7 @@
 //! Writing a frame of VMC the way the reference sender does.
 
 use super::Message;
+use super::fast::{BONE_ADDRESS, BONE_TAGS, BUNDLE_TAG};
 use crate::osc;
 
 /// Largest bundle the reference sender writes (bones are split to stay under it).
@@ -24,24 +25,24 @@ pub fn frame_datagrams(messages: &[Message], max: usize) -> Vec<Vec<u8>> {
     let mut apply = false;
     for m in messages {
         match m {
-            Message::BonePos { .. } => bones.push(m.to_osc()),
-            Message::BlendVal { .. } => blends.push(m.to_osc()),
+            Message::BonePos { name, pos, rot } => bones.push(bone_bytes(name, pos, rot)),
+            Message::BlendVal { .. } => blends.push(bytes(m)),
             Message::BlendApply => apply = true,
-            Message::RootPos { .. } => root.push(m.to_osc()),
-            Message::Available { .. } => ok.push(m.to_osc()),
-            Message::Time(_) => time.push(m.to_osc()),
-            _ => rest.push(m.to_osc()),
+            Message::RootPos { .. } => root.push(bytes(m)),
+            Message::Available { .. } => ok.push(bytes(m)),
+            Message::Time(_) => time.push(bytes(m)),
+            _ => rest.push(bytes(m)),
         }
     }
     if apply || !blends.is_empty() {
-        blends.push(Message::BlendApply.to_osc());
+        blends.push(bytes(&Message::BlendApply));
     }
     root.extend(rest);
     root.extend(ok);
     root.extend(time);
     let mut out = Vec::new();
     for group in [bones, blends, root] {
-        pack(&group, max, &mut out);
+        pack_encoded(&group, max, &mut out);
     }
     out
 }
@@ -49,21 +50,55 @@ pub fn frame_datagrams(messages: &[Message], max: usize) -> Vec<Vec<u8>> {
 /// Packs messages, in order, into as few bundles of at most `max` bytes as
 /// fit (a message larger than `max` goes in a bundle of its own).
 pub fn pack(messages: &[osc::Message], max: usize, out: &mut Vec<Vec<u8>>) {
-    let mut current: Vec<osc::Message> = Vec::new();
-    let mut size = BUNDLE_HEADER;
+    let encoded: Vec<Vec<u8>> = messages.iter().map(osc::message).collect();
+    pack_encoded(&encoded, max, out);
+}
+
+/// [`pack`] for messages already encoded, so each is written only once.
+fn pack_encoded(messages: &[Vec<u8>], max: usize, out: &mut Vec<Vec<u8>>) {
+    let mut current: Option<Vec<u8>> = None;
     for m in messages {
-        let len = 4 + osc::message(m).len();
-        if !current.is_empty() && size + len > max {
-            out.push(osc::bundle(&current));
-            current.clear();
-            size = BUNDLE_HEADER;
+        let len = 4 + m.len();
+        if current
+            .as_ref()
+            .is_some_and(|b| b.len() > BUNDLE_HEADER && b.len() + len > max)
+            && let Some(done) = current.take()
+        {
+            out.push(done);
         }
-        current.push(m.clone());
-        size += len;
+        let b = current.get_or_insert_with(|| {
+            let mut b = Vec::with_capacity(max.max(BUNDLE_HEADER + len));
+            b.extend_from_slice(BUNDLE_TAG);
+            // The "immediately" timetag: 0 seconds, fraction 1.
+            b.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1]);
+            b
+        });
+        // OSC sizes are i32; a message that long cannot come from a datagram.
+        let size = i32::try_from(m.len()).unwrap_or(i32::MAX);
+        b.extend_from_slice(&size.to_be_bytes());
+        b.extend_from_slice(m);
     }
-    if !current.is_empty() {
-        out.push(osc::bundle(&current));
+    out.extend(current);
+}
+
+fn bytes(m: &Message) -> Vec<u8> {
+    osc::message(&m.to_osc())
+}
+
+/// `/VMC/Ext/Bone/Pos` written directly: it is most of every frame.
+fn bone_bytes(name: &str, pos: &[f32; 3], rot: &[f32; 4]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(BONE_ADDRESS.len() + BONE_TAGS.len() + name.len() + 4 + 28);
+    b.extend_from_slice(BONE_ADDRESS);
+    b.extend_from_slice(BONE_TAGS);
+    b.extend_from_slice(name.as_bytes());
+    b.push(0);
+    while b.len() % 4 != 0 {
+        b.push(0);
     }
+    for v in pos.iter().chain(rot) {
+        b.extend_from_slice(&v.to_be_bytes());
+    }
+    b
 }
 
 #[cfg(test)]
@@ -148,5 +183,35 @@ mod tests {
         assert!(matches!(last[0], Message::RootPos { .. }));
         assert!(matches!(last[last.len() - 2], Message::Available { .. }));
         assert_eq!(last[last.len() - 1], Message::Time(12.5));
+    }
+
+    #[test]
+    fn written_as_the_general_encoder_writes() {
+        let f = frame();
+        for m in &f {
+            if let Message::BonePos { name, pos, rot } = m {
+                assert_eq!(
+                    bone_bytes(name, pos, rot),
+                    osc::message(&m.to_osc()),
+                    "{name}"
+                );
+            }
+        }
+        let msgs: Vec<osc::Message> = f.iter().map(Message::to_osc).collect();
+        let mut packed = Vec::new();
+        pack(&msgs, MAX_BUNDLE, &mut packed);
+        // Rebuilt with the general bundle encoder from the same split.
+        let mut at = 0;
+        for d in &packed {
+            let p = osc::decode(d).unwrap();
+            let n = p.messages().len();
+            assert_eq!(*d, osc::bundle(&msgs[at..at + n]));
+            at += n;
+        }
+        assert_eq!(at, msgs.len());
+        // One message larger than the limit still goes out, alone.
+        let mut big = Vec::new();
+        pack(&msgs[..3], 40, &mut big);
+        assert_eq!(big.len(), 3);
     }
 }

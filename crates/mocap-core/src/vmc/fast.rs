@@ -8,13 +8,14 @@
 use super::{Error, Message};
 use crate::osc::{self, Packet};
 
-const BUNDLE: &[u8; 8] = b"#bundle\0";
-const BONE_ADDRESS: &[u8; 20] = b"/VMC/Ext/Bone/Pos\0\0\0";
-const BONE_TAGS: &[u8; 12] = b",sfffffff\0\0\0";
+pub(super) const BUNDLE_TAG: &[u8; 8] = b"#bundle\0";
+/// `/VMC/Ext/Bone/Pos` and its type tags, NUL-padded as on the wire.
+pub(super) const BONE_ADDRESS: &[u8; 20] = b"/VMC/Ext/Bone/Pos\0\0\0";
+pub(super) const BONE_TAGS: &[u8; 12] = b",sfffffff\0\0\0";
 
 pub(super) fn decode(bytes: &[u8]) -> Option<Vec<Result<Message, Error>>> {
     // Tag, then an eight-byte timetag the mixer does not use.
-    let mut rest = bytes.strip_prefix(BUNDLE)?.get(8..)?;
+    let mut rest = bytes.strip_prefix(BUNDLE_TAG)?.get(8..)?;
     let mut out = Vec::with_capacity(rest.len() / 56);
     while !rest.is_empty() {
         let (size, tail) = rest.split_first_chunk::<4>()?;
@@ -28,7 +29,7 @@ pub(super) fn decode(bytes: &[u8]) -> Option<Vec<Result<Message, Error>>> {
             out.push(Ok(m));
             continue;
         }
-        if elem.starts_with(BUNDLE) {
+        if elem.starts_with(BUNDLE_TAG) {
             return None;
         }
         match osc::decode(elem).ok()? {
