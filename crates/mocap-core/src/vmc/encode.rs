@@ -1,7 +1,7 @@
 //! Writing a frame of VMC the way the reference sender does.
 
 use super::Message;
-use super::fast::{BONE_ADDRESS, BONE_TAGS, BUNDLE_TAG};
+use super::fast::{BLEND_ADDRESS, BLEND_TAGS, BONE_ADDRESS, BONE_TAGS, BUNDLE_TAG};
 use crate::osc;
 
 /// Largest bundle the reference sender writes (bones are split to stay under it).
@@ -25,8 +25,19 @@ pub fn frame_datagrams(messages: &[Message], max: usize) -> Vec<Vec<u8>> {
     let mut apply = false;
     for m in messages {
         match m {
-            Message::BonePos { name, pos, rot } => bones.push(bone_bytes(name, pos, rot)),
-            Message::BlendVal { .. } => blends.push(bytes(m)),
+            Message::BonePos { name, pos, rot } => {
+                let [px, py, pz] = *pos;
+                let [qx, qy, qz, qw] = *rot;
+                bones.push(named_floats(
+                    BONE_ADDRESS,
+                    BONE_TAGS,
+                    name,
+                    &[px, py, pz, qx, qy, qz, qw],
+                ));
+            }
+            Message::BlendVal { name, value } => {
+                blends.push(named_floats(BLEND_ADDRESS, BLEND_TAGS, name, &[*value]));
+            }
             Message::BlendApply => apply = true,
             Message::RootPos { .. } => root.push(bytes(m)),
             Message::Available { .. } => ok.push(bytes(m)),
@@ -85,17 +96,17 @@ fn bytes(m: &Message) -> Vec<u8> {
     osc::message(&m.to_osc())
 }
 
-/// `/VMC/Ext/Bone/Pos` written directly: it is most of every frame.
-fn bone_bytes(name: &str, pos: &[f32; 3], rot: &[f32; 4]) -> Vec<u8> {
-    let mut b = Vec::with_capacity(BONE_ADDRESS.len() + BONE_TAGS.len() + name.len() + 4 + 28);
-    b.extend_from_slice(BONE_ADDRESS);
-    b.extend_from_slice(BONE_TAGS);
+/// Bone/Pos and Blend/Val written directly: they are most of every frame.
+fn named_floats(address: &[u8], tags: &[u8], name: &str, floats: &[f32]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(address.len() + tags.len() + name.len() + 4 + 4 * floats.len());
+    b.extend_from_slice(address);
+    b.extend_from_slice(tags);
     b.extend_from_slice(name.as_bytes());
     b.push(0);
     while b.len() % 4 != 0 {
         b.push(0);
     }
-    for v in pos.iter().chain(rot) {
+    for v in floats {
         b.extend_from_slice(&v.to_be_bytes());
     }
     b
@@ -188,14 +199,11 @@ mod tests {
     #[test]
     fn written_as_the_general_encoder_writes() {
         let f = frame();
-        for m in &f {
-            if let Message::BonePos { name, pos, rot } = m {
-                assert_eq!(
-                    bone_bytes(name, pos, rot),
-                    osc::message(&m.to_osc()),
-                    "{name}"
-                );
-            }
+        // Every message of a frame, bones and blends written directly.
+        for d in frame_datagrams(&f, MAX_BUNDLE) {
+            let p = osc::decode(&d).unwrap();
+            let general = osc::bundle(&p.messages().into_iter().cloned().collect::<Vec<_>>());
+            assert_eq!(d, general);
         }
         let msgs: Vec<osc::Message> = f.iter().map(Message::to_osc).collect();
         let mut packed = Vec::new();

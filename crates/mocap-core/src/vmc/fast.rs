@@ -12,6 +12,9 @@ pub(super) const BUNDLE_TAG: &[u8; 8] = b"#bundle\0";
 /// `/VMC/Ext/Bone/Pos` and its type tags, NUL-padded as on the wire.
 pub(super) const BONE_ADDRESS: &[u8; 20] = b"/VMC/Ext/Bone/Pos\0\0\0";
 pub(super) const BONE_TAGS: &[u8; 12] = b",sfffffff\0\0\0";
+/// `/VMC/Ext/Blend/Val` and its type tags, NUL-padded as on the wire.
+pub(super) const BLEND_ADDRESS: &[u8; 20] = b"/VMC/Ext/Blend/Val\0\0";
+pub(super) const BLEND_TAGS: &[u8; 4] = b",sf\0";
 
 pub(super) fn decode(bytes: &[u8]) -> Option<Vec<Result<Message, Error>>> {
     // Tag, then an eight-byte timetag the mixer does not use.
@@ -25,7 +28,7 @@ pub(super) fn decode(bytes: &[u8]) -> Option<Vec<Result<Message, Error>>> {
         }
         let (elem, tail) = tail.split_at(size);
         rest = tail;
-        if let Some(m) = bone(elem) {
+        if let Some(m) = bone(elem).or_else(|| blend(elem)) {
             out.push(Ok(m));
             continue;
         }
@@ -41,10 +44,33 @@ pub(super) fn decode(bytes: &[u8]) -> Option<Vec<Result<Message, Error>>> {
 }
 
 fn bone(elem: &[u8]) -> Option<Message> {
-    let rest = elem.strip_prefix(BONE_ADDRESS)?.strip_prefix(BONE_TAGS)?;
+    let (name, [px, py, pz, qx, qy, qz, qw]) = named_floats(elem, BONE_ADDRESS, BONE_TAGS)?;
+    Some(Message::BonePos {
+        name: name.to_owned(),
+        pos: [px, py, pz],
+        rot: [qx, qy, qz, qw],
+    })
+}
+
+fn blend(elem: &[u8]) -> Option<Message> {
+    let (name, [value]) = named_floats(elem, BLEND_ADDRESS, BLEND_TAGS)?;
+    Some(Message::BlendVal {
+        name: name.to_owned(),
+        value,
+    })
+}
+
+/// A message at `address` whose arguments are exactly one string and `N`
+/// floats, canonically padded.
+fn named_floats<'a, const N: usize>(
+    elem: &'a [u8],
+    address: &[u8],
+    tags: &[u8],
+) -> Option<(&'a str, [f32; N])> {
+    let rest = elem.strip_prefix(address)?.strip_prefix(tags)?;
     let nul = rest.iter().position(|&b| b == 0)?;
     let padded = (nul + 4) & !3;
-    if rest.len() != padded + 28 {
+    if rest.len() != padded + 4 * N {
         return None;
     }
     let (name, floats) = rest.split_at(padded);
@@ -52,16 +78,11 @@ fn bone(elem: &[u8]) -> Option<Message> {
         return None;
     }
     let name = std::str::from_utf8(name.get(..nul)?).ok()?;
-    let mut f = [0f32; 7];
+    let mut f = [0f32; N];
     for (v, c) in f.iter_mut().zip(floats.chunks_exact(4)) {
         *v = f32::from_be_bytes(c.try_into().ok()?);
     }
-    let [px, py, pz, qx, qy, qz, qw] = f;
-    Some(Message::BonePos {
-        name: name.to_owned(),
-        pos: [px, py, pz],
-        rot: [qx, qy, qz, qw],
-    })
+    Some((name, f))
 }
 
 #[cfg(test)]
