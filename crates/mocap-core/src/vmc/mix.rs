@@ -1,7 +1,7 @@
 //! Mixing several VMC senders into one stream: frames per source, window or
 //! tick scheduling, averaging or per-bone preference. Pure: time is passed in.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::Message;
@@ -232,14 +232,27 @@ impl Mixer {
                 picked.into_iter().map(move |f| (i, f))
             })
             .collect();
-        let names: BTreeSet<&str> = frames
+        // Every frame's bones are sorted by name, so one merge walk visits each
+        // name once, with its pose from every frame that has it, and no lookups.
+        let mut walks: Vec<_> = frames
             .iter()
-            .flat_map(|(_, f)| f.bones.keys().map(String::as_str))
+            .map(|(i, f)| (*i, f.bones.iter().peekable()))
             .collect();
-        let mut out = Vec::with_capacity(names.len() + 8);
+        let mut out = Vec::with_capacity(64);
+        let mut here: Vec<(usize, &Pose)> = Vec::with_capacity(frames.len());
         let mut rots: Vec<([f32; 4], f64)> = Vec::new();
         let mut poss: Vec<([f32; 3], f64)> = Vec::new();
-        for name in names {
+        while let Some(name) = walks
+            .iter_mut()
+            .filter_map(|(_, w)| w.peek().map(|(k, _)| k.as_str()))
+            .min()
+        {
+            here.clear();
+            for (i, w) in &mut walks {
+                if let Some((_, pose)) = w.next_if(|(k, _)| k.as_str() == name) {
+                    here.push((*i, pose));
+                }
+            }
             let preferred = self
                 .cfg
                 .prefer
@@ -251,36 +264,29 @@ impl Mixer {
                 .bones
                 .as_ref()
                 .is_none_or(|b| b.iter().any(|x| x == name));
-            let has = |src: usize| {
-                frames
-                    .iter()
-                    .any(|(i, f)| *i == src && f.bones.contains_key(name))
-            };
             let only: Option<usize> = match preferred {
-                Some(src) if has(src) => Some(src),
+                Some(src) if here.iter().any(|(i, _)| *i == src) => Some(src),
                 _ if averaged => None,
                 _ => Some(self.cfg.primary),
             };
             rots.clear();
             poss.clear();
-            for (i, f) in &frames {
+            for (i, (p, r)) in &here {
                 if only.is_some_and(|o| o != *i) {
                     continue;
                 }
-                if let Some((p, r)) = f.bones.get(name) {
-                    let w = self.cfg.weights.get(*i).copied().unwrap_or(1.0);
-                    rots.push((*r, w));
-                    poss.push((*p, w));
-                }
+                let w = self.cfg.weights.get(*i).copied().unwrap_or(1.0);
+                rots.push((*r, w));
+                poss.push((*p, w));
             }
-            let previous = self.previous.get(name).copied();
+            let previous = self.previous.get_mut(name);
             let (Some(rot), Some(pos)) = (
-                average_rotation(&rots, self.cfg.method, previous),
+                average_rotation(&rots, self.cfg.method, previous.as_deref().copied()),
                 average_linear(&poss),
             ) else {
                 continue;
             };
-            match self.previous.get_mut(name) {
+            match previous {
                 Some(p) => *p = rot,
                 None => {
                     self.previous.insert(name.to_owned(), rot);
