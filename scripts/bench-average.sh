@@ -3,32 +3,37 @@
 # as VSeeFace sends) for 30 s into one port, tick mode at 60 Hz.
 # Reports vmc-average's CPU time per second of stream, the age of each mixed
 # frame's T when it reaches the receiver (send -> mix -> receive, including the
-# wait for the next tick, up to 16.7 ms at 60 Hz), and the same at 4 x 240 fps.
+# wait for the next tick, up to 16.7 ms at 60 Hz, whose share depends on the
+# senders' phase against the tick), the same at 4 x 240 fps, and at a 1 kHz
+# tick (see below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build -q --release -p vmc-average
 cargo build -q --release -p mocap-core --examples
 ex=target/release/examples
-run() { # senders fps seconds
-  local in=42100 out=42101
+run() { # senders fps seconds [tick rate]
+  local in=42100 out=42101 rate=${4:-60}
   /usr/bin/time -f "%U %S" -o /tmp/vmc-average-time.$$ \
-    target/release/vmc-average -q -l 127.0.0.1:$in --to 127.0.0.1:$out --rate 60 --duration "$(( $3 + 1 ))s" &
+    target/release/vmc-average -q -l 127.0.0.1:$in --to 127.0.0.1:$out --rate "$rate" --duration "$(( $3 + 1 ))s" &
   local pid=$!
   sleep 0.5
   local res; res=$("$ex/vmc_load" 127.0.0.1:$in "$1" "$2" "$3" 127.0.0.1:$out)
   wait "$pid"
   read -r user sys < /tmp/vmc-average-time.$$
   rm -f /tmp/vmc-average-time.$$
-  python3 - "$res" "$user" "$sys" "$3" <<'PY'
+  python3 - "$res" "$user" "$sys" "$3" "$rate" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1]); cpu = float(sys.argv[2]) + float(sys.argv[3]); secs = float(sys.argv[4]) + 1
-print("%d senders x %g fps: CPU %.2f %% of one core; %d mixed frames; T age p50 %.2f ms, p99 %.2f ms"
-      % (r["senders"], r["fps"], 100 * cpu / secs, r["mixed_frames_received"],
+print("%d senders x %g fps, tick %s Hz: CPU %.2f %% of one core; %d mixed frames; T age p50 %.2f ms, p99 %.2f ms"
+      % (r["senders"], r["fps"], sys.argv[5], 100 * cpu / secs, r["mixed_frames_received"],
          r["latency_us"]["p50"] / 1000, r["latency_us"]["p99"] / 1000))
 PY
 }
 run 4 60 30
 run 4 240 10
+# A 1 kHz tick waits at most 1 ms, so T's age here bounds what mixing itself
+# adds: receive, decode, mix, encode, send.
+run 4 60 10 1000
 
 # The highest sender rate it keeps up with: 4 senders at rising rates for 3 s
 # each; "kept" is the share of sent frames vmc-average completed (the kernel

@@ -394,12 +394,10 @@ impl Inbox {
     fn recv(&mut self, wait: Duration) -> Received<'_> {
         match self {
             Self::One(socket, buf) => {
-                // A zero timeout means "block forever" to the OS.
-                if socket
-                    .set_read_timeout(Some(wait.max(Duration::from_micros(1))))
-                    .is_err()
-                {
-                    return Received::End;
+                match net::wait_readable(socket, wait) {
+                    Ok(true) => {}
+                    Ok(false) => return Received::Nothing,
+                    Err(_) => return Received::End,
                 }
                 match socket.recv_from(buf) {
                     Ok((n, from)) => Received::Datagram(0, from, buf.get(..n).unwrap_or_default()),
