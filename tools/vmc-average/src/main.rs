@@ -38,6 +38,14 @@ enum MethodArg {
     Naive,
 }
 
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum BlendsArg {
+    /// Pass the primary source's blendshapes through.
+    Primary,
+    /// Average blendshape values by name across live sources (weighted).
+    Average,
+}
+
 /// Mix several VMC senders into one stream: rotations averaged correctly
 /// (q and -q are one rotation), positions and weights linearly, per-bone
 /// preference, and everything else passed through from a primary source.
@@ -95,6 +103,10 @@ struct Args {
     /// The source whose other messages (root, blendshapes, OK, T) pass through (default: the first).
     #[arg(long, value_name = "NAME")]
     primary: Option<String>,
+
+    /// Blendshape values: `primary` passes the primary's through, `average` averages them by name.
+    #[arg(long, value_enum, default_value = "primary")]
+    blends: BlendsArg,
 
     /// Print the mixed output.
     #[arg(long)]
@@ -161,6 +173,7 @@ fn main() -> ExitCode {
         bones: (args.bones != "all").then(|| args.bones.split(',').map(str::to_owned).collect()),
         prefer: args.prefer,
         primary: args.primary,
+        average_blends: matches!(args.blends, BlendsArg::Average),
         dump: args.dump,
         format: args.format,
         stop: args.stop,

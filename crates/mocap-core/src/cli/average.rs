@@ -40,6 +40,8 @@ pub struct Options {
     pub prefer: Vec<(String, Vec<String>)>,
     /// The source whose other messages pass through (default: the first).
     pub primary: Option<String>,
+    /// Average blendshape values across sources instead of passing the primary's.
+    pub average_blends: bool,
     /// Print the mixed output.
     pub dump: bool,
     /// Format of the dump and summary.
@@ -130,6 +132,7 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
             .filter_map(|(n, b)| index(n).map(|i| (i, b.clone())))
             .collect(),
         primary: opts.primary.as_deref().and_then(index).unwrap_or(0),
+        average_blends: opts.average_blends,
     };
     let mut mixer = Mixer::new(cfg, opts.sources.len());
     let mut out = Output::stdout(true);

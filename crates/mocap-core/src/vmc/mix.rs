@@ -42,6 +42,9 @@ pub struct MixConfig {
     pub prefer: Vec<(usize, Vec<String>)>,
     /// The source whose other messages (Root, blendshapes, OK, T, …) pass through.
     pub primary: usize,
+    /// Average blendshape values by name across sources instead of passing
+    /// the primary's through.
+    pub average_blends: bool,
 }
 
 /// A bone's local position and rotation.
@@ -298,11 +301,52 @@ impl Mixer {
                 rot,
             });
         }
-        // Everything else passes through from the primary source's latest frame.
+        // Blendshape values averaged by name, weighted like the bones.
+        let mut blends: Vec<Message> = Vec::new();
+        if self.cfg.average_blends {
+            let mut sums: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+            for (i, f) in &frames {
+                let w = self.cfg.weights.get(*i).copied().unwrap_or(1.0);
+                for m in &f.rest {
+                    if let Message::BlendVal { name, value } = m
+                        && value.is_finite()
+                    {
+                        let e = sums.entry(name.as_str()).or_insert((0.0, 0.0));
+                        e.0 += w * f64::from(*value);
+                        e.1 += w;
+                    }
+                }
+            }
+            blends = sums
+                .into_iter()
+                .filter(|(_, (_, w))| *w > 0.0)
+                .map(|(name, (sum, w))| Message::BlendVal {
+                    name: name.to_owned(),
+                    value: (sum / w) as f32,
+                })
+                .collect();
+        }
+        // Everything else passes through from the primary source's latest
+        // frame; averaged blendshapes take the place of its own, before Apply.
+        let mut applied = false;
         if live.get(self.cfg.primary) == Some(&true)
             && let Some(Some((_, f))) = self.sources.get(self.cfg.primary).map(|s| &s.latest)
         {
-            out.extend(f.rest.iter().cloned());
+            for m in &f.rest {
+                match m {
+                    Message::BlendVal { .. } if self.cfg.average_blends => {}
+                    Message::BlendApply if !applied => {
+                        out.append(&mut blends);
+                        out.push(Message::BlendApply);
+                        applied = true;
+                    }
+                    other => out.push(other.clone()),
+                }
+            }
+        }
+        if !blends.is_empty() {
+            out.append(&mut blends);
+            out.push(Message::BlendApply);
         }
         if window.is_some() {
             for s in &mut self.sources {
@@ -364,6 +408,7 @@ mod tests {
             bones: None,
             prefer: Vec::new(),
             primary: 0,
+            average_blends: false,
         }
     }
 
@@ -518,5 +563,43 @@ mod tests {
             .atan2(3.0 + 40f64.to_radians().cos())
             .to_degrees();
         assert!((f64::from(a) - want).abs() < 1e-3, "{a} vs {want}");
+    }
+
+    #[test]
+    fn blendshapes_average_by_name_when_asked() {
+        let mut c = cfg(Schedule::Tick { rate: 60.0 });
+        c.average_blends = true;
+        c.weights = vec![1.0, 3.0];
+        let mut m = Mixer::new(c, 2);
+        m.poll(ms(0));
+        let val = |name: &str, value: f32| Message::BlendVal {
+            name: name.into(),
+            value,
+        };
+        // Twice: a source's first frame ends early, while the mixer learns
+        // that T (not Apply) ends its frames.
+        for (src, joy) in [(0, 0.2), (1, 0.6), (0, 0.2), (1, 0.6)] {
+            m.push(src, ms(1), val("Joy", joy));
+            if src == 1 {
+                m.push(src, ms(1), val("Blink", 1.0));
+            }
+            m.push(src, ms(1), Message::BlendApply);
+            m.push(src, ms(1), Message::Time(1.0));
+        }
+        let out = m.poll(ms(17)).unwrap();
+        let rest: Vec<&Message> = out
+            .iter()
+            .filter(|x| !matches!(x, Message::BonePos { .. }))
+            .collect();
+        // (0.2·1 + 0.6·3) / 4 = 0.5; Blink only from source 1; one Apply after the values.
+        assert_eq!(
+            rest,
+            [
+                &val("Blink", 1.0),
+                &val("Joy", 0.5),
+                &Message::BlendApply,
+                &Message::Time(1.0)
+            ]
+        );
     }
 }
