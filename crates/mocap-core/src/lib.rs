@@ -11,9 +11,11 @@
 //! - [`osc`]: OSC 1.0 through rosc, guarded against deep nesting and leftovers.
 //! - [`vmc`]: typed VMC messages, name tables, frame encoder.
 //! - [`net`]: UDP sockets with the options every tool wants.
+//! - [`bridge`]: tracker frames turned into VMC (iFacialMocap face so far).
 //! - [`textcap`]: datagrams written as hex text (hex lines, mocopi packet captures).
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
+pub mod bridge;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod ifm;

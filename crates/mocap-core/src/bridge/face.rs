@@ -1,0 +1,385 @@
+//! iFacialMocap / Facemotion3d frames as VMC "perfect sync" messages:
+//! blendshapes as `/VMC/Ext/Blend/Val` with ARKit names, then one Apply; the
+//! head (and optionally the eyes) as `/VMC/Ext/Bone/Pos` rotations.
+//!
+//! The app's Euler order and signs are not documented. Our reading: X pitch,
+//! Y yaw, Z roll in degrees, in ARKit's right-handed frame (+Y up, +Z towards
+//! the viewer), composed as SceneKit composes `eulerAngles` (roll first, then
+//! yaw, then pitch: q = qx·qy·qz), then mirrored into Unity's left-handed
+//! frame by flipping Z. [`HeadAxes`] remaps and flips the three angles first,
+//! so a user can correct the reading without a rebuild.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::ifm::{ARKIT, Frame};
+use crate::vmc::Message;
+
+/// How blendshape names are written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BlendCase {
+    /// ARKit's own spelling, `eyeBlinkLeft` (perfect-sync models).
+    #[default]
+    Camel,
+    /// `EyeBlinkLeft`, for receivers that capitalise clip names.
+    Pascal,
+}
+
+/// What to send while the app reports no face (`trackingStatus` 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnLost {
+    /// Repeat the last pose seen with a face.
+    #[default]
+    Hold,
+    /// Every blendshape 0 and the head and eyes at rest.
+    Neutral,
+}
+
+/// Which incoming angle drives each of pitch, yaw and roll, and with which
+/// sign. Written `x,y,z` (the default), e.g. `-x,y,-z` or `x,z,y`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeadAxes {
+    /// For pitch, yaw, roll: (index of the incoming angle 0..3, negate).
+    pub map: [(usize, bool); 3],
+}
+
+impl Default for HeadAxes {
+    fn default() -> Self {
+        Self {
+            map: [(0, false), (1, false), (2, false)],
+        }
+    }
+}
+
+impl HeadAxes {
+    /// The incoming angles rearranged into pitch, yaw, roll.
+    pub fn apply(&self, angles: [f32; 3]) -> [f32; 3] {
+        self.map.map(|(i, neg)| {
+            let v = angles.get(i).copied().unwrap_or(0.0);
+            if neg { -v } else { v }
+        })
+    }
+}
+
+impl FromStr for HeadAxes {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+        let [a, b, c] = parts.as_slice() else {
+            return Err(format!(
+                "expected three axes like x,y,z or -x,y,-z, got {s:?}"
+            ));
+        };
+        let mut map = [(0, false); 3];
+        for (slot, p) in map.iter_mut().zip([a, b, c]) {
+            let (neg, axis) = match p.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, p.strip_prefix('+').unwrap_or(p)),
+            };
+            let i = match axis {
+                "x" | "X" => 0,
+                "y" | "Y" => 1,
+                "z" | "Z" => 2,
+                _ => return Err(format!("unknown axis {p:?} in {s:?} (use x, y or z)")),
+            };
+            *slot = (i, neg);
+        }
+        let mut used = map.map(|(i, _)| i);
+        used.sort_unstable();
+        if used != [0, 1, 2] {
+            return Err(format!("each of x, y and z must appear once in {s:?}"));
+        }
+        Ok(Self { map })
+    }
+}
+
+impl fmt::Display for HeadAxes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (k, (i, neg)) in self.map.iter().enumerate() {
+            let sep = if k == 0 { "" } else { "," };
+            let axis = ["x", "y", "z"].get(*i).copied().unwrap_or("?");
+            write!(f, "{sep}{}{axis}", if *neg { "-" } else { "" })?;
+        }
+        Ok(())
+    }
+}
+
+/// Options of the face bridge.
+#[derive(Clone, Debug)]
+pub struct FaceOptions {
+    /// Blendshape name spelling.
+    pub case: BlendCase,
+    /// Clamp values to 0..=1 (v2 senders may exceed the range).
+    pub clamp: bool,
+    /// The bone that carries the head rotation (`Head`, or `Neck`).
+    pub head_bone: String,
+    /// Send the eye blocks as `LeftEye` / `RightEye` rotations.
+    pub eye_bones: bool,
+    /// Angle remapping for head and eyes.
+    pub axes: HeadAxes,
+    /// Behaviour while no face is tracked.
+    pub on_lost: OnLost,
+}
+
+impl Default for FaceOptions {
+    fn default() -> Self {
+        Self {
+            case: BlendCase::Camel,
+            clamp: true,
+            head_bone: "Head".into(),
+            eye_bones: false,
+            axes: HeadAxes::default(),
+            on_lost: OnLost::Hold,
+        }
+    }
+}
+
+/// Quaternion (x, y, z, w) of Euler angles in degrees (pitch about X, yaw
+/// about Y, roll about Z), composed q = qx·qy·qz.
+pub fn euler_to_quat([pitch, yaw, roll]: [f32; 3]) -> [f32; 4] {
+    let half = |d: f32| f64::from(d).to_radians() / 2.0;
+    let (sx, cx) = half(pitch).sin_cos();
+    let (sy, cy) = half(yaw).sin_cos();
+    let (sz, cz) = half(roll).sin_cos();
+    let qx = [sx, 0.0, 0.0, cx];
+    let qy = [0.0, sy, 0.0, cy];
+    let qz = [0.0, 0.0, sz, cz];
+    let q = mul(mul(qx, qy), qz);
+    q.map(|v| v as f32)
+}
+
+fn mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    let [ax, ay, az, aw] = a;
+    let [bx, by, bz, bw] = b;
+    [
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ]
+}
+
+/// A rotation from ARKit's right-handed frame (+Z towards the viewer) into
+/// Unity's left-handed one (mirror Z): (x, y, z, w) → (−x, −y, z, w).
+pub fn arkit_to_unity([x, y, z, w]: [f32; 4]) -> [f32; 4] {
+    [-x, -y, z, w]
+}
+
+/// Turns face frames into VMC messages, remembering the last tracked pose.
+#[derive(Debug, Default)]
+pub struct FaceBridge {
+    opts: FaceOptions,
+    last: Option<Vec<Message>>,
+}
+
+impl FaceBridge {
+    /// A bridge with these options.
+    pub fn new(opts: FaceOptions) -> Self {
+        Self { opts, last: None }
+    }
+
+    /// The VMC messages for one frame: every ARKit blendshape the frame
+    /// carries as Blend/Val, one Blend/Apply, then the head (and eye) bones.
+    /// Names outside ARKit (`hapihapi`, `FM_*`, …) are not sent.
+    pub fn messages(&mut self, frame: &Frame<'_>) -> Vec<Message> {
+        if frame.tracking == Some(false) {
+            return match self.opts.on_lost {
+                OnLost::Hold => self.last.clone().unwrap_or_default(),
+                OnLost::Neutral => self.neutral(),
+            };
+        }
+        let mut out = Vec::with_capacity(56);
+        for (name, v) in ARKIT.iter().zip(frame.blendshapes) {
+            if let Some(v) = v {
+                out.push(self.blend(name, v as f32 / 100.0));
+            }
+        }
+        out.push(Message::BlendApply);
+        if let Some(h) = frame.head {
+            out.push(self.bone(&self.opts.head_bone, h.rot));
+        }
+        if self.opts.eye_bones {
+            if let Some(e) = frame.left_eye {
+                out.push(self.bone("LeftEye", e));
+            }
+            if let Some(e) = frame.right_eye {
+                out.push(self.bone("RightEye", e));
+            }
+        }
+        self.last = Some(out.clone());
+        out
+    }
+
+    fn neutral(&self) -> Vec<Message> {
+        let mut out: Vec<Message> = ARKIT.iter().map(|n| self.blend(n, 0.0)).collect();
+        out.push(Message::BlendApply);
+        out.push(self.bone(&self.opts.head_bone, [0.0; 3]));
+        if self.opts.eye_bones {
+            out.push(self.bone("LeftEye", [0.0; 3]));
+            out.push(self.bone("RightEye", [0.0; 3]));
+        }
+        out
+    }
+
+    fn blend(&self, name: &str, value: f32) -> Message {
+        let value = if self.opts.clamp {
+            value.clamp(0.0, 1.0)
+        } else {
+            value
+        };
+        let name = match self.opts.case {
+            BlendCase::Camel => name.to_owned(),
+            BlendCase::Pascal => {
+                let mut c = name.chars();
+                c.next()
+                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                    .unwrap_or_default()
+            }
+        };
+        Message::BlendVal { name, value }
+    }
+
+    fn bone(&self, name: &str, degrees: [f32; 3]) -> Message {
+        Message::BonePos {
+            name: name.to_owned(),
+            pos: [0.0; 3],
+            rot: arkit_to_unity(euler_to_quat(self.opts.axes.apply(degrees))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ifm::parse_str;
+
+    const FRAME: &str = "trackingStatus-1|eyeBlink_L-97|jawOpen-150|mouthSmile_R-25|hapihapi-0|=head#10.0,0.0,0.0,0.0,0.0,-0.5|rightEye#1.0,2.0,0.0|leftEye#3.0,4.0,0.0|";
+
+    fn close(a: [f32; 4], b: [f32; 4]) -> bool {
+        a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-6)
+    }
+
+    fn run(opts: FaceOptions, text: &str) -> Vec<Message> {
+        let frame = parse_str(text).expect("frame parses");
+        FaceBridge::new(opts).messages(&frame)
+    }
+
+    fn vals(out: &[Message]) -> Vec<(String, f32)> {
+        out.iter()
+            .filter_map(|m| match m {
+                Message::BlendVal { name, value } => Some((name.clone(), *value)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn names_scaling_clamping_and_apply_after_the_vals() {
+        let out = run(FaceOptions::default(), FRAME);
+        assert_eq!(
+            vals(&out),
+            [
+                ("eyeBlinkLeft".to_owned(), 0.97),
+                ("jawOpen".to_owned(), 1.0),
+                ("mouthSmileRight".to_owned(), 0.25)
+            ]
+        );
+        let apply = out.iter().position(|m| *m == Message::BlendApply);
+        assert_eq!(apply, Some(3));
+        assert!(matches!(&out[4], Message::BonePos { name, .. } if name == "Head"));
+        assert_eq!(
+            out.len(),
+            5,
+            "hapihapi and the eyes are not sent by default"
+        );
+
+        let opts = FaceOptions {
+            case: BlendCase::Pascal,
+            clamp: false,
+            eye_bones: true,
+            head_bone: "Neck".into(),
+            ..FaceOptions::default()
+        };
+        let out = run(opts, FRAME);
+        assert_eq!(vals(&out)[0], ("EyeBlinkLeft".to_owned(), 0.97));
+        assert_eq!(vals(&out)[1], ("JawOpen".to_owned(), 1.5));
+        let bones: Vec<&str> = out
+            .iter()
+            .filter_map(|m| match m {
+                Message::BonePos { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(bones, ["Neck", "LeftEye", "RightEye"]);
+    }
+
+    #[test]
+    fn pure_pitch_yaw_and_roll_turn_about_one_axis() {
+        let (s, c) = (15f32.to_radians().sin(), 15f32.to_radians().cos());
+        // 30° about one ARKit axis; X and Y flip sign into Unity, Z keeps it.
+        assert!(close(
+            arkit_to_unity(euler_to_quat([30.0, 0.0, 0.0])),
+            [-s, 0.0, 0.0, c]
+        ));
+        assert!(close(
+            arkit_to_unity(euler_to_quat([0.0, 30.0, 0.0])),
+            [0.0, -s, 0.0, c]
+        ));
+        assert!(close(
+            arkit_to_unity(euler_to_quat([0.0, 0.0, 30.0])),
+            [0.0, 0.0, s, c]
+        ));
+        // Composition order: roll first, then yaw, then pitch.
+        // qx(90°)·qy(90°) by hand: (½, ½, ½, ½); the other order gives (½, ½, −½, ½).
+        assert!(close(
+            euler_to_quat([90.0, 90.0, 0.0]),
+            [0.5, 0.5, 0.5, 0.5]
+        ));
+    }
+
+    #[test]
+    fn head_axes_remap_and_flip() {
+        let axes: HeadAxes = "-x,z,y".parse().unwrap();
+        assert_eq!(axes.apply([1.0, 2.0, 3.0]), [-1.0, 3.0, 2.0]);
+        assert_eq!(axes.to_string(), "-x,z,y");
+        assert_eq!("x,y,z".parse::<HeadAxes>().unwrap(), HeadAxes::default());
+        assert!("x,x,z".parse::<HeadAxes>().is_err());
+        assert!("x,y".parse::<HeadAxes>().is_err());
+        assert!("x,y,w".parse::<HeadAxes>().is_err());
+        let opts = FaceOptions {
+            axes,
+            ..FaceOptions::default()
+        };
+        let out = run(opts, "=head#0.0,0.0,30.0,0.0,0.0,0.0|");
+        // Incoming Z now drives yaw.
+        let s = 15f32.to_radians().sin();
+        assert!(
+            matches!(&out[1], Message::BonePos { rot, .. } if (rot[1] + s).abs() < 1e-6 && rot[0].abs() < 1e-6)
+        );
+    }
+
+    #[test]
+    fn a_lost_face_holds_or_goes_neutral() {
+        let lost = "trackingStatus-0|eyeBlink_L-10|=head#50.0,0.0,0.0,0.0,0.0,0.0|";
+        let mut hold = FaceBridge::new(FaceOptions::default());
+        let seen = hold.messages(&parse_str(FRAME).unwrap());
+        assert_eq!(hold.messages(&parse_str(lost).unwrap()), seen);
+        // Nothing seen yet: nothing to hold.
+        assert!(
+            FaceBridge::new(FaceOptions::default())
+                .messages(&parse_str(lost).unwrap())
+                .is_empty()
+        );
+        let mut neutral = FaceBridge::new(FaceOptions {
+            on_lost: OnLost::Neutral,
+            ..FaceOptions::default()
+        });
+        neutral.messages(&parse_str(FRAME).unwrap());
+        let out = neutral.messages(&parse_str(lost).unwrap());
+        let v = vals(&out);
+        assert_eq!(v.len(), 52);
+        assert!(v.iter().all(|(_, x)| *x == 0.0));
+        assert_eq!(out.get(52), Some(&Message::BlendApply));
+        assert!(matches!(&out[53], Message::BonePos { rot, .. } if *rot == [0.0, 0.0, 0.0, 1.0]));
+    }
+}
