@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Parser, ValueEnum};
+use mocap_core::bridge::{BlendCase, FaceOptions, HeadAxes, OnLost};
 use mocap_core::cli::ifm::{self, IfmFormat, Mode};
 use mocap_core::cli::{self, Input, LogArgs, RecordArgs, StopArgs};
 
@@ -26,7 +27,11 @@ Examples:
   ifm-handshake 192.168.1.23 --facemotion3d
       Facemotion3d: its start command to phone port 49993
   ifm-handshake -r face.pcapng --format raw
-      the frames of a capture, as text";
+      the frames of a capture, as text
+  ifm-handshake 192.168.1.23 --vmc 127.0.0.1:39539
+      drive a perfect-sync avatar in VSeeFace: blendshapes, Apply, Head rotation
+  ifm-handshake 192.168.1.23 --vmc 127.0.0.1:39539 --blend-case pascal --eye-bones --head-axes -x,y,-z
+      capitalised clip names, eye bones, pitch and roll flipped";
 
 /// Start an iFacialMocap or Facemotion3d face stream from the shell and decode
 /// every frame: blendshapes (ARKit names), head rotation and position, eyes,
@@ -101,11 +106,55 @@ struct Args {
     #[arg(long, value_enum, default_value_t = IfmFormat::Human)]
     format: IfmFormat,
 
+    /// Also send every frame as VMC (perfect sync) to HOST:PORT (repeatable).
+    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
+    vmc: Vec<SocketAddr>,
+
+    /// Blendshape names for --vmc: ARKit's `eyeBlinkLeft` or `EyeBlinkLeft`.
+    #[arg(long, value_enum, default_value = "camel", requires = "vmc")]
+    blend_case: CaseArg,
+
+    /// Send blendshape values as they are (percent / 100) instead of clamping to 0..1.
+    #[arg(long, requires = "vmc")]
+    no_clamp: bool,
+
+    /// The bone that carries the head rotation for --vmc.
+    #[arg(long, value_name = "BONE", default_value = "Head", requires = "vmc")]
+    head_bone: String,
+
+    /// Send the eye angles as LeftEye / RightEye rotations too.
+    #[arg(long, requires = "vmc")]
+    eye_bones: bool,
+
+    /// Which incoming angle is pitch, yaw and roll, with sign (e.g. -x,y,-z).
+    #[arg(long, value_name = "AXES", default_value = "x,y,z", requires = "vmc")]
+    head_axes: HeadAxes,
+
+    /// While the app reports no face: hold the last pose or send a neutral one.
+    #[arg(long, value_enum, default_value = "hold", requires = "vmc")]
+    on_lost: LostArg,
+
     #[command(flatten)]
     limits: StopArgs,
 
     #[command(flatten)]
     log: LogArgs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum CaseArg {
+    /// `eyeBlinkLeft` (perfect-sync models).
+    Camel,
+    /// `EyeBlinkLeft`.
+    Pascal,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum LostArg {
+    /// Repeat the last tracked pose.
+    Hold,
+    /// All blendshapes 0, head and eyes at rest.
+    Neutral,
 }
 
 fn resolve(host: &str) -> anyhow::Result<IpAddr> {
@@ -156,6 +205,23 @@ fn main() -> ExitCode {
         format: args.format,
         stop: args.limits,
         log: args.log,
+        vmc: (!args.vmc.is_empty()).then_some(ifm::VmcOut {
+            to: args.vmc,
+            face: FaceOptions {
+                case: match args.blend_case {
+                    CaseArg::Camel => BlendCase::Camel,
+                    CaseArg::Pascal => BlendCase::Pascal,
+                },
+                clamp: !args.no_clamp,
+                head_bone: args.head_bone,
+                eye_bones: args.eye_bones,
+                axes: args.head_axes,
+                on_lost: match args.on_lost {
+                    LostArg::Hold => OnLost::Hold,
+                    LostArg::Neutral => OnLost::Neutral,
+                },
+            },
+        }),
     };
     cli::exit(ifm::run(&opts), ifm::TOOL)
 }

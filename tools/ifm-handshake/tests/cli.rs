@@ -13,8 +13,8 @@ use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::thread;
 use std::time::Duration;
 
-use mocap_core::ifm;
 use mocap_core::testutil::{LIMIT, Proc};
+use mocap_core::{ifm, vmc};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ifm-handshake");
@@ -371,4 +371,76 @@ fn capture_in_record_out_and_ctrl_c() {
     assert_eq!(run.code, Some(0));
     assert_eq!(run.stdout, frames(3));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn vmc_output_carries_every_frame_value_by_value() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let run = Proc::spawn(
+        BIN,
+        &["-r", "-", "--format", "json", "--vmc", &to, "--eye-bones"],
+        Some(frames(3).join("\n").into_bytes()),
+    )
+    .finish();
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    let recs: Vec<Value> = run.json();
+    let mut buf = vec![0u8; 65_536];
+    let mut datagrams = Vec::new();
+    while let Ok(n) = rx.recv(&mut buf) {
+        datagrams.push(buf[..n].to_vec());
+    }
+    let sum = recs.last().unwrap();
+    assert_eq!(sum["vmc_datagrams"].as_u64(), Some(datagrams.len() as u64));
+    let messages: Vec<vmc::Message> = datagrams
+        .iter()
+        .flat_map(|d| vmc::decode(d).unwrap())
+        .map(Result::unwrap)
+        .collect();
+    // Shaped like the reference sender: per frame the bone bundle, then the
+    // Vals and one Apply.
+    let frames_out: Vec<&[vmc::Message]> = messages
+        .split_inclusive(|m| *m == vmc::Message::BlendApply)
+        .collect();
+    assert_eq!(frames_out.len(), 3);
+    for (rec, out) in recs.iter().zip(&frames_out) {
+        let shapes = rec["blendshapes"].as_object().unwrap();
+        let vals: Vec<(&str, f32)> = out
+            .iter()
+            .filter_map(|m| match m {
+                vmc::Message::BlendVal { name, value } => Some((name.as_str(), *value)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(vals.len(), shapes.len());
+        for (name, value) in &vals {
+            // The JSON record already gives fractions (percent / 100).
+            let expected = shapes[*name].as_f64().unwrap() as f32;
+            assert!(
+                (value - expected.clamp(0.0, 1.0)).abs() < 1e-6,
+                "{name} {value} {expected}"
+            );
+        }
+        let apply = out.iter().position(|m| *m == vmc::Message::BlendApply);
+        assert_eq!(apply, Some(out.len() - 1));
+        assert!(
+            out[3..out.len() - 1]
+                .iter()
+                .all(|m| matches!(m, vmc::Message::BlendVal { .. }))
+        );
+        let bones: Vec<&str> = out
+            .iter()
+            .filter_map(|m| match m {
+                vmc::Message::BonePos { name, rot, .. } => {
+                    let n: f32 = rot.iter().map(|v| v * v).sum();
+                    assert!((n - 1.0).abs() < 1e-5);
+                    Some(name.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(bones, ["Head", "LeftEye", "RightEye"]);
+    }
 }

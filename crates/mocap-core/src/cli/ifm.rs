@@ -18,8 +18,10 @@ use super::{
     Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
     TextInput, install_ctrlc, interrupted,
 };
+use crate::bridge::{FaceBridge, FaceOptions};
 use crate::ifm::{self, Command, Frame};
 use crate::net;
+use crate::vmc;
 
 /// The tool's name, as it prefixes log lines.
 pub const TOOL: &str = "ifm-handshake";
@@ -91,6 +93,42 @@ pub struct Options {
     pub stop: StopArgs,
     /// `--quiet`, `--stats-interval`.
     pub log: LogArgs,
+    /// Also send every frame as VMC (perfect sync) to these receivers.
+    pub vmc: Option<VmcOut>,
+}
+
+/// Where and how `--vmc` sends frames.
+#[derive(Clone, Debug)]
+pub struct VmcOut {
+    /// VMC receivers.
+    pub to: Vec<SocketAddr>,
+    /// Names, scaling, head bone and axes.
+    pub face: FaceOptions,
+}
+
+/// The `--vmc` sink: one socket, the bridge's state, a counter.
+struct VmcSink {
+    socket: UdpSocket,
+    bridge: FaceBridge,
+    to: Vec<SocketAddr>,
+    datagrams: u64,
+}
+
+impl VmcSink {
+    fn send(&mut self, f: &Frame<'_>) {
+        let messages = self.bridge.messages(f);
+        if messages.is_empty() {
+            return;
+        }
+        for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
+            for to in &self.to {
+                // A receiver that is not up yet must not stop the face stream.
+                if self.socket.send_to(&d, to).is_ok() {
+                    self.datagrams += 1;
+                }
+            }
+        }
+    }
 }
 
 impl Options {
@@ -188,11 +226,22 @@ struct Decoder<'o> {
     last_frame: Option<Instant>,
     stopped_reported: bool,
     line: String,
+    vmc: Option<VmcSink>,
 }
 
 impl<'o> Decoder<'o> {
-    fn new(opts: &'o Options, live: bool) -> Self {
-        Self {
+    fn new(opts: &'o Options, live: bool) -> anyhow::Result<Self> {
+        let vmc = match &opts.vmc {
+            Some(v) => Some(VmcSink {
+                socket: UdpSocket::bind(SocketAddr::from(([0, 0, 0, 0], 0)))
+                    .context("failed to open the VMC sending socket")?,
+                bridge: FaceBridge::new(v.face.clone()),
+                to: v.to.clone(),
+                datagrams: 0,
+            }),
+            None => None,
+        };
+        Ok(Self {
             opts,
             out: Output::stdout(live),
             log: Log::new(TOOL, opts.log.quiet, live),
@@ -203,7 +252,8 @@ impl<'o> Decoder<'o> {
             last_frame: None,
             stopped_reported: false,
             line: String::new(),
-        }
+            vmc,
+        })
     }
 
     fn frame_bytes(
@@ -246,6 +296,9 @@ impl<'o> Decoder<'o> {
                 }
                 self.frames += 1;
                 self.print_frame(src, arrival, bytes, &f)?;
+                if let Some(v) = &mut self.vmc {
+                    v.send(&f);
+                }
             }
             Err(e) => {
                 stats.errors += 1;
@@ -368,6 +421,7 @@ impl<'o> Decoder<'o> {
             fps: senders.iter().filter_map(|s| s.fps).reduce(f64::max),
             commands_ignored: self.commands_ignored,
             connections: extra.map(|(_, n)| n),
+            vmc_datagrams: self.vmc.as_ref().map(|v| v.datagrams),
             elapsed_s: (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
             stopped,
             senders,
@@ -390,6 +444,9 @@ impl<'o> Decoder<'o> {
                 }
                 if let Some((name, n)) = extra {
                     let _ = write!(line, "; {n} {name}");
+                }
+                if let Some(n) = rec.vmc_datagrams {
+                    let _ = write!(line, "; {n} VMC datagrams sent");
                 }
                 if stopped.is_some() {
                     self.log.always(format_args!("{line}"));
@@ -484,7 +541,7 @@ fn run_udp(opts: &Options) -> anyhow::Result<()> {
         source.record_to(path)?;
     }
     let live = source.is_live();
-    let dec = Decoder::new(opts, live);
+    let dec = Decoder::new(opts, live)?;
     source.announce(&dec.log);
     let start = opts.start_command(false);
     let phone = if live { opts.phone_addr(start) } else { None };
@@ -529,7 +586,7 @@ fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
         anyhow::Error::new(e).context(hint)
     })?;
     listener.set_nonblocking(true)?;
-    let mut dec = Decoder::new(opts, true);
+    let mut dec = Decoder::new(opts, true)?;
     dec.log.info(format_args!(
         "listening on TCP {} for the phone; Ctrl-C to stop",
         listener.local_addr()?
@@ -807,6 +864,8 @@ struct SummaryRecord<'a> {
     commands_ignored: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     connections: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vmc_datagrams: Option<u64>,
     elapsed_s: f64,
     stopped: Option<&'a str>,
     senders: Vec<SenderRecord>,
