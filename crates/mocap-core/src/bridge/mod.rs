@@ -1,8 +1,14 @@
-//! Bridges from tracker protocols into VMC. Pure: frames in, VMC messages out.
+//! Bridges from tracker protocols into VMC. Pure: frames in, VMC messages out
+//! (iFacialMocap face; mocopi body retargeting).
 //! See `docs/bridges.md`.
 
+mod body;
 mod face;
 
+pub use body::{
+    ANIMU_SPHERE_MAPPING, Mapping, Retarget, SONY_MAPPING, default_parents, pos_to_unity,
+    rot_to_unity,
+};
 pub use face::{
     BlendCase, FaceBridge, FaceOptions, HeadAxes, OnLost, arkit_to_unity, euler_to_quat,
 };
