@@ -9,6 +9,7 @@
 //! rotation (x, y, z, w) → (−x, y, z, −w). A mirror maps products to products,
 //! so composing before or after converting gives the same result.
 
+use super::quat_mul as mul;
 use crate::smf::{BONE_COUNT, BONES};
 
 /// Humanoid bone → mocopi joint id.
@@ -63,17 +64,6 @@ pub fn pos_to_unity([x, y, z]: [f32; 3]) -> [f32; 3] {
 /// A mocopi rotation (x, y, z, w) in Unity's frame.
 pub fn rot_to_unity([x, y, z, w]: [f32; 4]) -> [f32; 4] {
     [-x, y, z, -w]
-}
-
-pub(crate) fn mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
-    let [ax, ay, az, aw] = a;
-    let [bx, by, bz, bw] = b;
-    [
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-        aw * bw - ax * bx - ay * by - az * bz,
-    ]
 }
 
 fn wide(q: [f32; 4]) -> [f64; 4] {

@@ -12,6 +12,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::quat_mul as mul;
 use crate::ifm::{ARKIT, Frame};
 use crate::vmc::Message;
 
@@ -148,17 +149,6 @@ pub fn euler_to_quat([pitch, yaw, roll]: [f32; 3]) -> [f32; 4] {
     q.map(|v| v as f32)
 }
 
-fn mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
-    let [ax, ay, az, aw] = a;
-    let [bx, by, bz, bw] = b;
-    [
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-        aw * bw - ax * bx - ay * by - az * bz,
-    ]
-}
-
 /// A rotation from ARKit's right-handed frame (+Z towards the viewer) into
 /// Unity's left-handed one (mirror Z): (x, y, z, w) → (−x, −y, z, w).
 pub fn arkit_to_unity([x, y, z, w]: [f32; 4]) -> [f32; 4] {
@@ -206,7 +196,9 @@ impl FaceBridge {
                 out.push(self.bone("RightEye", e));
             }
         }
-        self.last = Some(out.clone());
+        if self.opts.on_lost == OnLost::Hold {
+            self.last = Some(out.clone());
+        }
         out
     }
 
