@@ -103,6 +103,87 @@ fn committed(dir: &Path) -> anyhow::Result<()> {
     }
     w.flush()?;
     eprintln!("wrote mocopi-frame-loss.pcapng: {} datagrams", loss.len());
+
+    wave(&mocopi)?;
+    face(dir)?;
+    Ok(())
+}
+
+/// Quaternion (x, y, z, w) for `deg` degrees about a unit axis.
+fn about(axis: [f32; 3], deg: f32) -> [f32; 4] {
+    let (s, c) = (deg.to_radians() / 2.0).sin_cos();
+    [axis[0] * s, axis[1] * s, axis[2] * s, c]
+}
+
+/// 4 s of a performer waving with the left hand while swaying, at 60 Hz,
+/// with a skeleton at 0 s and 3.5 s as the app sends them. Built on the
+/// real neutral-standing frame and the t-34400 skeleton, so every byte
+/// outside the poses is the app's.
+fn wave(mocopi: &Path) -> anyhow::Result<()> {
+    let skdf = read(mocopi, "t-34400/sample_skdf.bin")?;
+    let neutral = text_datagrams(mocopi, "animu-sphere/neutral-standing-60hz.mocopipackets")?;
+    let frame = neutral
+        .iter()
+        .map(|(_, d)| d)
+        .find(|d| d.len() == 1605)
+        .context("neutral capture lacks a frame")?;
+    let mut repr = smf::parse(frame)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .to_repr();
+    let name = "wave-60hz.pcapng";
+    let mut w = writer(&mocopi.join(name))?;
+    let frames = 240u32;
+    for i in 0..frames {
+        let ts = BASE + FRAME * i;
+        if i % 210 == 0 {
+            w.write(ts, src(), dst(), &skdf)?;
+        }
+        let t = i as f32 / 60.0;
+        if let BodyRepr::Frame(f) = &mut repr.body {
+            f.fnum = 20_000 + i;
+            f.time = t;
+            f.uttm = Some(ts.as_secs_f64());
+            for b in &mut f.bones {
+                let wave = (t * std::f32::consts::TAU).sin();
+                match b.id {
+                    // Root: a slow step forward (+Z) and a sway to the left (+X).
+                    0 => {
+                        b.pos[0] = 0.05 * (t * 1.5).sin();
+                        b.pos[2] = 0.1 * t;
+                    }
+                    3 => b.rot = about([0.0, 1.0, 0.0], 10.0 * (t * 1.5).sin()),
+                    10 => b.rot = about([1.0, 0.0, 0.0], 8.0 * wave),
+                    // Left arm raised sideways (+X towards +Y is about +Z)
+                    // and the forearm waving.
+                    12 => b.rot = about([0.0, 0.0, 1.0], 70.0),
+                    13 => b.rot = about([0.0, 0.0, 1.0], 30.0 + 25.0 * wave),
+                    _ => {}
+                }
+            }
+        }
+        w.write(ts, src(), dst(), &repr.to_bytes())?;
+    }
+    w.flush()?;
+    eprintln!("wrote {name}: {frames} frames, 2 skeletons");
+    Ok(())
+}
+
+/// The 203 consecutive real iFacialMocap frames, as the phone sends them
+/// (UDP 49983 → 49983) at 60 fps, for `pcap-replay --trigger`.
+fn face(dir: &Path) -> anyhow::Result<()> {
+    let text = fs::read_to_string(dir.join("ifacialmocap/v1_minbitt_head_sample_data.txt"))
+        .context("reading the iFacialMocap sample")?;
+    let phone = SocketAddr::from(([127, 0, 0, 2], mocap_core::ifm::PHONE_PORT));
+    let pc = SocketAddr::from(([127, 0, 0, 1], mocap_core::ifm::PC_UDP_PORT));
+    let name = "ifacialmocap/face-60fps.pcapng";
+    let mut w = writer(&dir.join(name))?;
+    let mut n = 0u32;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        w.write(BASE + FRAME * n, phone, pc, line.as_bytes())?;
+        n += 1;
+    }
+    w.flush()?;
+    eprintln!("wrote {name}: {n} frames");
     Ok(())
 }
 

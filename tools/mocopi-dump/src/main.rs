@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use mocap_core::bridge::{BodyOptions, MappingTable};
 use mocap_core::cli::{self, Input, LogArgs, RecordArgs, StopArgs, mocopi};
 
 const EXAMPLES: &str = "\
@@ -23,7 +24,11 @@ Examples:
       hex lines on stdin
   mocopi-dump --duration 30s --stats-interval 5s
       stream health for 30 seconds
-  mocopi-dump --format json | jq -c 'select(.type==\"mocopi.frame\") | .bones[0].pos'";
+  mocopi-dump --format json | jq -c 'select(.type==\"mocopi.frame\") | .bones[0].pos'
+  mocopi-dump -q --vmc 127.0.0.1:39539
+      drive a VMC receiver (VSeeFace, VMC4B, Warudo) with the body
+  mocopi-dump -r captures/mocopi/wave-60hz.pcapng --vmc 127.0.0.1:39539 --mapping animu-sphere
+      a capture at its recorded timing, with another torso mapping";
 
 /// Sniff and decode Sony mocopi's motion stream (Sony Motion Format over UDP):
 /// frames, skeletons and sensor packets, with loss, duplicates, reordering,
@@ -49,6 +54,23 @@ struct Args {
     #[arg(long)]
     bones: bool,
 
+    /// Also send the body as VMC to HOST:PORT (repeatable): retargeted onto
+    /// HumanBodyBones in Unity's axes, once a skeleton packet has arrived.
+    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
+    vmc: Vec<SocketAddr>,
+
+    /// Which mocopi joints drive Spine, Chest, UpperChest and the rest:
+    /// `sony` (Sony's Unity plugin), `animu-sphere`, or a JSON file
+    /// `{"Hips": "root", "Spine": "torso_3", …}`.
+    #[arg(long, value_name = "MAPPING", default_value = "sony", requires = "vmc",
+          value_parser = mocopi::parse_mapping_arg)]
+    mapping: (String, MappingTable),
+
+    /// Keep Hips at the skeleton's rest position instead of following the
+    /// performer's root (the avatar turns and bends in place).
+    #[arg(long, requires = "vmc")]
+    no_root_motion: bool,
+
     #[command(flatten)]
     record: RecordArgs,
 
@@ -72,6 +94,17 @@ fn main() -> ExitCode {
         bones: args.bones,
         stop: args.stop,
         log: args.log,
+        vmc: (!args.vmc.is_empty()).then(|| {
+            let (mapping_name, mapping) = args.mapping;
+            mocopi::VmcOut {
+                to: args.vmc,
+                body: BodyOptions {
+                    mapping,
+                    root_motion: !args.no_root_motion,
+                },
+                mapping_name,
+            }
+        }),
     };
     cli::exit(mocopi::run(&opts), mocopi::TOOL)
 }

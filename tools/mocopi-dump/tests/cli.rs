@@ -544,3 +544,178 @@ fn replaying_a_capture_live_gives_what_reading_it_gives() {
         }
     }
 }
+
+/// Everything a receiver got until it was quiet for 500 ms, decoded.
+fn receive_vmc(rx: &UdpSocket) -> (usize, Vec<mocap_core::vmc::Message>) {
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut buf = vec![0u8; 65_536];
+    let mut datagrams = 0;
+    let mut messages = Vec::new();
+    while let Ok(n) = rx.recv(&mut buf) {
+        assert!(n <= 1200, "a {n}-byte datagram");
+        datagrams += 1;
+        messages.extend(
+            mocap_core::vmc::decode(&buf[..n])
+                .unwrap()
+                .into_iter()
+                .map(Result::unwrap),
+        );
+    }
+    (datagrams, messages)
+}
+
+/// VMC frames: the messages from one Root/Pos to the next T.
+fn vmc_frames(messages: &[mocap_core::vmc::Message]) -> Vec<&[mocap_core::vmc::Message]> {
+    messages
+        .split_inclusive(|m| matches!(m, mocap_core::vmc::Message::Time(_)))
+        .collect()
+}
+
+#[test]
+fn vmc_output_waits_for_the_skeleton_and_carries_the_retargeted_pose() {
+    use mocap_core::bridge::{BodyBridge, BodyOptions};
+    use mocap_core::vmc::Message;
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let (tool, addr) = live(&["--format", "json", "--vmc", &to, "-n", "4"]);
+    let tx = sender();
+    // A frame before any skeleton is decoded but not sent.
+    for d in [FRAM, SKDF, SEED, FRAM] {
+        tx.send_to(d, addr).unwrap();
+        thread::sleep(Duration::from_millis(30));
+    }
+    let run = tool.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("waiting for skeleton"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("skeleton received"), "{}", run.stderr);
+    let (datagrams, messages) = receive_vmc(&rx);
+    let sum = run.json().pop().unwrap();
+    assert_eq!(sum["vmc"]["frames"], 2);
+    assert_eq!(sum["vmc"]["waiting_for_skeleton"], 1);
+    assert_eq!(sum["vmc"]["datagrams"].as_u64(), Some(datagrams as u64));
+    let frames = vmc_frames(&messages);
+    assert_eq!(frames.len(), 2);
+    // Value by value against the core bridge fed the same packets.
+    let mut bridge = BodyBridge::new(BodyOptions::default());
+    let parse = |b| mocap_core::smf::parse(b).unwrap().body;
+    let mocap_core::smf::Body::Skeleton(s) = parse(SKDF) else {
+        panic!()
+    };
+    bridge.skeleton(&s);
+    for (bytes, got) in [SEED, FRAM].into_iter().zip(&frames) {
+        let mocap_core::smf::Body::Frame(f) = parse(bytes) else {
+            panic!()
+        };
+        let want = bridge.frame(&f, 0.0).unwrap();
+        // Bone bundles first, then Root/Pos, OK and T, as the reference sender.
+        let bones = |ms: &[Message]| -> Vec<Message> {
+            ms.iter()
+                .filter(|m| matches!(m, Message::BonePos { .. }))
+                .cloned()
+                .collect()
+        };
+        assert_eq!(bones(got), bones(&want));
+        assert_eq!(bones(got).len(), 22);
+        assert!(matches!(got[got.len() - 3], Message::RootPos { .. }));
+        assert!(matches!(
+            got[got.len() - 2],
+            Message::Available { loaded: 1, .. }
+        ));
+    }
+    // The seed frame's Hips: the root joint mirrored (−x, y, z).
+    let Message::BonePos { name, pos, .. } = &frames[0][0] else {
+        panic!("{:?}", frames[0][0])
+    };
+    assert_eq!(name, "Hips");
+    assert_eq!(*pos, [0.523_354_2, 0.717_374_56, -0.746_615_95]);
+}
+
+#[test]
+fn vmc_output_from_a_capture_at_recorded_timing_with_a_mapping_file() {
+    use mocap_core::vmc::Message;
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let dir = std::env::temp_dir().join(format!("mocopi-vmc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let map = dir.join("map.json");
+    std::fs::write(
+        &map,
+        r#"{"Hips": "root", "Spine": "torso_4", "LeftUpperArm": 12, "LeftLowerArm": "l_low_arm"}"#,
+    )
+    .unwrap();
+    let cap = format!("{CAPTURES}/wave-60hz.pcapng");
+    let started = Instant::now();
+    // 1 skeleton + 60 frames = one second of capture.
+    let run = offline(
+        &[
+            "-r",
+            &cap,
+            "-q",
+            "--format",
+            "json",
+            "-n",
+            "61",
+            "--vmc",
+            &to,
+            "--mapping",
+            map.to_str().unwrap(),
+            "--no-root-motion",
+        ],
+        None,
+    );
+    let took = started.elapsed();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // Paced, not dumped at once: 60 frames span 59/60 s of capture time.
+    assert!(took >= Duration::from_millis(900), "{took:?}");
+    let (_, messages) = receive_vmc(&rx);
+    let frames = vmc_frames(&messages);
+    assert_eq!(frames.len(), 60);
+    let mut hips_positions = std::collections::BTreeSet::new();
+    for (i, f) in frames.iter().enumerate() {
+        let bones: Vec<(&str, [f32; 3], [f32; 4])> = f
+            .iter()
+            .filter_map(|m| match m {
+                Message::BonePos { name, pos, rot } => Some((name.as_str(), *pos, *rot)),
+                _ => None,
+            })
+            .collect();
+        let names: Vec<&str> = bones.iter().map(|b| b.0).collect();
+        assert_eq!(names, ["Hips", "Spine", "LeftUpperArm", "LeftLowerArm"]);
+        hips_positions.insert(bones[0].1.map(f32::to_bits));
+        // The capture waves l_low_arm about mocopi's +Z by 30° + 25°·sin(2πt);
+        // in Unity's mirrored frame that is the same angle about −Z.
+        let t = i as f32 / 60.0;
+        let deg = 30.0 + 25.0 * (t * std::f32::consts::TAU).sin();
+        let (s, c) = (deg.to_radians() / 2.0).sin_cos();
+        let q = bones[3].2;
+        let dot = q[2] * -s + q[3] * c;
+        assert!((dot.abs() - 1.0).abs() < 1e-5, "frame {i}: {q:?} vs {deg}°");
+        // T is capture time since the first frame.
+        let Some(Message::Time(at)) = f.last() else {
+            panic!("{:?}", f.last())
+        };
+        assert!((at - t).abs() < 1e-4, "frame {i}: T {at} vs {t}");
+    }
+    // --no-root-motion: the capture's root moves, Hips do not.
+    assert_eq!(hips_positions.len(), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn vmc_usage_errors() {
+    let run = offline(&["--mapping", "sony"], None);
+    assert_eq!(run.code, Some(2), "--mapping without --vmc");
+    let run = offline(
+        &["--vmc", "127.0.0.1:39539", "--mapping", "/no/such.json"],
+        None,
+    );
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.contains("/no/such.json"), "{}", run.stderr);
+    let run = offline(&["--vmc", "nowhere"], None);
+    assert_eq!(run.code, Some(2));
+}

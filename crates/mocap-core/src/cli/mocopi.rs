@@ -3,8 +3,10 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::net::SocketAddr;
-use std::time::Instant;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
 
 use serde::Serialize;
 
@@ -12,8 +14,10 @@ use super::{
     Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
     Stopped, install_ctrlc,
 };
+use crate::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
 use crate::pcap::CaptureStats;
 use crate::smf::{self, Body, Chunks, Health, HealthReport, Packet, Tag};
+use crate::vmc;
 
 /// The tool's name, as it prefixes log lines.
 pub const TOOL: &str = "mocopi-dump";
@@ -44,6 +48,165 @@ pub struct Options {
     pub stop: StopArgs,
     /// `--quiet`, `--stats-interval`.
     pub log: LogArgs,
+    /// Also send the body as VMC to these receivers.
+    pub vmc: Option<VmcOut>,
+}
+
+/// Where and how `--vmc` sends the body.
+#[derive(Clone, Debug)]
+pub struct VmcOut {
+    /// VMC receivers.
+    pub to: Vec<SocketAddr>,
+    /// Mapping and root motion.
+    pub body: BodyOptions,
+    /// The mapping's name, for the log.
+    pub mapping_name: String,
+}
+
+/// The `--vmc` sink: the bridge, one socket, the clock for offline pacing.
+struct VmcSink {
+    socket: UdpSocket,
+    bridge: BodyBridge,
+    to: Vec<SocketAddr>,
+    /// Send file input at its recorded timing rather than all at once.
+    pace: bool,
+    /// (wall clock, capture time) of the first frame paced; rebased on jumps.
+    base: Option<(Instant, f64)>,
+    started: Instant,
+    first_arrival: Option<f64>,
+    frames: u64,
+    datagrams: u64,
+    waiting: u64,
+    last_waiting_log: Option<Instant>,
+    changes: u64,
+}
+
+/// Largest capture gap paced as recorded; longer gaps are cut to this (a
+/// capture spanning a pause should not stall the avatar for minutes).
+const MAX_GAP: f64 = 1.0;
+
+impl VmcSink {
+    fn new(v: &VmcOut, live: bool) -> anyhow::Result<Self> {
+        Ok(Self {
+            socket: UdpSocket::bind(SocketAddr::from(([0, 0, 0, 0], 0)))
+                .context("failed to open the VMC sending socket")?,
+            bridge: BodyBridge::new(v.body.clone()),
+            to: v.to.clone(),
+            pace: !live,
+            base: None,
+            started: Instant::now(),
+            first_arrival: None,
+            frames: 0,
+            datagrams: 0,
+            waiting: 0,
+            last_waiting_log: None,
+            changes: 0,
+        })
+    }
+
+    fn packet(&mut self, p: &Packet<'_>, arrival: Option<f64>, log: &Log, opts: &VmcOut) {
+        match &p.body {
+            Body::Skeleton(s) => match self.bridge.skeleton(s) {
+                SkeletonEvent::First => log.info(format_args!(
+                    "skeleton received: sending VMC to {} (mapping {}, root motion {})",
+                    list(&self.to),
+                    opts.mapping_name,
+                    if opts.body.root_motion { "on" } else { "off" },
+                )),
+                SkeletonEvent::Changed => {
+                    self.changes += 1;
+                    log.info(format_args!("skeleton changed: retargeting rebuilt"));
+                }
+                SkeletonEvent::Same => {}
+            },
+            Body::Frame(f) => {
+                let t = match (arrival, self.first_arrival) {
+                    (Some(at), Some(first)) => at - first,
+                    (Some(at), None) => {
+                        self.first_arrival = Some(at);
+                        0.0
+                    }
+                    _ => self.started.elapsed().as_secs_f64(),
+                };
+                let Some(messages) = self.bridge.frame(f, t as f32) else {
+                    self.waiting += 1;
+                    let now = Instant::now();
+                    if self
+                        .last_waiting_log
+                        .is_none_or(|at| now.duration_since(at) >= Duration::from_secs(5))
+                    {
+                        self.last_waiting_log = Some(now);
+                        log.info(format_args!(
+                            "waiting for skeleton (mocopi sends one every ~3.5 s); {} frames held back",
+                            self.waiting
+                        ));
+                    }
+                    return;
+                };
+                if self.pace
+                    && let Some(at) = arrival
+                {
+                    self.wait_until(at);
+                }
+                self.frames += 1;
+                for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
+                    for to in &self.to {
+                        // A receiver that is not up yet must not stop the stream.
+                        if self.socket.send_to(&d, to).is_ok() {
+                            self.datagrams += 1;
+                        }
+                    }
+                }
+            }
+            Body::Sensor(_) => {}
+        }
+    }
+
+    /// Sleeps until capture time `at` on the wall clock, in slices so Ctrl-C
+    /// stays prompt.
+    fn wait_until(&mut self, at: f64) {
+        let (wall, capture) = *self.base.get_or_insert_with(|| (Instant::now(), at));
+        let ahead = at - capture;
+        if !(0.0..=wall.elapsed().as_secs_f64() + MAX_GAP).contains(&ahead) {
+            // Backwards or a long pause in the capture: start the clock again.
+            self.base = Some((Instant::now(), at));
+            return;
+        }
+        let target = wall + Duration::from_secs_f64(ahead);
+        while !super::interrupted() {
+            let now = Instant::now();
+            if now >= target {
+                break;
+            }
+            std::thread::sleep((target - now).min(Duration::from_millis(50)));
+        }
+    }
+}
+
+/// `--mapping`: `sony`, `animu-sphere` or a JSON file (see
+/// [`crate::bridge::parse_mapping`]). Returns the name for the log and the table.
+///
+/// # Errors
+/// An unreadable or invalid file, with the reason.
+pub fn parse_mapping_arg(s: &str) -> Result<(String, MappingTable), String> {
+    match s {
+        "sony" => Ok((s.into(), crate::bridge::SONY_MAPPING.to_vec())),
+        "animu-sphere" => Ok((s.into(), crate::bridge::ANIMU_SPHERE_MAPPING.to_vec())),
+        path => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                format!("{path}: {e} (expected sony, animu-sphere or a JSON mapping file)")
+            })?;
+            let table = crate::bridge::parse_mapping(&text).map_err(|e| format!("{path}: {e}"))?;
+            Ok((path.into(), table))
+        }
+    }
+}
+
+fn list(to: &[SocketAddr]) -> String {
+    to.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Runs the tool to the end and prints the summary.
@@ -68,6 +231,11 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         first_arrival: None,
         scratch: String::new(),
         capture: None,
+        vmc: opts
+            .vmc
+            .as_ref()
+            .map(|v| VmcSink::new(v, live))
+            .transpose()?,
     };
     let stopped = super::run(&mut source, &opts.stop, opts.log.stats_interval, &mut dump)?;
     dump.log.finish();
@@ -93,6 +261,7 @@ struct Dump<'o> {
     first_arrival: Option<f64>,
     scratch: String,
     capture: Option<CaptureStats>,
+    vmc: Option<VmcSink>,
 }
 
 impl Handler for Dump<'_> {
@@ -113,6 +282,9 @@ impl Handler for Dump<'_> {
         }
         if self.first_arrival.is_none() {
             self.first_arrival = d.arrival;
+        }
+        if let (Some(sink), Some(v), Ok(p)) = (&mut self.vmc, &self.opts.vmc, &parsed) {
+            sink.packet(p, d.arrival, &self.log, v);
         }
         match self.opts.format {
             DumpFormat::Json => match &parsed {
@@ -336,6 +508,13 @@ impl Dump<'_> {
                 stopped: stopped.map(Stopped::as_str),
                 senders,
                 capture: self.capture.map(CaptureRecord::from),
+                vmc: self.vmc.as_ref().map(|v| VmcRecord {
+                    to: v.to.clone(),
+                    frames: v.frames,
+                    datagrams: v.datagrams,
+                    waiting_for_skeleton: v.waiting,
+                    skeleton_changes: v.changes,
+                }),
             })?,
             _ => {
                 // Records first, so the summary is the last thing on a shared terminal.
@@ -353,6 +532,16 @@ impl Dump<'_> {
                     self.log.always(format_args!("{line}"));
                 } else {
                     self.log.info(format_args!("{line}"));
+                }
+                if let Some(v) = &self.vmc {
+                    self.log.always(format_args!(
+                        "  vmc: {} frames ({} datagrams) to {}; {} frames before the first skeleton, {} skeleton changes",
+                        v.frames,
+                        v.datagrams,
+                        list(&v.to),
+                        v.waiting,
+                        v.changes
+                    ));
                 }
                 if let Some(c) = self.capture {
                     self.log.always(format_args!(
@@ -709,6 +898,18 @@ struct SummaryRecord<'a> {
     senders: Vec<SenderRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     capture: Option<CaptureRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vmc: Option<VmcRecord>,
+}
+
+/// What `--vmc` sent, in summaries.
+#[derive(Serialize)]
+struct VmcRecord {
+    to: Vec<SocketAddr>,
+    frames: u64,
+    datagrams: u64,
+    waiting_for_skeleton: u64,
+    skeleton_changes: u64,
 }
 
 /// What reading a capture file met, in summaries.
