@@ -152,6 +152,17 @@ impl Mixer {
         }
         if ends {
             let frame = std::mem::take(&mut s.open);
+            // A sender ending with OK then T closes its first frame at OK
+            // (T's rank is not known yet); the lone T that follows belongs
+            // to that frame, not to a new, empty one.
+            if frame.bones.is_empty()
+                && frame.rest.iter().all(Message::ends_frame)
+                && let Some((at, latest)) = &mut s.latest
+            {
+                latest.rest.extend(frame.rest);
+                *at = now;
+                return;
+            }
             s.frames += 1;
             // Tick mode only needs the latest frame; keeping a history there
             // would cost a copy per frame and grow without bound.
@@ -548,6 +559,30 @@ mod tests {
         assert_eq!(rest.len(), 4);
         assert_eq!(rest[1], Message::BlendApply);
         assert_eq!(rest[3], Message::Time(30.0));
+        // The first frame closed early at Apply and again at OK; the lone
+        // OK and T joined it instead of counting as frames without bones.
+        assert_eq!(m.counters(0).frames, 2);
+    }
+
+    #[test]
+    fn a_lone_closer_after_the_first_frame_joins_it() {
+        let mut m = Mixer::new(cfg(Schedule::Tick { rate: 10.0 }), 1);
+        m.poll(ms(0));
+        m.push(0, ms(10), bone("Head", 15.0));
+        m.push(
+            0,
+            ms(10),
+            Message::Available {
+                loaded: 1,
+                calibration: None,
+                tracking: None,
+            },
+        );
+        m.push(0, ms(10), Message::Time(0.5));
+        let out = m.poll(ms(100)).unwrap();
+        assert!((head_angle(&out) - 15.0).abs() < 1e-3, "{out:?}");
+        assert_eq!(out.last(), Some(&Message::Time(0.5)));
+        assert_eq!(m.counters(0).frames, 1);
     }
 
     #[test]
