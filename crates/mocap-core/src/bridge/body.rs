@@ -702,4 +702,42 @@ mod tests {
         want.sort_unstable();
         assert_eq!(back, want);
     }
+
+    /// Damaged skeletons and frames (every byte flipped, every prefix) that
+    /// still parse go through the bridge without a panic and give unit
+    /// rotations or nothing.
+    #[test]
+    fn damaged_packets_never_panic_the_bridge() {
+        let mut bridge = BodyBridge::new(BodyOptions::default());
+        bridge.skeleton(&skeleton_of(SKDF));
+        for base in [SKDF, SEED] {
+            for i in 0..=base.len() {
+                let mut variants = vec![base[..i].to_vec()];
+                if let Some(b) = base.get(i) {
+                    for bit in [0x01, 0x80, 0xff] {
+                        let mut v = base.to_vec();
+                        v[i] = b ^ bit;
+                        variants.push(v);
+                    }
+                }
+                for v in variants {
+                    let Ok(p) = smf::parse(&v) else { continue };
+                    match p.body {
+                        smf::Body::Skeleton(s) => {
+                            bridge.skeleton(&s);
+                        }
+                        smf::Body::Frame(f) => {
+                            for m in bridge.frame(&f, 0.0).unwrap() {
+                                if let Message::BonePos { rot, .. } = m {
+                                    let n: f32 = rot.iter().map(|v| v * v).sum();
+                                    assert!((n - 1.0).abs() < 1e-4, "{rot:?}");
+                                }
+                            }
+                        }
+                        smf::Body::Sensor(_) => {}
+                    }
+                }
+            }
+        }
+    }
 }
