@@ -11,13 +11,15 @@
 //! - [`osc`]: OSC 1.0 through rosc, guarded against deep nesting and leftovers.
 //! - [`vmc`]: typed VMC messages, name tables, frame encoder.
 //! - [`net`]: UDP sockets with the options every tool wants.
-//! - [`bridge`]: tracker frames turned into VMC (iFacialMocap face so far).
+//! - [`bridge`]: tracker frames turned into VMC (iFacialMocap face, mocopi body).
+//! - [`dlp3d`]: DLP3D's motion/face/audio stream (protobuf over WebSocket).
 //! - [`textcap`]: datagrams written as hex text (hex lines, mocopi packet captures).
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
 pub mod bridge;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod dlp3d;
 pub mod ifm;
 pub mod net;
 pub mod osc;
