@@ -1,11 +1,290 @@
-//! `motion-stream`: not built yet; its issue brings it.
+//! `motion-stream`: live motion as a DLP3D stream (protobuf over WebSocket),
+//! and DLP3D streams dumped as JSON Lines.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use mocap_core::cli::{self, Format, LogArgs, StopArgs, UsageError, stream};
+use mocap_core::dlp3d::{self, Dtype, Request, Rig};
+use mocap_core::net::ws;
+
+const EXAMPLES: &str = "\
+Examples:
+  motion-stream serve
+      VMC on 0.0.0.0:39539 in, DLP3D streams on ws://0.0.0.0:8765/api/v4/…,
+      a live viewer at http://localhost:8765/
+  mocopi-dump -q --vmc 127.0.0.1:39539 & motion-stream serve --segment 20s
+      a mocopi suit into a DLP3D client, one 20-second clip after another
+  motion-stream serve --tls-cert cert.pem --tls-key key.pem -l 0.0.0.0:8443
+      wss, as the DLP3D web client dials
+  motion-stream dump ws://127.0.0.1:8765/api/v4/text_generate --text hello
+      act as the client: every response as a JSON Lines record
+  motion-stream dump ws://127.0.0.1:8765/api/v4/text_generate -w take.dlp3d --frames
+      record the raw messages while printing matrices and weights
+  motion-stream dump -r take.dlp3d --format human
+      a recording, read back";
+
+/// Serve live motion (VMC in) as DLP3D motion, face and audio streams over
+/// WebSocket, or dump such a stream as JSON Lines.
+#[derive(Debug, Parser)]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve VMC input as DLP3D streams (and a live viewer page).
+    Serve(ServeArgs),
+    /// Connect as a DLP3D client (or read a recording) and print every message.
+    Dump(DumpArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// HTTP/WebSocket address.
+    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:8765")]
+    listen: SocketAddr,
+
+    /// VMC (OSC over UDP) input address.
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:39539")]
+    vmc: SocketAddr,
+
+    /// Joints file: one joint per line, optionally with its parent-relative
+    /// rest rotation `qx qy qz qw` (default: Unity's 55 HumanBodyBones at identity).
+    #[arg(long, value_name = "FILE")]
+    joints: Option<PathBuf>,
+
+    /// `motion_restpose_name` sent with the motion start.
+    #[arg(long, value_name = "NAME", default_value = "mocap-tools-humanoid")]
+    restpose: String,
+
+    /// Blendshape names, one per line (default: the names seen on the VMC input).
+    #[arg(long, value_name = "FILE")]
+    blendshapes: Option<PathBuf>,
+
+    /// Scalar type of motion and face bodies.
+    #[arg(long, value_enum, default_value = "float32")]
+    dtype: DtypeArg,
+
+    /// A WAV file played as the audio stream (else silence), converted to 16 kHz mono.
+    #[arg(long, value_name = "FILE.wav")]
+    audio: Option<PathBuf>,
+
+    /// End each client's streams after this long (DLP3D clients expect finite clips).
+    #[arg(long, value_name = "DUR", value_parser = cli::parse_duration)]
+    segment: Option<Duration>,
+
+    /// Input silent this long ends the streaming clients' streams.
+    #[arg(long, value_name = "DUR", value_parser = cli::parse_duration, default_value = "1s")]
+    idle: Duration,
+
+    /// Messages queued per client before it is dropped as too slow (3 per frame).
+    #[arg(long, value_name = "N", default_value_t = 90)]
+    queue: usize,
+
+    /// TLS certificate chain (PEM): serve wss:// and https://.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+
+    /// TLS private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+
+    /// Output format of the client records and the summary.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+
+    #[command(flatten)]
+    stop: StopArgs,
+
+    #[command(flatten)]
+    log: LogArgs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum DtypeArg {
+    /// IEEE binary32 (recommended).
+    Float32,
+    /// IEEE binary16 (half the size; jittery).
+    Float16,
+}
+
+#[derive(Debug, clap::Args)]
+struct DumpArgs {
+    /// ws://HOST:PORT/api/v4/… or wss://…
+    #[arg(
+        value_name = "URL",
+        required_unless_present = "read",
+        conflicts_with = "read"
+    )]
+    url: Option<String>,
+
+    /// Read recorded messages (length-delimited, as -w writes) instead.
+    #[arg(short, long, value_name = "FILE")]
+    read: Option<PathBuf>,
+
+    /// Record every message received (length-delimited protobuf).
+    #[arg(short, long, value_name = "FILE")]
+    write: Option<PathBuf>,
+
+    /// Trust the certificate(s) in this PEM file for wss (e.g. a self-signed server).
+    #[arg(long, value_name = "FILE")]
+    ca: Option<PathBuf>,
+
+    /// `speech_text` of the start request.
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    text: String,
+
+    /// `class_name` of the start request.
+    #[arg(long, value_name = "CLASS", default_value = dlp3d::class::DIRECT_GENERATION)]
+    class: String,
+
+    /// Adapters and ids of the start request: KEY=VALUE with KEY one of asr,
+    /// classification, conversation, reaction, tts, voice, face_model, avatar,
+    /// user, character, language, agent (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+
+    /// Print the frames: per-joint matrices, root, metadata, face weights.
+    #[arg(long)]
+    frames: bool,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    format: Format,
+
+    #[command(flatten)]
+    stop: StopArgs,
+
+    #[command(flatten)]
+    log: LogArgs,
+}
+
+fn read_lines(path: &PathBuf) -> anyhow::Result<Vec<String>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
+    let names: Vec<String> = text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if names.is_empty() {
+        return Err(UsageError(format!("{}: no names in it", path.display())).into());
+    }
+    Ok(names)
+}
+
+fn serve(a: ServeArgs) -> anyhow::Result<()> {
+    let rig = match &a.joints {
+        Some(p) => {
+            let text = std::fs::read_to_string(p)
+                .map_err(|e| UsageError(format!("{}: {e}", p.display())))?;
+            Rig::parse(&text).map_err(|e| UsageError(format!("{}: {e}", p.display())))?
+        }
+        None => Rig::humanoid(),
+    };
+    let audio = match &a.audio {
+        Some(p) => {
+            let bytes =
+                std::fs::read(p).map_err(|e| UsageError(format!("{}: {e}", p.display())))?;
+            Some(Arc::new(
+                dlp3d::wav_to_pcm16k(&bytes)
+                    .map_err(|e| UsageError(format!("{}: {e}", p.display())))?,
+            ))
+        }
+        None => None,
+    };
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(c), Some(k)) => Some(ws::server_tls(c, k).map_err(UsageError)?),
+        _ => None,
+    };
+    let opts = stream::ServeOptions {
+        listen: a.listen,
+        vmc: a.vmc,
+        rig,
+        restpose: a.restpose,
+        blendshapes: a.blendshapes.as_ref().map(read_lines).transpose()?,
+        dtype: match a.dtype {
+            DtypeArg::Float32 => Dtype::F32,
+            DtypeArg::Float16 => Dtype::F16,
+        },
+        audio,
+        segment: a.segment,
+        idle: a.idle,
+        queue: a.queue.max(3),
+        tls,
+        format: a.format,
+        stop: a.stop,
+        log: a.log,
+    };
+    stream::serve(&opts)
+}
+
+fn dump(a: DumpArgs) -> anyhow::Result<()> {
+    let mut request = Request {
+        class_name: a.class,
+        speech_text: a.text,
+        app_name: "babylon".into(),
+        n_channels: 1,
+        sample_width: 2,
+        frame_rate: 16_000,
+        ..Request::default()
+    };
+    for kv in &a.set {
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(UsageError(format!("--set {kv:?}: expected KEY=VALUE")).into());
+        };
+        let v = v.to_owned();
+        match k {
+            "asr" => request.asr_adapter = v,
+            "classification" => request.classification_adapter = v,
+            "conversation" => request.conversation_adapter = v,
+            "reaction" => request.reaction_adapter = v,
+            "tts" => request.tts_adapter = v,
+            "voice" => request.voice_name = v,
+            "face_model" => request.face_model = v,
+            "avatar" => request.avatar = v,
+            "user" => request.user_id = v,
+            "character" => request.character_id = v,
+            "language" => request.language = v,
+            "agent" => request.agent_name = v,
+            other => return Err(UsageError(format!("--set: unknown key {other:?}")).into()),
+        }
+    }
+    let opts = stream::DumpOptions {
+        url: a.url,
+        read: a.read,
+        write: a.write,
+        ca: a.ca,
+        request,
+        frames: a.frames,
+        format: a.format,
+        stop: a.stop,
+        log: a.log,
+    };
+    stream::dump(&opts)
+}
 
 fn main() -> ExitCode {
-    #[expect(clippy::print_stderr, reason = "the whole program is this one message")]
-    {
-        eprintln!("motion-stream: not implemented yet (see the project's open issues)");
+    let result = match Args::parse().command {
+        Command::Serve(a) => serve(a),
+        Command::Dump(a) => dump(a),
+    };
+    cli::exit(result, stream::TOOL)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_definition_is_valid() {
+        use clap::CommandFactory;
+        super::Args::command().debug_assert();
     }
-    ExitCode::from(2)
 }

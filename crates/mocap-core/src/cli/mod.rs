@@ -12,6 +12,7 @@ pub mod relay;
 pub mod replay;
 mod runner;
 mod source;
+pub mod stream;
 
 pub use args::{Format, LogArgs, RecordArgs, StopArgs, parse_duration, parse_host_port};
 pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};

@@ -1,4 +1,8 @@
-//! UDP sockets with the options every tool wants. No protocol logic here.
+//! Sockets with the options every tool wants: UDP here, TCP/TLS/WebSocket
+//! in [`ws`]. No protocol logic here.
+
+#[cfg(feature = "cli")]
+pub mod ws;
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};

@@ -1,0 +1,1139 @@
+//! `motion-stream`: serve live VMC motion as DLP3D streams over WebSocket,
+//! and dump such streams as JSON Lines. The binary parses flags into
+//! [`ServeOptions`] / [`DumpOptions`] and calls [`serve`] / [`dump`].
+//!
+//! Threads: one accepts connections; one per connection reads the HTTP head,
+//! serves the viewer page or upgrades to a WebSocket, reads the start request
+//! and then only writes what the main thread queues for it. The main thread
+//! owns the VMC socket, the conversion, and every client's stream order, so
+//! a slow client only ever fills its own bounded queue and is dropped.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use prost::Message as _;
+use serde_json::{Value, json};
+use tungstenite::protocol::CloseFrame;
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::{Bytes, Message, WebSocket};
+
+use super::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc, interrupted};
+use crate::dlp3d::{self, Decoder, Dtype, Event, Live, Pose, Request, Rig, Stream, class};
+use crate::net::ws::{self, Conn, Replay};
+use crate::net::{self as udp, MAX_DATAGRAM};
+use crate::vmc;
+
+/// The tool's name, as it prefixes log lines.
+pub const TOOL: &str = "motion-stream";
+
+/// The viewer page `serve` answers `GET /` with.
+const VIEWER: &str = include_str!("viewer.html");
+
+/// Everything `motion-stream serve` was asked to do.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// HTTP/WebSocket address.
+    pub listen: SocketAddr,
+    /// VMC input address.
+    pub vmc: SocketAddr,
+    /// Joints and rest rotations.
+    pub rig: Rig,
+    /// `motion_restpose_name`.
+    pub restpose: String,
+    /// Fixed blendshape names (else learnt from the input).
+    pub blendshapes: Option<Vec<String>>,
+    /// Motion and face dtype.
+    pub dtype: Dtype,
+    /// 16 kHz mono PCM to play (else silence), once per stream.
+    pub audio: Option<Arc<Vec<i16>>>,
+    /// End each client's streams after this long.
+    pub segment: Option<Duration>,
+    /// Input silent this long ends the streams.
+    pub idle: Duration,
+    /// Messages queued per client before it counts as too slow.
+    pub queue: usize,
+    /// TLS (wss/https).
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Output format of the records.
+    pub format: Format,
+    /// `--count` (clients served), `--duration`.
+    pub stop: StopArgs,
+    /// `--quiet`, `--stats-interval`.
+    pub log: LogArgs,
+}
+
+/// What the main thread queues for a client's writer.
+enum Out {
+    Msg(Bytes),
+    Close(CloseCode, String),
+}
+
+/// A connection that sent its start request.
+struct Joined {
+    id: u64,
+    addr: SocketAddr,
+    route: String,
+    request: Request,
+    tx: SyncSender<Out>,
+    kicked: Arc<AtomicBool>,
+}
+
+/// A client as the main thread sees it.
+struct Client {
+    joined: Joined,
+    /// Blendshape count of its FaceChunkStart, once streaming.
+    streaming: Option<usize>,
+    /// Motion frames queued so far (also the audio position).
+    frames: u64,
+    since: Instant,
+}
+
+fn encode(r: &dlp3d::Response) -> Bytes {
+    Bytes::from(r.encode_to_vec())
+}
+
+/// Counters shared with the connection threads.
+#[derive(Default)]
+struct Shared {
+    pages: u64,
+    refused: u64,
+}
+
+/// Runs the server until `--count` clients were served, `--duration`, or Ctrl-C.
+///
+/// # Errors
+/// Ports that cannot be bound, output errors.
+pub fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
+    install_ctrlc()?;
+    let log = Arc::new(Mutex::new(Log::new(TOOL, opts.log.quiet, true)));
+    let mut out = Output::stdout(true);
+    let listener = TcpListener::bind(opts.listen)
+        .with_context(|| format!("cannot listen on {}", opts.listen))?;
+    let local = listener.local_addr()?;
+    let socket = udp::bind_udp(opts.vmc, Some(Duration::from_millis(5)))
+        .with_context(|| format!("cannot listen for VMC on {}", opts.vmc))?;
+    let vmc_addr = socket.local_addr()?;
+    let scheme = if opts.tls.is_some() { "https" } else { "http" };
+    if let Ok(l) = log.lock() {
+        l.info(format_args!(
+            "listening on {local} ({}: {}{}; viewer at {scheme}://{local}/)",
+            if opts.tls.is_some() { "wss" } else { "ws" },
+            dlp3d::ROUTES[2],
+            ", …",
+        ));
+        l.info(format_args!(
+            "listening on {vmc_addr} (VMC over UDP); Ctrl-C to stop"
+        ));
+    }
+    let (join_tx, join_rx) = mpsc::channel::<Joined>();
+    let shared = Arc::new(Mutex::new(Shared::default()));
+    let page = Arc::new(viewer_info(opts));
+    {
+        let tls = opts.tls.clone();
+        let log = Arc::clone(&log);
+        let shared = Arc::clone(&shared);
+        let queue = opts.queue;
+        thread::spawn(move || {
+            let mut next_id = 0u64;
+            for conn in listener.incoming() {
+                let Ok(tcp) = conn else { continue };
+                next_id += 1;
+                let (id, tls, log, shared, join_tx, page) = (
+                    next_id,
+                    tls.clone(),
+                    Arc::clone(&log),
+                    Arc::clone(&shared),
+                    join_tx.clone(),
+                    Arc::clone(&page),
+                );
+                thread::spawn(move || {
+                    connection(id, tcp, tls.as_ref(), queue, &join_tx, &log, &shared, &page);
+                });
+            }
+        });
+    }
+    let mut server = Server {
+        opts,
+        live: Live::new(opts.rig.clone(), opts.blendshapes.clone()),
+        clients: Vec::new(),
+        log: Arc::clone(&log),
+        started: Instant::now(),
+        last_input: None,
+        served: 0,
+        dropped: 0,
+        frames_out: 0,
+        datagrams: 0,
+        decode_errors: 0,
+    };
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    let mut next_stats = opts.log.stats_interval.map(|d| Instant::now() + d);
+    let stopped = loop {
+        if interrupted() {
+            break "interrupted";
+        }
+        if opts
+            .stop
+            .duration
+            .is_some_and(|d| server.started.elapsed() >= d)
+        {
+            break "duration";
+        }
+        if opts.stop.count.is_some_and(|n| server.served >= n) && server.clients.is_empty() {
+            break "count";
+        }
+        while let Ok(j) = join_rx.try_recv() {
+            server.join(j, &mut out)?;
+        }
+        match socket.recv_from(&mut buf) {
+            Ok((n, _)) => {
+                server.datagrams += 1;
+                server.vmc(buf.get(..n).unwrap_or_default(), &mut out)?;
+            }
+            Err(e) if udp::is_timeout(&e) => {}
+            Err(e) => return Err(e).context("receiving VMC"),
+        }
+        server.housekeeping(&mut out)?;
+        if let Some(at) = next_stats
+            && Instant::now() >= at
+        {
+            next_stats = opts.log.stats_interval.map(|d| at + d);
+            server.summary(&mut out, None, &shared)?;
+        }
+    };
+    for c in std::mem::take(&mut server.clients) {
+        server.finish(c, "server stopping", &mut out)?;
+    }
+    // Give writers a moment to send the Ends and close frames.
+    thread::sleep(Duration::from_millis(100));
+    server.summary(&mut out, Some(stopped), &shared)?;
+    out.flush()?;
+    Ok(())
+}
+
+struct Server<'o> {
+    opts: &'o ServeOptions,
+    live: Live,
+    clients: Vec<Client>,
+    log: Arc<Mutex<Log>>,
+    started: Instant,
+    last_input: Option<Instant>,
+    served: u64,
+    dropped: u64,
+    frames_out: u64,
+    datagrams: u64,
+    decode_errors: u64,
+}
+
+impl Server<'_> {
+    fn info(&self, args: std::fmt::Arguments<'_>) {
+        if let Ok(l) = self.log.lock() {
+            l.info(args);
+        }
+    }
+
+    fn input_live(&self) -> bool {
+        self.last_input
+            .is_some_and(|t| t.elapsed() < self.opts.idle)
+    }
+
+    fn join(&mut self, j: Joined, out: &mut Output) -> anyhow::Result<()> {
+        self.info(format_args!(
+            "client {} from {} on {} ({})",
+            j.id, j.addr, j.route, j.request.class_name
+        ));
+        record(
+            out,
+            self.opts.format,
+            &json!({"type": "dlp3d.client", "client": j.id, "peer": j.addr.to_string(),
+                    "route": j.route, "class": j.request.class_name,
+                    "text": j.request.speech_text}),
+            format_args!(
+                "client {} {} {} {}",
+                j.id, j.addr, j.route, j.request.class_name
+            ),
+        )?;
+        let id = format!("mocap-tools-{}", j.id);
+        let mut c = Client {
+            joined: j,
+            streaming: None,
+            frames: 0,
+            since: Instant::now(),
+        };
+        let ok = send(&c, encode(&dlp3d::request_id(&id))) && send(&c, encode(&dlp3d::normal()));
+        if !ok {
+            return self.drop_client(c, out);
+        }
+        if self.input_live() {
+            self.start(&mut c);
+        }
+        self.clients.push(c);
+        Ok(())
+    }
+
+    /// The three Starts, with the blendshape names known now.
+    fn start(&self, c: &mut Client) {
+        let names = self.live.blendshapes().to_vec();
+        let msgs = [
+            dlp3d::motion_start(
+                &self.opts.rig.joints,
+                &self.opts.restpose,
+                self.opts.dtype,
+                None,
+            ),
+            dlp3d::face_start(&names, self.opts.dtype, None),
+            dlp3d::audio_start(
+                dlp3d::AUDIO_RATE as i32,
+                dlp3d::AUDIO_CHANNELS as i32,
+                dlp3d::AUDIO_WIDTH as i32,
+            ),
+        ];
+        for m in &msgs {
+            send(c, encode(m));
+        }
+        c.streaming = Some(names.len());
+        c.since = Instant::now();
+    }
+
+    fn vmc(&mut self, datagram: &[u8], out: &mut Output) -> anyhow::Result<()> {
+        let Ok(messages) = vmc::decode(datagram) else {
+            self.decode_errors += 1;
+            return Ok(());
+        };
+        let t = self.started.elapsed().as_secs_f64();
+        let mut poses = Vec::new();
+        for m in messages {
+            match m {
+                Ok(m) => poses.extend(self.live.message(t, &m)),
+                Err(_) => self.decode_errors += 1,
+            }
+        }
+        if self.live.frames_in() > 0 {
+            if self
+                .last_input
+                .is_none_or(|l| l.elapsed() >= self.opts.idle)
+            {
+                self.info(format_args!("VMC input started"));
+            }
+            self.last_input = Some(Instant::now());
+        }
+        for p in poses {
+            self.frame(&p, out)?;
+        }
+        Ok(())
+    }
+
+    /// One 30 fps frame to every streaming client (encoded once per shape).
+    fn frame(&mut self, pose: &Pose, out: &mut Output) -> anyhow::Result<()> {
+        // Clients that joined before the input began start with this frame.
+        let mut clients = std::mem::take(&mut self.clients);
+        for c in &mut clients {
+            if c.streaming.is_none() {
+                self.start(c);
+            }
+        }
+        self.clients = clients;
+        self.frames_out += 1;
+        let mut scalars = Vec::with_capacity(dlp3d::motion_frame_len(pose.rotations.len()));
+        pose.push_motion_frame(&mut scalars);
+        let motion = encode(&dlp3d::motion_body(self.opts.dtype, &scalars));
+        let mut faces: HashMap<usize, Bytes> = HashMap::new();
+        let mut audio: HashMap<u64, Bytes> = HashMap::new();
+        let segment = self
+            .opts
+            .segment
+            .map(|d| (d.as_secs_f64() * f64::from(dlp3d::FPS)).round() as u64);
+        let mut keep = Vec::with_capacity(self.clients.len());
+        for mut c in std::mem::take(&mut self.clients) {
+            let b = c.streaming.unwrap_or(0);
+            let face = faces
+                .entry(b)
+                .or_insert_with(|| {
+                    let w: Vec<f32> = (0..b)
+                        .map(|i| pose.weights.get(i).copied().unwrap_or(0.0))
+                        .collect();
+                    encode(&dlp3d::face_body(self.opts.dtype, &w))
+                })
+                .clone();
+            let pcm = audio
+                .entry(c.frames)
+                .or_insert_with(|| encode(&dlp3d::audio_body(self.pcm(c.frames))))
+                .clone();
+            let ok = send(&c, motion.clone()) && send(&c, face) && send(&c, pcm);
+            c.frames += 1;
+            if !ok {
+                self.drop_client(c, out)?;
+            } else if segment.is_some_and(|n| c.frames >= n) {
+                self.finish(c, "segment done", out)?;
+            } else {
+                keep.push(c);
+            }
+        }
+        self.clients = keep;
+        Ok(())
+    }
+
+    /// 16-bit PCM for motion frame `k`: the `--audio` file, then silence.
+    fn pcm(&self, k: u64) -> Vec<u8> {
+        let n = dlp3d::samples_for_frame(k);
+        let start = (0..k).map(dlp3d::samples_for_frame).sum::<usize>();
+        let mut bytes = Vec::with_capacity(n * 2);
+        for i in start..start + n {
+            let s = self
+                .opts
+                .audio
+                .as_ref()
+                .and_then(|a| a.get(i).copied())
+                .unwrap_or(0);
+            bytes.extend_from_slice(&s.to_le_bytes());
+        }
+        bytes
+    }
+
+    /// Ends of the input and of gone clients.
+    fn housekeeping(&mut self, out: &mut Output) -> anyhow::Result<()> {
+        let idle = !self.input_live() && self.last_input.is_some();
+        let mut keep = Vec::with_capacity(self.clients.len());
+        for c in std::mem::take(&mut self.clients) {
+            if c.joined.kicked.load(Ordering::Relaxed) {
+                // The writer gave up (the peer closed or stopped reading).
+                self.served += 1;
+                record(
+                    out,
+                    self.opts.format,
+                    &json!({"type": "dlp3d.client_end", "client": c.joined.id,
+                            "frames": c.frames, "reason": "connection closed"}),
+                    format_args!("client {} closed after {} frames", c.joined.id, c.frames),
+                )?;
+            } else if idle && c.streaming.is_some() {
+                self.finish(c, "input stopped", out)?;
+            } else {
+                keep.push(c);
+            }
+        }
+        self.clients = keep;
+        if idle && self.clients.iter().all(|c| c.streaming.is_none()) {
+            self.info(format_args!("VMC input stopped"));
+            self.last_input = None;
+        }
+        Ok(())
+    }
+
+    /// The three Ends (if streaming), then a clean close.
+    fn finish(&mut self, c: Client, reason: &str, out: &mut Output) -> anyhow::Result<()> {
+        if c.streaming.is_some() {
+            for s in [Stream::Motion, Stream::Face, Stream::Audio] {
+                send(&c, encode(&dlp3d::end(s)));
+            }
+        }
+        let _ = c
+            .joined
+            .tx
+            .try_send(Out::Close(CloseCode::Normal, reason.to_owned()));
+        self.served += 1;
+        record(
+            out,
+            self.opts.format,
+            &json!({"type": "dlp3d.client_end", "client": c.joined.id, "frames": c.frames,
+                    "seconds": round3(c.since.elapsed().as_secs_f64()), "reason": reason}),
+            format_args!(
+                "client {} done after {} frames ({reason})",
+                c.joined.id, c.frames
+            ),
+        )?;
+        Ok(())
+    }
+
+    fn drop_client(&mut self, c: Client, out: &mut Output) -> anyhow::Result<()> {
+        c.joined.kicked.store(true, Ordering::Relaxed);
+        self.dropped += 1;
+        self.served += 1;
+        let reason = format!("too slow: {} messages queued", self.opts.queue);
+        self.info(format_args!(
+            "dropped client {} ({}): {reason}",
+            c.joined.id, c.joined.addr
+        ));
+        record(
+            out,
+            self.opts.format,
+            &json!({"type": "dlp3d.client_end", "client": c.joined.id, "frames": c.frames,
+                    "reason": reason, "dropped": true}),
+            format_args!(
+                "client {} dropped after {} frames: {reason}",
+                c.joined.id, c.frames
+            ),
+        )?;
+        Ok(())
+    }
+
+    fn summary(
+        &self,
+        out: &mut Output,
+        stopped: Option<&str>,
+        shared: &Mutex<Shared>,
+    ) -> anyhow::Result<()> {
+        let (pages, refused) = shared
+            .lock()
+            .map(|s| (s.pages, s.refused))
+            .unwrap_or_default();
+        let rec = json!({
+            "type": if stopped.is_some() { "summary" } else { "stats" },
+            "tool": TOOL,
+            "clients": self.clients.len(),
+            "served": self.served,
+            "dropped": self.dropped,
+            "refused": refused,
+            "pages": pages,
+            "vmc_datagrams": self.datagrams,
+            "vmc_frames": self.live.frames_in(),
+            "decode_errors": self.decode_errors,
+            "frames_out": self.frames_out,
+            "blendshapes": self.live.blendshapes().len(),
+            "elapsed_s": round3(self.started.elapsed().as_secs_f64()),
+            "stopped": stopped,
+        });
+        match self.opts.format {
+            Format::Json => out.json(&rec)?,
+            Format::Human => {
+                out.flush()?;
+                let line = format!(
+                    "{}: {} clients served ({} dropped, {} refused), {} VMC frames in, {} frames out",
+                    stopped.map_or_else(|| "stats".to_owned(), |s| format!("done ({s})")),
+                    self.served,
+                    self.dropped,
+                    refused,
+                    self.live.frames_in(),
+                    self.frames_out
+                );
+                if let Ok(l) = self.log.lock() {
+                    if stopped.is_some() {
+                        l.always(format_args!("{line}"));
+                    } else {
+                        l.info(format_args!("{line}"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+fn record(
+    out: &mut Output,
+    format: Format,
+    rec: &Value,
+    human: std::fmt::Arguments<'_>,
+) -> io::Result<()> {
+    match format {
+        Format::Json => out.json(rec),
+        Format::Human => out.text(format_args!("{human}\n")),
+    }
+}
+
+/// Queues a message; `false` when the client is too slow or gone.
+fn send(c: &Client, b: Bytes) -> bool {
+    match c.joined.tx.try_send(Out::Msg(b)) {
+        Ok(()) => true,
+        Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
+    }
+}
+
+/// What the viewer page needs: joint names and the humanoid layout it knows.
+fn viewer_info(opts: &ServeOptions) -> String {
+    json!({"joints": opts.rig.joints, "restpose": opts.restpose}).to_string()
+}
+
+/// One accepted TCP connection, from the request head to the close.
+#[allow(clippy::too_many_arguments, reason = "one thread's whole context")]
+fn connection(
+    id: u64,
+    tcp: std::net::TcpStream,
+    tls: Option<&Arc<rustls::ServerConfig>>,
+    queue: usize,
+    join: &mpsc::Sender<Joined>,
+    log: &Mutex<Log>,
+    shared: &Mutex<Shared>,
+    page: &str,
+) {
+    let peer = tcp
+        .peer_addr()
+        .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
+    let _ = tcp.set_nodelay(true);
+    let say = |args: std::fmt::Arguments<'_>| {
+        if let Ok(l) = log.lock() {
+            l.info(args);
+        }
+    };
+    let refuse = || {
+        if let Ok(mut s) = shared.lock() {
+            s.refused += 1;
+        }
+    };
+    let Ok(mut conn) = ws::accept_tls(tcp, tls) else {
+        return;
+    };
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+    let _ = conn.set_write_timeout(Some(Duration::from_secs(5)));
+    let (head_bytes, head) = match ws::read_head(&mut conn) {
+        Ok(h) => h,
+        Err(e) => {
+            say(format_args!("{peer}: {e}"));
+            refuse();
+            return;
+        }
+    };
+    if !head.websocket {
+        let (status, kind, body): (&str, &str, &[u8]) =
+            match (head.method.as_str(), head.path.as_str()) {
+                ("GET", "/" | "/index.html") => {
+                    ("200 OK", "text/html; charset=utf-8", VIEWER.as_bytes())
+                }
+                ("GET", "/rig.json") => ("200 OK", "application/json", page.as_bytes()),
+                ("GET", _) => ("404 Not Found", "text/plain", b"not found\n"),
+                _ => ("405 Method Not Allowed", "text/plain", b"GET only\n"),
+            };
+        if status.starts_with("200") {
+            if let Ok(mut s) = shared.lock() {
+                s.pages += 1;
+            }
+        } else {
+            refuse();
+        }
+        let _ = ws::respond(&mut conn, status, kind, body);
+        return;
+    }
+    let route = head.path.clone();
+    let known = dlp3d::ROUTES.contains(&route.as_str());
+    let replay = Replay::new(head_bytes, conn);
+    #[allow(clippy::result_large_err, reason = "tungstenite's callback signature")]
+    let callback = |_req: &tungstenite::handshake::server::Request,
+                    resp: tungstenite::handshake::server::Response| {
+        if known {
+            Ok(resp)
+        } else {
+            let mut r = tungstenite::handshake::server::ErrorResponse::new(Some(format!(
+                "no stream on {route}; try {}\n",
+                dlp3d::ROUTES.join(", ")
+            )));
+            *r.status_mut() = tungstenite::http::StatusCode::NOT_FOUND;
+            Err(r)
+        }
+    };
+    let mut socket = match tungstenite::accept_hdr(replay, callback) {
+        Ok(s) => s,
+        Err(e) => {
+            say(format_args!(
+                "{peer}: WebSocket handshake on {}: {e}",
+                head.path
+            ));
+            refuse();
+            return;
+        }
+    };
+    // The first message must be a start request.
+    let request = match socket.read() {
+        Ok(Message::Binary(b)) => {
+            Request::decode(b.as_ref()).map_err(|e| format!("not an OrchestratorV4Request: {e}"))
+        }
+        Ok(other) => Err(format!(
+            "expected a binary start request, got a {} message",
+            kind(&other)
+        )),
+        Err(e) => Err(format!("no start request: {e}")),
+    }
+    .and_then(|r| {
+        if class::START_REQUESTS.contains(&r.class_name.as_str()) {
+            Ok(r)
+        } else {
+            Err(format!(
+                "expected a start request ({}), got class_name {:?}",
+                class::START_REQUESTS.join(", "),
+                r.class_name
+            ))
+        }
+    });
+    let request = match request {
+        Ok(r) => r,
+        Err(reason) => {
+            say(format_args!("{peer}: {reason}"));
+            refuse();
+            let _ = socket.send(Message::Binary(encode(&dlp3d::failed(&reason))));
+            close(&mut socket, CloseCode::Policy, &reason);
+            return;
+        }
+    };
+    let (tx, rx) = mpsc::sync_channel(queue);
+    let kicked = Arc::new(AtomicBool::new(false));
+    if join
+        .send(Joined {
+            id,
+            addr: peer,
+            route,
+            request,
+            tx,
+            kicked: Arc::clone(&kicked),
+        })
+        .is_err()
+    {
+        return;
+    }
+    write_loop(&mut socket, &rx, &kicked);
+}
+
+fn kind(m: &Message) -> &'static str {
+    match m {
+        Message::Text(_) => "text",
+        Message::Binary(_) => "binary",
+        Message::Ping(_) => "ping",
+        Message::Pong(_) => "pong",
+        Message::Close(_) => "close",
+        Message::Frame(_) => "raw frame",
+    }
+}
+
+fn close<S: Read + Write>(socket: &mut WebSocket<S>, code: CloseCode, reason: &str) {
+    let _ = socket.close(Some(CloseFrame {
+        code,
+        reason: reason.chars().take(120).collect::<String>().into(),
+    }));
+    // Read until the peer's close (or a timeout), so the close is clean.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        match socket.read() {
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e)) if udp::is_timeout(&e) => {}
+            Err(_) => break,
+        }
+    }
+}
+
+/// Writes what the main thread queues; reads (and drops) what the client
+/// sends, answering pings; ends on a close either way.
+fn write_loop(socket: &mut WebSocket<Replay<Conn>>, rx: &Receiver<Out>, kicked: &AtomicBool) {
+    let _ = socket
+        .get_ref()
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_millis(1)));
+    loop {
+        if kicked.load(Ordering::Relaxed) {
+            close(
+                socket,
+                CloseCode::Policy,
+                "too slow: the stream's queue filled up",
+            );
+            return;
+        }
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(Out::Msg(b)) => {
+                if socket.send(Message::Binary(b)).is_err() {
+                    kicked.store(true, Ordering::Relaxed);
+                    return;
+                }
+            }
+            Ok(Out::Close(code, reason)) => {
+                // Everything queued before the close goes first.
+                while let Ok(Out::Msg(b)) = rx.try_recv() {
+                    let _ = socket.send(Message::Binary(b));
+                }
+                close(socket, code, &reason);
+                return;
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                close(socket, CloseCode::Away, "server stopping");
+                return;
+            }
+        }
+        match socket.read() {
+            Ok(Message::Close(_))
+            | Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
+                kicked.store(true, Ordering::Relaxed);
+                return;
+            }
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e)) if udp::is_timeout(&e) => {}
+            Err(_) => {
+                kicked.store(true, Ordering::Relaxed);
+                return;
+            }
+        }
+    }
+}
+
+/// Everything `motion-stream dump` was asked to do.
+#[derive(Clone, Debug)]
+pub struct DumpOptions {
+    /// `ws://…` or `wss://…`; `None` with `read`.
+    pub url: Option<String>,
+    /// `-r`: recorded messages (length-delimited) instead of a connection.
+    pub read: Option<PathBuf>,
+    /// `-w`: record every message received, length-delimited.
+    pub write: Option<PathBuf>,
+    /// CA certificate(s) to trust for wss.
+    pub ca: Option<PathBuf>,
+    /// The start request to send.
+    pub request: Request,
+    /// Print matrices and weights too.
+    pub frames: bool,
+    /// Output format.
+    pub format: Format,
+    /// `--count` (messages), `--duration`.
+    pub stop: StopArgs,
+    /// `--quiet`.
+    pub log: LogArgs,
+}
+
+#[derive(Default)]
+struct DumpStats {
+    messages: u64,
+    errors: u64,
+    motion_frames: u64,
+    face_frames: u64,
+    audio_seconds: f64,
+    bodies: HashMap<&'static str, u64>,
+}
+
+/// Connects (or reads a recording), decodes every message and prints it.
+///
+/// # Errors
+/// Connection, file and output errors.
+pub fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
+    install_ctrlc()?;
+    let log = Log::new(TOOL, opts.log.quiet, opts.url.is_some());
+    let mut out = Output::stdout(opts.url.is_some());
+    let mut writer = match &opts.write {
+        Some(p) => Some(BufWriter::new(
+            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        )),
+        None => None,
+    };
+    let mut d = Dumper {
+        opts,
+        decoder: Decoder::new(),
+        stats: DumpStats::default(),
+        joints: 0,
+        names: 0,
+    };
+    let started = Instant::now();
+    let stopped = if let Some(path) = &opts.read {
+        let mut r = BufReader::new(
+            File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
+        );
+        loop {
+            if opts.stop.count.is_some_and(|n| d.stats.messages >= n) {
+                break "count";
+            }
+            match read_delimited(&mut r) {
+                Ok(Some(m)) => {
+                    if !d.message(&m, &mut out)? {
+                        break "bad message";
+                    }
+                }
+                Ok(None) => break "end of input",
+                Err(e) => {
+                    d.stats.errors += 1;
+                    error(&mut out, opts.format, &format!("{}: {e}", path.display()))?;
+                    break "bad message";
+                }
+            }
+        }
+    } else {
+        let url = opts.url.as_deref().context("a URL or -r FILE")?;
+        let mut socket = ws::connect(url, opts.ca.as_deref(), Duration::from_secs(10))
+            .map_err(anyhow::Error::msg)?;
+        log.info(format_args!("connected to {url}"));
+        socket
+            .send(Message::Binary(Bytes::from(opts.request.encode_to_vec())))
+            .context("sending the start request")?;
+        let _ = socket
+            .get_ref()
+            .set_read_timeout(Some(Duration::from_millis(100)));
+        let stopped = loop {
+            if interrupted() {
+                break "interrupted";
+            }
+            if opts.stop.duration.is_some_and(|t| started.elapsed() >= t) {
+                break "duration";
+            }
+            if opts.stop.count.is_some_and(|n| d.stats.messages >= n) {
+                break "count";
+            }
+            match socket.read() {
+                Ok(Message::Binary(b)) => {
+                    if let Some(w) = &mut writer {
+                        write_delimited(w, &b)?;
+                    }
+                    if !d.message(&b, &mut out)? {
+                        break "bad message";
+                    }
+                    if d.decoder.finished() {
+                        break "streams ended";
+                    }
+                }
+                Ok(Message::Close(frame)) => {
+                    if let Some(f) = frame {
+                        log.info(format_args!(
+                            "server closed: {} {}",
+                            u16::from(f.code),
+                            f.reason
+                        ));
+                    }
+                    break "closed by server";
+                }
+                Ok(Message::Text(t)) => {
+                    d.stats.errors += 1;
+                    error(
+                        &mut out,
+                        opts.format,
+                        &format!(
+                            "a text message ({} bytes); DLP3D sends binary protobuf only",
+                            t.len()
+                        ),
+                    )?;
+                    break "bad message";
+                }
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e)) if udp::is_timeout(&e) => {}
+                Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
+                    break "closed by server";
+                }
+                Err(e) => return Err(e).context("reading the stream"),
+            }
+        };
+        close(&mut socket, CloseCode::Normal, "done");
+        stopped
+    };
+    if let Some(w) = &mut writer {
+        w.flush()?;
+    }
+    let s = &d.stats;
+    let rec = json!({
+        "type": "summary", "tool": TOOL, "messages": s.messages, "errors": s.errors,
+        "motion_frames": s.motion_frames, "face_frames": s.face_frames,
+        "audio_s": round3(s.audio_seconds), "bodies": s.bodies,
+        "complete": d.decoder.finished(),
+        "elapsed_s": round3(started.elapsed().as_secs_f64()), "stopped": stopped,
+    });
+    match opts.format {
+        Format::Json => out.json(&rec)?,
+        Format::Human => {
+            out.flush()?;
+            log.always(format_args!(
+                "done ({stopped}): {} messages, {} motion frames, {} face frames, {:.2} s of audio, {} errors",
+                s.messages, s.motion_frames, s.face_frames, s.audio_seconds, s.errors
+            ));
+        }
+    }
+    out.flush()?;
+    if s.errors > 0 && opts.read.is_none() && stopped == "bad message" {
+        bail!("the stream carried a message we refused (see the error record)");
+    }
+    Ok(())
+}
+
+struct Dumper<'o> {
+    opts: &'o DumpOptions,
+    decoder: Decoder,
+    stats: DumpStats,
+    joints: usize,
+    names: usize,
+}
+
+impl Dumper<'_> {
+    /// Prints one message; `false` when it was refused (the dump stops).
+    fn message(&mut self, bytes: &[u8], out: &mut Output) -> anyhow::Result<bool> {
+        self.stats.messages += 1;
+        let event = match self.decoder.decode(bytes) {
+            Ok(e) => e,
+            Err(e) => {
+                self.stats.errors += 1;
+                error(
+                    out,
+                    self.opts.format,
+                    &format!("message {}: {e}", self.stats.messages),
+                )?;
+                return Ok(false);
+            }
+        };
+        let kind = event.kind();
+        *self.stats.bodies.entry(kind).or_default() += 1;
+        let rec = match &event {
+            Event::RequestId(id) => json!({"request_id": id}),
+            Event::Normal | Event::Leave | Event::End(_) => json!({}),
+            Event::Failed(m) => json!({"message": m}),
+            Event::MotionStart {
+                joints,
+                restpose,
+                dtype,
+                timeline,
+            } => {
+                self.joints = joints.len();
+                json!({"joints": joints, "restpose": restpose, "dtype": dtype.name(), "timeline_start": timeline})
+            }
+            Event::FaceStart {
+                names,
+                dtype,
+                timeline,
+            } => {
+                self.names = names.len();
+                json!({"blendshapes": names, "dtype": dtype.name(), "timeline_start": timeline})
+            }
+            Event::AudioStart {
+                rate,
+                channels,
+                width,
+            } => {
+                json!({"rate": rate, "channels": channels, "width": width})
+            }
+            Event::Body {
+                stream: Stream::Motion,
+                frames,
+                scalars,
+            } => {
+                self.stats.motion_frames += *frames as u64;
+                let per = dlp3d::motion_frame_len(self.joints);
+                let mut r = serde_json::Map::new();
+                r.insert("frames".into(), json!(frames));
+                r.insert("bytes".into(), json!(bytes.len()));
+                let roots: Vec<&[f32]> = scalars
+                    .chunks(per.max(1))
+                    .filter_map(|f| f.get(9 * self.joints..9 * self.joints + 3))
+                    .collect();
+                r.insert("root".into(), json!(roots));
+                if self.opts.frames {
+                    let frames: Vec<Value> = scalars
+                        .chunks(per.max(1))
+                        .map(|f| {
+                            let rots: Vec<&[f32]> = f
+                                .get(..9 * self.joints)
+                                .unwrap_or_default()
+                                .chunks(9)
+                                .collect();
+                            json!({"rotations": rots,
+                                   "meta": f.get(9 * self.joints + 3..).unwrap_or_default()})
+                        })
+                        .collect();
+                    r.insert("frame_data".into(), json!(frames));
+                }
+                Value::Object(r)
+            }
+            Event::Body {
+                frames, scalars, ..
+            } => {
+                self.stats.face_frames += *frames as u64;
+                let mut r = serde_json::Map::new();
+                r.insert("frames".into(), json!(frames));
+                r.insert("bytes".into(), json!(bytes.len()));
+                if self.opts.frames {
+                    let w: Vec<&[f32]> = scalars.chunks(self.names.max(1)).collect();
+                    r.insert("weights".into(), json!(w));
+                }
+                Value::Object(r)
+            }
+            Event::AudioBody { bytes, seconds } => {
+                self.stats.audio_seconds += seconds;
+                json!({"bytes": bytes, "duration_s": (*seconds * 1e6).round() / 1e6})
+            }
+        };
+        match self.opts.format {
+            Format::Json => {
+                let mut ordered = serde_json::Map::new();
+                ordered.insert("type".into(), json!(kind));
+                if let Value::Object(o) = rec {
+                    ordered.extend(o);
+                }
+                out.json(&Value::Object(ordered))?;
+            }
+            Format::Human => {
+                let detail = match &event {
+                    Event::Body { frames, .. } => format!("{frames} frames"),
+                    Event::AudioBody { seconds, .. } => format!("{:.3} s", seconds),
+                    Event::MotionStart { joints, dtype, .. } => {
+                        format!("{} joints, {dtype}", joints.len())
+                    }
+                    Event::FaceStart { names, dtype, .. } => {
+                        format!("{} blendshapes, {dtype}", names.len())
+                    }
+                    Event::AudioStart {
+                        rate,
+                        channels,
+                        width,
+                    } => format!("{rate} Hz, {channels} ch, {width} B"),
+                    Event::RequestId(id) => id.clone(),
+                    Event::Failed(m) => m.clone(),
+                    _ => String::new(),
+                };
+                out.text(format_args!(
+                    "{:<20} {detail}\n",
+                    kind.trim_start_matches("dlp3d.")
+                ))?;
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn error(out: &mut Output, format: Format, reason: &str) -> io::Result<()> {
+    match format {
+        Format::Json => out.json(&json!({"type": "error", "reason": reason})),
+        Format::Human => out.text(format_args!("error                {reason}\n")),
+    }
+}
+
+/// Writes one message with its varint length first (protobuf's
+/// length-delimited framing).
+///
+/// # Errors
+/// Write errors.
+pub fn write_delimited(w: &mut impl Write, m: &[u8]) -> io::Result<()> {
+    let mut len = Vec::with_capacity(10);
+    prost::encoding::encode_varint(m.len() as u64, &mut len);
+    w.write_all(&len)?;
+    w.write_all(m)
+}
+
+/// Reads one length-delimited message; `None` at a clean end of file.
+///
+/// # Errors
+/// I/O errors, a bad length, a truncated message.
+pub fn read_delimited(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
+    let mut len: u64 = 0;
+    for i in 0..10 {
+        let mut b = [0u8; 1];
+        if r.read(&mut b)? == 0 {
+            return if i == 0 {
+                Ok(None)
+            } else {
+                Err(io::ErrorKind::UnexpectedEof.into())
+            };
+        }
+        len |= u64::from(b[0] & 0x7f) << (7 * i);
+        if b[0] & 0x80 == 0 {
+            if len > 64 * 1024 * 1024 {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("a {len}-byte message"),
+                ));
+            }
+            let mut m = vec![0u8; usize::try_from(len).map_err(io::Error::other)?];
+            r.read_exact(&mut m)?;
+            return Ok(Some(m));
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidData,
+        "length varint too long",
+    ))
+}
