@@ -84,7 +84,7 @@ struct ServeArgs {
     #[arg(long, value_name = "DUR", value_parser = cli::parse_duration, default_value = "1s")]
     idle: Duration,
 
-    /// Messages queued per client before it is dropped as too slow (3 per frame).
+    /// Messages queued per client before it is dropped as too slow (3 per frame; at least 8).
     #[arg(long, value_name = "N", default_value_t = 90)]
     queue: usize,
 
@@ -218,7 +218,7 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         audio,
         segment: a.segment,
         idle: a.idle,
-        queue: a.queue.max(3),
+        queue: a.queue.max(8),
         tls,
         format: a.format,
         stop: a.stop,

@@ -35,6 +35,9 @@ use crate::vmc;
 /// The tool's name, as it prefixes log lines.
 pub const TOOL: &str = "motion-stream";
 
+/// Kernel send buffer per client: about a second of a 55-joint stream.
+const SEND_BUFFER: usize = 128 * 1024;
+
 /// The viewer page `serve` answers `GET /` with.
 const VIEWER: &str = include_str!("viewer.html");
 
@@ -198,7 +201,7 @@ pub fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
                 server.datagrams += 1;
                 server.vmc(buf.get(..n).unwrap_or_default(), &mut out)?;
             }
-            Err(e) if udp::is_timeout(&e) => {}
+            Err(e) if udp::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e).context("receiving VMC"),
         }
         server.housekeeping(&mut out)?;
@@ -571,6 +574,10 @@ fn connection(
         .peer_addr()
         .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
     let _ = tcp.set_nodelay(true);
+    // A bounded kernel buffer (the kernel doubles it): a client that stops
+    // reading fills it within seconds and is then dropped, instead of
+    // megabytes of autotuned buffer hiding it.
+    let _ = socket2::SockRef::from(&tcp).set_send_buffer_size(SEND_BUFFER);
     let say = |args: std::fmt::Arguments<'_>| {
         if let Ok(l) = log.lock() {
             l.info(args);

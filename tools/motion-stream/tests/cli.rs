@@ -1,0 +1,499 @@
+//! Runs the real `motion-stream` binary on loopback: VMC frames in over UDP,
+//! WebSocket clients written here (and `motion-stream dump`) out. Every
+//! child and every wait is bounded.
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is how a test reports"
+)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mocap_core::dlp3d::{self, Dtype, Event, Request, Stream, class};
+use mocap_core::testutil::Proc;
+use mocap_core::vmc::{self, Message as Vmc};
+use prost::Message as _;
+use serde_json::Value;
+use tungstenite::{Message, WebSocket};
+
+const BIN: &str = env!("CARGO_BIN_EXE_motion-stream");
+
+/// `serve` on ephemeral loopback ports: (process, HTTP/WS address, VMC address).
+fn serve(args: &[&str]) -> (Proc, SocketAddr, SocketAddr) {
+    let mut p = Proc::spawn(
+        BIN,
+        &[
+            &["serve", "-l", "127.0.0.1:0", "--vmc", "127.0.0.1:0"],
+            args,
+        ]
+        .concat(),
+        None,
+    );
+    let (_, http) = p.log_line("(ws");
+    let (_, udp) = p.log_line("(VMC");
+    (p, http.unwrap(), udp.unwrap())
+}
+
+fn client(http: SocketAddr, route: &str) -> WebSocket<TcpStream> {
+    let tcp = TcpStream::connect(http).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let (ws, _) = tungstenite::client(format!("ws://{http}{route}"), tcp).unwrap();
+    ws
+}
+
+fn start_request(text: &str) -> Message {
+    Message::Binary(
+        Request {
+            class_name: class::DIRECT_GENERATION.into(),
+            speech_text: text.into(),
+            app_name: "babylon".into(),
+            ..Request::default()
+        }
+        .encode_to_vec()
+        .into(),
+    )
+}
+
+fn about(axis: [f32; 3], deg: f32) -> [f32; 4] {
+    let (s, c) = (deg.to_radians() / 2.0).sin_cos();
+    [axis[0] * s, axis[1] * s, axis[2] * s, c]
+}
+
+/// VMC frame k: Hips 1 m up and k cm forward, Spine turning 1° per frame
+/// about X, jawOpen k/100, then OK and T — as one sender would.
+fn vmc_frame(k: u32) -> Vec<Vec<u8>> {
+    let messages = vec![
+        Vmc::BonePos {
+            name: "Hips".into(),
+            pos: [0.0, 1.0, 0.01 * k as f32],
+            rot: [0.0, 0.0, 0.0, 1.0],
+        },
+        Vmc::BonePos {
+            name: "Spine".into(),
+            pos: [0.0, 0.1, 0.0],
+            rot: about([1.0, 0.0, 0.0], k as f32),
+        },
+        Vmc::BlendVal {
+            name: "jawOpen".into(),
+            value: k as f32 / 100.0,
+        },
+        Vmc::BlendVal {
+            name: "eyeBlinkLeft".into(),
+            value: 0.5,
+        },
+        Vmc::BlendApply,
+        Vmc::Available {
+            loaded: 1,
+            calibration: None,
+            tracking: None,
+        },
+        Vmc::Time(k as f32 / 60.0),
+    ];
+    vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE)
+}
+
+/// Sends `frames` VMC frames at 60 fps from a thread.
+fn send_vmc(to: SocketAddr, frames: u32) -> thread::JoinHandle<()> {
+    thread::spawn(move || {
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let start = Instant::now();
+        for k in 0..frames {
+            let due = start + Duration::from_secs_f64(f64::from(k) / 60.0);
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                thread::sleep(wait);
+            }
+            for d in vmc_frame(k) {
+                tx.send_to(&d, to).unwrap();
+            }
+        }
+    })
+}
+
+/// Reads and checks every message until the three Ends (or the close).
+fn collect(ws: &mut WebSocket<TcpStream>) -> Vec<Event> {
+    let mut d = dlp3d::Decoder::new();
+    let mut events = Vec::new();
+    loop {
+        match ws.read() {
+            Ok(Message::Binary(b)) => {
+                events.push(d.decode(&b).unwrap());
+                if d.finished() {
+                    break;
+                }
+            }
+            Ok(Message::Close(_)) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    let _ = ws.close(None);
+    let _ = ws.flush();
+    events
+}
+
+#[test]
+fn vmc_in_gives_ordered_streams_with_the_expected_layout_and_values() {
+    let (server, http, udp) = serve(&["--format", "json", "--segment", "1s"]);
+    let mut ws = client(http, "/api/v4/text_generate");
+    ws.send(start_request("hello")).unwrap();
+    let sender = send_vmc(udp, 120);
+    let events = collect(&mut ws);
+    sender.join().unwrap();
+    // Order: RequestID, Normal, the three Starts, bodies, the three Ends.
+    assert!(matches!(&events[0], Event::RequestId(id) if !id.is_empty()));
+    assert_eq!(events[1], Event::Normal);
+    let Event::MotionStart {
+        joints,
+        dtype,
+        restpose,
+        ..
+    } = &events[2]
+    else {
+        panic!("{:?}", events[2])
+    };
+    assert_eq!(joints.len(), 55);
+    assert_eq!(joints[0], "Hips");
+    assert_eq!(*dtype, Dtype::F32);
+    assert_eq!(restpose, "mocap-tools-humanoid");
+    let spine = joints.iter().position(|j| j == "Spine").unwrap();
+    let Event::FaceStart { names, .. } = &events[3] else {
+        panic!("{:?}", events[3])
+    };
+    assert_eq!(names, &["jawOpen", "eyeBlinkLeft"]);
+    assert!(matches!(
+        events[4],
+        Event::AudioStart {
+            rate: 16_000,
+            channels: 1,
+            width: 2
+        }
+    ));
+    let n = events.len();
+    assert_eq!(
+        &events[n - 3..],
+        &[
+            Event::End(Stream::Motion),
+            Event::End(Stream::Face),
+            Event::End(Stream::Audio)
+        ]
+    );
+    let bodies = &events[5..n - 3];
+    // --segment 1s: 30 frames, each a motion, a face and an audio body.
+    assert_eq!(bodies.len(), 90, "{bodies:?}");
+    let mut audio_bytes = 0;
+    let mut jaw_before = -1.0;
+    for (i, chunk) in bodies.chunks(3).enumerate() {
+        let Event::Body {
+            stream: Stream::Motion,
+            frames: 1,
+            scalars,
+        } = &chunk[0]
+        else {
+            panic!("{i}: {:?}", chunk[0])
+        };
+        assert_eq!(scalars.len(), 9 * 55 + 6);
+        // The Spine matrix is a rotation about X by the interpolated angle;
+        // the root is Hips × 100 (Babylon units); metadata zero.
+        let m = &scalars[9 * spine..9 * spine + 9];
+        let deg = m[7].atan2(m[8]).to_degrees();
+        assert!((m[0] - 1.0).abs() < 1e-5 && m[1].abs() < 1e-5, "{m:?}");
+        let root = &scalars[9 * 55..9 * 55 + 3];
+        assert!((root[1] - 100.0).abs() < 1e-3, "{root:?}");
+        // Both follow the same k: z = k cm, angle = k degrees.
+        assert!((root[2] - deg).abs() < 0.05, "{root:?} vs {deg}°");
+        assert_eq!(&scalars[9 * 55 + 3..], &[0.0, 0.0, 0.0]);
+        let Event::Body {
+            stream: Stream::Face,
+            frames: 1,
+            scalars: w,
+        } = &chunk[1]
+        else {
+            panic!("{i}: {:?}", chunk[1])
+        };
+        assert_eq!(w.len(), 2);
+        assert!((w[0] - deg / 100.0).abs() < 5e-4, "jaw {} vs {deg}°", w[0]);
+        assert!(w[0] > jaw_before);
+        jaw_before = w[0];
+        assert!((w[1] - 0.5).abs() < 1e-6);
+        let Event::AudioBody { bytes, .. } = chunk[2] else {
+            panic!("{i}: {:?}", chunk[2])
+        };
+        assert!(bytes == 1066 || bytes == 1068, "{bytes}");
+        audio_bytes += bytes;
+    }
+    // One second of 16 kHz 16-bit audio for one second of motion.
+    assert_eq!(audio_bytes, 32_000);
+    server.interrupt();
+    let run = server.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    let end = recs
+        .iter()
+        .find(|r| r["type"] == "dlp3d.client_end")
+        .unwrap();
+    assert_eq!(end["reason"], "segment done");
+    assert_eq!(end["frames"], 30);
+    let sum = recs.last().unwrap();
+    assert_eq!(sum["type"], "summary");
+    assert_eq!(sum["served"], 1);
+}
+
+#[test]
+fn dump_against_serve_round_trips_through_a_recording() {
+    let (server, http, udp) = serve(&["--dtype", "float16"]);
+    let dir = std::env::temp_dir().join(format!("motion-stream-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rec = dir.join("take.dlp3d");
+    let url = format!("ws://{http}/api/v4/audio_chat_with_text_llm");
+    let mut dump = Proc::spawn(
+        BIN,
+        &[
+            "dump",
+            &url,
+            "--text",
+            "hi",
+            "-w",
+            rec.to_str().unwrap(),
+            "--frames",
+        ],
+        None,
+    );
+    dump.log_line("connected to");
+    // The input stops after 40 frames: idle input ends the streams.
+    send_vmc(udp, 40).join().unwrap();
+    let live = dump.finish();
+    assert_eq!(live.code, Some(0), "{}", live.stderr);
+    let live_recs = live.json();
+    let types: Vec<&str> = live_recs
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        &types[..5],
+        [
+            "dlp3d.request_id",
+            "dlp3d.normal",
+            "dlp3d.motion_start",
+            "dlp3d.face_start",
+            "dlp3d.audio_start"
+        ]
+    );
+    assert_eq!(live_recs[2]["dtype"], "float16");
+    let motion: Vec<&Value> = live_recs
+        .iter()
+        .filter(|r| r["type"] == "dlp3d.motion_body")
+        .collect();
+    assert!(
+        (18..=22).contains(&motion.len()),
+        "{} motion bodies",
+        motion.len()
+    );
+    // --frames: 55 matrices of 9 per frame.
+    let f = &motion[0]["frame_data"][0];
+    assert_eq!(f["rotations"].as_array().unwrap().len(), 55);
+    let sum = live_recs.last().unwrap();
+    assert_eq!(sum["complete"], true);
+    assert_eq!(sum["stopped"], "streams ended");
+    // Reading the recording gives the same records.
+    let again = Proc::spawn(
+        BIN,
+        &["dump", "-r", rec.to_str().unwrap(), "--frames"],
+        None,
+    )
+    .finish();
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    let again_recs = again.json();
+    assert_eq!(again_recs.len(), live_recs.len());
+    for (a, b) in again_recs.iter().zip(&live_recs).take(live_recs.len() - 1) {
+        assert_eq!(a, b);
+    }
+    server.interrupt();
+    assert_eq!(server.finish().code, Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_clients_get_a_reason_and_a_clean_close_and_others_carry_on() {
+    let (server, http, udp) = serve(&["--format", "json", "--segment", "500ms"]);
+    // A good client first, streaming while the others misbehave.
+    let mut good = client(http, "/api/v4/text_generate");
+    good.send(start_request("good")).unwrap();
+    // Not protobuf.
+    let mut junk = client(http, "/api/v4/text_generate");
+    junk.send(Message::Binary(vec![0xff, 0xff, 0xff].into()))
+        .unwrap();
+    // Protobuf, but not a start request.
+    let mut wrong = client(http, "/api/v4/text_generate");
+    wrong
+        .send(Message::Binary(
+            Request {
+                class_name: "AudioChunkBody".into(),
+                ..Request::default()
+            }
+            .encode_to_vec()
+            .into(),
+        ))
+        .unwrap();
+    for (ws, want) in [
+        (&mut junk, "not an OrchestratorV4Request"),
+        (&mut wrong, "expected a start request"),
+    ] {
+        let Message::Binary(b) = ws.read().unwrap() else {
+            panic!("no failure message")
+        };
+        let r = dlp3d::Response::decode(b.as_ref()).unwrap();
+        assert_eq!(r.class_name, class::FAILED);
+        assert!(r.message.contains(want), "{}", r.message);
+        // Then a close frame with the reason.
+        match ws.read() {
+            Ok(Message::Close(Some(f))) => assert!(f.reason.contains(want)),
+            other => panic!("{other:?}"),
+        }
+    }
+    // An unknown route is refused at the handshake.
+    let tcp = TcpStream::connect(http).unwrap();
+    let e = tungstenite::client(format!("ws://{http}/nowhere"), tcp).unwrap_err();
+    assert!(e.to_string().contains("404"), "{e}");
+    send_vmc(udp, 60).join().unwrap();
+    let events = collect(&mut good);
+    assert!(
+        events
+            .iter()
+            .filter(|e| matches!(
+                e,
+                Event::Body {
+                    stream: Stream::Motion,
+                    ..
+                }
+            ))
+            .count()
+            >= 14
+    );
+    assert_eq!(events.last(), Some(&Event::End(Stream::Audio)));
+    server.interrupt();
+    let run = server.finish();
+    assert_eq!(run.code, Some(0));
+    let sum = run.json().pop().unwrap();
+    assert_eq!(sum["refused"], 3);
+    assert_eq!(sum["served"], 1);
+}
+
+#[test]
+fn a_client_that_stops_reading_is_dropped_and_others_keep_streaming() {
+    let (server, http, udp) = serve(&["--format", "json", "--queue", "30"]);
+    // The slow client: a tiny receive window, and it never reads.
+    let slow = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    slow.set_recv_buffer_size(4096).unwrap();
+    slow.connect(&http.into()).unwrap();
+    let slow: TcpStream = slow.into();
+    slow.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let (mut slow_ws, _) =
+        tungstenite::client(format!("ws://{http}/api/v4/text_generate"), slow).unwrap();
+    slow_ws.send(start_request("slow")).unwrap();
+    let mut fast = client(http, "/api/v4/text_generate");
+    fast.send(start_request("fast")).unwrap();
+    let sender = send_vmc(udp, 60 * 6);
+    // The fast client reads everything until the input stops.
+    let events = collect(&mut fast);
+    sender.join().unwrap();
+    let frames = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Event::Body {
+                    stream: Stream::Motion,
+                    ..
+                }
+            )
+        })
+        .count();
+    assert!(frames >= 170, "the fast client got {frames} frames");
+    server.interrupt();
+    let run = server.finish();
+    assert_eq!(run.code, Some(0));
+    assert!(run.stderr.contains("too slow"), "{}", run.stderr);
+    let sum = run.json().pop().unwrap();
+    assert_eq!(sum["dropped"], 1, "{sum}");
+    drop(slow_ws);
+}
+
+#[test]
+fn the_viewer_page_and_rig_are_served() {
+    let (server, http, _) = serve(&[]);
+    let get = |path: &str| {
+        let mut tcp = TcpStream::connect(http).unwrap();
+        write!(tcp, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut s = String::new();
+        tcp.read_to_string(&mut s).unwrap();
+        s
+    };
+    let page = get("/");
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("<canvas"));
+    let rig = get("/rig.json");
+    assert!(rig.contains("\"joints\":[\"Hips\""), "{rig}");
+    assert!(get("/missing").starts_with("HTTP/1.1 404"));
+    server.interrupt();
+    assert_eq!(server.finish().code, Some(0));
+}
+
+#[test]
+fn wss_with_a_self_signed_certificate() {
+    let dir = std::env::temp_dir().join(format!("motion-stream-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let (c, k) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&c, cert.cert.pem()).unwrap();
+    std::fs::write(&k, cert.signing_key.serialize_pem()).unwrap();
+    let (server, http, udp) = serve(&[
+        "--tls-cert",
+        c.to_str().unwrap(),
+        "--tls-key",
+        k.to_str().unwrap(),
+        "--segment",
+        "300ms",
+    ]);
+    let url = format!("wss://localhost:{}/api/v4/text_generate", http.port());
+    // Without the CA the certificate is refused.
+    let refused = Proc::spawn(BIN, &["dump", &url], None).finish();
+    assert_eq!(refused.code, Some(1), "{}", refused.stderr);
+    let mut dump = Proc::spawn(BIN, &["dump", &url, "--ca", c.to_str().unwrap()], None);
+    dump.log_line("connected to");
+    send_vmc(udp, 40).join().unwrap();
+    let run = dump.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let sum = run.json().pop().unwrap();
+    assert_eq!(sum["motion_frames"], 9);
+    assert_eq!(sum["complete"], true);
+    server.interrupt();
+    assert_eq!(server.finish().code, Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn usage_errors() {
+    for args in [
+        vec!["serve", "--joints", "/no/such/file"],
+        vec!["serve", "--dtype", "int8"],
+        vec!["serve", "--tls-cert", "x.pem"],
+        vec!["dump"],
+        vec!["dump", "ws://127.0.0.1:1/x", "--set", "colour=red"],
+    ] {
+        let run = Proc::spawn(BIN, &args, None).finish();
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+    }
+    // Nothing listening: a runtime error.
+    let run = Proc::spawn(
+        BIN,
+        &["dump", "ws://127.0.0.1:1/api/v4/text_generate"],
+        None,
+    )
+    .finish();
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+}

@@ -1,0 +1,142 @@
+//! The viewer page in headless Chromium: `serve` gets VMC frames on
+//! loopback, the page (driven by playwright-core) connects, counts frames,
+//! and a screenshot is saved as a test artefact in
+//! `target/test-artefacts/motion-stream-viewer.png`. Needs
+//! `npm ci --prefix scripts/js` and Debian's `chromium` (`.ci/run` installs both).
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is how a test reports"
+)]
+
+use std::net::UdpSocket;
+use std::path::Path;
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mocap_core::testutil::Proc;
+use mocap_core::vmc::{self, Message as Vmc};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_motion-stream");
+
+#[test]
+fn the_viewer_draws_frames_in_headless_chromium() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let js = root.join("scripts/js");
+    assert!(
+        js.join("node_modules/playwright-core").exists(),
+        "playwright-core is not installed: run `npm ci --prefix scripts/js` (as .ci/run does)"
+    );
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    assert!(
+        Path::new(&chromium).exists(),
+        "{chromium} is missing: install Debian's chromium (as .ci/run does)"
+    );
+    let mut server = Proc::spawn(
+        BIN,
+        &[
+            "serve",
+            "-l",
+            "127.0.0.1:0",
+            "--vmc",
+            "127.0.0.1:0",
+            "--segment",
+            "2s",
+        ],
+        None,
+    );
+    let (_, http) = server.log_line("(ws");
+    let (_, udp) = server.log_line("(VMC");
+    let (http, udp) = (http.unwrap(), udp.unwrap());
+    // 20 s of a waving left arm and a jaw opening and closing, at 60 fps,
+    // until the browser is done.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sender = {
+        let done = std::sync::Arc::clone(&done);
+        thread::spawn(move || {
+            let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let start = Instant::now();
+            for k in 0..1200u32 {
+                if done.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                let t = k as f32 / 60.0;
+                let wave = (t * 6.0).sin();
+                let (s, c) = ((60.0f32 + 30.0 * wave).to_radians() / 2.0).sin_cos();
+                let messages = vec![
+                    Vmc::BonePos {
+                        name: "Hips".into(),
+                        pos: [0.0, 0.95, 0.0],
+                        rot: [0.0, 0.0, 0.0, 1.0],
+                    },
+                    // Left arm raised about −Z (Unity: the avatar's left is −X).
+                    Vmc::BonePos {
+                        name: "LeftUpperArm".into(),
+                        pos: [0.0; 3],
+                        rot: [0.0, 0.0, -s, c],
+                    },
+                    Vmc::BlendVal {
+                        name: "jawOpen".into(),
+                        value: 0.5 + 0.5 * wave,
+                    },
+                    Vmc::BlendVal {
+                        name: "eyeBlinkLeft".into(),
+                        value: 0.2,
+                    },
+                    Vmc::BlendApply,
+                    Vmc::Time(t),
+                ];
+                for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
+                    tx.send_to(&d, udp).unwrap();
+                }
+                let due = start + Duration::from_secs_f64(f64::from(k + 1) / 60.0);
+                if let Some(w) = due.checked_duration_since(Instant::now()) {
+                    thread::sleep(w);
+                }
+            }
+        })
+    };
+    let artefacts = root.join("target/test-artefacts");
+    std::fs::create_dir_all(&artefacts).unwrap();
+    let shot = artefacts.join("motion-stream-viewer.png");
+    let _ = std::fs::remove_file(&shot);
+    let run = Command::new("node")
+        .arg(js.join("viewer-test.mjs"))
+        .arg(format!("http://{http}/"))
+        .arg(&shot)
+        // More than one 2 s clip: the page reconnects after each End.
+        .arg("75")
+        .env("CHROMIUM", &chromium)
+        .output()
+        .expect("node runs");
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    sender.join().unwrap();
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "viewer test failed: {}\n{out}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stats: Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert!(stats["motionFrames"].as_u64().unwrap() >= 75, "{stats}");
+    assert!(stats["faceFrames"].as_u64().unwrap() >= 75, "{stats}");
+    assert!(stats["connections"].as_u64().unwrap() >= 2, "{stats}");
+    assert_eq!(stats["errors"], 0, "{stats}");
+    assert_eq!(
+        stats["page_errors"].as_array().map(Vec::len),
+        Some(0),
+        "{stats}"
+    );
+    assert!(
+        std::fs::metadata(&shot).unwrap().len() > 5_000,
+        "no screenshot"
+    );
+    server.interrupt();
+    let done = server.finish();
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    assert!(done.stderr.contains("clients served"), "{}", done.stderr);
+}
