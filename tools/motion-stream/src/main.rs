@@ -88,6 +88,11 @@ struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 90)]
     queue: usize,
 
+    /// Resample on the VMC sender's clock (`/VMC/Ext/T` in each frame's
+    /// datagram) rather than on arrival times: steadier over Wi-Fi.
+    #[arg(long)]
+    sender_clock: bool,
+
     /// TLS certificate chain (PEM): serve wss:// and https://.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -219,6 +224,7 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         segment: a.segment,
         idle: a.idle,
         queue: a.queue.max(8),
+        sender_clock: a.sender_clock,
         tls,
         format: a.format,
         stop: a.stop,

@@ -64,6 +64,8 @@ pub struct ServeOptions {
     pub idle: Duration,
     /// Messages queued per client before it counts as too slow.
     pub queue: usize,
+    /// Resample on the sender's `/VMC/Ext/T` instead of arrival times.
+    pub sender_clock: bool,
     /// TLS (wss/https).
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// Output format of the records.
@@ -171,6 +173,7 @@ pub fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         log: Arc::clone(&log),
         started: Instant::now(),
         last_input: None,
+        sender_time: None,
         served: 0,
         dropped: 0,
         frames_out: 0,
@@ -229,6 +232,7 @@ struct Server<'o> {
     log: Arc<Mutex<Log>>,
     started: Instant,
     last_input: Option<Instant>,
+    sender_time: Option<f64>,
     served: u64,
     dropped: u64,
     frames_out: u64,
@@ -311,7 +315,19 @@ impl Server<'_> {
             self.decode_errors += 1;
             return Ok(());
         };
-        let t = self.started.elapsed().as_secs_f64();
+        let mut t = self.started.elapsed().as_secs_f64();
+        if self.opts.sender_clock {
+            // The sender's /VMC/Ext/T: steadier than arrival times over
+            // Wi-Fi (and lets a load test run faster than real time). A
+            // datagram without one (bones, blendshapes) goes with the latest.
+            if let Some(Ok(vmc::Message::Time(st))) = messages
+                .iter()
+                .find(|m| matches!(m, Ok(vmc::Message::Time(_))))
+            {
+                self.sender_time = Some(f64::from(*st));
+            }
+            t = self.sender_time.unwrap_or(t);
+        }
         let mut poses = Vec::new();
         for m in messages {
             match m {
@@ -726,13 +742,16 @@ fn close<S: Read + Write>(socket: &mut WebSocket<S>, code: CloseCode, reason: &s
     }
 }
 
-/// Writes what the main thread queues; reads (and drops) what the client
-/// sends, answering pings; ends on a close either way.
+/// Writes what the main thread queues, a batch per flush; every 50 ms reads
+/// (and drops) what the client sends, answering pings; ends on a close
+/// either way.
 fn write_loop(socket: &mut WebSocket<Replay<Conn>>, rx: &Receiver<Out>, kicked: &AtomicBool) {
     let _ = socket
         .get_ref()
         .get_ref()
         .set_read_timeout(Some(Duration::from_millis(1)));
+    let poll = Duration::from_millis(50);
+    let mut last_read = Instant::now();
     loop {
         if kicked.load(Ordering::Relaxed) {
             close(
@@ -742,27 +761,40 @@ fn write_loop(socket: &mut WebSocket<Replay<Conn>>, rx: &Receiver<Out>, kicked: 
             );
             return;
         }
-        match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(Out::Msg(b)) => {
-                if socket.send(Message::Binary(b)).is_err() {
-                    kicked.store(true, Ordering::Relaxed);
-                    return;
-                }
-            }
-            Ok(Out::Close(code, reason)) => {
-                // Everything queued before the close goes first.
-                while let Ok(Out::Msg(b)) = rx.try_recv() {
-                    let _ = socket.send(Message::Binary(b));
-                }
-                close(socket, code, &reason);
-                return;
-            }
-            Err(RecvTimeoutError::Timeout) => {}
+        let first = match rx.recv_timeout(poll) {
+            Ok(m) => Some(m),
+            Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => {
                 close(socket, CloseCode::Away, "server stopping");
                 return;
             }
+        };
+        // Everything queued now goes out with one flush.
+        let mut next = first;
+        while let Some(m) = next.take() {
+            match m {
+                Out::Msg(b) => {
+                    if socket.write(Message::Binary(b)).is_err() {
+                        kicked.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                }
+                Out::Close(code, reason) => {
+                    let _ = socket.flush();
+                    close(socket, code, &reason);
+                    return;
+                }
+            }
+            next = rx.try_recv().ok();
         }
+        if socket.flush().is_err() {
+            kicked.store(true, Ordering::Relaxed);
+            return;
+        }
+        if last_read.elapsed() < poll {
+            continue;
+        }
+        last_read = Instant::now();
         match socket.read() {
             Ok(Message::Close(_))
             | Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {

@@ -269,12 +269,14 @@ impl Resampler {
     }
 
     /// Takes a pose at time `t` (seconds) and returns the grid poses now
-    /// known, oldest first. Times that go backwards are ignored.
+    /// known, oldest first. A time slightly before the last is ignored; one
+    /// more than a second before it (a restarted sender clock) restarts the grid.
     pub fn push(&mut self, t: f64, pose: Pose) -> Vec<Pose> {
         let mut out = Vec::new();
         match &self.last {
-            Some((prev_t, _)) if t < *prev_t => return out,
-            Some((prev_t, prev)) if t - prev_t <= self.max_gap => {
+            // A small step back is a reordered input; a big one a restarted clock.
+            Some((prev_t, _)) if t < *prev_t && *prev_t - t <= self.max_gap => return out,
+            Some((prev_t, prev)) if (0.0..=self.max_gap).contains(&(t - prev_t)) => {
                 let span = t - prev_t;
                 while self.next <= t {
                     let f = if span > 0.0 {
@@ -448,6 +450,11 @@ mod tests {
         // Time going backwards yields nothing; a long gap restarts the grid.
         assert!(r.push(0.5, pose(0.0, 0.0, 0.0)).is_empty());
         assert_eq!(r.push(5.0, pose(0.0, 0.0, 0.0)).len(), 1);
+        assert_eq!(
+            r.push(0.0, pose(0.0, 0.0, 0.0)).len(),
+            1,
+            "a restarted clock"
+        );
     }
 
     #[test]
