@@ -7,6 +7,8 @@
 #                        vmc-average --prefer face:Head ◄────────────┘
 #                                  │ one VMC stream
 #                        vmc-relay --dump --format json ─► what reached the end
+#                                  │
+#                        motion-stream serve ─► motion-stream dump (a DLP3D client)
 #
 #   scripts/demo-pipeline.sh            build (release) and run, print a summary
 #   scripts/demo-pipeline.sh --check    also fail unless the end has every body
@@ -23,15 +25,16 @@ check=0
 [ "${1:-}" = "--check" ] && check=1
 profile="${PROFILE:-release}"
 if [ "$profile" = release ]; then
-  cargo build -q --release -p mocopi-dump -p ifm-handshake -p vmc-average -p vmc-relay -p pcap-replay
+  cargo build -q --release -p mocopi-dump -p ifm-handshake -p vmc-average -p vmc-relay -p pcap-replay -p motion-stream
 else
-  cargo build -q -p mocopi-dump -p ifm-handshake -p vmc-average -p vmc-relay -p pcap-replay
+  cargo build -q -p mocopi-dump -p ifm-handshake -p vmc-average -p vmc-relay -p pcap-replay -p motion-stream
 fi
 bin="$PWD/target/$profile"
 
 base="${PORT_BASE:-47100}"
 mocopi=$((base)) phone=$((base + 1)) ifm=$((base + 2))
 body=$((base + 3)) face=$((base + 4)) out=$((base + 5))
+dlp_vmc=$((base + 6)) dlp_ws=$((base + 7))
 host=127.0.0.1
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/demo-pipeline.XXXXXX")"
@@ -52,8 +55,17 @@ ready() { # LOG
   exit 1
 }
 
-# The end of the line first, so nothing is sent into a closed port.
-"$bin/vmc-relay" -l "$host:$out" --dump --format json >"$work/end.jsonl" 2>"$work/relay.log" &
+# The end of the line first, so nothing is sent into a closed port: a DLP3D
+# server fed by the relay, and a client of it.
+"$bin/motion-stream" serve -l "$host:$dlp_ws" --vmc "$host:$dlp_vmc" --format json \
+  >"$work/serve.jsonl" 2>"$work/serve.log" &
+serve_pid=$!; pids+=("$serve_pid")
+ready "$work/serve.log"
+"$bin/motion-stream" dump "ws://$host:$dlp_ws/api/v4/text_generate" --text demo --format json \
+  >"$work/dlp3d.jsonl" 2>"$work/dlp3d.log" &
+dlp_pid=$!; pids+=("$dlp_pid")
+
+"$bin/vmc-relay" -l "$host:$out" --to "$host:$dlp_vmc" --dump --format json >"$work/end.jsonl" 2>"$work/relay.log" &
 relay_pid=$!; pids+=("$relay_pid")
 ready "$work/relay.log"
 
@@ -94,6 +106,9 @@ sleep 0.3
 stop "$average_pid"
 sleep 0.3
 stop "$relay_pid"
+# motion-stream ends the client's streams a second after its input stops.
+wait "$dlp_pid" || { echo "demo-pipeline: motion-stream dump failed" >&2; cat "$work/dlp3d.log" >&2; exit 1; }
+stop "$serve_pid"
 trap - EXIT
 
 set +e
@@ -132,6 +147,13 @@ print(f"vmc-average    {average['frames_out']} mixed frames from "
 print(f"at the end     {types['vmc.time']} frames: {len(bones)} bones, {len(blends)} blendshapes, "
       f"{types['vmc.apply']} Apply, {types['vmc.root']} Root/Pos")
 print(f"               bones: {', '.join(sorted(bones))}")
+dlp = records("dlp3d.jsonl")
+dlp_sum = dlp[-1]
+motion_start = next((r for r in dlp if r["type"] == "dlp3d.motion_start"), {})
+face_start = next((r for r in dlp if r["type"] == "dlp3d.face_start"), {})
+print(f"DLP3D client   {dlp_sum['motion_frames']} motion frames ({len(motion_start.get('joints', []))} joints), "
+      f"{dlp_sum['face_frames']} face frames ({len(face_start.get('blendshapes', []))} blendshapes), "
+      f"{dlp_sum['audio_s']:.2f} s audio; streams complete: {dlp_sum['complete']}")
 
 failures = []
 def expect(ok, what):
@@ -171,6 +193,14 @@ expect(angles and 4.0 <= min(angles) and max(angles) <= 56.0 and max(angles) - m
        f"LeftLowerArm waves between 5° and 55° (got {min(angles, default=0):.1f}–{max(angles, default=0):.1f}°)")
 print(f"               LeftLowerArm {min(angles, default=0):.1f}°–{max(angles, default=0):.1f}°, "
       f"jawOpen {min(blends['jawOpen'], default=0):.2f}–{max(blends['jawOpen'], default=0):.2f}")
+
+# ~4.5 s of mixed input at 30 fps, less the 0.5 s the server waits to learn names.
+expect(dlp_sum["complete"] and dlp_sum["errors"] == 0, "the DLP3D client got whole, ordered streams")
+expect(dlp_sum["motion_frames"] >= 100 and dlp_sum["face_frames"] == dlp_sum["motion_frames"],
+       f">= 100 DLP3D motion frames with as many face frames (got {dlp_sum['motion_frames']}, {dlp_sum['face_frames']})")
+expect(set(face_start.get("blendshapes", [])) == sent_names,
+       "the DLP3D face start names the 52 ARKit blendshapes")
+expect(abs(dlp_sum["audio_s"] - dlp_sum["motion_frames"] / 30) < 0.01, "audio as long as the motion")
 
 if failures:
     print(f"demo-pipeline: FAILED (work files in {work}):", file=sys.stderr)

@@ -88,6 +88,11 @@ struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 90)]
     queue: usize,
 
+    /// How long the input runs before streams start, so every sender's
+    /// blendshape names are in the face start (not with --blendshapes).
+    #[arg(long, value_name = "DUR", value_parser = cli::parse_duration, default_value = "500ms")]
+    learn: Duration,
+
     /// Resample on the VMC sender's clock (`/VMC/Ext/T` in each frame's
     /// datagram) rather than on arrival times: steadier over Wi-Fi.
     #[arg(long)]
@@ -225,6 +230,7 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         idle: a.idle,
         queue: a.queue.max(8),
         sender_clock: a.sender_clock,
+        learn: a.learn,
         tls,
         format: a.format,
         stop: a.stop,

@@ -244,7 +244,7 @@ fn vmc_in_gives_ordered_streams_with_the_expected_layout_and_values() {
 
 #[test]
 fn dump_against_serve_round_trips_through_a_recording() {
-    let (server, http, udp) = serve(&["--dtype", "float16"]);
+    let (server, http, udp) = serve(&["--dtype", "float16", "--learn", "0s"]);
     let dir = std::env::temp_dir().join(format!("motion-stream-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let rec = dir.join("take.dlp3d");
@@ -384,7 +384,7 @@ fn bad_clients_get_a_reason_and_a_clean_close_and_others_carry_on() {
 
 #[test]
 fn a_client_that_stops_reading_is_dropped_and_others_keep_streaming() {
-    let (server, http, udp) = serve(&["--format", "json", "--queue", "30"]);
+    let (server, http, udp) = serve(&["--format", "json", "--queue", "30", "--learn", "0s"]);
     // The slow client: a tiny receive window, and it never reads.
     let slow = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
     slow.set_recv_buffer_size(4096).unwrap();
@@ -458,6 +458,8 @@ fn wss_with_a_self_signed_certificate() {
         k.to_str().unwrap(),
         "--segment",
         "300ms",
+        "--learn",
+        "0s",
     ]);
     let url = format!("wss://localhost:{}/api/v4/text_generate", http.port());
     // Without the CA the certificate is refused.

@@ -66,6 +66,9 @@ pub struct ServeOptions {
     pub queue: usize,
     /// Resample on the sender's `/VMC/Ext/T` instead of arrival times.
     pub sender_clock: bool,
+    /// How long the input must have run before the Starts go out, so the
+    /// blendshape names of every sender are known (not with fixed names).
+    pub learn: Duration,
     /// TLS (wss/https).
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// Output format of the records.
@@ -173,6 +176,7 @@ pub fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         log: Arc::clone(&log),
         started: Instant::now(),
         last_input: None,
+        input_since: None,
         sender_time: None,
         served: 0,
         dropped: 0,
@@ -232,6 +236,8 @@ struct Server<'o> {
     log: Arc<Mutex<Log>>,
     started: Instant,
     last_input: Option<Instant>,
+    /// When the current run of input began.
+    input_since: Option<Instant>,
     sender_time: Option<f64>,
     served: u64,
     dropped: u64,
@@ -245,6 +251,14 @@ impl Server<'_> {
         if let Ok(l) = self.log.lock() {
             l.info(args);
         }
+    }
+
+    /// Whether the blendshape names are settled enough to start streams.
+    fn learnt(&self) -> bool {
+        self.opts.blendshapes.is_some()
+            || self
+                .input_since
+                .is_some_and(|t| t.elapsed() >= self.opts.learn)
     }
 
     fn input_live(&self) -> bool {
@@ -279,7 +293,7 @@ impl Server<'_> {
         if !ok {
             return self.drop_client(c, out);
         }
-        if self.input_live() {
+        if self.input_live() && self.learnt() {
             self.start(&mut c);
         }
         self.clients.push(c);
@@ -341,6 +355,7 @@ impl Server<'_> {
                 .is_none_or(|l| l.elapsed() >= self.opts.idle)
             {
                 self.info(format_args!("VMC input started"));
+                self.input_since = Some(Instant::now());
             }
             self.last_input = Some(Instant::now());
         }
@@ -352,11 +367,14 @@ impl Server<'_> {
 
     /// One 30 fps frame to every streaming client (encoded once per shape).
     fn frame(&mut self, pose: &Pose, out: &mut Output) -> anyhow::Result<()> {
-        // Clients that joined before the input began start with this frame.
+        // Clients that joined before the input began start with this frame
+        // (once the input has run long enough to know its blendshapes).
         let mut clients = std::mem::take(&mut self.clients);
-        for c in &mut clients {
-            if c.streaming.is_none() {
-                self.start(c);
+        if self.learnt() {
+            for c in &mut clients {
+                if c.streaming.is_none() {
+                    self.start(c);
+                }
             }
         }
         self.clients = clients;
@@ -372,7 +390,10 @@ impl Server<'_> {
             .map(|d| (d.as_secs_f64() * f64::from(dlp3d::FPS)).round() as u64);
         let mut keep = Vec::with_capacity(self.clients.len());
         for mut c in std::mem::take(&mut self.clients) {
-            let b = c.streaming.unwrap_or(0);
+            let Some(b) = c.streaming else {
+                keep.push(c);
+                continue;
+            };
             let face = faces
                 .entry(b)
                 .or_insert_with(|| {
@@ -442,6 +463,7 @@ impl Server<'_> {
         if idle && self.clients.iter().all(|c| c.streaming.is_none()) {
             self.info(format_args!("VMC input stopped"));
             self.last_input = None;
+            self.input_since = None;
         }
         Ok(())
     }
