@@ -499,3 +499,90 @@ fn usage_errors() {
     .finish();
     assert_eq!(run.code, Some(1), "{}", run.stderr);
 }
+
+/// A one-connection fake DLP3D server that reads the start request, sends
+/// `messages` and reports whether the client then closed cleanly.
+fn fake_server(messages: Vec<Vec<u8>>) -> (SocketAddr, thread::JoinHandle<bool>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let h = thread::spawn(move || {
+        let (tcp, _) = listener.accept().unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut ws = tungstenite::accept(tcp).unwrap();
+        let Message::Binary(start) = ws.read().unwrap() else {
+            return false;
+        };
+        assert_eq!(
+            Request::decode(start.as_ref()).unwrap().class_name,
+            class::DIRECT_GENERATION
+        );
+        for m in messages {
+            ws.send(Message::Binary(m.into())).unwrap();
+        }
+        loop {
+            match ws.read() {
+                Ok(Message::Close(_)) => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+    });
+    (addr, h)
+}
+
+#[test]
+fn dump_reports_a_bad_stream_and_closes_cleanly() {
+    let motion_start = dlp3d::motion_start(&["Hips".into()], "", Dtype::F32, None).encode_to_vec();
+    let mut bad_dtype = dlp3d::motion_start(&["Hips".into()], "", Dtype::F32, None);
+    bad_dtype.dtype = "bfloat16".into();
+    let cases: Vec<(Vec<Vec<u8>>, &str)> = vec![
+        (
+            vec![vec![0xff, 0x01, 0x02]],
+            "not an OrchestratorV4Response",
+        ),
+        (
+            vec![dlp3d::motion_body(Dtype::F32, &[0.0; 15]).encode_to_vec()],
+            "motion chunk before its start",
+        ),
+        (
+            vec![
+                motion_start.clone(),
+                dlp3d::motion_body(Dtype::F32, &[0.0; 20]).encode_to_vec(),
+            ],
+            "is not whole frames of 60 bytes",
+        ),
+        (
+            vec![bad_dtype.encode_to_vec()],
+            "unknown dtype \"bfloat16\"",
+        ),
+        (
+            vec![
+                dlp3d::Response {
+                    class_name: "SurpriseResponse".into(),
+                    ..dlp3d::Response::default()
+                }
+                .encode_to_vec(),
+            ],
+            "unknown class_name",
+        ),
+    ];
+    for (messages, want) in cases {
+        let n = messages.len();
+        let (addr, server) = fake_server(messages);
+        let run = Proc::spawn(
+            BIN,
+            &["dump", &format!("ws://{addr}/api/v4/text_generate")],
+            None,
+        )
+        .finish();
+        assert_eq!(run.code, Some(1), "{want}: {}", run.stderr);
+        let recs = run.json();
+        let err = recs.iter().find(|r| r["type"] == "error").unwrap();
+        assert!(err["reason"].as_str().unwrap().contains(want), "{err}");
+        let sum = recs.last().unwrap();
+        assert_eq!(sum["type"], "summary");
+        assert_eq!(sum["messages"], n);
+        assert_eq!(sum["stopped"], "bad message");
+        assert!(server.join().unwrap(), "{want}: no clean close from dump");
+    }
+}

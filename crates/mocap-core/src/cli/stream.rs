@@ -424,7 +424,7 @@ impl Server<'_> {
     /// 16-bit PCM for motion frame `k`: the `--audio` file, then silence.
     fn pcm(&self, k: u64) -> Vec<u8> {
         let n = dlp3d::samples_for_frame(k);
-        let start = (0..k).map(dlp3d::samples_for_frame).sum::<usize>();
+        let start = dlp3d::samples_before_frame(k);
         let mut bytes = Vec::with_capacity(n * 2);
         for i in start..start + n {
             let s = self

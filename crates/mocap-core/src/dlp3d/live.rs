@@ -258,6 +258,12 @@ pub fn samples_for_frame(k: u64) -> usize {
     usize::try_from((k + 1) * rate / fps - k * rate / fps).unwrap_or(0)
 }
 
+/// PCM samples before motion frame `k` (the sum of [`samples_for_frame`]
+/// over the frames before it, in closed form).
+pub fn samples_before_frame(k: u64) -> usize {
+    usize::try_from(k * u64::from(AUDIO_RATE) / u64::from(FPS)).unwrap_or(usize::MAX)
+}
+
 /// A WAV file as 16 kHz mono 16-bit samples: PCM 8/16/24/32-bit or IEEE
 /// float, any rate and channel count; channels are averaged and the rate
 /// converted linearly.
@@ -486,6 +492,11 @@ mod tests {
         let total: usize = (0..30).map(samples_for_frame).sum();
         assert_eq!(total, 16_000);
         assert!((0..300).all(|k| (533..=534).contains(&samples_for_frame(k))));
+        let mut sum = 0;
+        for k in 0..1000 {
+            assert_eq!(samples_before_frame(k), sum);
+            sum += samples_for_frame(k);
+        }
     }
 
     fn wav(rate: u32, channels: u16, samples: &[i16]) -> Vec<u8> {
