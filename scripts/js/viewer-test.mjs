@@ -6,7 +6,10 @@
 import { chromium } from "playwright-core";
 
 const [url, shot, min = "20"] = process.argv.slice(2);
+// A hung browser must not hang the test run.
+setTimeout(() => { console.error("viewer test: no result within 60 s"); process.exit(2); }, 60000).unref();
 const browser = await chromium.launch({
+  timeout: 30000,
   executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
   headless: true,
   args: [

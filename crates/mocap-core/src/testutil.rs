@@ -89,14 +89,14 @@ impl Lines {
     }
 
     /// Everything, once the writer has gone (or the deadline passed).
-    fn rest(mut self, deadline: Instant) -> Vec<String> {
+    fn rest(&mut self, deadline: Instant) -> Vec<String> {
         while let Ok(l) = self
             .rx
             .recv_timeout(deadline.saturating_duration_since(Instant::now()))
         {
             self.seen.push(l);
         }
-        self.seen
+        std::mem::take(&mut self.seen)
     }
 }
 
@@ -208,6 +208,17 @@ impl Proc {
             "{what} within {LIMIT:?}; log so far: {:?}",
             self.stderr.seen
         );
+    }
+}
+
+impl Drop for Proc {
+    /// A test that fails (or forgets to finish) must not leave the child
+    /// running: servers would outlive the test run.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 

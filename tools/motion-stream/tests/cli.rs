@@ -318,7 +318,7 @@ fn dump_against_serve_round_trips_through_a_recording() {
 
 #[test]
 fn bad_clients_get_a_reason_and_a_clean_close_and_others_carry_on() {
-    let (server, http, udp) = serve(&["--format", "json", "--segment", "500ms"]);
+    let (server, http, udp) = serve(&["--format", "json", "--segment", "500ms", "--learn", "0s"]);
     // A good client first, streaming while the others misbehave.
     let mut good = client(http, "/api/v4/text_generate");
     good.send(start_request("good")).unwrap();
@@ -413,7 +413,8 @@ fn a_client_that_stops_reading_is_dropped_and_others_keep_streaming() {
             )
         })
         .count();
-    assert!(frames >= 170, "the fast client got {frames} frames");
+    // 6 s of input is 180 frames; a loaded machine may shift a few.
+    assert!(frames >= 150, "the fast client got {frames} frames");
     server.interrupt();
     let run = server.finish();
     assert_eq!(run.code, Some(0));
@@ -585,4 +586,62 @@ fn dump_reports_a_bad_stream_and_closes_cleanly() {
         assert_eq!(sum["stopped"], "bad message");
         assert!(server.join().unwrap(), "{want}: no clean close from dump");
     }
+}
+
+#[test]
+fn absurd_sender_clocks_do_not_hang_the_server() {
+    let (server, http, udp) = serve(&["--sender-clock", "--learn", "0s", "--format", "json"]);
+    let mut ws = client(http, "/api/v4/text_generate");
+    ws.send(start_request("clock")).unwrap();
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for t in [1e15f32, f32::INFINITY, f32::NAN, -1e12, 1e15] {
+        let mut msgs = vec![Vmc::BonePos {
+            name: "Hips".into(),
+            pos: [0.0, 1.0, 0.0],
+            rot: [0.0, 0.0, 0.0, 1.0],
+        }];
+        msgs.push(Vmc::Time(t));
+        for d in vmc::frame_datagrams(&msgs, vmc::MAX_BUNDLE) {
+            tx.send_to(&d, udp).unwrap();
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    // Then a sane clock: the stream flows.
+    for k in 0..30u32 {
+        for d in vmc_frame(k) {
+            tx.send_to(&d, udp).unwrap();
+        }
+        thread::sleep(Duration::from_millis(16));
+    }
+    thread::sleep(Duration::from_millis(200));
+    server.interrupt();
+    let run = server.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let sum = run.json().pop().unwrap();
+    assert!(sum["frames_out"].as_u64().unwrap() >= 10, "{sum}");
+    drop(ws);
+}
+
+#[test]
+fn dump_of_a_damaged_recording_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("motion-stream-rec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dlp3d::request_id("x").encode_to_vec();
+    for (name, bytes) in [
+        ("truncated", vec![10u8, 1, 2]),
+        ("junk", vec![3u8, 0xff, 0xff, 0xff]),
+        ("huge", vec![0xff, 0xff, 0xff, 0xff, 0x7f]),
+    ] {
+        let path = dir.join(name);
+        let mut all = vec![good.len() as u8];
+        all.extend_from_slice(&good);
+        all.extend_from_slice(&bytes);
+        std::fs::write(&path, all).unwrap();
+        let run = Proc::spawn(BIN, &["dump", "-r", path.to_str().unwrap()], None).finish();
+        assert_eq!(run.code, Some(1), "{name}: {}", run.stderr);
+        let recs = run.json();
+        assert_eq!(recs[0]["type"], "dlp3d.request_id", "{name}");
+        assert!(recs.iter().any(|r| r["type"] == "error"), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -52,15 +52,16 @@ fn the_viewer_draws_frames_in_headless_chromium() {
     let (_, http) = server.log_line("(ws");
     let (_, udp) = server.log_line("(VMC");
     let (http, udp) = (http.unwrap(), udp.unwrap());
-    // 20 s of a waving left arm and a jaw opening and closing, at 60 fps,
-    // until the browser is done.
+    // A waving left arm and a jaw opening and closing, at 60 fps, until the
+    // browser is done.
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let sender = {
         let done = std::sync::Arc::clone(&done);
         thread::spawn(move || {
             let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
             let start = Instant::now();
-            for k in 0..1200u32 {
+            // Until the browser is done (the node script gives up after 60 s).
+            for k in 0..60 * 70u32 {
                 if done.load(std::sync::atomic::Ordering::Relaxed) {
                     break;
                 }

@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -34,6 +34,28 @@ use crate::vmc;
 
 /// The tool's name, as it prefixes log lines.
 pub const TOOL: &str = "motion-stream";
+
+/// Connections (pages, handshakes, streams) open at once; more are refused.
+const MAX_CONNECTIONS: usize = 256;
+
+/// Largest message a client may send (start requests are a few hundred bytes).
+const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
+
+/// Counts a live thread for as long as it holds this.
+struct Counted(Arc<AtomicUsize>);
+
+impl Counted {
+    fn new(n: Arc<AtomicUsize>) -> Self {
+        n.fetch_add(1, Ordering::Relaxed);
+        Self(n)
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
 
 /// Kernel send buffer per client: about a second of a 55-joint stream.
 const SEND_BUFFER: usize = 128 * 1024;
@@ -143,6 +165,8 @@ pub fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         ));
     }
     let (join_tx, join_rx) = mpsc::channel::<Joined>();
+    // Connection threads alive; the writers among them are waited for at exit.
+    let active = Arc::new(AtomicUsize::new(0));
     let shared = Arc::new(Mutex::new(Shared::default()));
     let page = Arc::new(viewer_info(opts));
     {
@@ -150,24 +174,62 @@ pub fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         let log = Arc::clone(&log);
         let shared = Arc::clone(&shared);
         let queue = opts.queue;
-        thread::spawn(move || {
-            let mut next_id = 0u64;
-            for conn in listener.incoming() {
-                let Ok(tcp) = conn else { continue };
-                next_id += 1;
-                let (id, tls, log, shared, join_tx, page) = (
-                    next_id,
-                    tls.clone(),
-                    Arc::clone(&log),
-                    Arc::clone(&shared),
-                    join_tx.clone(),
-                    Arc::clone(&page),
-                );
-                thread::spawn(move || {
-                    connection(id, tcp, tls.as_ref(), queue, &join_tx, &log, &shared, &page);
-                });
-            }
-        });
+        let active = Arc::clone(&active);
+        thread::Builder::new()
+            .name("accept".into())
+            .spawn(move || {
+                let mut next_id = 0u64;
+                for conn in listener.incoming() {
+                    let Ok(tcp) = conn else { continue };
+                    next_id += 1;
+                    // Bounded: a connection flood costs refusals, not threads.
+                    if active.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
+                        if let Ok(mut s) = shared.lock() {
+                            s.refused += 1;
+                        }
+                        if let Ok(l) = log.lock() {
+                            l.info(format_args!(
+                                "refused a connection: {MAX_CONNECTIONS} already open"
+                            ));
+                        }
+                        continue;
+                    }
+                    let (id, c_tls, c_log, c_shared, c_join, c_page) = (
+                        next_id,
+                        tls.clone(),
+                        Arc::clone(&log),
+                        Arc::clone(&shared),
+                        join_tx.clone(),
+                        Arc::clone(&page),
+                    );
+                    let counted = Counted::new(Arc::clone(&active));
+                    let spawned =
+                        thread::Builder::new()
+                            .name(format!("client-{id}"))
+                            .spawn(move || {
+                                let _counted = counted;
+                                connection(
+                                    id,
+                                    tcp,
+                                    c_tls.as_ref(),
+                                    queue,
+                                    &c_join,
+                                    &c_log,
+                                    &c_shared,
+                                    &c_page,
+                                );
+                            });
+                    if let Err(e) = spawned {
+                        // The connection went with the closure; count and say why.
+                        if let Ok(mut s) = shared.lock() {
+                            s.refused += 1;
+                        }
+                        if let Ok(l) = log.lock() {
+                            l.info(format_args!("cannot start a connection thread: {e}"));
+                        }
+                    }
+                }
+            })?;
     }
     let mut server = Server {
         opts,
@@ -177,6 +239,7 @@ pub fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         started: Instant::now(),
         last_input: None,
         input_since: None,
+        clock_source: None,
         sender_time: None,
         served: 0,
         dropped: 0,
@@ -204,9 +267,9 @@ pub fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
             server.join(j, &mut out)?;
         }
         match socket.recv_from(&mut buf) {
-            Ok((n, _)) => {
+            Ok((n, src)) => {
                 server.datagrams += 1;
-                server.vmc(buf.get(..n).unwrap_or_default(), &mut out)?;
+                server.vmc(src, buf.get(..n).unwrap_or_default(), &mut out)?;
             }
             Err(e) if udp::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e).context("receiving VMC"),
@@ -222,8 +285,12 @@ pub fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     for c in std::mem::take(&mut server.clients) {
         server.finish(c, "server stopping", &mut out)?;
     }
-    // Give writers a moment to send the Ends and close frames.
-    thread::sleep(Duration::from_millis(100));
+    // Let the writers send the Ends and close frames (bounded: a peer that
+    // does not answer its close must not hold the exit).
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while active.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(10));
+    }
     server.summary(&mut out, Some(stopped), &shared)?;
     out.flush()?;
     Ok(())
@@ -238,6 +305,7 @@ struct Server<'o> {
     last_input: Option<Instant>,
     /// When the current run of input began.
     input_since: Option<Instant>,
+    clock_source: Option<SocketAddr>,
     sender_time: Option<f64>,
     served: u64,
     dropped: u64,
@@ -289,19 +357,26 @@ impl Server<'_> {
             frames: 0,
             since: Instant::now(),
         };
-        let ok = send(&c, encode(&dlp3d::request_id(&id))) && send(&c, encode(&dlp3d::normal()));
-        if !ok {
-            return self.drop_client(c, out);
+        let sent = send(&c, encode(&dlp3d::request_id(&id)))
+            .and_then(|()| send(&c, encode(&dlp3d::normal())))
+            .and_then(|()| {
+                if self.input_live() && self.learnt() {
+                    self.start(&mut c)
+                } else {
+                    Ok(())
+                }
+            });
+        match sent {
+            Ok(()) => {
+                self.clients.push(c);
+                Ok(())
+            }
+            Err(why) => self.drop_client(c, why, out),
         }
-        if self.input_live() && self.learnt() {
-            self.start(&mut c);
-        }
-        self.clients.push(c);
-        Ok(())
     }
 
     /// The three Starts, with the blendshape names known now.
-    fn start(&self, c: &mut Client) {
+    fn start(&self, c: &mut Client) -> Result<(), Refused> {
         let names = self.live.blendshapes().to_vec();
         let msgs = [
             dlp3d::motion_start(
@@ -318,13 +393,14 @@ impl Server<'_> {
             ),
         ];
         for m in &msgs {
-            send(c, encode(m));
+            send(c, encode(m))?;
         }
         c.streaming = Some(names.len());
         c.since = Instant::now();
+        Ok(())
     }
 
-    fn vmc(&mut self, datagram: &[u8], out: &mut Output) -> anyhow::Result<()> {
+    fn vmc(&mut self, src: SocketAddr, datagram: &[u8], out: &mut Output) -> anyhow::Result<()> {
         let Ok(messages) = vmc::decode(datagram) else {
             self.decode_errors += 1;
             return Ok(());
@@ -332,11 +408,15 @@ impl Server<'_> {
         let mut t = self.started.elapsed().as_secs_f64();
         if self.opts.sender_clock {
             // The sender's /VMC/Ext/T: steadier than arrival times over
-            // Wi-Fi (and lets a load test run faster than real time). A
-            // datagram without one (bones, blendshapes) goes with the latest.
+            // Wi-Fi (and lets a load test run faster than real time). One
+            // sender's clock rules (the first to send T): clocks of several
+            // senders do not agree. Datagrams without a T (bones,
+            // blendshapes) and other senders' go with its latest.
             if let Some(Ok(vmc::Message::Time(st))) = messages
                 .iter()
                 .find(|m| matches!(m, Ok(vmc::Message::Time(_))))
+                && st.is_finite()
+                && *self.clock_source.get_or_insert(src) == src
             {
                 self.sender_time = Some(f64::from(*st));
             }
@@ -369,15 +449,19 @@ impl Server<'_> {
     fn frame(&mut self, pose: &Pose, out: &mut Output) -> anyhow::Result<()> {
         // Clients that joined before the input began start with this frame
         // (once the input has run long enough to know its blendshapes).
-        let mut clients = std::mem::take(&mut self.clients);
-        if self.learnt() {
-            for c in &mut clients {
-                if c.streaming.is_none() {
-                    self.start(c);
-                }
+        let learnt = self.learnt();
+        let mut starting = Vec::new();
+        for mut c in std::mem::take(&mut self.clients) {
+            if learnt
+                && c.streaming.is_none()
+                && let Err(why) = self.start(&mut c)
+            {
+                self.drop_client(c, why, out)?;
+                continue;
             }
+            starting.push(c);
         }
-        self.clients = clients;
+        self.clients = starting;
         self.frames_out += 1;
         let mut scalars = Vec::with_capacity(dlp3d::motion_frame_len(pose.rotations.len()));
         pose.push_motion_frame(&mut scalars);
@@ -407,10 +491,12 @@ impl Server<'_> {
                 .entry(c.frames)
                 .or_insert_with(|| encode(&dlp3d::audio_body(self.pcm(c.frames))))
                 .clone();
-            let ok = send(&c, motion.clone()) && send(&c, face) && send(&c, pcm);
+            let sent = send(&c, motion.clone())
+                .and_then(|()| send(&c, face))
+                .and_then(|()| send(&c, pcm));
             c.frames += 1;
-            if !ok {
-                self.drop_client(c, out)?;
+            if let Err(why) = sent {
+                self.drop_client(c, why, out)?;
             } else if segment.is_some_and(|n| c.frames >= n) {
                 self.finish(c, "segment done", out)?;
             } else {
@@ -464,6 +550,8 @@ impl Server<'_> {
             self.info(format_args!("VMC input stopped"));
             self.last_input = None;
             self.input_since = None;
+            self.clock_source = None;
+            self.sender_time = None;
         }
         Ok(())
     }
@@ -472,7 +560,10 @@ impl Server<'_> {
     fn finish(&mut self, c: Client, reason: &str, out: &mut Output) -> anyhow::Result<()> {
         if c.streaming.is_some() {
             for s in [Stream::Motion, Stream::Face, Stream::Audio] {
-                send(&c, encode(&dlp3d::end(s)));
+                if let Err(why) = send(&c, encode(&dlp3d::end(s))) {
+                    // Half the Ends would leave the client waiting: drop it.
+                    return self.drop_client(c, why, out);
+                }
             }
         }
         let _ = c
@@ -493,22 +584,29 @@ impl Server<'_> {
         Ok(())
     }
 
-    fn drop_client(&mut self, c: Client, out: &mut Output) -> anyhow::Result<()> {
+    fn drop_client(&mut self, c: Client, why: Refused, out: &mut Output) -> anyhow::Result<()> {
         c.joined.kicked.store(true, Ordering::Relaxed);
-        self.dropped += 1;
         self.served += 1;
-        let reason = format!("too slow: {} messages queued", self.opts.queue);
-        self.info(format_args!(
-            "dropped client {} ({}): {reason}",
-            c.joined.id, c.joined.addr
-        ));
+        let reason = match why {
+            Refused::Full => {
+                self.dropped += 1;
+                format!("too slow: {} messages queued", self.opts.queue)
+            }
+            Refused::Gone => "connection closed".to_owned(),
+        };
+        if why == Refused::Full {
+            self.info(format_args!(
+                "dropped client {} ({}): {reason}",
+                c.joined.id, c.joined.addr
+            ));
+        }
         record(
             out,
             self.opts.format,
             &json!({"type": "dlp3d.client_end", "client": c.joined.id, "frames": c.frames,
-                    "reason": reason, "dropped": true}),
+                    "reason": reason, "dropped": why == Refused::Full}),
             format_args!(
-                "client {} dropped after {} frames: {reason}",
+                "client {} ended after {} frames: {reason}",
                 c.joined.id, c.frames
             ),
         )?;
@@ -583,12 +681,21 @@ fn record(
     }
 }
 
-/// Queues a message; `false` when the client is too slow or gone.
-fn send(c: &Client, b: Bytes) -> bool {
-    match c.joined.tx.try_send(Out::Msg(b)) {
-        Ok(()) => true,
-        Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => false,
-    }
+/// Why a message could not be queued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Refused {
+    /// The queue is full: the client reads too slowly.
+    Full,
+    /// The writer has gone: the client closed.
+    Gone,
+}
+
+/// Queues a message for a client.
+fn send(c: &Client, b: Bytes) -> Result<(), Refused> {
+    c.joined.tx.try_send(Out::Msg(b)).map_err(|e| match e {
+        TrySendError::Full(_) => Refused::Full,
+        TrySendError::Disconnected(_) => Refused::Gone,
+    })
 }
 
 /// What the viewer page needs: joint names and the humanoid layout it knows.
@@ -676,7 +783,10 @@ fn connection(
             Err(r)
         }
     };
-    let mut socket = match tungstenite::accept_hdr(replay, callback) {
+    let config = tungstenite::protocol::WebSocketConfig::default()
+        .max_message_size(Some(MAX_CLIENT_MESSAGE))
+        .max_frame_size(Some(MAX_CLIENT_MESSAGE));
+    let mut socket = match tungstenite::accept_hdr_with_config(replay, callback, Some(config)) {
         Ok(s) => s,
         Err(e) => {
             say(format_args!(
@@ -914,10 +1024,10 @@ pub fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         let url = opts.url.as_deref().context("a URL or -r FILE")?;
         let mut socket = ws::connect(url, opts.ca.as_deref(), Duration::from_secs(10))
             .map_err(anyhow::Error::msg)?;
-        log.info(format_args!("connected to {url}"));
         socket
             .send(Message::Binary(Bytes::from(opts.request.encode_to_vec())))
             .context("sending the start request")?;
+        log.info(format_args!("connected to {url}, start request sent"));
         let _ = socket
             .get_ref()
             .set_read_timeout(Some(Duration::from_millis(100)));
@@ -998,7 +1108,7 @@ pub fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         }
     }
     out.flush()?;
-    if s.errors > 0 && opts.read.is_none() && stopped == "bad message" {
+    if s.errors > 0 && stopped == "bad message" {
         bail!("the stream carried a message we refused (see the error record)");
     }
     Ok(())

@@ -103,6 +103,10 @@ fn rotate(q: [f32; 4], v: [f32; 3]) -> [f32; 3] {
     [x, y, z]
 }
 
+/// Most blendshape names learnt from the input (ARKit has 52, VRM presets
+/// 17); names past this are ignored, so a flood of names cannot grow memory.
+pub const MAX_BLENDSHAPES: usize = 256;
+
 /// VMC messages in, 30 fps poses out, in a rig's joint order.
 #[derive(Clone, Debug)]
 pub struct Live {
@@ -199,7 +203,7 @@ impl Live {
             Message::BlendVal { name, value } => {
                 let i = match self.blend_index.get(name.as_str()) {
                     Some(i) => Some(*i),
-                    None if !self.fixed_blends => {
+                    None if !self.fixed_blends && self.blends.len() < MAX_BLENDSHAPES => {
                         self.blends.push(name.clone());
                         self.weights.push(0.0);
                         let i = self.blends.len() - 1;
@@ -208,8 +212,13 @@ impl Live {
                     }
                     None => None,
                 };
+                // One staged value per name: a sender that never applies
+                // cannot grow this past the name count.
                 if let Some(i) = i {
-                    self.staged.push((i, *value));
+                    match self.staged.iter_mut().find(|(j, _)| *j == i) {
+                        Some(slot) => slot.1 = *value,
+                        None => self.staged.push((i, *value)),
+                    }
                 }
                 self.dirty = true;
             }
@@ -315,8 +324,12 @@ pub fn wav_to_pcm16k(bytes: &[u8]) -> Result<Vec<i16>, String> {
         format
     };
     let width = usize::from(bits / 8);
-    if channels == 0 || rate == 0 || width == 0 {
-        return Err("zero channels, rate or sample width".into());
+    if channels == 0 || width == 0 {
+        return Err("zero channels or sample width".into());
+    }
+    // Real audio; also bounds the output a forged header can ask for.
+    if !(4_000..=384_000).contains(&rate) {
+        return Err(format!("sample rate {rate} Hz (expected 4000–384000)"));
     }
     let sample = |s: &[u8]| -> Option<f32> {
         match (format, bits) {
@@ -468,6 +481,19 @@ mod tests {
         }
         assert_eq!(live.blendshapes(), ["x", "y", "z"]);
         assert_eq!(live.rig().joints.len(), 55);
+        // A flood of names stops at the cap; staged values stay one per name.
+        let mut live = Live::new(Rig::humanoid(), None);
+        for i in 0..10_000 {
+            live.message(
+                0.0,
+                &Message::BlendVal {
+                    name: format!("n{}", i % 1000),
+                    value: 1.0,
+                },
+            );
+        }
+        assert_eq!(live.blendshapes().len(), MAX_BLENDSHAPES);
+        assert_eq!(live.staged.len(), MAX_BLENDSHAPES);
     }
 
     #[test]
@@ -527,6 +553,7 @@ mod tests {
         assert_eq!(wav_to_pcm16k(&stereo).unwrap(), [200, 600]);
         assert!(wav_to_pcm16k(b"RIFF\0\0\0\0WAVE").is_err());
         assert!(wav_to_pcm16k(b"not a wav").is_err());
+        assert!(wav_to_pcm16k(&wav(1, 1, &[0; 1000])).is_err(), "1 Hz");
         // Damaged files: any result, never a panic.
         let mut rng = Rng(0x3a7);
         for i in 0..same.len() {

@@ -75,8 +75,11 @@ pub fn mat_to_quat(m: &Mat3) -> [f32; 4] {
     q.map(|v| v as f32)
 }
 
-/// The nearest rotation to an almost-orthonormal matrix (Gram–Schmidt on
-/// the columns, the third made the cross product so the result is proper).
+/// A rotation close to an almost-orthonormal matrix: Gram–Schmidt on the
+/// first two columns, the third their cross product, so the result is proper.
+/// (Not the least-squares nearest rotation, which would spread the error over
+/// all three axes; for the small drift of interpolation the two agree.) A
+/// degenerate matrix (a zero or repeated column) gives the identity.
 pub fn orthonormalise(m: &Mat3) -> Mat3 {
     let m = m.map(f64::from);
     let col = |c: usize| [m[c], m[3 + c], m[6 + c]];
@@ -89,6 +92,9 @@ pub fn orthonormalise(m: &Mat3) -> Mat3 {
     let y0 = col(1);
     let d = dot(x, y0);
     let y = unit([y0[0] - d * x[0], y0[1] - d * x[1], y0[2] - d * x[2]]);
+    if dot(x, x) < 0.5 || dot(y, y) < 0.5 || !(dot(x, x) + dot(y, y)).is_finite() {
+        return IDENTITY3;
+    }
     let z = [
         x[1] * y[2] - x[2] * y[1],
         x[2] * y[0] - x[0] * y[2],
@@ -244,6 +250,9 @@ impl Pose {
     }
 }
 
+/// Largest time, in seconds, a [`Resampler`] takes (about 31 years).
+pub const MAX_TIME: f64 = 1e9;
+
 /// Turns poses at any times into poses on a fixed-rate grid, interpolating
 /// between the two inputs around each grid time. Pure: times are given.
 #[derive(Clone, Debug)]
@@ -271,14 +280,21 @@ impl Resampler {
     /// Takes a pose at time `t` (seconds) and returns the grid poses now
     /// known, oldest first. A time slightly before the last is ignored; one
     /// more than a second before it (a restarted sender clock) restarts the grid.
+    /// Times outside ±[`MAX_TIME`] (or not finite) are ignored: the grid's
+    /// step must stay representable.
     pub fn push(&mut self, t: f64, pose: Pose) -> Vec<Pose> {
         let mut out = Vec::new();
+        if !(-MAX_TIME..=MAX_TIME).contains(&t) {
+            return out;
+        }
+        // A gap of at most max_gap holds at most this many grid times.
+        let most = (self.max_gap / self.period).ceil() as usize + 2;
         match &self.last {
             // A small step back is a reordered input; a big one a restarted clock.
             Some((prev_t, _)) if t < *prev_t && *prev_t - t <= self.max_gap => return out,
             Some((prev_t, prev)) if (0.0..=self.max_gap).contains(&(t - prev_t)) => {
                 let span = t - prev_t;
-                while self.next <= t {
+                while self.next <= t && out.len() < most {
                     let f = if span > 0.0 {
                         ((self.next - prev_t) / span).clamp(0.0, 1.0)
                     } else {
@@ -384,6 +400,13 @@ mod tests {
             assert!((d.abs() - 1.0).abs() < 1e-5, "{q:?} {back:?}");
             // Orthonormal with determinant +1.
             assert!(close(&orthonormalise(&m), &m, 1e-5));
+        }
+        for degenerate in [
+            [0.0; 9],
+            [1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0],
+            [f32::NAN; 9],
+        ] {
+            assert_eq!(orthonormalise(&degenerate), IDENTITY3);
         }
         // Rz(90°): x → y.
         let m = quat_to_mat(about([0.0, 0.0, 1.0], 90.0));

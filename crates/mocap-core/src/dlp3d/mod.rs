@@ -14,9 +14,11 @@ pub use chunk::{
     failed, leave, motion_body, motion_frame_len, motion_start, normal, push_motion_frame,
     request_id,
 };
-pub use live::{Live, Rig, samples_before_frame, samples_for_frame, wav_to_pcm16k};
+pub use live::{
+    Live, MAX_BLENDSHAPES, Rig, samples_before_frame, samples_for_frame, wav_to_pcm16k,
+};
 pub use math::{
-    IDENTITY3, IDENTITY4, Mat3, Mat4, Pose, Resampler, blender_to_babylon, invert_affine,
+    IDENTITY3, IDENTITY4, MAX_TIME, Mat3, Mat4, Pose, Resampler, blender_to_babylon, invert_affine,
     mat_to_quat, orthonormalise, parent_relative, quat_to_mat, slerp, unity_to_babylon,
 };
 pub use proto::{FaceTimelineStart, Request, Response, TimelineStart};
