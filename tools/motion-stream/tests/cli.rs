@@ -645,3 +645,37 @@ fn dump_of_a_damaged_recording_is_an_error() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_client_waiting_for_input_is_pinged_and_its_leaving_noticed() {
+    let (server, http, _) = serve(&["--format", "json"]);
+    let mut ws = client(http, "/api/v4/text_generate");
+    ws.send(start_request("waiting")).unwrap();
+    let mut d = dlp3d::Decoder::new();
+    for want in [None, Some(Event::Normal)] {
+        let Message::Binary(b) = ws.read().unwrap() else {
+            panic!()
+        };
+        let e = d.decode(&b).unwrap();
+        if let Some(w) = want {
+            assert_eq!(e, w);
+        }
+    }
+    // No input: the next thing is a ping (every 5 s), answered by tungstenite.
+    let started = Instant::now();
+    assert!(matches!(ws.read().unwrap(), Message::Ping(_)));
+    assert!(started.elapsed() < Duration::from_secs(8));
+    ws.close(None).unwrap();
+    while ws.read().is_ok() {}
+    thread::sleep(Duration::from_millis(300));
+    server.interrupt();
+    let run = server.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    let end = recs
+        .iter()
+        .find(|r| r["type"] == "dlp3d.client_end")
+        .unwrap();
+    assert_eq!(end["reason"], "connection closed");
+    assert_eq!(end["frames"], 0);
+}

@@ -35,6 +35,9 @@ use crate::vmc;
 /// The tool's name, as it prefixes log lines.
 pub const TOOL: &str = "motion-stream";
 
+/// A client sent nothing this long gets a ping.
+const KEEPALIVE: Duration = Duration::from_secs(5);
+
 /// Connections (pages, handshakes, streams) open at once; more are refused.
 const MAX_CONNECTIONS: usize = 256;
 
@@ -884,7 +887,17 @@ fn write_loop(socket: &mut WebSocket<Replay<Conn>>, rx: &Receiver<Out>, kicked: 
         .set_read_timeout(Some(Duration::from_millis(1)));
     let poll = Duration::from_millis(50);
     let mut last_read = Instant::now();
+    let mut last_write = Instant::now();
     loop {
+        // A client waiting for input gets nothing to read; a ping now and
+        // then finds out whether it is still there.
+        if last_write.elapsed() >= KEEPALIVE {
+            last_write = Instant::now();
+            if socket.send(Message::Ping(Bytes::new())).is_err() {
+                kicked.store(true, Ordering::Relaxed);
+                return;
+            }
+        }
         if kicked.load(Ordering::Relaxed) {
             close(
                 socket,
@@ -902,6 +915,7 @@ fn write_loop(socket: &mut WebSocket<Replay<Conn>>, rx: &Receiver<Out>, kicked: 
             }
         };
         // Everything queued now goes out with one flush.
+        let first_sent = first.is_some();
         let mut next = first;
         while let Some(m) = next.take() {
             match m {
@@ -922,6 +936,9 @@ fn write_loop(socket: &mut WebSocket<Replay<Conn>>, rx: &Receiver<Out>, kicked: 
         if socket.flush().is_err() {
             kicked.store(true, Ordering::Relaxed);
             return;
+        }
+        if first_sent {
+            last_write = Instant::now();
         }
         if last_read.elapsed() < poll {
             continue;

@@ -296,17 +296,8 @@ pub fn connect(url: &str, ca: Option<&Path>, timeout: Duration) -> Result<WebSoc
         return Err(format!("{url}: expected ws://HOST:PORT/PATH or wss://…"));
     };
     let authority = rest.split('/').next().unwrap_or(rest);
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) if !h.ends_with(']') || authority.starts_with('[') => (
-            h.trim_matches(['[', ']']),
-            p.parse::<u16>()
-                .map_err(|_| format!("{url}: bad port {p:?}"))?,
-        ),
-        _ => (
-            authority.trim_matches(['[', ']']),
-            if tls { 443 } else { 80 },
-        ),
-    };
+    let (host, port) = split_authority(authority, if tls { 443 } else { 80 })
+        .ok_or_else(|| format!("{url}: bad host or port"))?;
     let addr = (host, port)
         .to_socket_addrs()
         .map_err(|e| format!("{host}: {e}"))?
@@ -331,9 +322,41 @@ pub fn connect(url: &str, ca: Option<&Path>, timeout: Duration) -> Result<WebSoc
     Ok(ws)
 }
 
+/// `host`, `host:port`, `[v6]` or `[v6]:port` → (host, port).
+fn split_authority(authority: &str, default_port: u16) -> Option<(&str, u16)> {
+    if let Some(rest) = authority.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        return match after.strip_prefix(':') {
+            Some(p) => Some((host, p.parse().ok()?)),
+            None if after.is_empty() => Some((host, default_port)),
+            None => None,
+        };
+    }
+    match authority.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => Some((h, p.parse().ok()?)),
+        Some(_) => None,
+        None if !authority.is_empty() => Some((authority, default_port)),
+        None => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn authorities_with_and_without_ports() {
+        assert_eq!(
+            split_authority("a.example:8765", 80),
+            Some(("a.example", 8765))
+        );
+        assert_eq!(split_authority("localhost", 443), Some(("localhost", 443)));
+        assert_eq!(split_authority("[::1]", 80), Some(("::1", 80)));
+        assert_eq!(split_authority("[::1]:9000", 80), Some(("::1", 9000)));
+        for bad in ["", "h:x", "[::1", "[::1]x", "::1:80", "h:99999"] {
+            assert_eq!(split_authority(bad, 80), None, "{bad}");
+        }
+    }
 
     #[test]
     fn request_heads_route_on_path_and_upgrade() {
