@@ -13,6 +13,7 @@
 //! - [`net`]: UDP sockets with the options every tool wants.
 //! - [`bridge`]: tracker frames turned into VMC (iFacialMocap face, mocopi body).
 //! - [`dlp3d`]: DLP3D's motion/face/audio stream (protobuf over WebSocket).
+//! - [`quat`]: the quaternion arithmetic the bridges and DLP3D share.
 //! - [`textcap`]: datagrams written as hex text (hex lines, mocopi packet captures).
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
@@ -24,6 +25,7 @@ pub mod ifm;
 pub mod net;
 pub mod osc;
 pub mod pcap;
+pub mod quat;
 pub mod smf;
 #[cfg(any(test, feature = "testutil"))]
 pub mod testutil;

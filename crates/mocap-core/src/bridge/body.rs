@@ -13,7 +13,7 @@
 //! its parent table and rest offsets, and turns each frame into one VMC frame
 //! (Root/Pos, Bone/Pos per humanoid bone, OK, T).
 
-use super::quat_mul as mul;
+use crate::quat::{mul, normalise, rotate, wide};
 use crate::smf::{self, BONE_COUNT, BONES, Frame, Skeleton};
 use crate::vmc::{HUMAN_BODY_BONES, Message};
 
@@ -72,10 +72,6 @@ pub fn pos_to_unity([x, y, z]: [f32; 3]) -> [f32; 3] {
 /// A mocopi rotation (x, y, z, w) in Unity's frame.
 pub fn rot_to_unity([x, y, z, w]: [f32; 4]) -> [f32; 4] {
     [-x, y, z, -w]
-}
-
-fn wide(q: [f32; 4]) -> [f64; 4] {
-    q.map(f64::from)
 }
 
 /// Retargets with a mapping over a skeleton's parent table.
@@ -158,12 +154,7 @@ impl Retarget {
                         wide(rot.get(*j).copied().unwrap_or([0.0, 0.0, 0.0, 1.0])),
                     );
                 }
-                let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
-                let q = if n > 0.0 {
-                    q.map(|v| v / n)
-                } else {
-                    [0.0, 0.0, 0.0, 1.0]
-                };
+                let q = normalise(q);
                 (
                     *name,
                     pos_to_unity(p.map(|v| v as f32)),
@@ -172,12 +163,6 @@ impl Retarget {
             })
             .collect()
     }
-}
-
-/// `v` rotated by the unit quaternion `q`.
-fn rotate(q: [f64; 4], v: [f64; 3]) -> [f64; 3] {
-    let [x, y, z, _] = mul(mul(q, [v[0], v[1], v[2], 0.0]), [-q[0], -q[1], -q[2], q[3]]);
-    [x, y, z]
 }
 
 /// The parent table of Sony's published skeleton.

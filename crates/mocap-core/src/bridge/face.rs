@@ -12,8 +12,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::quat_mul as mul;
 use crate::ifm::{ARKIT, Frame};
+use crate::quat::mul;
 use crate::vmc::Message;
 
 /// How blendshape names are written.

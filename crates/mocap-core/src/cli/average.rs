@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
+use super::output::round3;
 use super::{Format, Log, LogArgs, Output, Pacer, StopArgs, UsageError, install_ctrlc};
 use crate::net;
 use crate::vmc::{self, Message, Method, MixConfig, Mixer, Schedule};
@@ -319,7 +320,7 @@ fn summary(
         "tool": TOOL,
         "frames_out": frames_out,
         "datagrams_out": datagrams_out,
-        "elapsed_s": (start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+        "elapsed_s": round3(start.elapsed().as_secs_f64()),
         "stopped": stopped,
         "sources": per,
     });

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 use serde::Serialize;
 
+use super::output::round3;
 use super::source::unix_now;
 use super::{
     Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
@@ -21,6 +22,7 @@ use super::{
 use crate::bridge::{FaceBridge, FaceOptions};
 use crate::ifm::{self, Command, Frame};
 use crate::net;
+use crate::net::Fanout;
 use crate::vmc;
 
 /// The tool's name, as it prefixes log lines.
@@ -106,12 +108,10 @@ pub struct VmcOut {
     pub face: FaceOptions,
 }
 
-/// The `--vmc` sink: one socket, the bridge's state, a counter.
+/// The `--vmc` sink: the bridge's state and the receivers.
 struct VmcSink {
-    socket: UdpSocket,
     bridge: FaceBridge,
-    to: Vec<SocketAddr>,
-    datagrams: u64,
+    out: Fanout,
 }
 
 impl VmcSink {
@@ -121,12 +121,7 @@ impl VmcSink {
             return;
         }
         for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
-            for to in &self.to {
-                // A receiver that is not up yet must not stop the face stream.
-                if self.socket.send_to(&d, to).is_ok() {
-                    self.datagrams += 1;
-                }
-            }
+            self.out.send(&d);
         }
     }
 }
@@ -206,7 +201,7 @@ impl SourceStats {
     fn fps(&self) -> Option<f64> {
         match (self.first, self.last) {
             (Some(a), Some(b)) if b > a && self.frames > 1 => {
-                Some(((self.frames - 1) as f64 / (b - a) * 1000.0).round() / 1000.0)
+                Some(round3((self.frames - 1) as f64 / (b - a)))
             }
             _ => None,
         }
@@ -233,11 +228,8 @@ impl<'o> Decoder<'o> {
     fn new(opts: &'o Options, live: bool) -> anyhow::Result<Self> {
         let vmc = match &opts.vmc {
             Some(v) => Some(VmcSink {
-                socket: UdpSocket::bind(SocketAddr::from(([0, 0, 0, 0], 0)))
-                    .context("failed to open the VMC sending socket")?,
                 bridge: FaceBridge::new(v.face.clone()),
-                to: v.to.clone(),
-                datagrams: 0,
+                out: Fanout::new(v.to.clone()).context("failed to open the VMC sending socket")?,
             }),
             None => None,
         };
@@ -421,8 +413,8 @@ impl<'o> Decoder<'o> {
             fps: senders.iter().filter_map(|s| s.fps).reduce(f64::max),
             commands_ignored: self.commands_ignored,
             connections: extra.map(|(_, n)| n),
-            vmc_datagrams: self.vmc.as_ref().map(|v| v.datagrams),
-            elapsed_s: (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            vmc_datagrams: self.vmc.as_ref().map(|v| v.out.sent()),
+            elapsed_s: round3(self.started.elapsed().as_secs_f64()),
             stopped,
             senders,
         };
@@ -793,7 +785,7 @@ fn run_bake(opts: &Options, listen: SocketAddr, out_path: Option<&PathBuf>) -> a
             kind: "ifm.recording",
             frames: frames.len(),
             bad_frames: bad,
-            duration_s: (duration * 1000.0).round() / 1000.0,
+            duration_s: round3(duration),
             bytes: json.len(),
             out: out_path.map(|p| p.display().to_string()),
         })?,

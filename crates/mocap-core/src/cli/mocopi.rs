@@ -3,18 +3,20 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 
 use serde::Serialize;
 
+use super::output::round3;
 use super::{
     Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
     Stopped, install_ctrlc,
 };
 use crate::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
+use crate::net::Fanout;
 use crate::pcap::CaptureStats;
 use crate::smf::{self, Body, Chunks, Health, HealthReport, Packet, Tag};
 use crate::vmc;
@@ -65,9 +67,8 @@ pub struct VmcOut {
 
 /// The `--vmc` sink: the bridge, one socket, the clock for offline pacing.
 struct VmcSink {
-    socket: UdpSocket,
     bridge: BodyBridge,
-    to: Vec<SocketAddr>,
+    out: Fanout,
     /// Send file input at its recorded timing rather than all at once.
     pace: bool,
     /// (wall clock, capture time) of the first frame paced; rebased on jumps.
@@ -75,7 +76,6 @@ struct VmcSink {
     started: Instant,
     first_arrival: Option<f64>,
     frames: u64,
-    datagrams: u64,
     waiting: u64,
     last_waiting_log: Option<Instant>,
     changes: u64,
@@ -88,16 +88,13 @@ const MAX_GAP: f64 = 1.0;
 impl VmcSink {
     fn new(v: &VmcOut, live: bool) -> anyhow::Result<Self> {
         Ok(Self {
-            socket: UdpSocket::bind(SocketAddr::from(([0, 0, 0, 0], 0)))
-                .context("failed to open the VMC sending socket")?,
             bridge: BodyBridge::new(v.body.clone()),
-            to: v.to.clone(),
+            out: Fanout::new(v.to.clone()).context("failed to open the VMC sending socket")?,
             pace: !live,
             base: None,
             started: Instant::now(),
             first_arrival: None,
             frames: 0,
-            datagrams: 0,
             waiting: 0,
             last_waiting_log: None,
             changes: 0,
@@ -109,7 +106,7 @@ impl VmcSink {
             Body::Skeleton(s) => match self.bridge.skeleton(s) {
                 SkeletonEvent::First => log.info(format_args!(
                     "skeleton received: sending VMC to {} (mapping {}, root motion {})",
-                    list(&self.to),
+                    list(self.out.targets()),
                     opts.mapping_name,
                     if opts.body.root_motion { "on" } else { "off" },
                 )),
@@ -150,12 +147,7 @@ impl VmcSink {
                 }
                 self.frames += 1;
                 for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
-                    for to in &self.to {
-                        // A receiver that is not up yet must not stop the stream.
-                        if self.socket.send_to(&d, to).is_ok() {
-                            self.datagrams += 1;
-                        }
-                    }
+                    self.out.send(&d);
                 }
             }
             Body::Sensor(_) => {}
@@ -509,9 +501,9 @@ impl Dump<'_> {
                 senders,
                 capture: self.capture.map(CaptureRecord::from),
                 vmc: self.vmc.as_ref().map(|v| VmcRecord {
-                    to: v.to.clone(),
+                    to: v.out.targets().to_vec(),
                     frames: v.frames,
-                    datagrams: v.datagrams,
+                    datagrams: v.out.sent(),
                     waiting_for_skeleton: v.waiting,
                     skeleton_changes: v.changes,
                 }),
@@ -537,8 +529,8 @@ impl Dump<'_> {
                     self.log.always(format_args!(
                         "  vmc: {} frames ({} datagrams) to {}; {} frames before the first skeleton, {} skeleton changes",
                         v.frames,
-                        v.datagrams,
-                        list(&v.to),
+                        v.out.sent(),
+                        list(v.out.targets()),
                         v.waiting,
                         v.changes
                     ));
@@ -667,10 +659,6 @@ fn describe_leaf(tag: Tag, v: &[u8]) -> Option<String> {
         }
         _ => return None,
     })
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 #[derive(Serialize)]

@@ -59,6 +59,11 @@ impl Output {
     }
 }
 
+/// A number rounded to three decimals, as records show seconds and rates.
+pub(crate) fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
 /// Log lines and the progress spinner on stderr.
 pub struct Log {
     tool: &'static str,

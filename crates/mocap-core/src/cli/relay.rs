@@ -11,6 +11,7 @@ use anyhow::Context as _;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::output::round3;
 use super::{
     Datagram, Format, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source,
     StopArgs, UsageError, install_ctrlc,
@@ -574,7 +575,7 @@ impl Relay {
             "decode_errors": decode_errors,
             "refused": refused,
             "flooded": flooded,
-            "elapsed_s": (self.start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            "elapsed_s": round3(self.start.elapsed().as_secs_f64()),
             "stopped": stopped,
             "sources": sources,
             "destinations": destinations,

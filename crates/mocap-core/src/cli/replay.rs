@@ -14,6 +14,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 use super::mocopi::CaptureRecord;
+use super::output::round3;
 use super::{Format, Log, Output, StopArgs, install_ctrlc, interrupted};
 use crate::net;
 use crate::pcap::{CaptureError, CaptureStats, Datagrams, Lateness, Pace, Schedule};
@@ -415,7 +416,7 @@ fn finish(
             send_errors: counts.send_errors,
             loops: counts.loops,
             timing_error_us: timing,
-            elapsed_s: (elapsed * 1000.0).round() / 1000.0,
+            elapsed_s: round3(elapsed),
             stopped,
             capture: stats.map(CaptureRecord::from),
         })?,

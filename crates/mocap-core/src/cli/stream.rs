@@ -26,6 +26,7 @@ use tungstenite::protocol::CloseFrame;
 use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::{Bytes, Message, WebSocket};
 
+use super::output::round3;
 use super::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc, interrupted};
 use crate::dlp3d::{self, Decoder, Dtype, Event, Live, Pose, Request, Rig, Stream, class};
 use crate::net::ws::{self, Conn, Replay};
@@ -666,10 +667,6 @@ impl Server<'_> {
         }
         Ok(())
     }
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }
 
 fn record(

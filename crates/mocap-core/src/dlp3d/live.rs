@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use super::math::{Pose, Resampler, unity_to_babylon};
 use super::{AUDIO_RATE, FPS};
+use crate::quat;
 use crate::vmc::{HUMAN_BODY_BONES, Message};
 
 /// The joints a stream declares, in body order, with each joint's rest
@@ -84,23 +85,9 @@ impl Rig {
     }
 }
 
+/// `a · b` for f32 quaternions, computed wide.
 fn qmul(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
-    let [ax, ay, az, aw] = a;
-    let [bx, by, bz, bw] = b;
-    [
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-        aw * bw - ax * bx - ay * by - az * bz,
-    ]
-}
-
-fn rotate(q: [f32; 4], v: [f32; 3]) -> [f32; 3] {
-    let [x, y, z, _] = qmul(
-        qmul(q, [v[0], v[1], v[2], 0.0]),
-        [-q[0], -q[1], -q[2], q[3]],
-    );
-    [x, y, z]
+    quat::mul(quat::wide(a), quat::wide(b)).map(|v| v as f32)
 }
 
 /// Most blendshape names learnt from the input (ARKit has 52, VRM presets
@@ -244,7 +231,7 @@ impl Live {
     /// the Hips' world position (through Root/Pos) in Babylon units.
     pub fn pose(&self) -> Pose {
         let (root_pos, root_rot) = self.root;
-        let h = rotate(root_rot, self.hips);
+        let h = quat::rotate(quat::wide(root_rot), self.hips.map(f64::from)).map(|v| v as f32);
         Pose {
             rotations: self
                 .rig

@@ -8,6 +8,8 @@
     reason = "fixed-size matrices indexed by loop counters below their size; never wire data"
 )]
 
+use crate::quat::normalise;
+
 /// A 4×4 matrix, row-major, column-vector convention (Blender's `Matrix`).
 pub type Mat4 = [[f64; 4]; 4];
 
@@ -24,15 +26,6 @@ pub const IDENTITY4: Mat4 = [
     [0.0, 0.0, 1.0, 0.0],
     [0.0, 0.0, 0.0, 1.0],
 ];
-
-fn normalise(q: [f64; 4]) -> [f64; 4] {
-    let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
-    if n > 0.0 && n.is_finite() {
-        q.map(|v| v / n)
-    } else {
-        [0.0, 0.0, 0.0, 1.0]
-    }
-}
 
 /// The rotation matrix of a quaternion (x, y, z, w); normalised first, a
 /// zero or non-finite quaternion gives the identity.

@@ -44,6 +44,50 @@ pub fn bind_udp(addr: SocketAddr, poll: Option<Duration>) -> io::Result<UdpSocke
     Ok(socket)
 }
 
+/// One unbound-port UDP socket sending every datagram to a fixed list of
+/// receivers (a bridge's `--vmc` targets), counting what the kernel took.
+#[derive(Debug)]
+pub struct Fanout {
+    socket: UdpSocket,
+    to: Vec<SocketAddr>,
+    sent: u64,
+}
+
+impl Fanout {
+    /// A socket on an ephemeral port of every interface.
+    ///
+    /// # Errors
+    /// The OS error from binding it.
+    pub fn new(to: Vec<SocketAddr>) -> io::Result<Self> {
+        let any = SocketAddr::from(([0, 0, 0, 0], 0));
+        Ok(Self {
+            socket: UdpSocket::bind(any)?,
+            to,
+            sent: 0,
+        })
+    }
+
+    /// Sends `datagram` to every receiver. A receiver that is not up yet
+    /// (ICMP refused) must not stop the stream, so errors only go uncounted.
+    pub fn send(&mut self, datagram: &[u8]) {
+        for to in &self.to {
+            if self.socket.send_to(datagram, to).is_ok() {
+                self.sent += 1;
+            }
+        }
+    }
+
+    /// The receivers.
+    pub fn targets(&self) -> &[SocketAddr] {
+        &self.to
+    }
+
+    /// Datagrams sent so far (one per receiver).
+    pub fn sent(&self) -> u64 {
+        self.sent
+    }
+}
+
 /// The receive buffer size the kernel actually granted.
 ///
 /// # Errors

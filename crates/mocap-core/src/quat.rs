@@ -1,0 +1,58 @@
+//! Quaternion arithmetic shared by the bridges and the DLP3D conversions:
+//! (x, y, z, w) order, scalar last, in f64 (callers widen their f32 wire
+//! values so long chains of products stay accurate).
+
+/// Hamilton product `a · b`, which applies `b` first.
+pub fn mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+    let [ax, ay, az, aw] = a;
+    let [bx, by, bz, bw] = b;
+    [
+        aw * bx + ax * bw + ay * bz - az * by,
+        aw * by - ax * bz + ay * bw + az * bx,
+        aw * bz + ax * by - ay * bx + az * bw,
+        aw * bw - ax * bx - ay * by - az * bz,
+    ]
+}
+
+/// `v` rotated by the unit quaternion `q` (q · v · q⁻¹).
+pub fn rotate(q: [f64; 4], [x, y, z]: [f64; 3]) -> [f64; 3] {
+    let [qx, qy, qz, qw] = q;
+    let [x, y, z, _] = mul(mul(q, [x, y, z, 0.0]), [-qx, -qy, -qz, qw]);
+    [x, y, z]
+}
+
+/// `q` scaled to unit length; a zero or non-finite quaternion (damaged
+/// input) gives the identity.
+pub fn normalise(q: [f64; 4]) -> [f64; 4] {
+    let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
+    if n > 0.0 && n.is_finite() {
+        q.map(|v| v / n)
+    } else {
+        [0.0, 0.0, 0.0, 1.0]
+    }
+}
+
+/// An f32 quaternion widened for arithmetic.
+pub fn wide(q: [f32; 4]) -> [f64; 4] {
+    q.map(f64::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn products_rotations_and_normalising() {
+        let s = std::f64::consts::FRAC_1_SQRT_2;
+        let z90 = [0.0, 0.0, s, s];
+        // Two quarter turns about Z are a half turn; x goes to y.
+        let z180 = mul(z90, z90);
+        assert!((z180[2] - 1.0).abs() < 1e-12 && z180[3].abs() < 1e-12);
+        let r = rotate(z90, [1.0, 0.0, 0.0]);
+        assert!((r[0]).abs() < 1e-12 && (r[1] - 1.0).abs() < 1e-12);
+        assert_eq!(normalise([0.0, 0.0, 0.0, 2.0]), [0.0, 0.0, 0.0, 1.0]);
+        for bad in [[0.0; 4], [f64::NAN; 4], [f64::INFINITY, 0.0, 0.0, 0.0]] {
+            assert_eq!(normalise(bad), [0.0, 0.0, 0.0, 1.0]);
+        }
+    }
+}
