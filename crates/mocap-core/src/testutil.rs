@@ -176,9 +176,14 @@ impl Proc {
 
     /// Sends SIGINT, as Ctrl-C in a terminal would.
     pub fn interrupt(&self) {
-        let pid = self.child.id().to_string();
-        let status = Command::new("kill").args(["-INT", &pid]).status().unwrap();
-        assert!(status.success(), "kill -INT {pid}: {status}");
+        // Through the system call, not `kill(1)`: a machine with only a Rust
+        // toolchain and coreutils has no `kill` binary.
+        let pid = i32::try_from(self.child.id()).unwrap();
+        let sent = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGINT,
+        );
+        assert!(sent.is_ok(), "SIGINT to {pid}: {sent:?}");
     }
 
     /// Waits for the child to exit and collects its output.
@@ -246,4 +251,86 @@ impl Finished {
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
             .collect()
     }
+}
+
+/// `BIN --generate KIND` for every kind: each exits 0 with the text its
+/// format starts with, names the tool and `flag` (one of its own options),
+/// and leaves stderr empty. Returns the outputs by kind for further checks.
+pub fn check_generate(bin: &str, tool: &str, flag: &str) -> Vec<(&'static str, String)> {
+    let kinds = [
+        ("complete-bash", "complete -F"),
+        ("complete-zsh", "#compdef"),
+        ("complete-fish", "complete -c"),
+        ("complete-powershell", "Register-ArgumentCompleter"),
+        ("man", ".TH"),
+    ];
+    let mut outputs = Vec::new();
+    for (kind, marker) in kinds {
+        let run = Proc::spawn(bin, &["--generate", kind], None).finish();
+        assert_eq!(run.code, Some(0), "--generate {kind}: {}", run.stderr);
+        assert!(run.stderr.is_empty(), "--generate {kind}: {}", run.stderr);
+        let text = run.text();
+        assert!(text.contains(marker), "--generate {kind} lacks {marker:?}");
+        assert!(text.contains(tool), "--generate {kind} lacks {tool}");
+        // Man pages escape '-' as '\-'; fish names long flags `-l NAME`.
+        let flag_seen = text.contains(flag)
+            || text.contains(&flag.replace('-', "\\-"))
+            || (kind == "complete-fish"
+                && text.contains(&format!("-l {}", flag.trim_start_matches('-'))));
+        assert!(flag_seen, "--generate {kind} lacks {flag}");
+        outputs.push((kind, text));
+    }
+    // Mixed with other arguments it is a usage error, and -h does not list it.
+    let run = Proc::spawn(bin, &["--generate", "man", "--format", "json"], None).finish();
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    let run = Proc::spawn(bin, &["--generate", "troff"], None).finish();
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    let short = Proc::spawn(bin, &["-h"], None).finish();
+    assert!(!short.text().contains("--generate"), "-h lists --generate");
+    let long = Proc::spawn(bin, &["--help"], None).finish();
+    assert!(
+        long.text().contains("--generate"),
+        "--help omits --generate"
+    );
+    let version = Proc::spawn(bin, &["--version"], None).finish();
+    assert_eq!(version.code, Some(0));
+    assert!(
+        version.text().starts_with(&format!("{tool} ")),
+        "{}",
+        version.text()
+    );
+    outputs
+}
+
+/// The outputs of [`check_generate`] read by their consumers: bash parses the
+/// completions (`bash -n`) and man renders the page (`man -l`) without
+/// warnings. Needs bash and man-db (scripts/test-all.sh installs man-db).
+pub fn check_generate_with_shell_and_man(bin: &str, tool: &str, flag: &str) {
+    let outputs = check_generate(bin, tool, flag);
+    let dir = std::env::temp_dir().join(format!("generate-{tool}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (kind, text) in &outputs {
+        let path = dir.join(kind);
+        std::fs::write(&path, text).unwrap();
+        let out = match *kind {
+            "complete-bash" => Command::new("bash").arg("-n").arg(&path).output(),
+            "man" => Command::new("man")
+                .args(["--warnings", "-l"])
+                .arg(&path)
+                .env("MANPAGER", "cat")
+                .env("MANWIDTH", "100")
+                .env("LC_ALL", "C.UTF-8")
+                .output(),
+            _ => continue,
+        }
+        .unwrap_or_else(|e| panic!("{kind}: {e} (scripts/test-all.sh installs man-db)"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{kind}: {stderr}");
+        assert!(stderr.trim().is_empty(), "{kind}: {stderr}");
+        if *kind == "man" {
+            let page = String::from_utf8_lossy(&out.stdout);
+            assert!(page.contains(flag), "rendered man page lacks {flag}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -139,6 +139,9 @@ struct Args {
 
     #[command(flatten)]
     log: LogArgs,
+
+    #[command(flatten)]
+    _generate: cli::GenerateArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -171,6 +174,9 @@ fn resolve(host: &str) -> anyhow::Result<IpAddr> {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = cli::generated::<Args>() {
+        return code;
+    }
     let args = Args::parse();
     let phone = match args.phone.as_deref().map(resolve).transpose() {
         Ok(p) => p,

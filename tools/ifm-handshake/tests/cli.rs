@@ -444,3 +444,14 @@ fn vmc_output_carries_every_frame_value_by_value() {
         assert_eq!(bones, ["Head", "LeftEye", "RightEye"]);
     }
 }
+
+#[test]
+fn completions_man_page_and_version() {
+    mocap_core::testutil::check_generate(BIN, "ifm-handshake", "--bake");
+}
+
+#[test]
+#[ignore = "needs bash + man-db: scripts/test-all.sh"]
+fn completions_parse_in_bash_and_the_man_page_renders() {
+    mocap_core::testutil::check_generate_with_shell_and_man(BIN, "ifm-handshake", "--bake");
+}

@@ -79,9 +79,15 @@ struct Args {
 
     #[command(flatten)]
     log: LogArgs,
+
+    #[command(flatten)]
+    _generate: cli::GenerateArgs,
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = cli::generated::<Args>() {
+        return code;
+    }
     let args = Args::parse();
     let input = match args.read {
         Some(path) => Input::Read(path),

@@ -574,7 +574,6 @@ fn vmc_frames(messages: &[mocap_core::vmc::Message]) -> Vec<&[mocap_core::vmc::M
 
 #[test]
 fn vmc_output_waits_for_the_skeleton_and_carries_the_retargeted_pose() {
-    use mocap_core::bridge::{BodyBridge, BodyOptions};
     use mocap_core::vmc::Message;
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let to = rx.local_addr().unwrap().to_string();
@@ -600,32 +599,73 @@ fn vmc_output_waits_for_the_skeleton_and_carries_the_retargeted_pose() {
     assert_eq!(sum["vmc"]["datagrams"].as_u64(), Some(datagrams as u64));
     let frames = vmc_frames(&messages);
     assert_eq!(frames.len(), 2);
-    // Value by value against the core bridge fed the same packets.
-    let mut bridge = BodyBridge::new(BodyOptions::default());
-    let parse = |b| mocap_core::smf::parse(b).unwrap().body;
-    let mocap_core::smf::Body::Skeleton(s) = parse(SKDF) else {
-        panic!()
-    };
-    bridge.skeleton(&s);
-    for (bytes, got) in [SEED, FRAM].into_iter().zip(&frames) {
-        let mocap_core::smf::Body::Frame(f) = parse(bytes) else {
-            panic!()
-        };
-        let want = bridge.frame(&f, 0.0).unwrap();
-        // Bone bundles first, then Root/Pos, OK and T, as the reference sender.
-        let bones = |ms: &[Message]| -> Vec<Message> {
-            ms.iter()
-                .filter(|m| matches!(m, Message::BonePos { .. }))
-                .cloned()
-                .collect()
-        };
-        assert_eq!(bones(got), bones(&want));
-        assert_eq!(bones(got).len(), 22);
+    // Bone bundles first, then Root/Pos, OK and T, as the reference sender.
+    for got in &frames {
+        let bones = got
+            .iter()
+            .filter(|m| matches!(m, Message::BonePos { .. }))
+            .count();
+        assert_eq!(bones, 22);
         assert!(matches!(got[got.len() - 3], Message::RootPos { .. }));
         assert!(matches!(
             got[got.len() - 2],
             Message::Available { loaded: 1, .. }
         ));
+    }
+    let bone = |f: &[Message], want: &str| -> ([f32; 3], [f32; 4]) {
+        f.iter()
+            .find_map(|m| match m {
+                Message::BonePos { name, pos, rot } if name == want => Some((*pos, *rot)),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no {want}"))
+    };
+    // The seed frame against values computed by hand (Python, rotation
+    // matrices: not the bridge's quaternion code) from its decoded bones.
+    for (name, pos, rot) in [
+        (
+            "Hips",
+            [0.523_354_2, 0.717_374_6, -0.746_616],
+            [0.204_347_4, 0.098_602_7, 0.062_336_9, -0.971_922_7],
+        ),
+        (
+            "Spine",
+            [-0.003_869_1, 0.158_729_8, 0.019_302_5],
+            [-0.162_761_2, -0.016_873_8, -0.028_176_1, -0.986_118_7],
+        ),
+        (
+            "Neck",
+            [0.000_034_5, 0.148_937_5, 0.022_309_7],
+            [-0.041_985_6, 0.042_259_7, 0.013_650_9, -0.998_130_7],
+        ),
+        (
+            "Head",
+            [0.001_077_8, 0.093_724_4, 0.011_454_2],
+            [-0.034_226_4, 0.033_835_5, 0.030_612_7, -0.998_372],
+        ),
+        (
+            "LeftUpperArm",
+            [-0.125_803, 0.031_555_9, -0.031_742_5],
+            [-0.105_545_5, -0.490_017_5, -0.523_749, -0.688_788_8],
+        ),
+    ] {
+        let (p, q) = bone(frames[0], name);
+        assert!(
+            p.iter().zip(pos).all(|(a, b)| (a - b).abs() < 2e-6),
+            "{name}: {p:?} vs {pos:?}"
+        );
+        // q and −q are the same rotation.
+        let dot: f32 = q.iter().zip(rot).map(|(a, b)| a * b).sum();
+        assert!((dot.abs() - 1.0).abs() < 2e-6, "{name}: {q:?} vs {rot:?}");
+    }
+    // The t-34400 frame is a T-pose on its own skeleton: every bone at rest.
+    for m in frames[1] {
+        if let Message::BonePos { name, rot, .. } = m {
+            assert!(
+                (rot[3].abs() - 1.0).abs() < 1e-6,
+                "{name} is not at rest: {rot:?}"
+            );
+        }
     }
     // The seed frame's Hips: the root joint mirrored (−x, y, z).
     let Message::BonePos { name, pos, .. } = &frames[0][0] else {
@@ -718,4 +758,117 @@ fn vmc_usage_errors() {
     assert!(run.stderr.contains("/no/such.json"), "{}", run.stderr);
     let run = offline(&["--vmc", "nowhere"], None);
     assert_eq!(run.code, Some(2));
+}
+
+#[test]
+fn completions_man_page_and_version() {
+    mocap_core::testutil::check_generate(BIN, "mocopi-dump", "--bones");
+}
+
+#[test]
+#[ignore = "needs bash + man-db: scripts/test-all.sh"]
+fn completions_parse_in_bash_and_the_man_page_renders() {
+    mocap_core::testutil::check_generate_with_shell_and_man(BIN, "mocopi-dump", "--bones");
+}
+
+/// The golden files are snapshots of our own output; this pins each capture
+/// behind them to values read another way: the frames and skeletons the
+/// capture was built from (`captures/README.md`), read straight from their
+/// bytes at fixed offsets (no SMF decoder), and record counts as tcpdump and
+/// the generator wrote them.
+#[test]
+fn golden_captures_carry_their_source_datagrams() {
+    const NEUTRAL: &str =
+        include_str!("../../../captures/mocopi/animu-sphere/neutral-standing-60hz.mocopipackets");
+    const LOSS: &str =
+        include_str!("../../../captures/mocopi/animu-sphere/frame-loss-60hz.mocopipackets");
+    let text = |t: &str| -> Vec<Vec<u8>> {
+        mocap_core::textcap::decode_all(t)
+            .into_iter()
+            .map(|r| r.unwrap().payload)
+            .collect()
+    };
+    let mut sizes = vec![SKDF.to_vec(), SEED.to_vec(), FRAM.to_vec()];
+    sizes.extend(text(NEUTRAL).into_iter().filter(|d| d.len() == 1605));
+    let loss = text(LOSS);
+    // (capture, source datagrams, pcap records)
+    let cases = [
+        ("mocopi-sizes.pcapng", &sizes, 8),
+        // Our writer at a 1500-byte MTU: two fragments per datagram.
+        ("mocopi-sizes-fragmented.pcapng", &sizes, 16),
+        ("tcpdump-lo-ethernet.pcap", &sizes, 8),
+        ("tcpdump-any-sll2.pcap", &sizes, 8),
+        // tcpdump wrote 16 packets for the 8 datagrams.
+        ("tcpdump-lo-mtu1500-fragmented.pcap", &sizes, 16),
+        ("mocopi-frame-loss.pcapng", &loss, 8),
+        ("recorded-by-mocopi-dump.pcapng", &loss, 8),
+    ];
+    let f32_at = |d: &[u8], at: usize| f32::from_le_bytes(d[at..at + 4].try_into().unwrap());
+    let u16_at = |d: &[u8], at: usize| u16::from_le_bytes(d[at..at + 2].try_into().unwrap());
+    let wire = |v: &Value| v.as_f64().unwrap() as f32;
+    for (name, source, records) in cases {
+        let run = offline(
+            &["-r", &format!("{CAPTURES}/{name}"), "--format", "json"],
+            None,
+        );
+        assert_eq!(run.code, Some(0), "{name}: {}", run.stderr);
+        let recs = run.json();
+        let sum = recs.last().unwrap();
+        assert_eq!(sum["capture"]["records"], records, "{name}");
+        assert_eq!(sum["capture"]["datagrams"], source.len(), "{name}");
+        let decoded: Vec<&Value> = recs
+            .iter()
+            .filter(|r| r["type"] == "mocopi.frame" || r["type"] == "mocopi.skeleton")
+            .collect();
+        assert_eq!(decoded.len(), source.len(), "{name}");
+        for (k, (rec, d)) in decoded.iter().zip(source.iter()).enumerate() {
+            let skeleton = rec["type"] == "mocopi.skeleton";
+            // Bone records close the datagram: 54 bytes each in a frame
+            // (btrs, bnid, tran), 64 in a skeleton (bndt, bnid, pbid, tran).
+            let size = if skeleton { 64 } else { 54 };
+            let bones = rec["bones"].as_array().unwrap();
+            assert_eq!(bones.len(), 27, "{name} #{k}");
+            let start = d.len() - 27 * size;
+            for (i, b) in bones.iter().enumerate() {
+                let at = start + i * size;
+                assert_eq!(b["id"], u16_at(d, at + 16), "{name} #{k} bone {i}");
+                let tran = if skeleton {
+                    assert_eq!(
+                        b["parent"].as_i64(),
+                        Some(i64::from(u16_at(d, at + 26) as i16)),
+                        "{name} #{k} bone {i}"
+                    );
+                    at + 36
+                } else {
+                    at + 26
+                };
+                let rot: Vec<f32> = (0..4).map(|j| f32_at(d, tran + 4 * j)).collect();
+                let pos: Vec<f32> = (4..7).map(|j| f32_at(d, tran + 4 * j)).collect();
+                let got_rot: Vec<f32> = b["rot"].as_array().unwrap().iter().map(wire).collect();
+                let got_pos: Vec<f32> = b["pos"].as_array().unwrap().iter().map(wire).collect();
+                assert_eq!(got_rot, rot, "{name} #{k} bone {i}");
+                assert_eq!(got_pos, pos, "{name} #{k} bone {i}");
+            }
+            if !skeleton {
+                // `fnum`: the 4 bytes after its tag.
+                let at = d.windows(4).position(|w| w == b"fnum").unwrap() + 4;
+                let fnum = u32::from_le_bytes(d[at..at + 4].try_into().unwrap());
+                assert_eq!(rec["fnum"], fnum, "{name} #{k}");
+            }
+        }
+    }
+    // The malformed-packets capture: the 13 datagrams captures/README.md
+    // lists, each answered by exactly one record.
+    let run = offline(
+        &[
+            "-r",
+            &format!("{CAPTURES}/animu-sphere/malformed-packets.mocopipackets"),
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let recs = run.json();
+    assert_eq!(recs.last().unwrap()["packets"], 13);
+    assert_eq!(recs.len(), 13 + 1);
 }

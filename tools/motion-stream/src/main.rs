@@ -35,6 +35,9 @@ Examples:
 struct Args {
     #[command(subcommand)]
     command: Command,
+
+    #[command(flatten)]
+    _generate: cli::GenerateArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -285,6 +288,9 @@ fn dump(a: DumpArgs) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = cli::generated::<Args>() {
+        return code;
+    }
     let result = match Args::parse().command {
         Command::Serve(a) => serve(a),
         Command::Dump(a) => dump(a),

@@ -679,3 +679,14 @@ fn a_client_waiting_for_input_is_pinged_and_its_leaving_noticed() {
     assert_eq!(end["reason"], "connection closed");
     assert_eq!(end["frames"], 0);
 }
+
+#[test]
+fn completions_man_page_and_version() {
+    mocap_core::testutil::check_generate(BIN, "motion-stream", "serve");
+}
+
+#[test]
+#[ignore = "needs bash + man-db: scripts/test-all.sh"]
+fn completions_parse_in_bash_and_the_man_page_renders() {
+    mocap_core::testutil::check_generate_with_shell_and_man(BIN, "motion-stream", "serve");
+}

@@ -2,7 +2,8 @@
 //! loopback, the page (driven by playwright-core) connects, counts frames,
 //! and a screenshot is saved as a test artefact in
 //! `target/test-artefacts/motion-stream-viewer.png`. Needs
-//! `npm ci --prefix scripts/js` and Debian's `chromium` (`.ci/run` installs both).
+//! `npm ci --prefix scripts/js` and Debian's `chromium`, so `cargo test`
+//! lists it as ignored; `scripts/test-all.sh` installs both and runs it.
 
 #![allow(
     clippy::indexing_slicing,
@@ -22,19 +23,22 @@ use mocap_core::vmc::{self, Message as Vmc};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_motion-stream");
+const RAISE_DEG: f32 = 50.0;
+const JAW: f32 = 0.7;
 
 #[test]
+#[ignore = "needs chromium + playwright-core: scripts/test-all.sh"]
 fn the_viewer_draws_frames_in_headless_chromium() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let js = root.join("scripts/js");
     assert!(
         js.join("node_modules/playwright-core").exists(),
-        "playwright-core is not installed: run `npm ci --prefix scripts/js` (as .ci/run does)"
+        "playwright-core is not installed: run `npm ci --prefix scripts/js` (scripts/test-all.sh does)"
     );
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     assert!(
         Path::new(&chromium).exists(),
-        "{chromium} is missing: install Debian's chromium (as .ci/run does)"
+        "{chromium} is missing: install Debian's chromium (scripts/test-all.sh does)"
     );
     let mut server = Proc::spawn(
         BIN,
@@ -52,8 +56,8 @@ fn the_viewer_draws_frames_in_headless_chromium() {
     let (_, http) = server.log_line("(ws");
     let (_, udp) = server.log_line("(VMC");
     let (http, udp) = (http.unwrap(), udp.unwrap());
-    // A waving left arm and a jaw opening and closing, at 60 fps, until the
-    // browser is done.
+    // A left arm raised 50° and a jaw open at 0.7, at 60 fps, until the
+    // browser is done: a steady pose, so the test can check what is drawn.
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let sender = {
         let done = std::sync::Arc::clone(&done);
@@ -66,8 +70,7 @@ fn the_viewer_draws_frames_in_headless_chromium() {
                     break;
                 }
                 let t = k as f32 / 60.0;
-                let wave = (t * 6.0).sin();
-                let (s, c) = ((60.0f32 + 30.0 * wave).to_radians() / 2.0).sin_cos();
+                let (s, c) = (RAISE_DEG.to_radians() / 2.0).sin_cos();
                 let messages = vec![
                     Vmc::BonePos {
                         name: "Hips".into(),
@@ -82,7 +85,7 @@ fn the_viewer_draws_frames_in_headless_chromium() {
                     },
                     Vmc::BlendVal {
                         name: "jawOpen".into(),
-                        value: 0.5 + 0.5 * wave,
+                        value: JAW,
                     },
                     Vmc::BlendVal {
                         name: "eyeBlinkLeft".into(),
@@ -132,6 +135,15 @@ fn the_viewer_draws_frames_in_headless_chromium() {
         Some(0),
         "{stats}"
     );
+    // What the page drew: the arm at the angle sent (the front view shows
+    // the avatar's left on our right, raised above horizontal), and bars at
+    // the blendshape values sent (float32 bodies).
+    let drawn = &stats["drawn"];
+    let arm = drawn["leftUpperArmDeg"].as_f64().unwrap();
+    assert!((arm - f64::from(RAISE_DEG)).abs() < 0.5, "{drawn}");
+    let bar = |name: &str| drawn["bars"][name].as_f64().unwrap();
+    assert!((bar("jawOpen") - f64::from(JAW)).abs() < 1e-6, "{drawn}");
+    assert!((bar("eyeBlinkLeft") - 0.2).abs() < 1e-6, "{drawn}");
     assert!(
         std::fs::metadata(&shot).unwrap().len() > 5_000,
         "no screenshot"

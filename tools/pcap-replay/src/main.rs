@@ -100,6 +100,9 @@ struct Args {
     /// No progress bar or log lines on stderr.
     #[arg(short, long)]
     quiet: bool,
+
+    #[command(flatten)]
+    _generate: cli::GenerateArgs,
 }
 
 fn parse_port_map(s: &str) -> Result<(u16, u16), String> {
@@ -122,6 +125,9 @@ fn parse_speed(s: &str) -> Result<f64, String> {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = cli::generated::<Args>() {
+        return code;
+    }
     let args = Args::parse();
     let pace = if args.topspeed {
         Pace::TopSpeed

@@ -109,17 +109,40 @@ fn fragmented_captures_are_reassembled_before_sending() {
 
 #[test]
 fn recorded_timing_with_speed() {
-    let want = payloads("mocopi-frame-loss.pcapng");
+    let name = "wave-60hz.pcapng";
+    let path = capture(name);
+    let mut d = Datagrams::new(File::open(&path).unwrap()).unwrap();
+    let (mut want, mut stamps) = (Vec::new(), Vec::new());
+    while let Some(r) = d.next_datagram() {
+        let r = r.unwrap();
+        stamps.push(r.ts);
+        want.push(r.payload.to_vec());
+    }
+    let span = *stamps.last().unwrap() - stamps[0];
+    assert!(span > Duration::from_secs(2), "{span:?}");
     let rx = receiver();
-    let (got, sum) = run_to(
-        &rx,
-        &capture("mocopi-frame-loss.pcapng"),
-        &["--speed", "4"],
-        want.len(),
-    );
+    let started = Instant::now();
+    let (got, sum) = run_to(&rx, &path, &["--speed", "2"], want.len());
+    let took = started.elapsed();
     assert_eq!(got, want);
     assert_eq!(sum["stopped"], "end of input");
     assert!(sum["timing_error_us"]["p99"].is_u64());
+    // Half the capture's span: generous bounds, but --speed ignored (the
+    // whole span) or taken as top speed (no wait at all) fails.
+    let half = span / 2;
+    assert!(
+        took >= half.mul_f64(0.9),
+        "{took:?} for a {span:?} capture at 2x"
+    );
+    assert!(
+        took < half.mul_f64(1.6),
+        "{took:?} for a {span:?} capture at 2x"
+    );
+    let elapsed = sum["elapsed_s"].as_f64().unwrap();
+    assert!(
+        (elapsed - half.as_secs_f64()).abs() < 0.25 * half.as_secs_f64(),
+        "{sum}"
+    );
 }
 
 #[test]
@@ -299,4 +322,15 @@ fn exit_codes() {
     }
     let help = replay(&["--help"]).finish();
     assert!(help.text().contains("--trigger"));
+}
+
+#[test]
+fn completions_man_page_and_version() {
+    mocap_core::testutil::check_generate(BIN, "pcap-replay", "--port-map");
+}
+
+#[test]
+#[ignore = "needs bash + man-db: scripts/test-all.sh"]
+fn completions_parse_in_bash_and_the_man_page_renders() {
+    mocap_core::testutil::check_generate_with_shell_and_man(BIN, "pcap-replay", "--port-map");
 }

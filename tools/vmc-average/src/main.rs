@@ -121,6 +121,9 @@ struct Args {
 
     #[command(flatten)]
     log: LogArgs,
+
+    #[command(flatten)]
+    _generate: cli::GenerateArgs,
 }
 
 fn parse_source(s: &str) -> Result<(String, SocketAddr), String> {
@@ -151,6 +154,9 @@ fn parse_prefer(s: &str) -> Result<(String, Vec<String>), String> {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = cli::generated::<Args>() {
+        return code;
+    }
     let args = Args::parse();
     let opts = average::Options {
         listen: args.listen,

@@ -287,3 +287,14 @@ fn usage_errors() {
     assert_eq!(f.code, Some(2));
     assert!(f.stderr.contains("nobody"));
 }
+
+#[test]
+fn completions_man_page_and_version() {
+    mocap_core::testutil::check_generate(BIN, "vmc-average", "--prefer");
+}
+
+#[test]
+#[ignore = "needs bash + man-db: scripts/test-all.sh"]
+fn completions_parse_in_bash_and_the_man_page_renders() {
+    mocap_core::testutil::check_generate_with_shell_and_man(BIN, "vmc-average", "--prefer");
+}

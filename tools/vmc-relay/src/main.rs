@@ -100,6 +100,9 @@ struct Args {
 
     #[command(flatten)]
     log: LogArgs,
+
+    #[command(flatten)]
+    _generate: cli::GenerateArgs,
 }
 
 fn check_pattern(s: &str) -> Result<String, String> {
@@ -179,6 +182,9 @@ fn build(m: &ArgMatches, args: &Args) -> Vec<Destination> {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = cli::generated::<Args>() {
+        return code;
+    }
     let matches = Args::command().get_matches();
     let args = match Args::from_arg_matches(&matches) {
         Ok(a) => a,

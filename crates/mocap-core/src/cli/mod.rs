@@ -5,6 +5,7 @@
 mod args;
 pub mod average;
 mod exit;
+mod generate;
 pub mod ifm;
 pub mod mocopi;
 mod output;
@@ -16,6 +17,7 @@ pub mod stream;
 
 pub use args::{Format, LogArgs, RecordArgs, StopArgs, parse_duration, parse_host_port};
 pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};
+pub use generate::{Generate, GenerateArgs, generated};
 pub use output::{Log, Output};
 pub use runner::{Handler, Pacer, Stopped, run};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput};

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Everything, including the tests that talk to outside peers:
+#
+#   scripts/test-all.sh            install the peers, run every test (ignored
+#                                  ones too) and the demo pipeline check
+#   scripts/test-all.sh --no-install   run only; a missing peer fails its test
+#
+# `cargo test --workspace` alone needs only a Rust toolchain: it lists the
+# peer tests as ignored ("needs <peer>: scripts/test-all.sh"). This script is
+# what runs them. The peers, and where they come from:
+#
+#   python-osc          PyPI (pip)                VMC interop (vmc-relay)
+#   protobufjs,         npm, pinned in            DLP3D interop (mocap-core),
+#   playwright-core     scripts/js/package-lock   viewer test (motion-stream)
+#   chromium            Debian (apt-get)          viewer test (motion-stream)
+#   tshark              Debian (apt-get)          pcapng files read by Wireshark
+#   man-db              Debian (apt-get)          man pages render (every tool)
+#
+# Debian packages are installed when this runs as root or sudo works; where
+# neither does, the script names what is missing and exits 1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+install=1
+[ "${1:-}" = "--no-install" ] && install=0
+
+missing=()
+say() { printf '== %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then
+    "$@"
+  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo "$@"
+  else
+    return 1
+  fi
+}
+
+apt_updated=0
+# Debian packages by name; each argument is "command:package".
+need_debs() {
+  local want=()
+  for pair in "$@"; do
+    command -v "${pair%%:*}" >/dev/null || want+=("${pair#*:}")
+  done
+  [ ${#want[@]} = 0 ] && return 0
+  if [ $install = 0 ]; then
+    missing+=("${want[@]}")
+    return 0
+  fi
+  say "apt-get install ${want[*]}"
+  if [ $apt_updated = 0 ]; then
+    as_root apt-get update -q >/dev/null || { missing+=("${want[@]} (apt-get needs root or sudo)"); return 0; }
+    apt_updated=1
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}" >/dev/null \
+    || missing+=("${want[@]} (apt-get install failed)")
+}
+
+say "peers"
+need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm
+
+if ! python3 -c "import pythonosc" 2>/dev/null; then
+  if [ $install = 1 ] && command -v python3 >/dev/null; then
+    say "pip install python-osc"
+    python3 -m pip install -q --disable-pip-version-check python-osc || missing+=("python-osc (pip install failed)")
+  else
+    missing+=("python-osc (pip install python-osc)")
+  fi
+fi
+
+if command -v npm >/dev/null; then
+  if [ $install = 1 ]; then
+    say "npm ci --prefix scripts/js"
+    npm ci --prefix scripts/js --no-audit --no-fund >/dev/null || missing+=("scripts/js node modules (npm ci failed)")
+  elif [ ! -d scripts/js/node_modules ]; then
+    missing+=("scripts/js node modules (npm ci --prefix scripts/js)")
+  fi
+fi
+
+if [ ${#missing[@]} != 0 ]; then
+  echo "test-all: cannot run the peer tests; missing:" >&2
+  printf '  %s\n' "${missing[@]}" >&2
+  exit 1
+fi
+chromium --version
+tshark --version | head -n 1
+
+say "cargo test --workspace -- --include-ignored"
+cargo test --workspace -- --include-ignored
+
+say "demo pipeline (reuses the test build)"
+PROFILE=debug scripts/demo-pipeline.sh --check
