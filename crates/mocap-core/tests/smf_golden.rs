@@ -167,52 +167,110 @@ fn malformed_containers_are_refused_with_reasons() {
     assert_eq!(got.len(), 5);
 }
 
+/// The upstream "malformed" set: what cannot be decoded (structure, widths)
+/// is refused with its reason and offset; odd values (NaN or negative clocks,
+/// a NaN rest pose) decode with a warning and every bone intact.
 #[test]
-fn malformed_packets_are_refused_with_reasons() {
+fn malformed_packets_are_refused_or_warned_with_reasons() {
+    use mocap_core::smf::WarningKind;
+    enum Want {
+        Refused(Option<Tag>, ErrorKind),
+        Warned(Tag, WarningKind),
+    }
+    use Want::{Refused, Warned};
     let ds = datagrams(BAD_PACKETS);
-    let got: Vec<_> = ds.iter().map(|d| smf::parse(d).unwrap_err()).collect();
     let want = [
-        (Some(Tag::FTYP), ErrorKind::FormatType),
-        (Some(Tag::VRSN), ErrorKind::Version(2)),
-        (None, ErrorKind::Missing(Tag::HEAD)),
-        (Some(Tag::SKDF), ErrorKind::SeveralPayloads),
-        (None, ErrorKind::NoPayload),
-        (Some(Tag::FNUM), ErrorKind::Duplicate),
-        (
+        Refused(Some(Tag::FTYP), ErrorKind::FormatType),
+        Refused(Some(Tag::VRSN), ErrorKind::Version(2)),
+        Refused(None, ErrorKind::Missing(Tag::HEAD)),
+        Refused(Some(Tag::SKDF), ErrorKind::SeveralPayloads),
+        Refused(None, ErrorKind::NoPayload),
+        Refused(Some(Tag::FNUM), ErrorKind::Duplicate),
+        Refused(
             Some(Tag::FNUM),
             ErrorKind::BadWidth {
                 expected: 4,
                 actual: 2,
             },
         ),
-        (
+        Refused(
             Some(Tag::TRAN),
             ErrorKind::BadWidth {
                 expected: 28,
                 actual: 24,
             },
         ),
-        (Some(Tag::TIME), ErrorKind::NotFinite),
-        (Some(Tag::TIME), ErrorKind::Negative),
-        (Some(Tag::UTTM), ErrorKind::NotFinite),
-        (
+        Warned(Tag::TIME, WarningKind::NonFiniteClock),
+        Warned(Tag::TIME, WarningKind::NegativeClock),
+        Warned(Tag::UTTM, WarningKind::NonFiniteClock),
+        Refused(
             Some(Tag::TMCD),
             ErrorKind::BadWidth {
                 expected: 6,
                 actual: 4,
             },
         ),
-        (Some(Tag::TRAN), ErrorKind::NotFinite),
+        Warned(Tag::BONS, WarningKind::NonFiniteBone { bone: 7 }),
     ];
-    assert_eq!(got.len(), want.len());
-    for (i, (e, (tag, kind))) in got.iter().zip(want).enumerate() {
-        assert_eq!((e.tag, e.kind), (tag, kind), "datagram {i}: {e}");
-        // The offset points at a chunk header carrying that tag.
-        if let Some(tag) = tag {
-            assert_eq!(&ds[i][e.offset + 4..e.offset + 8], &tag.0, "datagram {i}");
+    assert_eq!(ds.len(), want.len());
+    for (i, (d, want)) in ds.iter().zip(want).enumerate() {
+        match (smf::parse(d), want) {
+            (Err(e), Refused(tag, kind)) => {
+                assert_eq!((e.tag, e.kind), (tag, kind), "datagram {i}: {e}");
+                // The offset points at a chunk header carrying that tag.
+                if let Some(tag) = tag {
+                    assert_eq!(&d[e.offset + 4..e.offset + 8], &tag.0, "datagram {i}");
+                }
+                if i == 5 {
+                    assert_eq!(e.offset, 97, "the second fnum");
+                }
+            }
+            (Ok(p), Warned(tag, kind)) => {
+                let w = p.warnings();
+                assert_eq!(w.len(), 1, "datagram {i}: {w:?}");
+                assert_eq!((w[0].tag, w[0].kind), (tag, kind), "datagram {i}");
+                assert_eq!(&d[w[0].offset + 4..w[0].offset + 8], &tag.0, "datagram {i}");
+                let (bones, records) = match &p.body {
+                    Body::Frame(f) => (f.bones().count(), f.bone_count()),
+                    Body::Skeleton(s) => (s.bones().count(), s.bone_count()),
+                    Body::Sensor(_) => (0, 1),
+                };
+                assert!(bones >= 1, "datagram {i}");
+                assert_eq!(bones, records, "datagram {i}: every bone decoded");
+            }
+            (got, _) => panic!("datagram {i}: {:?}", got.map(|p| p.warnings())),
         }
     }
-    assert_eq!(got[5].offset, 97, "the second fnum");
+}
+
+/// A negative clock loses nothing: the frame decodes with every bone and one
+/// warning naming the `time` chunk; the good seed frame has none.
+#[test]
+fn a_negative_clock_is_a_warning_on_a_decoded_frame() {
+    use mocap_core::smf::{BodyRepr, WarningKind};
+    assert!(smf::parse(SEED).unwrap().warnings().is_empty());
+    let mut repr = smf::parse(SEED).unwrap().to_repr();
+    let BodyRepr::Frame(f) = &mut repr.body else {
+        panic!("the seed is a frame")
+    };
+    f.time = -3.5;
+    f.bones[4].rot = [0.0, 0.0, 0.0, 2.0];
+    let bytes = repr.to_bytes();
+    let p = smf::parse(&bytes).unwrap();
+    let Body::Frame(frame) = &p.body else {
+        panic!("not a frame")
+    };
+    assert_eq!(frame.time, -3.5);
+    assert_eq!(frame.bones().count(), 27);
+    let kinds: Vec<_> = p.warnings().iter().map(|w| w.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            WarningKind::NegativeClock,
+            WarningKind::NonUnitRotation { bone: 4 }
+        ]
+    );
+    assert_eq!(p.to_repr(), repr);
 }
 
 #[test]

@@ -455,3 +455,46 @@ fn completions_man_page_and_version() {
 fn completions_parse_in_bash_and_the_man_page_renders() {
     mocap_core::testutil::check_generate_with_shell_and_man(BIN, "ifm-handshake", "--bake");
 }
+
+/// iFacialMocap's numbers are decimal text on the wire: an f64 reader of our
+/// JSON gets exactly the numbers the text says (head, eyes, and blendshape
+/// percents as fractions).
+#[test]
+fn json_numbers_are_the_wire_text_for_an_f64_reader() {
+    let lines = frames(40);
+    let run = Proc::spawn(
+        BIN,
+        &["-r", "-", "--format", "json"],
+        Some(lines.join("\n").into_bytes()),
+    )
+    .finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    assert_eq!(recs.len(), lines.len() + 1);
+    let block = |line: &str, key: &str| -> Vec<f64> {
+        let at = line.find(key).unwrap() + key.len();
+        line[at..]
+            .split('|')
+            .next()
+            .unwrap()
+            .split(',')
+            .map(|v| v.parse::<f64>().unwrap())
+            .collect()
+    };
+    let nums = |v: &Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    for (line, rec) in lines.iter().zip(&recs) {
+        let head = block(line, "head#");
+        assert_eq!(nums(&rec["head"]["rot"]), head[..3], "{line}");
+        assert_eq!(nums(&rec["head"]["pos"]), head[3..], "{line}");
+        assert_eq!(nums(&rec["right_eye"]), block(line, "rightEye#"), "{line}");
+        assert_eq!(nums(&rec["left_eye"]), block(line, "leftEye#"), "{line}");
+        let jaw: f64 = block(line, "|jawOpen-")[0];
+        assert_eq!(rec["blendshapes"]["jawOpen"].as_f64(), Some(jaw / 100.0));
+    }
+}

@@ -64,9 +64,27 @@ fn decodes_the_seed_frame_from_a_file() {
     assert_eq!(bones.len(), 27);
     assert_eq!(bones[0]["name"], "root");
     assert_eq!(bones[10]["name"], "head");
-    // Floats round-trip to the same f32.
-    let x = bones[0]["rot"][0].as_f64().unwrap() as f32;
-    assert_eq!(x.to_le_bytes(), SEED[1575 - 27 * 54 + 26..][..4]);
+    // An f64 reader gets exactly the wire's float32 values: the clock (the
+    // shortest float32 text, 1674460400.0, would read 16 s off) and bones.
+    let wire = |at: usize| f64::from(f32::from_le_bytes(SEED[at..at + 4].try_into().unwrap()));
+    let time_at = SEED.windows(4).position(|w| w == b"time").unwrap() + 4;
+    assert_eq!(f["time"].as_f64(), Some(wire(time_at)));
+    assert_eq!(f["time"].as_f64(), Some(1_674_460_416.0));
+    let text = run.stdout[0].as_str();
+    assert!(text.contains(r#""time":1674460416.0"#), "{text}");
+    for (i, b) in bones.iter().enumerate() {
+        let tran = 1575 - 27 * 54 + i * 54 + 26;
+        for j in 0..4 {
+            assert_eq!(b["rot"][j].as_f64(), Some(wire(tran + 4 * j)), "bone {i}");
+        }
+        for j in 0..3 {
+            assert_eq!(
+                b["pos"][j].as_f64(),
+                Some(wire(tran + 16 + 4 * j)),
+                "bone {i}"
+            );
+        }
+    }
     let s = &recs[1];
     assert_eq!(s["type"], "summary");
     assert_eq!(
@@ -105,11 +123,28 @@ fn malformed_capture_gives_error_records_and_exit_zero() {
     assert_eq!(run.code, Some(0));
     let recs = run.json();
     assert_eq!(recs.len(), 14);
-    assert!(recs[..13].iter().all(|r| r["type"] == "error"));
+    // What cannot be decoded is an error record; odd values (NaN and
+    // negative clocks, a NaN rest pose: datagrams 8, 9, 10, 12) are decoded
+    // records carrying a warning.
+    let types: Vec<&str> = recs[..13]
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    let mut want = vec!["error"; 13];
+    for i in [8, 9, 10] {
+        want[i] = "mocopi.frame";
+    }
+    want[12] = "mocopi.skeleton";
+    assert_eq!(types, want);
+    assert_eq!(recs[9]["time"], -1.0);
+    assert_eq!(recs[9]["warnings"][0]["tag"], "time");
+    assert_eq!(recs[9]["warnings"][0]["reason"], "clock value is negative");
+    assert_eq!(recs[12]["warnings"][0]["tag"], "bons");
     assert_eq!(recs[1]["tag"], "vrsn");
     assert_eq!(recs[1]["offset"], 34);
     assert!(recs[1]["reason"].as_str().unwrap().contains("version 2"));
-    assert_eq!(recs[13]["errors"], 13);
+    assert_eq!(recs[13]["errors"], 9);
+    assert_eq!(recs[13]["warnings"], 4);
 }
 
 #[test]

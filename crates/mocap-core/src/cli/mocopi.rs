@@ -103,6 +103,16 @@ impl VmcSink {
 
     fn packet(&mut self, p: &Packet<'_>, arrival: Option<f64>, log: &Log, opts: &VmcOut) {
         match &p.body {
+            // A rest pose with NaN or infinities would put NaN into every
+            // bone sent; keep the skeleton we have (or keep waiting).
+            Body::Skeleton(s)
+                if s.bones()
+                    .any(|b| !b.rot.iter().chain(&b.pos).all(|v| v.is_finite())) =>
+            {
+                log.info(format_args!(
+                    "skeleton with a non-finite rest pose not used for VMC"
+                ));
+            }
             Body::Skeleton(s) => match self.bridge.skeleton(s) {
                 SkeletonEvent::First => log.info(format_args!(
                     "skeleton received: sending VMC to {} (mapping {}, root motion {})",
@@ -241,6 +251,7 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
 #[derive(Default)]
 struct SenderStats {
     packets: u64,
+    warnings: u64,
     health: Health,
 }
 
@@ -261,6 +272,8 @@ impl Handler for Dump<'_> {
         let stats = self.senders.entry(d.src).or_default();
         stats.packets += 1;
         let parsed = smf::parse(d.payload);
+        let warnings = parsed.as_ref().map(Packet::warnings).unwrap_or_default();
+        stats.warnings += warnings.len() as u64;
         match &parsed {
             Ok(p) => match &p.body {
                 Body::Frame(f) => {
@@ -280,12 +293,12 @@ impl Handler for Dump<'_> {
         }
         match self.opts.format {
             DumpFormat::Json => match &parsed {
-                Ok(p) => self.json_packet(&d, p)?,
+                Ok(p) => self.json_packet(&d, p, &warnings)?,
                 Err(e) => self.out.json(&ErrorRecord::smf(&d, e))?,
             },
             DumpFormat::Human => {
                 self.scratch.clear();
-                self.human(&d, &parsed);
+                self.human(&d, &parsed, &warnings);
                 self.out.text(format_args!("{}", self.scratch))?;
             }
             DumpFormat::Tree => {
@@ -321,8 +334,21 @@ impl Handler for Dump<'_> {
 }
 
 impl Dump<'_> {
-    fn json_packet(&mut self, d: &Datagram<'_>, p: &Packet<'_>) -> anyhow::Result<()> {
+    fn json_packet(
+        &mut self,
+        d: &Datagram<'_>,
+        p: &Packet<'_>,
+        warnings: &[smf::Warning],
+    ) -> anyhow::Result<()> {
         let head = PacketHead::new(d, p);
+        let warnings: Vec<WarningRecord> = warnings
+            .iter()
+            .map(|w| WarningRecord {
+                offset: w.offset,
+                tag: w.tag.to_string(),
+                reason: w.kind.to_string(),
+            })
+            .collect();
         let unknown: Vec<_> = p
             .unknown_chunks()
             .into_iter()
@@ -338,7 +364,7 @@ impl Dump<'_> {
                 kind: "mocopi.frame",
                 head,
                 fnum: f.fnum,
-                time: f.time,
+                time: f64::from(f.time),
                 uttm: f.uttm,
                 // All six bytes zero is how apps say "no timecode".
                 timecode: f
@@ -358,11 +384,12 @@ impl Dump<'_> {
                         id: b.id,
                         name: smf::bone_name(b.id),
                         parent: None,
-                        rot: b.rot,
-                        pos: b.pos,
+                        rot: b.rot.map(f64::from),
+                        pos: b.pos.map(f64::from),
                     })
                     .collect(),
                 unknown,
+                warnings,
             })?,
             Body::Skeleton(s) => self.out.json(&SkeletonRecord {
                 kind: "mocopi.skeleton",
@@ -373,11 +400,12 @@ impl Dump<'_> {
                         id: b.id,
                         name: smf::bone_name(b.id),
                         parent: Some(b.parent),
-                        rot: b.rot,
-                        pos: b.pos,
+                        rot: b.rot.map(f64::from),
+                        pos: b.pos.map(f64::from),
                     })
                     .collect(),
                 unknown,
+                warnings,
             })?,
             Body::Sensor(s) => self.out.json(&SensorRecord {
                 kind: "mocopi.sensor",
@@ -397,7 +425,12 @@ impl Dump<'_> {
         Ok(())
     }
 
-    fn human(&mut self, d: &Datagram<'_>, parsed: &smf::Result<Packet<'_>>) {
+    fn human(
+        &mut self,
+        d: &Datagram<'_>,
+        parsed: &smf::Result<Packet<'_>>,
+        warnings: &[smf::Warning],
+    ) {
         let s = &mut self.scratch;
         match parsed {
             Ok(p) => {
@@ -431,6 +464,9 @@ impl Dump<'_> {
                 }
                 if p.unknown_count() > 0 {
                     let _ = write!(s, " unknown={}", p.unknown_count());
+                }
+                if let Some(w) = warnings.first() {
+                    let _ = write!(s, " warnings={} ({w})", warnings.len());
                 }
                 push_origin(s, d, self.first_arrival);
                 if let Some(sender) = p.sender {
@@ -483,7 +519,7 @@ impl Dump<'_> {
             .iter()
             .map(|(src, s)| SenderRecord {
                 src: *src,
-                counters: Counters::new(s.packets, &s.health.report()),
+                counters: Counters::new(s.packets, s.warnings, &s.health.report()),
             })
             .collect();
         let totals = Counters::total(senders.iter().map(|s| &s.counters));
@@ -701,12 +737,18 @@ struct FrameRecord<'a> {
     #[serde(flatten)]
     head: PacketHead,
     fnum: u32,
-    time: f32,
+    // Wire float32 values are widened: serde prints an f32 as its shortest
+    // float32 text (1674460416 as 1674460400.0), which f64 readers (jq,
+    // Python, JavaScript) read as another number. Widened, the shortest f64
+    // text reads back as exactly the wire value.
+    time: f64,
     uttm: Option<f64>,
     timecode: Option<TimecodeRecord>,
     bones: Vec<BoneRecord>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     unknown: Vec<UnknownRecord>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<WarningRecord>,
 }
 
 #[derive(Serialize)]
@@ -718,6 +760,8 @@ struct SkeletonRecord<'a> {
     bones: Vec<BoneRecord>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     unknown: Vec<UnknownRecord>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<WarningRecord>,
 }
 
 #[derive(Serialize)]
@@ -747,8 +791,9 @@ struct BoneRecord {
     name: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     parent: Option<i16>,
-    rot: [f32; 4],
-    pos: [f32; 3],
+    // Widened from the wire's float32, like `time`.
+    rot: [f64; 4],
+    pos: [f64; 3],
 }
 
 #[derive(Serialize)]
@@ -757,6 +802,14 @@ struct ChildRecord {
     offset: usize,
     len: usize,
     hex: String,
+}
+
+/// An odd value in a packet that was decoded all the same.
+#[derive(Serialize)]
+struct WarningRecord {
+    offset: usize,
+    tag: String,
+    reason: String,
 }
 
 #[derive(Serialize)]
@@ -824,20 +877,24 @@ struct Counters {
     packets: u64,
     #[serde(flatten)]
     health: HealthReport,
+    /// Packets' odd values (decoded and used all the same).
+    warnings: u64,
 }
 
 impl Counters {
-    fn new(packets: u64, health: &HealthReport) -> Self {
+    fn new(packets: u64, warnings: u64, health: &HealthReport) -> Self {
         Self {
             packets,
             health: health.rounded(),
+            warnings,
         }
     }
 
     fn total<'a>(all: impl Iterator<Item = &'a Self>) -> Self {
-        let mut t = Self::new(0, &HealthReport::default());
+        let mut t = Self::new(0, 0, &HealthReport::default());
         for c in all {
             t.packets += c.packets;
+            t.warnings += c.warnings;
             t.health.merge(&c.health);
         }
         t.health = t.health.rounded();
@@ -857,6 +914,9 @@ impl Counters {
             h.reordered,
             h.restarts
         );
+        if self.warnings > 0 {
+            let _ = write!(s, "; {} warnings", self.warnings);
+        }
         if let Some(fps) = h.fps {
             let _ = write!(s, "; {fps:.1} fps");
         }

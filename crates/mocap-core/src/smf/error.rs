@@ -50,10 +50,63 @@ pub enum ErrorKind {
     SeveralPayloads,
     /// None of `fram`, `skdf`, `sndt` at the top level.
     NoPayload,
-    /// A clock or transform value is NaN or infinite.
-    NotFinite,
-    /// A clock value is below zero.
-    Negative,
+}
+
+/// A value that decodes but is odd: the packet is still decoded and used, and
+/// the warning says what and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Warning {
+    /// Byte offset in the datagram of the chunk header at fault (for a bone,
+    /// its list: `btrs` or `bons`).
+    pub offset: usize,
+    /// The chunk at fault.
+    pub tag: Tag,
+    /// What is odd.
+    pub kind: WarningKind,
+}
+
+/// The odd values a decoded packet can carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WarningKind {
+    /// A clock (`time`, `uttm`) below zero.
+    NegativeClock,
+    /// A clock that is NaN or infinite.
+    NonFiniteClock,
+    /// A bone's rotation or position holds NaN or an infinity.
+    NonFiniteBone {
+        /// The bone's id.
+        bone: u16,
+    },
+    /// A bone's rotation is not a unit quaternion (|q| off 1 by more than
+    /// [`UNIT_TOLERANCE`](super::UNIT_TOLERANCE)).
+    NonUnitRotation {
+        /// The bone's id.
+        bone: u16,
+    },
+}
+
+impl fmt::Display for WarningKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::NegativeClock => write!(f, "clock value is negative"),
+            Self::NonFiniteClock => write!(f, "clock value is not finite"),
+            Self::NonFiniteBone { bone } => write!(f, "bone {bone} has a non-finite value"),
+            Self::NonUnitRotation { bone } => {
+                write!(f, "bone {bone} rotation is not a unit quaternion")
+            }
+        }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} at offset {} in `{}`",
+            self.kind, self.offset, self.tag
+        )
+    }
 }
 
 impl fmt::Display for ErrorKind {
@@ -83,8 +136,6 @@ impl fmt::Display for ErrorKind {
                 write!(f, "more than one payload chunk (fram, skdf, sndt)")
             }
             Self::NoPayload => write!(f, "no payload chunk (fram, skdf or sndt)"),
-            Self::NotFinite => write!(f, "value is not finite"),
-            Self::Negative => write!(f, "clock value is negative"),
         }
     }
 }

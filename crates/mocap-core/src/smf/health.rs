@@ -156,6 +156,9 @@ impl Health {
         match event {
             FrameEvent::Duplicate => self.duplicates += 1,
             FrameEvent::Late | FrameEvent::Stale | FrameEvent::Unnumbered => {}
+            // A NaN or infinite clock (decoded with a warning) says nothing
+            // about rate or jitter; it must not poison the sums either.
+            _ if !clock.is_finite() => {}
             FrameEvent::First | FrameEvent::Restart => {
                 self.last_clock = Some(clock);
                 self.last_transit = arrival.map(|at| at - clock);

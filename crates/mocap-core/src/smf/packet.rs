@@ -1,6 +1,6 @@
 use std::net::Ipv4Addr;
 
-use super::{Chunk, Chunks, Error, ErrorKind, HEADER_LEN, Result, Tag};
+use super::{Chunk, Chunks, Error, ErrorKind, HEADER_LEN, Result, Tag, Warning, WarningKind};
 
 /// The only value `ftyp` has ever carried.
 pub const FORMAT_TYPE: &[u8; 18] = b"sony motion format";
@@ -93,6 +93,9 @@ pub struct Frame<'a> {
     /// `tmcd`: timecode (newest apps; all zero means none).
     pub timecode: Option<Timecode>,
     bones: BoneList<'a>,
+    /// Offsets of the `time` and `uttm` chunks, for warnings.
+    time_at: usize,
+    uttm_at: usize,
 }
 
 impl<'a> Frame<'a> {
@@ -301,6 +304,35 @@ impl<'a> Packet<'a> {
         out
     }
 
+    /// Odd values in a packet that decoded: negative or non-finite clocks,
+    /// non-finite bone values, rotations that are not unit quaternions. The
+    /// packet is still good to use; tools report these and go on.
+    pub fn warnings(&self) -> Vec<Warning> {
+        let mut out = Vec::new();
+        match &self.body {
+            Body::Frame(f) => {
+                clock_warning(f.time_at, Tag::TIME, f64::from(f.time), &mut out);
+                if let Some(u) = f.uttm {
+                    clock_warning(f.uttm_at, Tag::UTTM, u, &mut out);
+                }
+                let list = f.bones.chunk.offset;
+                out.extend(
+                    f.bones()
+                        .filter_map(|b| bone_warning(list, Tag::BTRS, b.id, b.rot, b.pos)),
+                );
+            }
+            Body::Skeleton(s) => {
+                let list = s.bones.chunk.offset;
+                out.extend(
+                    s.bones()
+                        .filter_map(|b| bone_warning(list, Tag::BONS, b.id, b.rot, b.pos)),
+                );
+            }
+            Body::Sensor(_) => {}
+        }
+        out
+    }
+
     /// The frame, if this is a frame packet.
     pub fn frame(&self) -> Option<&Frame<'a>> {
         match &self.body {
@@ -465,17 +497,14 @@ fn parse_frame<'a>(fram: &Chunk<'a>, unknown: &mut u32) -> Result<Frame<'a>> {
         unknown,
     )?;
     let fnum = u32::from_le_bytes(required(fnum, fram, Tag::FNUM)?.fixed::<4>()?);
+    // Odd clock values (negative, NaN) are warnings, not errors: nothing
+    // needs the value to use the bones.
     let time_chunk = required(time, fram, Tag::TIME)?;
     let time = f32::from_le_bytes(time_chunk.fixed::<4>()?);
-    check_clock(&time_chunk, f64::from(time))?;
-    let uttm = match uttm {
-        Some(c) => {
-            let v = f64::from_le_bytes(c.fixed::<8>()?);
-            check_clock(&c, v)?;
-            Some(v)
-        }
-        None => None,
-    };
+    let uttm_at = uttm.map_or(0, |c| c.offset);
+    let uttm = uttm
+        .map(|c| c.fixed::<8>().map(f64::from_le_bytes))
+        .transpose()?;
     let timecode = tmcd.map(|c| c.fixed::<6>().map(Timecode)).transpose()?;
     let btrs = required(btrs, fram, Tag::BTRS)?;
     let (count, canonical) = match canonical_btrs(btrs.value) {
@@ -502,6 +531,8 @@ fn parse_frame<'a>(fram: &Chunk<'a>, unknown: &mut u32) -> Result<Frame<'a>> {
             count,
             canonical,
         },
+        time_at: time_chunk.offset,
+        uttm_at,
     })
 }
 
@@ -512,13 +543,9 @@ fn parse_skeleton<'a>(skdf: &Chunk<'a>, unknown: &mut u32) -> Result<Skeleton<'a
         let [id, parent, tran] = children(bndt, [Tag::BNID, Tag::PBID, Tag::TRAN], unknown)?;
         read_u16(&required(id, bndt, Tag::BNID)?)?;
         read_u16(&required(parent, bndt, Tag::PBID)?)?;
-        // The rest pose is the reference every later frame is read against,
-        // so an unusable one refuses the whole skeleton.
-        let tran = required(tran, bndt, Tag::TRAN)?;
-        let (rot, pos) = read_tran(&tran)?;
-        if !rot.iter().chain(&pos).all(|v| v.is_finite()) {
-            return Err(tran.error(ErrorKind::NotFinite));
-        }
+        // A non-finite rest pose is decoded with a warning; users of the
+        // skeleton (the VMC bridge) decide whether they can build on it.
+        read_tran(&required(tran, bndt, Tag::TRAN)?)?;
         Ok(())
     })?;
     Ok(Skeleton {
@@ -549,14 +576,34 @@ fn check_bone_list(
     Ok(count)
 }
 
-fn check_clock(c: &Chunk<'_>, v: f64) -> Result<()> {
-    if !v.is_finite() {
-        Err(c.error(ErrorKind::NotFinite))
+fn clock_warning(at: usize, tag: Tag, v: f64, out: &mut Vec<Warning>) {
+    let kind = if !v.is_finite() {
+        WarningKind::NonFiniteClock
     } else if v < 0.0 {
-        Err(c.error(ErrorKind::Negative))
+        WarningKind::NegativeClock
     } else {
-        Ok(())
-    }
+        return;
+    };
+    out.push(Warning {
+        offset: at,
+        tag,
+        kind,
+    });
+}
+
+fn bone_warning(list: usize, tag: Tag, id: u16, rot: [f32; 4], pos: [f32; 3]) -> Option<Warning> {
+    let kind = if !rot.iter().chain(&pos).all(|v| v.is_finite()) {
+        WarningKind::NonFiniteBone { bone: id }
+    } else if (rot.iter().map(|v| v * v).sum::<f32>().sqrt() - 1.0).abs() > super::UNIT_TOLERANCE {
+        WarningKind::NonUnitRotation { bone: id }
+    } else {
+        return None;
+    };
+    Some(Warning {
+        offset: list,
+        tag,
+        kind,
+    })
 }
 
 /// Chunk headers of a `btdt` as every app writes it: `bnid` (2 bytes), then `tran` (28).
