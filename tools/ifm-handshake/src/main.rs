@@ -102,9 +102,10 @@ struct Args {
     #[arg(long)]
     stop: bool,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = IfmFormat::Human)]
-    format: IfmFormat,
+    /// Output format [default: human; with --vmc, none: a status line every
+    /// --stats-interval (default 5s) on stderr instead of a line per frame].
+    #[arg(long, value_enum)]
+    format: Option<IfmFormat>,
 
     /// Also send every frame as VMC (perfect sync) to HOST:PORT (repeatable).
     #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
@@ -133,6 +134,9 @@ struct Args {
     /// While the app reports no face: hold the last pose or send a neutral one.
     #[arg(long, value_enum, default_value = "hold", requires = "vmc")]
     on_lost: LostArg,
+
+    #[command(flatten)]
+    pace: cli::PaceArgs,
 
     #[command(flatten)]
     limits: StopArgs,
@@ -208,7 +212,13 @@ fn main() -> ExitCode {
         keepalive: args.keepalive,
         silence: args.silence,
         mode,
-        format: args.format,
+        // Bridging is a background job: no line per frame unless asked.
+        format: match args.format {
+            Some(f) => f,
+            None if !args.vmc.is_empty() => IfmFormat::Status,
+            None => IfmFormat::Human,
+        },
+        topspeed: args.pace.topspeed,
         stop: args.limits,
         log: args.log,
         vmc: (!args.vmc.is_empty()).then_some(ifm::VmcOut {

@@ -498,3 +498,69 @@ fn json_numbers_are_the_wire_text_for_an_f64_reader() {
         assert_eq!(rec["blendshapes"]["jawOpen"].as_f64(), Some(jaw / 100.0));
     }
 }
+
+/// Datagrams arriving at `rx` until it is quiet for 500 ms, with the time
+/// from the first to the last.
+fn receive_all(rx: &UdpSocket) -> (Vec<Vec<u8>>, Duration) {
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut buf = vec![0u8; 65_536];
+    let mut got = Vec::new();
+    let (mut first, mut last) = (None, None);
+    while let Ok(n) = rx.recv(&mut buf) {
+        let now = std::time::Instant::now();
+        first.get_or_insert(now);
+        last = Some(now);
+        got.push(buf[..n].to_vec());
+    }
+    let span = match (first, last) {
+        (Some(a), Some(b)) => b - a,
+        _ => Duration::ZERO,
+    };
+    (got, span)
+}
+
+/// Sending a capture on as VMC plays it at its recorded timing (203 frames
+/// over 3.37 s), so a receiver gets every frame; in bridge mode (no
+/// --format) stdout stays empty. --topspeed sends as fast as read.
+#[test]
+fn vmc_from_a_capture_is_paced_and_quiet() {
+    let cap = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../captures/ifacialmocap/face-60fps.pcapng"
+    );
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let started = std::time::Instant::now();
+    let tool = Proc::spawn(BIN, &["-r", cap, "--vmc", &to], None);
+    let (got, span) = receive_all(&rx);
+    let run = tool.finish();
+    let took = started.elapsed();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stdout.is_empty(),
+        "bridge mode printed {:?}",
+        run.stdout
+    );
+    assert!(run.stderr.contains("203 frames"), "{}", run.stderr);
+    let applies = got
+        .iter()
+        .flat_map(|d| vmc::decode(d).unwrap())
+        .filter(|m| *m.as_ref().unwrap() == vmc::Message::BlendApply)
+        .count();
+    assert_eq!(applies, 203);
+    // 202 gaps of 1/60 s: 3.37 s, played as recorded (generous bounds).
+    assert!(span >= Duration::from_millis(3000), "{span:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let sent = format!("{} VMC datagrams sent", got.len());
+    assert!(run.stderr.contains(&sent), "{}", run.stderr);
+    // --topspeed: the same datagrams sent at once (a burst a receiver may
+    // not keep up with, which is why pacing is the default).
+    let tool = Proc::spawn(BIN, &["-r", cap, "--vmc", &to, "--topspeed"], None);
+    let (fast, span) = receive_all(&rx);
+    let run = tool.finish();
+    assert_eq!(run.code, Some(0));
+    assert!(run.stderr.contains(&sent), "{}", run.stderr);
+    assert!(!fast.is_empty() && fast.len() <= got.len());
+    assert!(span < Duration::from_secs(1), "{span:?}");
+}

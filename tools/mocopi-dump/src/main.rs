@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mocap_core::bridge::{BodyOptions, MappingTable};
-use mocap_core::cli::{self, Input, LogArgs, RecordArgs, StopArgs, mocopi};
+use mocap_core::cli::{self, Input, LogArgs, PaceArgs, RecordArgs, StopArgs, mocopi};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -25,8 +25,9 @@ Examples:
   mocopi-dump --duration 30s --stats-interval 5s
       stream health for 30 seconds
   mocopi-dump --format json | jq -c 'select(.type==\"mocopi.frame\") | .bones[0].pos'
-  mocopi-dump -q --vmc 127.0.0.1:39539
-      drive a VMC receiver (VSeeFace, VMC4B, Warudo) with the body
+  mocopi-dump --vmc 127.0.0.1:39539
+      drive a VMC receiver (VSeeFace, VMC4B, Warudo) with the body; a status
+      line every 5 s instead of a line per frame
   mocopi-dump -r captures/mocopi/wave-60hz.pcapng --vmc 127.0.0.1:39539 --mapping animu-sphere
       a capture at its recorded timing, with another torso mapping";
 
@@ -46,9 +47,10 @@ struct Args {
     #[arg(short, long, value_name = "FILE", conflicts_with = "listen")]
     read: Option<PathBuf>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = mocopi::DumpFormat::Human)]
-    format: mocopi::DumpFormat,
+    /// Output format [default: human; with --vmc, none: a status line every
+    /// --stats-interval (default 5s) on stderr instead of a line per packet].
+    #[arg(long, value_enum)]
+    format: Option<mocopi::DumpFormat>,
 
     /// Print a per-bone table under each packet (human format).
     #[arg(long)]
@@ -70,6 +72,9 @@ struct Args {
     /// performer's root (the avatar turns and bends in place).
     #[arg(long, requires = "vmc")]
     no_root_motion: bool,
+
+    #[command(flatten)]
+    pace: PaceArgs,
 
     #[command(flatten)]
     record: RecordArgs,
@@ -96,10 +101,16 @@ fn main() -> ExitCode {
     let opts = mocopi::Options {
         input,
         record: args.record,
-        format: args.format,
+        // Bridging is a background job: no line per frame unless asked.
+        format: match args.format {
+            Some(f) => f,
+            None if !args.vmc.is_empty() => mocopi::DumpFormat::Status,
+            None => mocopi::DumpFormat::Human,
+        },
         bones: args.bones,
         stop: args.stop,
         log: args.log,
+        topspeed: args.pace.topspeed,
         vmc: (!args.vmc.is_empty()).then(|| {
             let (mapping_name, mapping) = args.mapping;
             mocopi::VmcOut {

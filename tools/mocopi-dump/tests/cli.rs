@@ -907,3 +907,44 @@ fn golden_captures_carry_their_source_datagrams() {
     assert_eq!(recs.last().unwrap()["packets"], 13);
     assert_eq!(recs.len(), 13 + 1);
 }
+
+/// Bridge mode (`--vmc` without `--format`): nothing per frame on stdout,
+/// a status line per --stats-interval on stderr, every frame still sent at
+/// the capture's pace.
+#[test]
+fn vmc_bridge_mode_keeps_stdout_empty_and_reports_status() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let cap = format!("{CAPTURES}/wave-60hz.pcapng");
+    let started = Instant::now();
+    // 1 skeleton + 90 frames: 1.5 s of capture.
+    let tool = Proc::spawn(
+        BIN,
+        &[
+            "-r",
+            &cap,
+            "--vmc",
+            &to,
+            "-n",
+            "91",
+            "--stats-interval",
+            "500ms",
+        ],
+        None,
+    );
+    // Read while it sends: 270 datagrams would overflow a socket buffer.
+    let (_, messages) = receive_vmc(&rx);
+    let run = tool.finish();
+    let took = started.elapsed();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{:?}", run.stdout);
+    assert!(took >= Duration::from_millis(1300), "{took:?}");
+    let status = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains(": stats: "))
+        .count();
+    assert!(status >= 2, "{}", run.stderr);
+    assert!(run.stderr.contains("vmc: 90 frames"), "{}", run.stderr);
+    assert_eq!(vmc_frames(&messages).len(), 90);
+}

@@ -96,6 +96,9 @@ struct Args {
     format: Format,
 
     #[command(flatten)]
+    pace: cli::PaceArgs,
+
+    #[command(flatten)]
     stop: StopArgs,
 
     #[command(flatten)]
@@ -204,6 +207,7 @@ fn main() -> ExitCode {
         format: args.format,
         stop: args.stop.clone(),
         log: args.log.clone(),
+        topspeed: args.pace.topspeed,
     };
     cli::exit(relay::run(opts), relay::TOOL)
 }

@@ -565,14 +565,17 @@ fn read_a_capture_and_record_what_arrives() {
         "192.168.1.5:50000".parse().unwrap(),
         "192.168.1.9:39539".parse().unwrap(),
     );
+    // 100 ms apart in the capture.
     for (i, d) in input.iter().enumerate() {
-        w.write(Duration::from_millis(i as u64), src, dst, d)
+        w.write(Duration::from_millis(100 * i as u64), src, dst, d)
             .unwrap();
     }
     w.flush().unwrap();
     drop(w);
-    // Offline: forward a capture's datagrams (as fast as read).
+    // Offline: forward a capture's datagrams at their recorded timing...
     let rx = receiver();
+    let span = Duration::from_millis(100 * (input.len() as u64 - 1));
+    let started = Instant::now();
     let done = Proc::spawn(
         BIN,
         &[
@@ -586,8 +589,28 @@ fn read_a_capture_and_record_what_arrives() {
         None,
     )
     .finish();
+    let took = started.elapsed();
     assert_eq!(done.code, Some(0), "{}", done.stderr);
     assert_eq!(drain(&rx), input);
+    assert!(took >= span.mul_f64(0.9), "{took:?} for a {span:?} capture");
+    // ...or as fast as read with --topspeed.
+    let started = Instant::now();
+    let done = Proc::spawn(
+        BIN,
+        &[
+            "-r",
+            cap.to_str().unwrap(),
+            "--to",
+            &addr(&rx),
+            "--topspeed",
+        ],
+        None,
+    )
+    .finish();
+    let took = started.elapsed();
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    assert_eq!(drain(&rx), input);
+    assert!(took < span / 2, "{took:?} at top speed");
     // Live with -w: the recording reads back as the same datagrams.
     let rec = dir.join("rec.pcapng");
     let sink = receiver();

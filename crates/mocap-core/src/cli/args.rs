@@ -34,6 +34,19 @@ pub struct LogArgs {
     pub quiet: bool,
 }
 
+/// How often a bridge (`--vmc` without `--format`) prints its status line
+/// when `--stats-interval` is not given.
+pub const STATUS_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Capture input that a tool sends on to sockets, the same in every tool.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct PaceArgs {
+    /// With -r and an output socket: send as fast as the file is read
+    /// instead of at its recorded timing.
+    #[arg(long)]
+    pub topspeed: bool,
+}
+
 /// Recording what a sniffing tool receives, the same in every tool.
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct RecordArgs {

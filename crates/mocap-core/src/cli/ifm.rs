@@ -43,6 +43,10 @@ pub enum IfmFormat {
     Json,
     /// Each frame's text as received, one per line.
     Raw,
+    /// Bridge mode (`--vmc` without `--format`): no line per frame, a status
+    /// line every `--stats-interval` on stderr.
+    #[value(skip)]
+    Status,
 }
 
 /// What to do.
@@ -97,6 +101,9 @@ pub struct Options {
     pub log: LogArgs,
     /// Also send every frame as VMC (perfect sync) to these receivers.
     pub vmc: Option<VmcOut>,
+    /// `--topspeed`: send file input as fast as it is read, not at its
+    /// recorded timing.
+    pub topspeed: bool,
 }
 
 /// Where and how `--vmc` sends frames.
@@ -127,6 +134,15 @@ impl VmcSink {
 }
 
 impl Options {
+    /// How often to print counters: `--stats-interval`, or every few seconds
+    /// in bridge mode, where they are the only output.
+    fn stats_every(&self) -> Option<Duration> {
+        match self.format {
+            IfmFormat::Status => Some(self.log.stats_interval.unwrap_or(super::STATUS_INTERVAL)),
+            _ => self.log.stats_interval,
+        }
+    }
+
     fn phone_addr(&self, cmd: Command) -> Option<SocketAddr> {
         let default = if self.facemotion3d {
             ifm::FM_PHONE_PORT
@@ -303,6 +319,7 @@ impl<'o> Decoder<'o> {
                         reason: e.to_string(),
                         len: bytes.len(),
                     })?,
+                    IfmFormat::Status => {}
                     _ => self.out.text(format_args!(
                         "error  {e} ({} bytes){}\n",
                         bytes.len(),
@@ -322,6 +339,7 @@ impl<'o> Decoder<'o> {
         f: &Frame<'_>,
     ) -> anyhow::Result<()> {
         match self.opts.format {
+            IfmFormat::Status => {}
             IfmFormat::Raw => {
                 self.out
                     .text(format_args!("{}\n", String::from_utf8_lossy(bytes)))?;
@@ -501,6 +519,7 @@ impl Handler for UdpMode<'_> {
                 reason: e.reason.clone(),
                 len: 0,
             })?,
+            IfmFormat::Status => {}
             _ => self.dec.out.text(format_args!("error  {e}\n"))?,
         }
         Ok(())
@@ -532,6 +551,10 @@ fn run_udp(opts: &Options) -> anyhow::Result<()> {
     if let Some(path) = &opts.record.write {
         source.record_to(path)?;
     }
+    // Sending to a socket from a capture plays it at its recorded timing.
+    if opts.vmc.is_some() && !opts.topspeed {
+        source.pace_recorded();
+    }
     let live = source.is_live();
     let dec = Decoder::new(opts, live)?;
     source.announce(&dec.log);
@@ -558,7 +581,7 @@ fn run_udp(opts: &Options) -> anyhow::Result<()> {
         count: None,
         duration: opts.stop.duration,
     };
-    let stopped = super::run(&mut source, &limits, opts.log.stats_interval, &mut mode)?;
+    let stopped = super::run(&mut source, &limits, opts.stats_every(), &mut mode)?;
     mode.dec.log.finish();
     source.finish(&mode.dec.log)?;
     mode.dec.summary(Some(stopped.as_str()), None)
@@ -591,7 +614,7 @@ fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
         ));
     }
     let commands = command_socket(opts)?;
-    let mut pacer = super::Pacer::new(opts.stop.duration, opts.log.stats_interval);
+    let mut pacer = super::Pacer::new(opts.stop.duration, opts.stats_every());
     let mut last_send = None::<Instant>;
     let mut conn: Option<(TcpStream, SocketAddr)> = None;
     let mut splitter = ifm::Splitter::new(ifm::MAX_FRAME + ifm::TERMINATOR.len());

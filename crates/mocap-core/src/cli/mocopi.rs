@@ -33,6 +33,10 @@ pub enum DumpFormat {
     Json,
     /// The chunk tree of every datagram: offsets, lengths, tags, hex and decoded values.
     Tree,
+    /// Bridge mode (`--vmc` without `--format`): no line per packet, a status
+    /// line (rate, loss, what was sent) every `--stats-interval` on stderr.
+    #[value(skip)]
+    Status,
 }
 
 /// Everything `mocopi-dump` was asked to do.
@@ -52,6 +56,9 @@ pub struct Options {
     pub log: LogArgs,
     /// Also send the body as VMC to these receivers.
     pub vmc: Option<VmcOut>,
+    /// `--topspeed`: send file input as fast as it is read, not at its
+    /// recorded timing.
+    pub topspeed: bool,
 }
 
 /// Where and how `--vmc` sends the body.
@@ -69,10 +76,6 @@ pub struct VmcOut {
 struct VmcSink {
     bridge: BodyBridge,
     out: Fanout,
-    /// Send file input at its recorded timing rather than all at once.
-    pace: bool,
-    /// (wall clock, capture time) of the first frame paced; rebased on jumps.
-    base: Option<(Instant, f64)>,
     started: Instant,
     first_arrival: Option<f64>,
     frames: u64,
@@ -81,17 +84,11 @@ struct VmcSink {
     changes: u64,
 }
 
-/// Largest capture gap paced as recorded; longer gaps are cut to this (a
-/// capture spanning a pause should not stall the avatar for minutes).
-const MAX_GAP: f64 = 1.0;
-
 impl VmcSink {
-    fn new(v: &VmcOut, live: bool) -> anyhow::Result<Self> {
+    fn new(v: &VmcOut) -> anyhow::Result<Self> {
         Ok(Self {
             bridge: BodyBridge::new(v.body.clone()),
             out: Fanout::new(v.to.clone()).context("failed to open the VMC sending socket")?,
-            pace: !live,
-            base: None,
             started: Instant::now(),
             first_arrival: None,
             frames: 0,
@@ -150,37 +147,12 @@ impl VmcSink {
                     }
                     return;
                 };
-                if self.pace
-                    && let Some(at) = arrival
-                {
-                    self.wait_until(at);
-                }
                 self.frames += 1;
                 for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
                     self.out.send(&d);
                 }
             }
             Body::Sensor(_) => {}
-        }
-    }
-
-    /// Sleeps until capture time `at` on the wall clock, in slices so Ctrl-C
-    /// stays prompt.
-    fn wait_until(&mut self, at: f64) {
-        let (wall, capture) = *self.base.get_or_insert_with(|| (Instant::now(), at));
-        let ahead = at - capture;
-        if !(0.0..=wall.elapsed().as_secs_f64() + MAX_GAP).contains(&ahead) {
-            // Backwards or a long pause in the capture: start the clock again.
-            self.base = Some((Instant::now(), at));
-            return;
-        }
-        let target = wall + Duration::from_secs_f64(ahead);
-        while !super::interrupted() {
-            let now = Instant::now();
-            if now >= target {
-                break;
-            }
-            std::thread::sleep((target - now).min(Duration::from_millis(50)));
         }
     }
 }
@@ -221,6 +193,10 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
     if let Some(path) = &opts.record.write {
         source.record_to(path)?;
     }
+    // Sending to a socket from a capture plays it at its recorded timing.
+    if opts.vmc.is_some() && !opts.topspeed {
+        source.pace_recorded();
+    }
     let live = source.is_live();
     let log = Log::new(TOOL, opts.log.quiet, live);
     source.announce(&log);
@@ -233,13 +209,13 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         first_arrival: None,
         scratch: String::new(),
         capture: None,
-        vmc: opts
-            .vmc
-            .as_ref()
-            .map(|v| VmcSink::new(v, live))
-            .transpose()?,
+        vmc: opts.vmc.as_ref().map(VmcSink::new).transpose()?,
     };
-    let stopped = super::run(&mut source, &opts.stop, opts.log.stats_interval, &mut dump)?;
+    let every = match opts.format {
+        DumpFormat::Status => Some(opts.log.stats_interval.unwrap_or(super::STATUS_INTERVAL)),
+        _ => opts.log.stats_interval,
+    };
+    let stopped = super::run(&mut source, &opts.stop, every, &mut dump)?;
     dump.log.finish();
     source.finish(&dump.log)?;
     dump.capture = source.capture_stats();
@@ -306,6 +282,7 @@ impl Handler for Dump<'_> {
                 self.tree(&d, &parsed);
                 self.out.text(format_args!("{}", self.scratch))?;
             }
+            DumpFormat::Status => {}
         }
         let packets: u64 = self.senders.values().map(|s| s.packets).sum();
         self.log.progress(|| format!("{packets} packets"));
@@ -318,6 +295,7 @@ impl Handler for Dump<'_> {
         stats.health.error();
         match self.opts.format {
             DumpFormat::Json => self.out.json(&ErrorRecord::input(e))?,
+            DumpFormat::Status => {}
             _ => self.out.text(format_args!("error     {e}\n"))?,
         }
         Ok(())
@@ -562,14 +540,19 @@ impl Dump<'_> {
                     self.log.info(format_args!("{line}"));
                 }
                 if let Some(v) = &self.vmc {
-                    self.log.always(format_args!(
+                    let line = format!(
                         "  vmc: {} frames ({} datagrams) to {}; {} frames before the first skeleton, {} skeleton changes",
                         v.frames,
                         v.out.sent(),
                         list(v.out.targets()),
                         v.waiting,
                         v.changes
-                    ));
+                    );
+                    if stopped.is_some() {
+                        self.log.always(format_args!("{line}"));
+                    } else {
+                        self.log.info(format_args!("{line}"));
+                    }
                 }
                 if let Some(c) = self.capture {
                     self.log.always(format_args!(

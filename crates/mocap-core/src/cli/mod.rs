@@ -15,7 +15,10 @@ mod runner;
 mod source;
 pub mod stream;
 
-pub use args::{Format, LogArgs, RecordArgs, StopArgs, parse_duration, parse_host_port};
+pub use args::{
+    Format, LogArgs, PaceArgs, RecordArgs, STATUS_INTERVAL, StopArgs, parse_duration,
+    parse_host_port,
+};
 pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};
 pub use generate::{Generate, GenerateArgs, generated};
 pub use output::{Log, Output};

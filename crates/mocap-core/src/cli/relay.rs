@@ -113,6 +113,9 @@ pub struct Options {
     pub stop: StopArgs,
     /// `--quiet`, `--stats-interval`.
     pub log: LogArgs,
+    /// `--topspeed`: forward file input as fast as it is read, not at its
+    /// recorded timing.
+    pub topspeed: bool,
 }
 
 #[derive(Default, Clone, Serialize)]
@@ -187,6 +190,10 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
     if let Some(path) = &opts.record.write {
         source.record_to(path)?;
     }
+    // Sending to a socket from a capture plays it at its recorded timing.
+    if !opts.destinations.is_empty() && !opts.topspeed {
+        source.pace_recorded();
+    }
     let live = source.is_live();
     let log = Log::new(TOOL, opts.log.quiet, live);
     source.announce(&log);
@@ -214,6 +221,7 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
         format,
         stop,
         log: log_args,
+        topspeed: _,
     } = opts;
     let dests: Vec<Dest> = destinations
         .into_iter()

@@ -4,12 +4,12 @@ use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, bail};
 
 use crate::net;
-use crate::pcap::{CaptureError, CaptureStats, Datagrams, PcapNgWriter};
+use crate::pcap::{CaptureError, CaptureStats, Datagrams, Pace, PcapNgWriter, Schedule};
 use crate::textcap::TextDecoder;
 
 /// How often a live source wakes up to check Ctrl-C and deadlines.
@@ -86,6 +86,38 @@ pub struct Source {
     /// full size, so receiving never clears or reallocates it).
     len: usize,
     recorder: Option<Recorder>,
+    pacing: Option<Pacing>,
+}
+
+/// Longest capture gap played as recorded when pacing file input; longer idle
+/// gaps are cut to this (a capture paused for minutes need not be waited out).
+pub(crate) const MAX_PACED_GAP: Duration = Duration::from_secs(1);
+
+/// Recorded timing for file input that a tool sends on: the replay's own
+/// [`Schedule`], so every tool paces one way.
+struct Pacing {
+    schedule: Schedule,
+    start: Option<Instant>,
+}
+
+impl Pacing {
+    /// Waits until the datagram captured at `arrival` is due, in short
+    /// sleeps so Ctrl-C stays prompt (after Ctrl-C it returns at once).
+    fn wait(&mut self, arrival: f64) {
+        let ts = Duration::try_from_secs_f64(arrival).unwrap_or_default();
+        let deadline = self.schedule.deadline(ts);
+        let start = *self.start.get_or_insert_with(Instant::now);
+        let Some(due) = start.checked_add(deadline) else {
+            return;
+        };
+        while !super::interrupted() {
+            let now = Instant::now();
+            if now >= due {
+                break;
+            }
+            thread::sleep((due - now).min(POLL));
+        }
+    }
 }
 
 struct Recorder {
@@ -142,6 +174,7 @@ impl Source {
             buf,
             len: 0,
             recorder: None,
+            pacing: None,
         })
     }
 
@@ -160,6 +193,22 @@ impl Source {
             skipped: 0,
         });
         Ok(())
+    }
+
+    /// Delivers file input at its recorded timing (idle gaps over 1 s cut
+    /// to 1 s), for tools that send what they read to a
+    /// socket; a no-op for live input. Input without timestamps (a raw
+    /// `.bin`, hex lines) comes at once.
+    pub fn pace_recorded(&mut self) {
+        if !self.is_live() {
+            self.pacing = Some(Pacing {
+                schedule: Schedule::new(Pace::Recorded {
+                    speed: 1.0,
+                    max_gap: Some(MAX_PACED_GAP),
+                }),
+                start: None,
+            });
+        }
     }
 
     /// Whether datagrams arrive live (a socket, or text on stdin) rather
@@ -346,6 +395,9 @@ impl Source {
         };
         Ok(match event {
             Got::Datagram { src, dst, arrival } => {
+                if let (Some(p), Some(at)) = (&mut self.pacing, arrival) {
+                    p.wait(at);
+                }
                 let payload = self.buf.get(..self.len).unwrap_or_default();
                 if let Some(r) = &mut self.recorder {
                     r.record(src, dst, arrival, payload)?;
