@@ -298,3 +298,54 @@ fn completions_man_page_and_version() {
 fn completions_parse_in_bash_and_the_man_page_renders() {
     mocap_core::testutil::check_generate_with_shell_and_man(BIN, "vmc-average", "--prefer");
 }
+
+/// One sender socket, two streams to two listening ports (a script with one
+/// socket, or pcap-replay --port-map splitting two trackers): two sources,
+/// mixed to the mean, each with its own listening address.
+#[test]
+fn one_sender_socket_to_two_ports_is_two_sources() {
+    let (p1, p2) = (free_port(), free_port());
+    let (l1, l2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.1:{p2}"));
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    let tool = start(&[
+        "-l", &l1, "-l", &l2, "--to", &to, "--rate", "30", "--format", "json",
+    ]);
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let (a, b): (SocketAddr, SocketAddr) = (l1.parse().unwrap(), l2.parse().unwrap());
+    let handle = thread::spawn(move || {
+        let mut i = 0u32;
+        while !flag.load(Ordering::SeqCst) {
+            for (to, head) in [(a, 20.0), (b, 40.0)] {
+                for d in frame(head, i as f32) {
+                    socket.send_to(&d, to).unwrap();
+                }
+            }
+            i += 1;
+            thread::sleep(Duration::from_millis(20));
+        }
+    });
+    thread::sleep(Duration::from_millis(300));
+    let got = receive(&rx, Duration::from_millis(400));
+    stop.store(true, Ordering::SeqCst);
+    handle.join().unwrap();
+    assert!((last_head(&got) - 30.0).abs() < 1e-3, "{}", last_head(&got));
+    let sum = finish(tool).json().pop().unwrap();
+    let sources = sum["sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 2, "{sum}");
+    let mut listens: Vec<&str> = sources
+        .iter()
+        .map(|s| s["listen"].as_str().unwrap())
+        .collect();
+    listens.sort_unstable();
+    let mut want = [l1.as_str(), l2.as_str()];
+    want.sort_unstable();
+    assert_eq!(listens, want);
+    assert_eq!(sources[0]["sender"], sources[1]["sender"]);
+    assert!(
+        sources.iter().all(|s| s["frames"].as_u64().unwrap() > 5),
+        "{sum}"
+    );
+}

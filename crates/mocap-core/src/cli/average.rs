@@ -89,13 +89,15 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
     }
     let log = Log::new(TOOL, opts.log.quiet, true);
     let mut sockets = Vec::new();
+    // The addresses actually bound (port 0 becomes a real port): with the
+    // sender's address they identify a source.
+    let mut bound = Vec::new();
     for addr in &opts.listen {
         let socket = net::bind_udp(*addr, Some(POLL))
             .with_context(|| format!("failed to bind UDP {addr}"))?;
-        log.info(format_args!(
-            "listening on {} (UDP); Ctrl-C to stop",
-            socket.local_addr()?
-        ));
+        let local = socket.local_addr()?;
+        log.info(format_args!("listening on {local} (UDP); Ctrl-C to stop"));
+        bound.push(local);
         sockets.push(socket);
     }
     let mut inbox = Inbox::new(sockets);
@@ -168,7 +170,9 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         match inbox.recv(wait) {
             Received::Datagram(listen_idx, from, bytes) => {
                 let listen = opts.listen.get(listen_idx).copied().unwrap_or(from);
-                let src = source_of(&mut sources, &mut mixer, opts, listen, from, weight_of);
+                let local = bound.get(listen_idx).copied().unwrap_or(listen);
+                let at = (listen, local);
+                let src = source_of(&mut sources, &mut mixer, opts, at, from, weight_of);
                 let now = start.elapsed();
                 match vmc::decode(bytes) {
                     Ok(msgs) => {
@@ -234,29 +238,43 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
 }
 
 /// The source a datagram belongs to: a name given for its sender, else one
-/// for its listening socket, else a new source for this sender.
+/// for its listening socket (`(as given, as bound)`), else the source of
+/// this (listening socket, sender) pair, new if need be. One sender socket
+/// that sends to two listening ports is two sources (one script or one
+/// `pcap-replay --port-map` playing two trackers).
 fn source_of(
     sources: &mut Vec<SourceInfo>,
     mixer: &mut Mixer,
     opts: &Options,
-    listen: SocketAddr,
+    (listen, local): (SocketAddr, SocketAddr),
     from: SocketAddr,
     weight_of: impl Fn(&str) -> f64,
 ) -> usize {
     if let Some(i) = opts.sources.iter().position(|(_, a)| *a == from) {
         return i;
     }
-    if let Some(i) = opts.sources.iter().position(|(_, a)| *a == listen) {
+    if let Some(i) = opts
+        .sources
+        .iter()
+        .position(|(_, a)| *a == listen || *a == local)
+    {
         return i;
     }
-    if let Some(i) = sources.iter().position(|s| s.sender == Some(from)) {
+    if let Some(i) = sources
+        .iter()
+        .position(|s| s.sender == Some(from) && s.listen == local)
+    {
         return i;
     }
-    let name = format!("{from}");
+    let name = if opts.listen.len() > 1 {
+        format!("{from}>{local}")
+    } else {
+        format!("{from}")
+    };
     let i = mixer.add_source(weight_of(&name));
     sources.push(SourceInfo {
         name,
-        listen,
+        listen: local,
         sender: Some(from),
         datagrams: 0,
         messages: 0,
