@@ -1,39 +1,46 @@
 #!/usr/bin/env bash
-# vmc-average under load: 4 senders x 60 fps x 55 bones (one bundle per frame,
-# as VSeeFace sends) for 30 s into one port, tick mode at 60 Hz.
-# Reports vmc-average's CPU time per second of stream, the age of each mixed
-# frame's T when it reaches the receiver (send -> mix -> receive, including the
-# wait for the next tick, up to 16.7 ms at 60 Hz, whose share depends on the
-# senders' phase against the tick), the same at 4 x 240 fps, and at a 1 kHz
-# tick (see below).
+# vmc-average under load: 4 senders x 60 fps x 55 bones + 17 expressions (one
+# bundle per frame, as VSeeFace sends) into one port.
+# Reports vmc-average's CPU time per second of stream and the age of each
+# mixed frame's T when it reaches the receiver (send -> mix -> receive). In
+# frame mode (the default) a mixed frame goes out as soon as the primary
+# source's frame is complete, so T's age is what receiving, mixing and sending
+# add; in tick mode it also holds the wait for the next tick (up to 16.7 ms at
+# 60 Hz, depending on the senders' phase against the tick).
+#
+#   scripts/bench-average.sh           every row, once
+#   RUNS=3 scripts/bench-average.sh    the 4 x 60 fps rows three times each
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build -q --release -p vmc-average
 cargo build -q --release -p mocap-core --examples
 ex=target/release/examples
-run() { # senders fps seconds [tick rate]
-  local in=42100 out=42101 rate=${4:-60}
+run() { # senders fps seconds label [vmc-average flags...]
+  local in=42100 out=42101 senders=$1 fps=$2 secs=$3 label=$4
+  shift 4
   /usr/bin/time -f "%U %S" -o /tmp/vmc-average-time.$$ \
-    target/release/vmc-average -q -l 127.0.0.1:$in --to 127.0.0.1:$out --rate "$rate" --duration "$(( $3 + 1 ))s" &
+    target/release/vmc-average -q -l 127.0.0.1:$in --to 127.0.0.1:$out "$@" --duration "$(( secs + 1 ))s" &
   local pid=$!
   sleep 0.5
-  local res; res=$("$ex/vmc_load" 127.0.0.1:$in "$1" "$2" "$3" 127.0.0.1:$out)
+  local res; res=$("$ex/vmc_load" 127.0.0.1:$in "$senders" "$fps" "$secs" 127.0.0.1:$out)
   wait "$pid"
   read -r user sys < /tmp/vmc-average-time.$$
   rm -f /tmp/vmc-average-time.$$
-  python3 - "$res" "$user" "$sys" "$3" "$rate" <<'PY'
+  python3 - "$res" "$user" "$sys" "$secs" "$label" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1]); cpu = float(sys.argv[2]) + float(sys.argv[3]); secs = float(sys.argv[4]) + 1
-print("%d senders x %g fps, tick %s Hz: CPU %.2f %% of one core; %d mixed frames; T age p50 %.2f ms, p99 %.2f ms"
-      % (r["senders"], r["fps"], sys.argv[5], 100 * cpu / secs, r["mixed_frames_received"],
+print("%d senders x %g fps, %-14s CPU %.2f %% of one core; %d mixed frames; T age p50 %.2f ms, p99 %.2f ms"
+      % (r["senders"], r["fps"], sys.argv[5] + ":", 100 * cpu / secs, r["mixed_frames_received"],
          r["latency_us"]["p50"] / 1000, r["latency_us"]["p99"] / 1000))
 PY
 }
-run 4 60 30
-run 4 240 10
-# A 1 kHz tick waits at most 1 ms, so T's age here bounds what mixing itself
-# adds: receive, decode, mix, encode, send.
-run 4 60 10 1000
+for _ in $(seq "${RUNS:-1}"); do
+  run 4 60 30 "frame mode"
+  run 4 60 30 "tick 60 Hz" --mode tick --rate 60
+done
+run 4 240 10 "frame mode"
+# A 1 kHz tick waits at most 1 ms: another bound on what mixing itself adds.
+run 4 60 10 "tick 1 kHz" --mode tick --rate 1000
 
 # The highest sender rate it keeps up with: 4 senders at rising rates for 3 s
 # each; "kept" is the share of sent frames vmc-average completed (the kernel

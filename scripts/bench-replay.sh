@@ -4,7 +4,9 @@
 # A 12 s, 60 Hz mocopi capture (a skeleton every 3.5 s) is generated, then:
 # 1. Tap timing (root): inside a private network namespace, tcpdump on `lo`
 #    records while each tool replays the capture; the gaps between recorded
-#    packets are compared with the original gaps (p50/p99/max µs). Both tools
+#    packets are compared with the original gaps, and each packet's time since
+#    the first with the capture's (schedule error: drift), p50/p99/max µs,
+#    RUNS times (default 5), the two tools alternating. Both tools
 #    are measured at the same point, the kernel's packet tap. (tcpreplay injects
 #    frames below the IP stack, so a socket never receives them; the tap is the
 #    only common vantage point.)
@@ -24,9 +26,13 @@ replay=target/release/pcap-replay
 "$ex/make_captures" --long "$work/long.pcapng" 12 2>/dev/null
 echo "capture: 12 s of 60 Hz mocopi frames (+ skeletons), $(du -h "$work/long.pcapng" | cut -f1)"
 
+if [ "$(id -u)" = 0 ]; then
+  for tool in tcpdump tcpreplay; do
+    command -v $tool >/dev/null ||
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $tool >/dev/null 2>&1 || true
+  done
+fi
 if [ "$(id -u)" = 0 ] && command -v tcpdump >/dev/null; then
-  command -v tcpreplay >/dev/null ||
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpreplay >/dev/null 2>&1 || true
   ip netns add "$ns"
   ip -n "$ns" link set lo up
   tap() { # label, then the replay command (run inside the namespace)
@@ -41,13 +47,17 @@ if [ "$(id -u)" = 0 ] && command -v tcpdump >/dev/null; then
     kill -INT "$pid"; wait "$pid" 2>/dev/null || true
     printf '  %-12s %s\n' "$label" "$("$ex/replay_timing" compare "$work/long.pcapng" "$work/$label.pcap")"
   }
-  echo "gap error at the packet tap (tcpdump -i lo), same run:"
-  tap pcap-replay "$replay" -q "$work/long.pcapng"
-  if command -v tcpreplay >/dev/null; then
-    tap tcpreplay tcpreplay -q -i lo "$work/long.pcapng"
-  else
-    echo "  tcpreplay    skipped: the package is not installed"
-  fi
+  echo "timing at the packet tap (tcpdump -i lo), ${RUNS:-5} runs, alternating:"
+  # "realtime" is pcap-replay --realtime (SCHED_FIFO for the sending thread).
+  for _ in $(seq "${RUNS:-5}"); do
+    tap pcap-replay "$replay" -q "$work/long.pcapng"
+    tap realtime "$replay" -q --realtime "$work/long.pcapng"
+    if command -v tcpreplay >/dev/null; then
+      tap tcpreplay tcpreplay -q -i lo "$work/long.pcapng"
+    else
+      echo "  tcpreplay    skipped: the package is not installed"
+    fi
+  done
 else
   echo "tap timing skipped: needs root and tcpdump"
 fi

@@ -7,7 +7,10 @@
 //!   capture taken while replaying (e.g. `tcpdump -i lo`), the same vantage
 //!   point for any replay tool.
 //!
-//! Both print one JSON object: counts and the gap error p50/p99/max in µs.
+//! Both print one JSON object: counts, the gap error (each gap between
+//! consecutive datagrams against the capture's) and the schedule error (each
+//! datagram's time since the first against the capture's: drift shows here),
+//! p50/p99/max in µs.
 
 #![allow(
     missing_docs,
@@ -42,30 +45,54 @@ fn main() -> anyhow::Result<()> {
         [mode, capture, observed] if mode == "compare" => (stamps(capture)?, stamps(observed)?),
         _ => bail!("usage: replay_timing recv ADDR CAPTURE | compare CAPTURE OBSERVED"),
     };
-    let mut errors: Vec<u64> = got
+    let us = |a: f64, b: f64| ((a - b).abs() * 1e6).round() as u64;
+    let gaps: Vec<u64> = got
         .windows(2)
         .zip(want.windows(2))
         .filter_map(|(g, w)| {
             let got = g.get(1)?.saturating_sub(*g.first()?).as_secs_f64();
             let want = w.get(1)?.saturating_sub(*w.first()?).as_secs_f64();
-            Some(((got - want).abs() * 1e6).round() as u64)
+            Some(us(got, want))
         })
         .collect();
-    errors.sort_unstable();
-    let pct = |p: f64| {
-        let n = errors.len();
-        let i = ((p * n as f64).ceil() as usize).clamp(1, n.max(1)) - 1;
-        errors.get(i).copied().unwrap_or(0)
-    };
+    let (g0, w0) = (
+        got.first().copied().unwrap_or_default(),
+        want.first().copied().unwrap_or_default(),
+    );
+    let schedule: Vec<u64> = got
+        .iter()
+        .zip(&want)
+        .map(|(g, w)| {
+            us(
+                g.saturating_sub(g0).as_secs_f64(),
+                w.saturating_sub(w0).as_secs_f64(),
+            )
+        })
+        .collect();
     println!(
-        "{{\"expected\":{},\"observed\":{},\"gap_error_us\":{{\"p50\":{},\"p99\":{},\"max\":{}}}}}",
+        "{{\"expected\":{},\"observed\":{},\"gap_error_us\":{},\"schedule_error_us\":{}}}",
         want.len(),
         got.len(),
-        pct(0.50),
-        pct(0.99),
-        errors.last().copied().unwrap_or(0)
+        percentiles(gaps),
+        percentiles(schedule)
     );
     Ok(())
+}
+
+/// `{"p50":…,"p99":…,"max":…}` of a list of microseconds.
+fn percentiles(mut v: Vec<u64>) -> String {
+    v.sort_unstable();
+    let pct = |p: f64| {
+        let n = v.len();
+        let i = ((p * n as f64).ceil() as usize).clamp(1, n.max(1)) - 1;
+        v.get(i).copied().unwrap_or(0)
+    };
+    format!(
+        "{{\"p50\":{},\"p99\":{},\"max\":{}}}",
+        pct(0.50),
+        pct(0.99),
+        v.last().copied().unwrap_or(0)
+    )
 }
 
 /// Arrival times (as durations since the first) of up to `n` datagrams; stops

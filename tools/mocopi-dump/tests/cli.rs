@@ -547,6 +547,7 @@ fn replaying_a_capture_live_gives_what_reading_it_gives() {
                 max_gap: None,
             },
             spin: replay::DEFAULT_SPIN,
+            realtime: false,
             loops: 1,
             trigger: None,
             to_port: None,

@@ -77,6 +77,11 @@ struct Args {
     #[arg(long, value_name = "DUR", value_parser = cli::parse_duration, default_value = "1ms")]
     spin: Duration,
 
+    /// Run the sending thread at real-time priority (SCHED_FIFO; root or
+    /// CAP_SYS_NICE): fewer preemptions right before a send on a busy machine.
+    #[arg(long)]
+    realtime: bool,
+
     /// Play the capture N times; 0 loops until stopped.
     #[arg(long = "loop", value_name = "N", default_value_t = 1)]
     loops: u64,
@@ -148,6 +153,7 @@ fn main() -> ExitCode {
         dst: args.dst,
         pace,
         spin: args.spin,
+        realtime: args.realtime,
         loops: args.loops,
         trigger: args.trigger,
         to_port: args.to_port,

@@ -22,6 +22,9 @@ Examples:
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Mode {
+    /// As soon as the primary source completes a frame, with the latest frame
+    /// of each other live source (no added latency).
+    Frame,
     /// Every tick, the latest frame of each live source.
     Tick,
     /// Every window + gap, every frame of the window.
@@ -64,13 +67,13 @@ struct Args {
     #[arg(long, value_name = "NAME=ADDR", value_parser = parse_source)]
     source: Vec<(String, SocketAddr)>,
 
-    /// When to emit mixed frames.
-    #[arg(long, value_enum, default_value_t = Mode::Tick)]
-    mode: Mode,
+    /// When to emit mixed frames [default: frame; tick when --rate is given].
+    #[arg(long, value_enum)]
+    mode: Option<Mode>,
 
-    /// Mixed frames per second in tick mode.
-    #[arg(long, value_name = "HZ", default_value_t = 60.0)]
-    rate: f64,
+    /// Mixed frames per second in tick mode [default: 60].
+    #[arg(long, value_name = "HZ")]
+    rate: Option<f64>,
 
     /// Window length in window mode.
     #[arg(long, value_name = "DUR", default_value = "450ms", value_parser = cli::parse_duration)]
@@ -162,8 +165,16 @@ fn main() -> ExitCode {
         listen: args.listen,
         to: args.to,
         sources: args.source,
-        schedule: match args.mode {
-            Mode::Tick => Schedule::Tick { rate: args.rate },
+        // An explicit --rate means ticks (as before frame mode existed).
+        schedule: match args.mode.unwrap_or(if args.rate.is_some() {
+            Mode::Tick
+        } else {
+            Mode::Frame
+        }) {
+            Mode::Frame => Schedule::Frame,
+            Mode::Tick => Schedule::Tick {
+                rate: args.rate.unwrap_or(60.0),
+            },
             Mode::Window => Schedule::Window {
                 window: args.window,
                 gap: args.gap,

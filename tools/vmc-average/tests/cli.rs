@@ -349,3 +349,50 @@ fn one_sender_socket_to_two_ports_is_two_sources() {
         "{sum}"
     );
 }
+
+/// The default (frame) mode emits one mixed frame per frame of the primary
+/// source, with the other source's latest: 5 primary frames 100 ms apart give
+/// exactly 5 mixed frames (a 60 Hz tick would give about 30).
+#[test]
+fn frame_mode_emits_once_per_primary_frame() {
+    let (p1, p2) = (free_port(), free_port());
+    let (l1, l2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.1:{p2}"));
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    let tool = start(&[
+        "-l",
+        &l1,
+        "-l",
+        &l2,
+        "--source",
+        &format!("body={l1}"),
+        "--source",
+        &format!("face={l2}"),
+        "--to",
+        &to,
+        "--format",
+        "json",
+    ]);
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    // The face first, so the body's frames mix with it.
+    for d in frame(40.0, 0.0) {
+        tx.send_to(&d, &l2).unwrap();
+    }
+    thread::sleep(Duration::from_millis(50));
+    for i in 0..5 {
+        for d in frame(20.0, i as f32) {
+            tx.send_to(&d, &l1).unwrap();
+        }
+        thread::sleep(Duration::from_millis(100));
+    }
+    let got = receive(&rx, Duration::from_millis(300));
+    let sum = finish(tool).json().pop().unwrap();
+    // The face alone drove one frame before the body (the primary) was live.
+    assert_eq!(sum["frames_out"], 6, "{sum}");
+    let hips = got
+        .iter()
+        .filter(|m| matches!(m, Message::BonePos { name, .. } if name == "Hips"))
+        .count();
+    assert_eq!(hips, 6);
+    assert!((last_head(&got) - 30.0).abs() < 1e-3, "{}", last_head(&got));
+}

@@ -14,6 +14,7 @@ pub mod replay;
 mod runner;
 mod source;
 pub mod stream;
+mod timing;
 
 pub use args::{
     Format, LogArgs, PaceArgs, RecordArgs, STATUS_INTERVAL, StopArgs, parse_duration,

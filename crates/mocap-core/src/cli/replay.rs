@@ -6,7 +6,6 @@ use std::fs::File;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::path::PathBuf;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
@@ -51,6 +50,8 @@ pub struct Options {
     pub pace: Pace,
     /// How long before each deadline to stop sleeping and spin.
     pub spin: Duration,
+    /// `--realtime`: ask for SCHED_FIFO for the sending thread.
+    pub realtime: bool,
     /// Passes over the capture; 0 = until stopped.
     pub loops: u64,
     /// Wait for a datagram here, then play to its sender.
@@ -152,12 +153,20 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
     };
 
     let progress = progress_bar(opts, &log)?;
+    // Deadlines to keep: make this thread's sleeps and sends precise.
+    if opts.pace != Pace::TopSpeed {
+        let tuned = super::timing::tune_current_thread(opts.realtime);
+        log.info(format_args!("{}", tuned.describe(opts.realtime)));
+    }
+    let sleeper = super::timing::Sleeper::new();
     let mut schedule = Schedule::new(opts.pace);
     let mut lateness = Lateness::default();
     let mut counts = Counts::default();
     let mut stats = CaptureStats::default();
     let mut first_pass: Option<(Duration, Duration, u64)> = None;
-    let start = Instant::now();
+    // The clock starts when the first datagram is in hand, so opening and
+    // reading the file do not make every send look late.
+    let mut start: Option<Instant> = None;
     let mut stopped = "end of input";
     'passes: loop {
         let (mut first_ts, mut last_ts, mut n) = (None, Duration::ZERO, 0u64);
@@ -186,8 +195,9 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
                 break 'passes;
             }
             // Deadlines are capped (a century), so the sum cannot overflow.
+            let start = *start.get_or_insert_with(Instant::now);
             let due = start.checked_add(schedule.deadline(d.ts)).unwrap_or(start);
-            match wait_until(due, deadline, opts.spin) {
+            match wait_until(&sleeper, due, deadline, opts.spin) {
                 Wait::Due => {}
                 Wait::Interrupted => {
                     stopped = "interrupted";
@@ -295,8 +305,14 @@ enum Wait {
     Deadline,
 }
 
-/// Sleeps until close to `due`, then spins; gives up on Ctrl-C or `--duration`.
-fn wait_until(due: Instant, stop_at: Option<Instant>, spin: Duration) -> Wait {
+/// Sleeps (to absolute deadlines) until close to `due`, then spins; gives up
+/// on Ctrl-C or `--duration`.
+fn wait_until(
+    sleeper: &super::timing::Sleeper,
+    due: Instant,
+    stop_at: Option<Instant>,
+    spin: Duration,
+) -> Wait {
     loop {
         if interrupted() {
             return Wait::Interrupted;
@@ -312,7 +328,7 @@ fn wait_until(due: Instant, stop_at: Option<Instant>, spin: Duration) -> Wait {
         let wake = stop_at.map_or(due, |s| s.min(due));
         let left = wake.saturating_duration_since(now);
         if left > spin {
-            thread::sleep((left - spin).min(MAX_NAP));
+            sleeper.sleep_until(now + (left - spin).min(MAX_NAP));
         } else {
             std::hint::spin_loop();
         }

@@ -10,6 +10,10 @@ use super::average::{Method, average_linear, average_rotation};
 /// When mixed frames are made.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Schedule {
+    /// As soon as the driving source completes a frame, from the latest
+    /// complete frame of each live source: no wait for a tick. The driver is
+    /// the primary source while it is live, else the first live source.
+    Frame,
     /// Every `1/rate` s, from the latest complete frame of each live source.
     Tick {
         /// Frames per second.
@@ -70,6 +74,8 @@ struct Source {
     frames: u64,
     stale_periods: u64,
     was_live: bool,
+    /// A frame completed since the last mix (frame mode).
+    fresh: bool,
 }
 
 /// Per-source counters.
@@ -164,6 +170,7 @@ impl Mixer {
                 return;
             }
             s.frames += 1;
+            s.fresh = true;
             // Tick mode only needs the latest frame; keeping a history there
             // would cost a copy per frame and grow without bound.
             if matches!(self.cfg.schedule, Schedule::Window { .. }) {
@@ -181,6 +188,7 @@ impl Mixer {
     /// The mixed frame, if one is due at `now`.
     pub fn poll(&mut self, now: Duration) -> Option<Vec<Message>> {
         let period = match self.cfg.schedule {
+            Schedule::Frame => return self.poll_frame(now),
             Schedule::Tick { rate } => Duration::try_from_secs_f64(1.0 / rate.max(1e-3)).ok()?,
             Schedule::Window { window, gap } => window + gap,
         };
@@ -194,6 +202,29 @@ impl Mixer {
             next += period;
         }
         self.next_emit = Some(next);
+        Some(self.mix(now))
+    }
+
+    /// Frame mode: mix when the driving source has a fresh frame.
+    fn poll_frame(&mut self, now: Duration) -> Option<Vec<Message>> {
+        let stale = self.cfg.stale;
+        let is_live = |s: &Source| {
+            s.latest
+                .as_ref()
+                .is_some_and(|(t, _)| now.saturating_sub(*t) <= stale)
+        };
+        let driver = self
+            .sources
+            .get(self.cfg.primary)
+            .filter(|s| is_live(s))
+            .map(|_| self.cfg.primary)
+            .or_else(|| self.sources.iter().position(is_live))?;
+        if !self.sources.get(driver).is_some_and(|s| s.fresh) {
+            return None;
+        }
+        for s in &mut self.sources {
+            s.fresh = false;
+        }
         Some(self.mix(now))
     }
 
@@ -219,7 +250,7 @@ impl Mixer {
         let live = self.live(now);
         let window = match self.cfg.schedule {
             Schedule::Window { window, .. } => Some(window),
-            Schedule::Tick { .. } => None,
+            Schedule::Tick { .. } | Schedule::Frame => None,
         };
         if let Some(w) = window {
             for s in &mut self.sources {
@@ -421,6 +452,37 @@ mod tests {
             primary: 0,
             average_blends: false,
         }
+    }
+
+    #[test]
+    fn frame_mode_mixes_when_the_primary_completes_a_frame() {
+        let mut m = Mixer::new(cfg(Schedule::Frame), 2);
+        assert!(m.poll(ms(0)).is_none());
+        // Before the primary has sent anything, the first live source drives.
+        frame(&mut m, 1, 1, 30.0, 1.0);
+        let out = m.poll(ms(1)).unwrap();
+        assert!((head_angle(&out) - 30.0).abs() < 1e-3);
+        // Once the primary is live it alone triggers, mixing the other's latest.
+        frame(&mut m, 0, 2, 10.0, 1.0);
+        let out = m.poll(ms(2)).unwrap();
+        assert!((head_angle(&out) - 20.0).abs() < 1e-3);
+        assert!(m.poll(ms(3)).is_none(), "nothing new from the primary");
+        frame(&mut m, 1, 4, 50.0, 2.0);
+        assert!(
+            m.poll(ms(4)).is_none(),
+            "a secondary frame waits for the primary"
+        );
+        // Half a frame from the primary is not a frame.
+        m.push(0, ms(5), bone("Head", 10.0));
+        assert!(m.poll(ms(5)).is_none());
+        m.push(0, ms(5), Message::Time(2.0));
+        let out = m.poll(ms(5)).unwrap();
+        assert!((head_angle(&out) - 30.0).abs() < 1e-3);
+        assert!(m.next_due().is_none(), "no timer in frame mode");
+        // The primary goes stale: the other source drives alone.
+        frame(&mut m, 1, 700, 40.0, 3.0);
+        let out = m.poll(ms(700)).unwrap();
+        assert!((head_angle(&out) - 40.0).abs() < 1e-3);
     }
 
     #[test]
