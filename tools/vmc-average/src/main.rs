@@ -166,10 +166,12 @@ fn main() -> ExitCode {
         to: args.to,
         sources: args.source,
         // An explicit --rate means ticks (as before frame mode existed).
-        schedule: match args.mode.unwrap_or(if args.rate.is_some() {
-            Mode::Tick
-        } else {
-            Mode::Frame
+        schedule: match args.mode.unwrap_or_else(|| {
+            if args.rate.is_some() {
+                Mode::Tick
+            } else {
+                Mode::Frame
+            }
         }) {
             Mode::Frame => Schedule::Frame,
             Mode::Tick => Schedule::Tick {
