@@ -359,7 +359,7 @@ fn frame_mode_emits_once_per_primary_frame() {
     let (l1, l2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.1:{p2}"));
     let rx = receiver();
     let to = rx.local_addr().unwrap().to_string();
-    let tool = start(&[
+    let mut tool = start(&[
         "-l",
         &l1,
         "-l",
@@ -373,6 +373,8 @@ fn frame_mode_emits_once_per_primary_frame() {
         "--format",
         "json",
     ]);
+    // Both sockets bound before anything is sent.
+    tool.log_line("listening on");
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     // The face first, so the body's frames mix with it.
     for d in frame(40.0, 0.0) {
