@@ -10,6 +10,7 @@
 # what runs them. The peers, and where they come from:
 #
 #   python-osc          PyPI (pip)                VMC interop (vmc-relay)
+#   OneEuroFilter       PyPI (pip)                1€ filter conformance (mocap-core)
 #   protobufjs,         npm, pinned in            DLP3D interop (mocap-core),
 #   playwright-core     scripts/js/package-lock   viewer test (motion-stream)
 #   chromium            Debian (apt-get)          viewer test (motion-stream)
@@ -62,14 +63,17 @@ need_debs() {
 say "peers"
 need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm
 
-if ! python3 -c "import pythonosc" 2>/dev/null; then
+# PyPI packages: "module:package".
+for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter; do
+  module=${pair%%:*} package=${pair#*:}
+  python3 -c "import $module" 2>/dev/null && continue
   if [ $install = 1 ] && command -v python3 >/dev/null; then
-    say "pip install python-osc"
-    python3 -m pip install -q --disable-pip-version-check python-osc || missing+=("python-osc (pip install failed)")
+    say "pip install $package"
+    python3 -m pip install -q --disable-pip-version-check "$package" || missing+=("$package (pip install failed)")
   else
-    missing+=("python-osc (pip install python-osc)")
+    missing+=("$package (pip install $package)")
   fi
-fi
+done
 
 if command -v npm >/dev/null; then
   if [ $install = 1 ]; then

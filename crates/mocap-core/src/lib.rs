@@ -21,6 +21,7 @@ pub mod bridge;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod dlp3d;
+pub mod filter;
 pub mod ifm;
 pub mod net;
 pub mod osc;
