@@ -57,6 +57,34 @@ measure() { # fanout rate -> "received_min p50 p99" over the sinks
   echo "$min ${p50:-0} ${p99:-0}"
 }
 
+# Smoothing's cost (issue 17): 55-bone frames (+17 blendshapes, Apply, OK, T)
+# from 4 senders at 240 fps through vmc-relay filter mode, with and without
+# --smooth, side by side: CPU of the relay per second of stream and the age
+# of each frame's T at the receiver. SMOOTH_ONLY=1 runs just this part.
+smooth_rows() {
+  cargo build -q --release -p mocap-core --examples
+  local load="$root/target/release/examples/vmc_load"
+  echo "55-bone frames, 4 senders x 240 fps, 10 s, vmc-relay filter mode:"
+  for mode in plain smooth; do
+    local extra=(--drop /none); [ $mode = smooth ] && extra=(--drop /none --smooth)
+    /usr/bin/time -f "%U %S" -o "$work/time" "$relay" -q -l 127.0.0.1:$IN --to 127.0.0.1:$((IN + 1)) \
+      "${extra[@]}" --duration 11s &
+    local pid=$!
+    sleep 0.5
+    local res; res=$("$load" 127.0.0.1:$IN 4 240 10 127.0.0.1:$((IN + 1)))
+    wait "$pid"
+    read -r user sys <"$work/time"
+    python3 - "$res" "$user" "$sys" "$mode" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1]); cpu = float(sys.argv[2]) + float(sys.argv[3])
+print("  %-7s CPU %.2f %% of one core; %d frames with T received; T age p50 %.2f ms, p99 %.2f ms"
+      % (sys.argv[4], 100 * cpu / 11, r["mixed_frames_received"],
+         r["latency_us"]["p50"] / 1000, r["latency_us"]["p99"] / 1000))
+PY
+  done
+}
+if [ "${SMOOTH_ONLY:-0}" = 1 ]; then smooth_rows; exit 0; fi
+
 printf '%-17s %-5s %-22s %-24s %-24s\n' relay fan "lossless rate (dgram/s)" "1k/s p50/p99 (us)" "10k/s p50/p99 (us)"
 for fan in 1 3; do
   for name in c-forwarder vmc-relay-raw vmc-relay-filter osc.js python-osc; do
@@ -78,3 +106,4 @@ for fan in 1 3; do
     sleep 0.3
   done
 done
+smooth_rows

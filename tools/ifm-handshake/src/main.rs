@@ -145,6 +145,9 @@ struct Args {
     log: LogArgs,
 
     #[command(flatten)]
+    smooth: cli::SmoothArgs,
+
+    #[command(flatten)]
     _generate: cli::GenerateArgs,
 }
 
@@ -202,6 +205,11 @@ fn main() -> ExitCode {
     } else {
         Mode::Udp
     };
+    if args.smooth.smooth && args.vmc.is_empty() {
+        let e = cli::UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
+        return cli::exit(Err(e.into()), ifm::TOOL);
+    }
+    let smooth = args.smooth.options();
     let opts = ifm::Options {
         phone,
         phone_port: args.phone_port,
@@ -237,6 +245,7 @@ fn main() -> ExitCode {
                     LostArg::Neutral => OnLost::Neutral,
                 },
             },
+            smooth,
         }),
     };
     cli::exit(ifm::run(&opts), ifm::TOOL)

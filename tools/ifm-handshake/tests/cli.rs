@@ -564,3 +564,49 @@ fn vmc_from_a_capture_is_paced_and_quiet() {
     assert!(!fast.is_empty() && fast.len() <= got.len());
     assert!(span < Duration::from_secs(1), "{span:?}");
 }
+
+/// `--vmc --smooth`: every frame still sent (one Apply each), head rotations
+/// smoothed (not equal to the unsmoothed ones, still unit); `--smooth`
+/// without `--vmc` is a usage error.
+#[test]
+fn vmc_smooth_sends_every_frame_smoothed() {
+    let cap = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../captures/ifacialmocap/face-60fps.pcapng"
+    );
+    let run = |extra: &[&str]| -> Vec<vmc::Message> {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = rx.local_addr().unwrap().to_string();
+        let mut args = vec!["-r", cap, "--vmc", to.as_str(), "-q"];
+        args.extend_from_slice(extra);
+        let tool = Proc::spawn(BIN, &args, None);
+        let (got, _) = receive_all(&rx);
+        assert_eq!(tool.finish().code, Some(0));
+        got.iter()
+            .flat_map(|d| vmc::decode(d).unwrap())
+            .map(Result::unwrap)
+            .collect()
+    };
+    let (plain, smooth) = (run(&[]), run(&["--smooth"]));
+    let applies = |m: &[vmc::Message]| m.iter().filter(|m| **m == vmc::Message::BlendApply).count();
+    assert_eq!(applies(&plain), 203);
+    assert_eq!(applies(&smooth), 203);
+    assert_eq!(plain.len(), smooth.len());
+    let heads = |m: &[vmc::Message]| -> Vec<[f32; 4]> {
+        m.iter()
+            .filter_map(|m| match m {
+                vmc::Message::BonePos { name, rot, .. } if name == "Head" => Some(*rot),
+                _ => None,
+            })
+            .collect()
+    };
+    let (hp, hs) = (heads(&plain), heads(&smooth));
+    assert_eq!(hp.len(), hs.len());
+    assert!(
+        hs.iter()
+            .all(|q| (q.iter().map(|v| v * v).sum::<f32>() - 1.0).abs() < 1e-4)
+    );
+    assert!(hp.iter().zip(&hs).filter(|(a, b)| a != b).count() > 100);
+    let usage = Proc::spawn(BIN, &["-r", cap, "--smooth"], None).finish();
+    assert_eq!(usage.code, Some(2), "{}", usage.stderr);
+}

@@ -86,6 +86,9 @@ struct Args {
     log: LogArgs,
 
     #[command(flatten)]
+    smooth: cli::SmoothArgs,
+
+    #[command(flatten)]
     _generate: cli::GenerateArgs,
 }
 
@@ -94,6 +97,11 @@ fn main() -> ExitCode {
         return code;
     }
     let args = Args::parse();
+    if args.smooth.smooth && args.vmc.is_empty() {
+        let e = cli::UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
+        return cli::exit(Err(e.into()), mocopi::TOOL);
+    }
+    let smooth = args.smooth.options();
     let input = match args.read {
         Some(path) => Input::Read(path),
         None => Input::Listen(args.listen),
@@ -120,6 +128,7 @@ fn main() -> ExitCode {
                     root_motion: !args.no_root_motion,
                 },
                 mapping_name,
+                smooth,
             }
         }),
     };

@@ -949,3 +949,51 @@ fn vmc_bridge_mode_keeps_stdout_empty_and_reports_status() {
     assert!(run.stderr.contains("vmc: 90 frames"), "{}", run.stderr);
     assert_eq!(vmc_frames(&messages).len(), 90);
 }
+
+/// `--smooth` on the bridge: the same frames in the same shape, the waving
+/// forearm smoothed but never more than two frames behind the capture's own
+/// angle (157°/s at the fastest, so 5.3° is two frames); without --vmc it is
+/// a usage error.
+#[test]
+fn vmc_smooth_keeps_up_with_the_wave() {
+    use mocap_core::vmc::Message;
+    let cap = format!("{CAPTURES}/wave-60hz.pcapng");
+    let run_with = |extra: &[&str]| {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = rx.local_addr().unwrap().to_string();
+        let mut args = vec!["-r", cap.as_str(), "--vmc", to.as_str(), "-n", "121", "-q"];
+        args.extend_from_slice(extra);
+        let tool = Proc::spawn(BIN, &args, None);
+        let (_, messages) = receive_vmc(&rx);
+        assert_eq!(tool.finish().code, Some(0));
+        messages
+    };
+    let plain = run_with(&[]);
+    let smooth = run_with(&["--smooth"]);
+    let (fp, fs) = (vmc_frames(&plain), vmc_frames(&smooth));
+    assert_eq!(fp.len(), 120);
+    assert_eq!(fs.len(), 120);
+    let forearm = |f: &[Message]| -> f32 {
+        f.iter()
+            .find_map(|m| match m {
+                Message::BonePos { name, rot, .. } if name == "LeftLowerArm" => {
+                    Some(2.0 * (-rot[2]).atan2(rot[3]).to_degrees())
+                }
+                _ => None,
+            })
+            .unwrap()
+    };
+    let mut differs = 0;
+    for (i, (p, s)) in fp.iter().zip(&fs).enumerate() {
+        assert_eq!(p.len(), s.len(), "frame {i}");
+        assert_eq!(p.last(), s.last(), "frame {i}: T as sent");
+        let (a, b) = (forearm(p), forearm(s));
+        assert!((a - b).abs() <= 5.3, "frame {i}: {b} smoothed vs {a}");
+        if (a - b).abs() > 0.05 {
+            differs += 1;
+        }
+    }
+    assert!(differs > 60, "only {differs} frames smoothed");
+    let usage = offline(&["--smooth"], None);
+    assert_eq!(usage.code, Some(2), "{}", usage.stderr);
+}

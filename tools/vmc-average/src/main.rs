@@ -126,6 +126,9 @@ struct Args {
     log: LogArgs,
 
     #[command(flatten)]
+    smooth: cli::SmoothArgs,
+
+    #[command(flatten)]
     _generate: cli::GenerateArgs,
 }
 
@@ -197,6 +200,7 @@ fn main() -> ExitCode {
         format: args.format,
         stop: args.stop,
         log: args.log,
+        smooth: args.smooth.options(),
     };
     cli::exit(average::run(&opts), average::TOOL)
 }

@@ -398,3 +398,25 @@ fn frame_mode_emits_once_per_primary_frame() {
     assert_eq!(hips, 6);
     assert!((last_head(&got) - 30.0).abs() < 1e-3, "{}", last_head(&got));
 }
+
+/// `--smooth` on the mixed output: two still senders (10° and 30°) still mix
+/// to 20° (smoothing converges on a still pose, it does not move it).
+#[test]
+fn smoothed_mix_settles_on_the_mean() {
+    let (p1, p2) = (free_port(), free_port());
+    let (l1, l2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.1:{p2}"));
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    let mut tool = start(&[
+        "-l", &l1, "-l", &l2, "--to", &to, "--smooth", "--format", "json",
+    ]);
+    tool.log_line("listening on");
+    let a = sender("127.0.0.1:0", l1.parse().unwrap(), 10.0, false);
+    let b = sender("127.0.0.1:0", l2.parse().unwrap(), 30.0, false);
+    thread::sleep(Duration::from_millis(1500));
+    let got = receive(&rx, Duration::from_millis(300));
+    a.stop();
+    b.stop();
+    assert!((last_head(&got) - 20.0).abs() < 0.05, "{}", last_head(&got));
+    finish(tool);
+}

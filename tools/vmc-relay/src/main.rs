@@ -79,6 +79,31 @@ struct Args {
     #[arg(long, action = ArgAction::Count)]
     flatten: u8,
 
+    /// Smooth bone rotations and positions and blendshape values with the 1€
+    /// filter (speed-adaptive), per source; after a --to, for that receiver alone.
+    #[arg(long, action = ArgAction::Count)]
+    smooth: u8,
+
+    /// 1€ cutoff at rest in Hz, for every kind [default: 0.5 bones, 1 blendshapes].
+    #[arg(long, value_name = "HZ", value_parser = cli::parse_positive, action = ArgAction::Append)]
+    smooth_min_cutoff: Vec<f64>,
+
+    /// 1€ speed coefficient for rotations, per rad/s [default: 3].
+    #[arg(long, value_name = "B", value_parser = cli::parse_non_negative, action = ArgAction::Append)]
+    smooth_beta: Vec<f64>,
+
+    /// 1€ cutoff of the speed estimate in Hz [default: 1].
+    #[arg(long, value_name = "HZ", value_parser = cli::parse_positive, action = ArgAction::Append)]
+    smooth_dcutoff: Vec<f64>,
+
+    /// Smooth only these bones (comma-separated).
+    #[arg(long, value_name = "BONES", value_delimiter = ',', action = ArgAction::Append)]
+    smooth_bones: Vec<String>,
+
+    /// With --smooth: leave blendshape values as they are.
+    #[arg(long, action = ArgAction::Count)]
+    no_smooth_blends: u8,
+
     /// Accept datagrams only from this address or CIDR range (repeatable).
     #[arg(long, value_name = "CIDR", value_parser = Cidr::parse)]
     allow: Vec<Cidr>,
@@ -176,6 +201,35 @@ fn build(m: &ArgMatches, args: &Args) -> Vec<Destination> {
             }
         }
         r.flatten |= owners(m, "flatten", &to).into_iter().any(|o| applies(o, i));
+        if owners(m, "smooth", &to).into_iter().any(|o| applies(o, i)) {
+            // A destination's own value wins over one given for all.
+            let pick = |values: &[f64], id: &str| {
+                let mut v = None;
+                for (x, o) in values.iter().zip(owners(m, id, &to)) {
+                    if o == Some(i) || (o.is_none() && v.is_none()) {
+                        v = Some(*x);
+                    }
+                }
+                v
+            };
+            let bones: Vec<String> = args
+                .smooth_bones
+                .iter()
+                .zip(owners(m, "smooth_bones", &to))
+                .filter(|(_, o)| applies(*o, i))
+                .map(|(b, _)| b.clone())
+                .collect();
+            let blends = !owners(m, "no_smooth_blends", &to)
+                .into_iter()
+                .any(|o| applies(o, i));
+            r.smooth = Some(cli::smooth_options(
+                pick(&args.smooth_min_cutoff, "smooth_min_cutoff"),
+                pick(&args.smooth_beta, "smooth_beta"),
+                pick(&args.smooth_dcutoff, "smooth_dcutoff"),
+                &bones,
+                blends,
+            ));
+        }
     }
     args.to
         .iter()

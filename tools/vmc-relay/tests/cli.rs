@@ -644,3 +644,77 @@ fn completions_man_page_and_version() {
 fn completions_parse_in_bash_and_the_man_page_renders() {
     mocap_core::testutil::check_generate_with_shell_and_man(BIN, "vmc-relay", "--vrm0-to-vrm1");
 }
+
+/// `--smooth` after the second `--to`: the first receiver gets the noisy
+/// stream byte for byte, the second the same messages in the same order with
+/// the bone and blendshape jitter cut (the sender's T gives the timing).
+#[test]
+fn smooth_applies_per_destination_and_keeps_the_order() {
+    let mut rng = mocap_core::testutil::Rng(9);
+    let mut noise = || ((rng.next() % 2001) as f32 / 1000.0 - 1.0) * 0.5;
+    let mut input = Vec::new();
+    for k in 0..120u32 {
+        let t = 10.0 + k as f32 / 60.0;
+        let yaw = (30.0 + noise()).to_radians() / 2.0;
+        let frame = vec![
+            Message::BonePos {
+                name: "Head".into(),
+                pos: [0.0, 1.5, 0.0],
+                rot: [0.0, yaw.sin(), 0.0, yaw.cos()],
+            },
+            Message::BlendVal {
+                name: "Joy".into(),
+                value: 0.5 + noise() / 10.0,
+            },
+            Message::BlendApply,
+            Message::Time(t),
+        ];
+        input.extend(vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE));
+    }
+    let (a, b) = (receiver(), receiver());
+    let n = input.len().to_string();
+    let (p, at) = relay(&["--to", &addr(&a), "--to", &addr(&b), "--smooth", "-n", &n]);
+    // Read while it sends: hundreds of datagrams would overflow a socket buffer.
+    let want = input.len();
+    let ra = thread::spawn(move || collect(&a, want));
+    let rb = thread::spawn(move || collect(&b, want));
+    send_all(at, &input);
+    let (raw, smoothed) = (ra.join().unwrap(), rb.join().unwrap());
+    assert_eq!(p.finish().code, Some(0));
+    assert_eq!((raw.len(), smoothed.len()), (want, want));
+    assert!(raw == input, "the first receiver gets the bytes as sent");
+    let (ins, outs) = (messages(&input), messages(&smoothed));
+    let addresses =
+        |ms: &[Message]| -> Vec<String> { ms.iter().map(|m| m.to_osc().address).collect() };
+    assert_eq!(
+        addresses(&ins),
+        addresses(&outs),
+        "same messages, same order"
+    );
+    let series = |ms: &[Message]| -> (Vec<f32>, Vec<f32>) {
+        let mut yaw = Vec::new();
+        let mut joy = Vec::new();
+        for m in ms {
+            match m {
+                Message::BonePos { rot, .. } => yaw.push(2.0 * rot[1].atan2(rot[3]).to_degrees()),
+                Message::BlendVal { value, .. } => joy.push(*value),
+                Message::Time(_) | Message::BlendApply => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        (yaw, joy)
+    };
+    let jitter = |v: &[f32]| -> f32 { v[30..].windows(2).map(|w| (w[1] - w[0]).abs()).sum() };
+    let ((yaw_in, joy_in), (yaw_out, joy_out)) = (series(&ins), series(&outs));
+    assert!(
+        jitter(&yaw_in) / jitter(&yaw_out) >= 3.0,
+        "bone jitter not cut"
+    );
+    assert!(
+        jitter(&joy_in) / jitter(&joy_out) >= 2.0,
+        "blendshape jitter not cut"
+    );
+    // Smoothed, not frozen: the output stays on the mean pose.
+    let mean = yaw_out[30..].iter().sum::<f32>() / (yaw_out.len() - 30) as f32;
+    assert!((mean - 30.0).abs() < 0.5, "{mean}");
+}

@@ -47,6 +47,103 @@ pub struct PaceArgs {
     pub topspeed: bool,
 }
 
+/// 1€ smoothing of what a tool sends as VMC, the same flags in every tool
+/// (vmc-relay takes them per destination, with its own parser).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct SmoothArgs {
+    /// Smooth bone rotations and positions and blendshape values with the 1€
+    /// filter (speed-adaptive: still poses steady, fast moves responsive).
+    #[arg(long)]
+    pub smooth: bool,
+
+    /// 1€ cutoff at rest in Hz, for every kind [default: 0.5 bones, 1 blendshapes].
+    #[arg(long, value_name = "HZ", requires = "smooth", value_parser = parse_positive)]
+    pub smooth_min_cutoff: Option<f64>,
+
+    /// 1€ speed coefficient for rotations, per rad/s [default: 3].
+    #[arg(long, value_name = "B", requires = "smooth", value_parser = parse_non_negative)]
+    pub smooth_beta: Option<f64>,
+
+    /// 1€ cutoff of the speed estimate in Hz [default: 1].
+    #[arg(long, value_name = "HZ", requires = "smooth", value_parser = parse_positive)]
+    pub smooth_dcutoff: Option<f64>,
+
+    /// Smooth only these bones (comma-separated HumanBodyBones names).
+    #[arg(long, value_name = "BONES", value_delimiter = ',', requires = "smooth")]
+    pub smooth_bones: Vec<String>,
+
+    /// Leave blendshape values as they are.
+    #[arg(long, requires = "smooth")]
+    pub no_smooth_blends: bool,
+}
+
+impl SmoothArgs {
+    /// The smoothing asked for, if any.
+    pub fn options(&self) -> Option<crate::vmc::SmoothOptions> {
+        self.smooth.then(|| {
+            smooth_options(
+                self.smooth_min_cutoff,
+                self.smooth_beta,
+                self.smooth_dcutoff,
+                &self.smooth_bones,
+                !self.no_smooth_blends,
+            )
+        })
+    }
+}
+
+/// Smoothing options from the flags' values (`None`: the default).
+/// `--smooth-min-cutoff` and `--smooth-dcutoff` apply to every kind;
+/// `--smooth-beta` is per rad/s, so it applies to rotations only (positions
+/// and blendshapes keep theirs, in their own units).
+pub fn smooth_options(
+    min_cutoff: Option<f64>,
+    beta: Option<f64>,
+    dcutoff: Option<f64>,
+    bones: &[String],
+    blends: bool,
+) -> crate::vmc::SmoothOptions {
+    let mut o = crate::vmc::SmoothOptions {
+        bones: (!bones.is_empty()).then(|| bones.to_vec()),
+        blends,
+        ..crate::vmc::SmoothOptions::default()
+    };
+    for p in [&mut o.rotation, &mut o.position, &mut o.blend] {
+        if let Some(v) = min_cutoff {
+            p.min_cutoff = v;
+        }
+        if let Some(v) = dcutoff {
+            p.dcutoff = v;
+        }
+    }
+    if let Some(b) = beta {
+        o.rotation.beta = b;
+    }
+    o
+}
+
+/// A finite number above zero.
+///
+/// # Errors
+/// A message when it is not.
+pub fn parse_positive(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("expected a number above 0, got {text:?}")),
+    }
+}
+
+/// A finite number, zero or above.
+///
+/// # Errors
+/// A message when it is not.
+pub fn parse_non_negative(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("expected a number of 0 or more, got {text:?}")),
+    }
+}
+
 /// Recording what a sniffing tool receives, the same in every tool.
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct RecordArgs {

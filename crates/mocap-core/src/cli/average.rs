@@ -51,6 +51,8 @@ pub struct Options {
     pub stop: StopArgs,
     /// `--quiet`, `--stats-interval`.
     pub log: LogArgs,
+    /// `--smooth`: 1€ smoothing of the mixed output.
+    pub smooth: Option<vmc::SmoothOptions>,
 }
 
 struct SourceInfo {
@@ -138,6 +140,7 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         average_blends: opts.average_blends,
     };
     let mut mixer = Mixer::new(cfg, opts.sources.len());
+    let mut smoother = opts.smooth.clone().map(vmc::Smoother::new);
     let mut out = Output::stdout(true);
     let start = Instant::now();
     let mut pacer = Pacer::new(opts.stop.duration, opts.log.stats_interval);
@@ -207,9 +210,12 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
             Received::Nothing => {}
             Received::End => break "end of input",
         }
-        if let Some(frame) = mixer.poll(start.elapsed()) {
+        if let Some(mut frame) = mixer.poll(start.elapsed()) {
             if frame.is_empty() {
                 continue;
+            }
+            if let Some(s) = &mut smoother {
+                s.apply_all(&mut frame, start.elapsed().as_secs_f64());
             }
             for d in vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE) {
                 for to in &opts.to {

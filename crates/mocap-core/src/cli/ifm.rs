@@ -113,19 +113,27 @@ pub struct VmcOut {
     pub to: Vec<SocketAddr>,
     /// Names, scaling, head bone and axes.
     pub face: FaceOptions,
+    /// `--smooth`: 1€ smoothing of what is sent.
+    pub smooth: Option<vmc::SmoothOptions>,
 }
 
 /// The `--vmc` sink: the bridge's state and the receivers.
 struct VmcSink {
     bridge: FaceBridge,
     out: Fanout,
+    smoother: Option<vmc::Smoother>,
+    started: Instant,
 }
 
 impl VmcSink {
-    fn send(&mut self, f: &Frame<'_>) {
-        let messages = self.bridge.messages(f);
+    fn send(&mut self, f: &Frame<'_>, arrival: Option<f64>) {
+        let mut messages = self.bridge.messages(f);
         if messages.is_empty() {
             return;
+        }
+        if let Some(s) = &mut self.smoother {
+            let at = arrival.unwrap_or_else(|| self.started.elapsed().as_secs_f64());
+            s.apply_all(&mut messages, at);
         }
         for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
             self.out.send(&d);
@@ -246,6 +254,8 @@ impl<'o> Decoder<'o> {
             Some(v) => Some(VmcSink {
                 bridge: FaceBridge::new(v.face.clone()),
                 out: Fanout::new(v.to.clone()).context("failed to open the VMC sending socket")?,
+                smoother: v.smooth.clone().map(vmc::Smoother::new),
+                started: Instant::now(),
             }),
             None => None,
         };
@@ -305,7 +315,7 @@ impl<'o> Decoder<'o> {
                 self.frames += 1;
                 self.print_frame(src, arrival, bytes, &f)?;
                 if let Some(v) = &mut self.vmc {
-                    v.send(&f);
+                    v.send(&f, arrival);
                 }
             }
             Err(e) => {

@@ -70,12 +70,15 @@ pub struct VmcOut {
     pub body: BodyOptions,
     /// The mapping's name, for the log.
     pub mapping_name: String,
+    /// `--smooth`: 1€ smoothing of what is sent.
+    pub smooth: Option<vmc::SmoothOptions>,
 }
 
 /// The `--vmc` sink: the bridge, one socket, the clock for offline pacing.
 struct VmcSink {
     bridge: BodyBridge,
     out: Fanout,
+    smoother: Option<vmc::Smoother>,
     started: Instant,
     first_arrival: Option<f64>,
     frames: u64,
@@ -89,6 +92,7 @@ impl VmcSink {
         Ok(Self {
             bridge: BodyBridge::new(v.body.clone()),
             out: Fanout::new(v.to.clone()).context("failed to open the VMC sending socket")?,
+            smoother: v.smooth.clone().map(vmc::Smoother::new),
             started: Instant::now(),
             first_arrival: None,
             frames: 0,
@@ -132,7 +136,7 @@ impl VmcSink {
                     }
                     _ => self.started.elapsed().as_secs_f64(),
                 };
-                let Some(messages) = self.bridge.frame(f, t as f32) else {
+                let Some(mut messages) = self.bridge.frame(f, t as f32) else {
                     self.waiting += 1;
                     let now = Instant::now();
                     if self
@@ -147,6 +151,9 @@ impl VmcSink {
                     }
                     return;
                 };
+                if let Some(s) = &mut self.smoother {
+                    s.apply_all(&mut messages, t);
+                }
                 self.frames += 1;
                 for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
                     self.out.send(&d);

@@ -17,8 +17,8 @@ pub mod stream;
 mod timing;
 
 pub use args::{
-    Format, LogArgs, PaceArgs, RecordArgs, STATUS_INTERVAL, StopArgs, parse_duration,
-    parse_host_port,
+    Format, LogArgs, PaceArgs, RecordArgs, STATUS_INTERVAL, SmoothArgs, StopArgs, parse_duration,
+    parse_host_port, parse_non_negative, parse_positive, smooth_options,
 };
 pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};
 pub use generate::{Generate, GenerateArgs, generated};

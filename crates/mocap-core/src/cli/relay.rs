@@ -144,6 +144,40 @@ struct Dest {
     rules: Rules,
     limiter: Option<Limiter>,
     stats: DestStats,
+    /// `--smooth`: one smoother per source, with when it was last fed.
+    smoothers: BTreeMap<Option<SocketAddr>, (vmc::Smoother, Duration)>,
+}
+
+/// A source silent this long loses its smoothing state (it starts afresh).
+const SMOOTH_STALE: Duration = Duration::from_secs(2);
+
+impl Dest {
+    /// Smooths `m` (typed as VMC) with the state of its source, when this
+    /// destination smooths; other messages and other destinations pass.
+    fn smooth(&mut self, src: Option<SocketAddr>, now: Duration, m: osc::Message) -> osc::Message {
+        let Some(opts) = &self.rules.smooth else {
+            return m;
+        };
+        let Ok(mut typed) = Message::from_osc(&m) else {
+            return m;
+        };
+        if !matches!(
+            typed,
+            Message::BonePos { .. } | Message::BlendVal { .. } | Message::Time(_)
+        ) {
+            return m;
+        }
+        let (s, seen) = self
+            .smoothers
+            .entry(src)
+            .or_insert_with(|| (vmc::Smoother::new(opts.clone()), now));
+        *seen = now;
+        s.apply(&mut typed, now.as_secs_f64());
+        match typed {
+            Message::Time(_) => m,
+            other => other.to_osc(),
+        }
+    }
 }
 
 struct Relay {
@@ -230,6 +264,7 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
             limiter: d.rules.max_rate.map(Limiter::new),
             rules: d.rules,
             stats: DestStats::default(),
+            smoothers: BTreeMap::new(),
         })
         .collect();
     let decode = dump || dests.iter().any(|d| !d.rules.is_raw());
@@ -338,12 +373,15 @@ impl Handler for Relay {
         }
         let now = self.start.elapsed();
         for dest in self.dests.iter_mut().filter(|d| !d.rules.is_raw()) {
+            dest.smoothers
+                .retain(|_, (_, seen)| now.saturating_sub(*seen) < SMOOTH_STALE);
             let mut keep = Vec::with_capacity(messages.len());
             for m in &messages {
                 let Some(m) = dest.rules.apply(m) else {
                     dest.stats.filtered += 1;
                     continue;
                 };
+                let m = dest.smooth(d.src, now, m);
                 match &mut dest.limiter {
                     Some(l) => match l.offer(now, m) {
                         Some(m) => keep.push(m),

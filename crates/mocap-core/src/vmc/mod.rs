@@ -17,6 +17,7 @@ mod message;
 mod mix;
 mod names;
 mod route;
+mod smooth;
 
 pub use average::{Method, average_linear, average_rotation};
 pub use encode::{MAX_BUNDLE, frame_datagrams, pack};
@@ -27,6 +28,7 @@ pub use names::{
     vrm1_to_vrm0,
 };
 pub use route::{Limiter, Rename, Rules};
+pub use smooth::{MAX_NAMES, SmoothOptions, Smoother};
 
 /// Port a Marionette (receiver of full motion) listens on.
 pub const MARIONETTE_PORT: u16 = 39539;

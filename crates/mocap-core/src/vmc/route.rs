@@ -33,6 +33,8 @@ pub struct Rules {
     pub max_rate: Option<f64>,
     /// Send every message in its own datagram instead of bundles.
     pub flatten: bool,
+    /// 1€ smoothing of bones and blendshapes (state kept per source by the relay).
+    pub smooth: Option<super::SmoothOptions>,
 }
 
 const BONE_POS: &str = "/VMC/Ext/Bone/Pos";
@@ -48,6 +50,7 @@ impl Rules {
             && self.rename.is_none()
             && self.max_rate.is_none()
             && !self.flatten
+            && self.smooth.is_none()
     }
 
     /// The message to forward, rewritten, or `None` when the rules drop it.
