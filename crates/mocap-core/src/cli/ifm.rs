@@ -559,7 +559,7 @@ fn run_udp(opts: &Options) -> anyhow::Result<()> {
     // Text files hold one frame per line, as the captures of this protocol do.
     let mut source = Source::open_as(&opts.input, TextInput::Literal)?;
     if let Some(path) = &opts.record.write {
-        source.record_to(path)?;
+        source.record_to(path, ifm::PC_UDP_PORT)?;
     }
     // Sending to a socket from a capture plays it at its recorded timing.
     if opts.vmc.is_some() && !opts.topspeed {

@@ -198,7 +198,7 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
     install_ctrlc()?;
     let mut source = Source::open(&opts.input)?;
     if let Some(path) = &opts.record.write {
-        source.record_to(path)?;
+        source.record_to(path, smf::DEFAULT_PORT)?;
     }
     // Sending to a socket from a capture plays it at its recorded timing.
     if opts.vmc.is_some() && !opts.topspeed {

@@ -222,7 +222,7 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
     let mut source = Source::open(&opts.input)?;
     let recording = opts.record.write.is_some();
     if let Some(path) = &opts.record.write {
-        source.record_to(path)?;
+        source.record_to(path, vmc::MARIONETTE_PORT)?;
     }
     // Sending to a socket from a capture plays it at its recorded timing.
     if !opts.destinations.is_empty() && !opts.topspeed {

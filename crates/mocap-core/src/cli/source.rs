@@ -124,6 +124,8 @@ struct Recorder {
     path: PathBuf,
     writer: PcapNgWriter<BufWriter<File>>,
     skipped: u64,
+    /// Destination port for datagrams without addresses.
+    port: u16,
 }
 
 enum Kind {
@@ -179,10 +181,14 @@ impl Source {
     }
 
     /// Records every datagram, before any decoding, to a new pcapng file.
+    /// Datagrams whose addresses the input does not give (a raw `.bin`, hex
+    /// or text lines) are written from 0.0.0.0:0 to 0.0.0.0:`port`, the
+    /// protocol's own port, so Wireshark dissects the recording (it hands a
+    /// datagram between two port-0 ends to no dissector).
     ///
     /// # Errors
     /// The file cannot be created or written.
-    pub fn record_to(&mut self, path: &Path) -> anyhow::Result<()> {
+    pub fn record_to(&mut self, path: &Path, port: u16) -> anyhow::Result<()> {
         let file =
             File::create(path).with_context(|| format!("failed to create {}", path.display()))?;
         let writer = PcapNgWriter::new(BufWriter::new(file))
@@ -191,6 +197,7 @@ impl Source {
             path: path.to_owned(),
             writer,
             skipped: 0,
+            port,
         });
         Ok(())
     }
@@ -439,10 +446,11 @@ impl Recorder {
         let ts = arrival
             .and_then(|a| Duration::try_from_secs_f64(a).ok())
             .unwrap_or_else(|| Duration::from_secs_f64(unix_now()));
+        let to_port = SocketAddr::from((Ipv4Addr::UNSPECIFIED, self.port));
         match self.writer.write(
             ts,
             src.unwrap_or(unspecified),
-            dst.unwrap_or(unspecified),
+            dst.unwrap_or(to_port),
             payload,
         ) {
             Ok(()) => Ok(()),
