@@ -177,20 +177,28 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
                 let at = (listen, local);
                 let src = source_of(&mut sources, &mut mixer, opts, at, from, weight_of);
                 let now = start.elapsed();
-                match vmc::decode(bytes) {
+                // Bone names borrowed from the datagram: the mixer interns
+                // them, so a bone costs no allocation on this path.
+                match vmc::decode_borrowed(bytes) {
                     Ok(msgs) => {
                         if let Some(s) = sources.get_mut(src) {
                             s.datagrams += 1;
                         }
                         for m in msgs {
                             match m {
-                                Ok(m) => {
+                                vmc::Element::Bone { name, pos, rot } => {
+                                    if let Some(s) = sources.get_mut(src) {
+                                        s.messages += 1;
+                                    }
+                                    mixer.push_bone(src, name, pos, rot);
+                                }
+                                vmc::Element::Other(Ok(m)) => {
                                     if let Some(s) = sources.get_mut(src) {
                                         s.messages += 1;
                                     }
                                     mixer.push(src, now, m);
                                 }
-                                Err(_) => {
+                                vmc::Element::Other(Err(_)) => {
                                     if let Some(s) = sources.get_mut(src) {
                                         s.decode_errors += 1;
                                     }

@@ -16,7 +16,47 @@ pub(super) const BONE_TAGS: &[u8; 12] = b",sfffffff\0\0\0";
 pub(super) const BLEND_ADDRESS: &[u8; 20] = b"/VMC/Ext/Blend/Val\0\0";
 pub(super) const BLEND_TAGS: &[u8; 4] = b",sf\0";
 
+/// One message of a datagram, with a bone's name borrowed from the bytes
+/// (the mixer's hot path takes bones without allocating a name).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Element<'a> {
+    /// `/VMC/Ext/Bone/Pos`.
+    Bone {
+        /// HumanBodyBones name, borrowed.
+        name: &'a str,
+        /// Local position.
+        pos: [f32; 3],
+        /// Local rotation.
+        rot: [f32; 4],
+    },
+    /// Any other message (or one that is not a valid VMC message).
+    Other(Result<Message, Error>),
+}
+
+impl Element<'_> {
+    /// As an owned message.
+    pub fn into_owned(self) -> Result<Message, Error> {
+        match self {
+            Element::Bone { name, pos, rot } => Ok(Message::BonePos {
+                name: name.to_owned(),
+                pos,
+                rot,
+            }),
+            Element::Other(m) => m,
+        }
+    }
+}
+
 pub(super) fn decode(bytes: &[u8]) -> Option<Vec<Result<Message, Error>>> {
+    Some(
+        decode_borrowed(bytes)?
+            .into_iter()
+            .map(Element::into_owned)
+            .collect(),
+    )
+}
+
+pub(super) fn decode_borrowed(bytes: &[u8]) -> Option<Vec<Element<'_>>> {
     // Tag, then an eight-byte timetag the mixer does not use.
     let mut rest = bytes.strip_prefix(BUNDLE_TAG)?.get(8..)?;
     let mut out = Vec::with_capacity(rest.len() / 56);
@@ -28,28 +68,29 @@ pub(super) fn decode(bytes: &[u8]) -> Option<Vec<Result<Message, Error>>> {
         }
         let (elem, tail) = tail.split_at(size);
         rest = tail;
-        if let Some(m) = bone(elem).or_else(|| blend(elem)) {
-            out.push(Ok(m));
+        if let Some((name, [px, py, pz, qx, qy, qz, qw])) =
+            named_floats(elem, BONE_ADDRESS, BONE_TAGS)
+        {
+            out.push(Element::Bone {
+                name,
+                pos: [px, py, pz],
+                rot: [qx, qy, qz, qw],
+            });
+            continue;
+        }
+        if let Some(m) = blend(elem) {
+            out.push(Element::Other(Ok(m)));
             continue;
         }
         if elem.starts_with(BUNDLE_TAG) {
             return None;
         }
         match osc::decode(elem).ok()? {
-            Packet::Message(m) => out.push(Message::from_osc(&m)),
+            Packet::Message(m) => out.push(Element::Other(Message::from_osc(&m))),
             Packet::Bundle { .. } => return None,
         }
     }
     Some(out)
-}
-
-fn bone(elem: &[u8]) -> Option<Message> {
-    let (name, [px, py, pz, qx, qy, qz, qw]) = named_floats(elem, BONE_ADDRESS, BONE_TAGS)?;
-    Some(Message::BonePos {
-        name: name.to_owned(),
-        pos: [px, py, pz],
-        rot: [qx, qy, qz, qw],
-    })
 }
 
 fn blend(elem: &[u8]) -> Option<Message> {

@@ -1,7 +1,7 @@
 //! Mixing several VMC senders into one stream: frames per source, window or
 //! tick scheduling, averaging or per-bone preference. Pure: time is passed in.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use super::Message;
@@ -54,12 +54,36 @@ pub struct MixConfig {
 /// A bone's local position and rotation.
 type Pose = ([f32; 3], [f32; 4]);
 
-/// A source's complete frame.
+/// A source's complete frame. Bones are indexed by the mixer's interned
+/// name ids, so a frame costs no allocation per bone and frames are recycled.
 #[derive(Clone, Debug, Default)]
 struct Frame {
-    bones: BTreeMap<String, Pose>,
+    bones: Vec<Option<Pose>>,
+    /// How many of `bones` are set.
+    bone_count: usize,
     /// Everything else, in order (Root, Blend/Val, Apply, OK, T, others).
     rest: Vec<Message>,
+}
+
+impl Frame {
+    fn set(&mut self, id: usize, pose: Pose) {
+        if self.bones.len() <= id {
+            self.bones.resize(id + 1, None);
+        }
+        if let Some(slot) = self.bones.get_mut(id) {
+            if slot.is_none() {
+                self.bone_count += 1;
+            }
+            *slot = Some(pose);
+        }
+    }
+
+    /// Empties the frame, keeping its allocations.
+    fn clear(&mut self) {
+        self.bones.fill(None);
+        self.bone_count = 0;
+        self.rest.clear();
+    }
 }
 
 #[derive(Debug, Default)]
@@ -69,6 +93,8 @@ struct Source {
     /// and then T is not cut in three.
     closer: u8,
     open: Frame,
+    /// A cleared frame to reuse as the next `open` one.
+    spare: Frame,
     latest: Option<(Duration, Frame)>,
     window: Vec<(Duration, Frame)>,
     frames: u64,
@@ -92,8 +118,14 @@ pub struct SourceCounters {
 pub struct Mixer {
     cfg: MixConfig,
     sources: Vec<Source>,
-    previous: BTreeMap<String, [f32; 4]>,
+    /// The last rotation sent per bone id (sign continuity).
+    previous: Vec<Option<[f32; 4]>>,
     next_emit: Option<Duration>,
+    /// Bone names by id, ids by name, and the ids in name order (the order
+    /// bones are mixed and sent in).
+    names: Vec<String>,
+    ids: HashMap<String, usize>,
+    order: Vec<usize>,
 }
 
 impl Mixer {
@@ -102,8 +134,11 @@ impl Mixer {
         Self {
             cfg,
             sources: (0..count).map(|_| Source::default()).collect(),
-            previous: BTreeMap::new(),
+            previous: Vec::new(),
             next_emit: None,
+            names: Vec::new(),
+            ids: HashMap::new(),
+            order: Vec::new(),
         }
     }
 
@@ -136,9 +171,38 @@ impl Mixer {
             .unwrap_or_default()
     }
 
+    /// The id of a bone name, interned on first sight.
+    fn intern(&mut self, name: &str) -> usize {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len();
+        self.names.push(name.to_owned());
+        self.ids.insert(name.to_owned(), id);
+        let names = &self.names;
+        let at = self
+            .order
+            .partition_point(|&o| names.get(o).is_some_and(|n| n.as_str() < name));
+        self.order.insert(at, id);
+        id
+    }
+
+    /// A `/VMC/Ext/Bone/Pos` from `source`, by borrowed name (no allocation
+    /// once the name has been seen).
+    pub fn push_bone(&mut self, source: usize, name: &str, pos: [f32; 3], rot: [f32; 4]) {
+        let id = self.intern(name);
+        if let Some(s) = self.sources.get_mut(source) {
+            s.open.set(id, (pos, rot));
+        }
+    }
+
     /// A message from `source` at time `now`. OK, T and Blend/Apply close the
     /// source's frame; half-received frames are never mixed.
     pub fn push(&mut self, source: usize, now: Duration, m: Message) {
+        if let Message::BonePos { name, pos, rot } = &m {
+            self.push_bone(source, name, *pos, *rot);
+            return;
+        }
         let Some(s) = self.sources.get_mut(source) else {
             return;
         };
@@ -150,25 +214,20 @@ impl Mixer {
         };
         s.closer = s.closer.max(rank);
         let ends = rank > 0 && rank == s.closer;
-        match m {
-            Message::BonePos { name, pos, rot } => {
-                s.open.bones.insert(name, (pos, rot));
-            }
-            other => s.open.rest.push(other),
-        }
+        s.open.rest.push(m);
         if ends {
-            let frame = std::mem::take(&mut s.open);
             // A sender ending with OK then T closes its first frame at OK
             // (T's rank is not known yet); the lone T that follows belongs
             // to that frame, not to a new, empty one.
-            if frame.bones.is_empty()
-                && frame.rest.iter().all(Message::ends_frame)
+            if s.open.bone_count == 0
+                && s.open.rest.iter().all(Message::ends_frame)
                 && let Some((at, latest)) = &mut s.latest
             {
-                latest.rest.extend(frame.rest);
+                latest.rest.append(&mut s.open.rest);
                 *at = now;
                 return;
             }
+            let frame = std::mem::replace(&mut s.open, std::mem::take(&mut s.spare));
             s.frames += 1;
             s.fresh = true;
             // Tick mode only needs the latest frame; keeping a history there
@@ -176,7 +235,10 @@ impl Mixer {
             if matches!(self.cfg.schedule, Schedule::Window { .. }) {
                 s.window.push((now, frame.clone()));
             }
-            s.latest = Some((now, frame));
+            if let Some((_, mut old)) = s.latest.replace((now, frame)) {
+                old.clear();
+                s.spare = old;
+            }
         }
     }
 
@@ -277,26 +339,27 @@ impl Mixer {
                 picked.into_iter().map(move |f| (i, f))
             })
             .collect();
-        // Every frame's bones are sorted by name, so one merge walk visits each
-        // name once, with its pose from every frame that has it, and no lookups.
-        let mut walks: Vec<_> = frames
-            .iter()
-            .map(|(i, f)| (*i, f.bones.iter().peekable()))
-            .collect();
-        let mut out = Vec::with_capacity(64);
+        // Bones in name order; each frame holds its poses by name id, so a
+        // bone's poses from every frame are found without a lookup.
+        let mut out = Vec::with_capacity(self.order.len() + 24);
         let mut here: Vec<(usize, &Pose)> = Vec::with_capacity(frames.len());
         let mut rots: Vec<([f32; 4], f64)> = Vec::new();
         let mut poss: Vec<([f32; 3], f64)> = Vec::new();
-        while let Some(name) = walks
-            .iter_mut()
-            .filter_map(|(_, w)| w.peek().map(|(k, _)| k.as_str()))
-            .min()
-        {
+        if self.previous.len() < self.names.len() {
+            self.previous.resize(self.names.len(), None);
+        }
+        for &id in &self.order {
+            let Some(name) = self.names.get(id).map(String::as_str) else {
+                continue;
+            };
             here.clear();
-            for (i, w) in &mut walks {
-                if let Some((_, pose)) = w.next_if(|(k, _)| k.as_str() == name) {
+            for (i, f) in &frames {
+                if let Some(Some(pose)) = f.bones.get(id) {
                     here.push((*i, pose));
                 }
+            }
+            if here.is_empty() {
+                continue;
             }
             let preferred = self
                 .cfg
@@ -324,19 +387,16 @@ impl Mixer {
                 rots.push((*r, w));
                 poss.push((*p, w));
             }
-            let previous = self.previous.get_mut(name);
+            let Some(previous) = self.previous.get_mut(id) else {
+                continue;
+            };
             let (Some(rot), Some(pos)) = (
-                average_rotation(&rots, self.cfg.method, previous.as_deref().copied()),
+                average_rotation(&rots, self.cfg.method, *previous),
                 average_linear(&poss),
             ) else {
                 continue;
             };
-            match previous {
-                Some(p) => *p = rot,
-                None => {
-                    self.previous.insert(name.to_owned(), rot);
-                }
-            }
+            *previous = Some(rot);
             out.push(Message::BonePos {
                 name: name.to_owned(),
                 pos,
@@ -451,6 +511,31 @@ mod tests {
             prefer: Vec::new(),
             primary: 0,
             average_blends: false,
+        }
+    }
+
+    /// Frames are recycled: a bone missing from a later frame must not come
+    /// back from an older one; bones go out in name order.
+    #[test]
+    fn recycled_frames_carry_only_their_own_bones() {
+        let mut m = Mixer::new(cfg(Schedule::Frame), 1);
+        let names = |out: &[Message]| -> Vec<String> {
+            out.iter()
+                .filter_map(|m| match m {
+                    Message::BonePos { name, .. } => Some(name.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        m.push(0, ms(0), bone("Spine", 0.0));
+        m.push(0, ms(0), bone("Head", 0.0));
+        m.push(0, ms(0), bone("Chest", 0.0));
+        m.push(0, ms(0), Message::Time(1.0));
+        assert_eq!(names(&m.poll(ms(0)).unwrap()), ["Chest", "Head", "Spine"]);
+        for k in 1..4u64 {
+            m.push(0, ms(k), bone("Head", 0.0));
+            m.push(0, ms(k), Message::Time(1.0 + k as f32));
+            assert_eq!(names(&m.poll(ms(k)).unwrap()), ["Head"], "frame {k}");
         }
     }
 

@@ -21,6 +21,7 @@ mod smooth;
 
 pub use average::{Method, average_linear, average_rotation};
 pub use encode::{MAX_BUNDLE, frame_datagrams, pack};
+pub use fast::Element;
 pub use message::{Device, Error, Message, tag};
 pub use mix::{MixConfig, Mixer, Schedule, SourceCounters};
 pub use names::{
@@ -34,6 +35,23 @@ pub use smooth::{MAX_NAMES, SmoothOptions, Smoother};
 pub const MARIONETTE_PORT: u16 = 39539;
 /// Port a Performer listens on for Assistants.
 pub const PERFORMER_PORT: u16 = 39540;
+
+/// [`decode`] with bone names borrowed from `bytes` (for hot paths that
+/// take bones by name without keeping the `String`): the same messages.
+///
+/// # Errors
+/// As [`decode`].
+pub fn decode_borrowed(bytes: &[u8]) -> Result<Vec<Element<'_>>, crate::osc::Error> {
+    if let Some(elements) = fast::decode_borrowed(bytes) {
+        return Ok(elements);
+    }
+    let packet = crate::osc::decode(bytes)?;
+    Ok(packet
+        .messages()
+        .into_iter()
+        .map(|m| Element::Other(Message::from_osc(m)))
+        .collect())
+}
 
 /// Decodes a datagram into typed VMC messages, in wire order (bundles flattened).
 ///
