@@ -18,6 +18,7 @@
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
 pub mod bridge;
+pub mod bvh;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod dlp3d;
