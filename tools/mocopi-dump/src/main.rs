@@ -25,6 +25,8 @@ Examples:
   mocopi-dump --duration 30s --stats-interval 5s
       stream health for 30 seconds
   mocopi-dump --format json | jq -c 'select(.type==\"mocopi.frame\") | .bones[0].pos'
+  mocopi-dump -q --bvh take1.bvh --duration 2m
+      record a two-minute take that Blender, Maya or Unreal imports
   mocopi-dump --vmc 127.0.0.1:39539
       drive a VMC receiver (VSeeFace, VMC4B, Warudo) with the body; a status
       line every 5 s instead of a line per frame
@@ -85,6 +87,16 @@ struct Args {
     #[command(flatten)]
     log: LogArgs,
 
+    /// Record the take as BVH in the mocopi app's layout (27 joints, Z-X-Y
+    /// Euler degrees, centimetres); a further sender goes to FILE with its
+    /// address in the name. Starts at the first skeleton packet.
+    #[arg(long, value_name = "FILE.bvh")]
+    bvh: Option<PathBuf>,
+
+    /// Overwrite an existing --bvh file.
+    #[arg(long, requires = "bvh")]
+    force: bool,
+
     #[command(flatten)]
     smooth: cli::SmoothArgs,
 
@@ -119,6 +131,10 @@ fn main() -> ExitCode {
         stop: args.stop,
         log: args.log,
         topspeed: args.pace.topspeed,
+        bvh: args.bvh.map(|path| mocopi::BvhOut {
+            path,
+            force: args.force,
+        }),
         vmc: (!args.vmc.is_empty()).then(|| {
             let (mapping_name, mapping) = args.mapping;
             mocopi::VmcOut {

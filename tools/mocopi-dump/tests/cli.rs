@@ -997,3 +997,128 @@ fn vmc_smooth_keeps_up_with_the_wave() {
     let usage = offline(&["--smooth"], None);
     assert_eq!(usage.code, Some(2), "{}", usage.stderr);
 }
+
+/// `--bvh`: the wave capture as a take in the app's layout, checked against
+/// the capture generator's formula (the forearm waves about +Z by
+/// 30° + 25°·sin 2πt, so its Zrotation is that angle and X, Y stay 0), the
+/// skeleton's offsets in centimetres and a patched frame count; lost frames
+/// are held and duplicates skipped; an existing file is kept unless --force.
+#[test]
+fn bvh_take_of_a_capture() {
+    use mocap_core::bvh;
+    let dir = std::env::temp_dir().join(format!("mocopi-bvh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("wave.bvh");
+    let out = path.to_str().unwrap();
+    let run = offline(
+        &[
+            "-r",
+            &format!("{CAPTURES}/wave-60hz.pcapng"),
+            "--bvh",
+            out,
+            "-q",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let take = bvh::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // A rest-pose frame, then the 240 frames.
+    assert_eq!(take.frames_declared, 241);
+    assert_eq!(take.frames.len(), 241);
+    assert!(
+        (take.frame_time - 1.0 / 60.0).abs() < 1e-6,
+        "{}",
+        take.frame_time
+    );
+    let names: Vec<&str> = take.joints.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names.len(), 27);
+    assert_eq!(names[0], "root");
+    assert_eq!(names[13], "l_low_arm");
+    // Offsets: the t-34400 skeleton's rest translations (read from its bytes) × 100.
+    for (i, j) in take.joints.iter().enumerate() {
+        let at = SKDF.len() - 27 * 64 + i * 64 + 36 + 16;
+        let f = |k: usize| {
+            f64::from(f32::from_le_bytes(
+                SKDF[at + 4 * k..at + 4 * k + 4].try_into().unwrap(),
+            ))
+        };
+        for k in 0..3 {
+            assert!(
+                (j.offset[k] - f(k) * 100.0).abs() < 1e-5,
+                "{} offset",
+                j.name
+            );
+        }
+    }
+    assert!(
+        take.frames[0].chunks(6).all(|c| c[3..] == [0.0, 0.0, 0.0]),
+        "rest pose first"
+    );
+    for (k, line) in take.frames[1..].iter().enumerate() {
+        let t = k as f64 / 60.0;
+        let want = 30.0 + 25.0 * (t * std::f64::consts::TAU).sin();
+        let arm = &line[13 * 6..13 * 6 + 6];
+        assert!(
+            (arm[3] - want).abs() < 1e-3,
+            "frame {k}: Z {} vs {want}",
+            arm[3]
+        );
+        assert!(
+            arm[4].abs() < 1e-3 && arm[5].abs() < 1e-3,
+            "frame {k}: {arm:?}"
+        );
+    }
+    // Loss and duplicates: 3000..3002, (3003, 3004 lost), 3005, 3006, 3006 again, restart at 1.
+    let loss = dir.join("loss.bvh");
+    let run = offline(
+        &[
+            "-r",
+            &format!("{CAPTURES}/mocopi-frame-loss.pcapng"),
+            "--bvh",
+            loss.to_str().unwrap(),
+            "-q",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stderr.contains("2 lost frames held"), "{}", run.stderr);
+    let take = bvh::parse(&std::fs::read_to_string(&loss).unwrap()).unwrap();
+    assert_eq!(take.frames.len(), 1 + 3 + 2 + 2 + 1);
+    assert_eq!(
+        take.frames[4], take.frames[3],
+        "a lost frame holds the last pose"
+    );
+    // An existing file is kept, unless --force.
+    let again = offline(
+        &["-r", &format!("{CAPTURES}/wave-60hz.pcapng"), "--bvh", out],
+        None,
+    );
+    assert_eq!(again.code, Some(2), "{}", again.stderr);
+    let forced = offline(
+        &[
+            "-r",
+            &format!("{CAPTURES}/wave-60hz.pcapng"),
+            "--bvh",
+            out,
+            "--force",
+            "-n",
+            "11",
+            "-q",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(forced.code, Some(0), "{}", forced.stderr);
+    let take = bvh::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        (take.frames_declared, take.frames.len()),
+        (11, 11),
+        "-n 11: skeleton + 10 frames + rest"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -59,7 +59,30 @@ pub struct Options {
     /// `--topspeed`: send file input as fast as it is read, not at its
     /// recorded timing.
     pub topspeed: bool,
+    /// `--bvh FILE`: record the take as BVH (one file per sender).
+    pub bvh: Option<BvhOut>,
 }
+
+/// Where `--bvh` writes.
+#[derive(Clone, Debug)]
+pub struct BvhOut {
+    /// The first sender's file; further senders get their address in the name.
+    pub path: std::path::PathBuf,
+    /// Overwrite existing files.
+    pub force: bool,
+}
+
+/// One sender's BVH take: the file, joint index → bone id, the last frame number.
+struct BvhTake {
+    take: super::take::Take,
+    ids: Vec<u16>,
+    last_fnum: Option<u32>,
+    held: u64,
+}
+
+/// Lost frames held (repeated) to keep a take's timeline; longer gaps (a
+/// restart, a pause) are not filled.
+const MAX_HELD: u32 = 60;
 
 /// Where and how `--vmc` sends the body.
 #[derive(Clone, Debug)]
@@ -196,6 +219,16 @@ fn list(to: &[SocketAddr]) -> String {
 /// Input that cannot be opened or read, and output errors.
 pub fn run(opts: &Options) -> anyhow::Result<()> {
     install_ctrlc()?;
+    if let Some(b) = &opts.bvh
+        && !b.force
+        && b.path.exists()
+    {
+        return Err(super::UsageError(format!(
+            "{} exists: --force overwrites it",
+            b.path.display()
+        ))
+        .into());
+    }
     let mut source = Source::open(&opts.input)?;
     if let Some(path) = &opts.record.write {
         source.record_to(path, smf::DEFAULT_PORT)?;
@@ -217,12 +250,14 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         scratch: String::new(),
         capture: None,
         vmc: opts.vmc.as_ref().map(VmcSink::new).transpose()?,
+        takes: BTreeMap::new(),
     };
     let every = match opts.format {
         DumpFormat::Status => Some(opts.log.stats_interval.unwrap_or(super::STATUS_INTERVAL)),
         _ => opts.log.stats_interval,
     };
     let stopped = super::run(&mut source, &opts.stop, every, &mut dump)?;
+    dump.finish_takes()?;
     dump.log.finish();
     source.finish(&dump.log)?;
     dump.capture = source.capture_stats();
@@ -248,6 +283,7 @@ struct Dump<'o> {
     scratch: String,
     capture: Option<CaptureStats>,
     vmc: Option<VmcSink>,
+    takes: BTreeMap<Option<SocketAddr>, BvhTake>,
 }
 
 impl Handler for Dump<'_> {
@@ -273,6 +309,9 @@ impl Handler for Dump<'_> {
         }
         if let (Some(sink), Some(v), Ok(p)) = (&mut self.vmc, &self.opts.vmc, &parsed) {
             sink.packet(p, d.arrival, &self.log, v);
+        }
+        if let (Some(b), Ok(p)) = (&self.opts.bvh, &parsed) {
+            self.take_packet(b, d.src, p)?;
         }
         match self.opts.format {
             DumpFormat::Json => match &parsed {
@@ -319,6 +358,100 @@ impl Handler for Dump<'_> {
 }
 
 impl Dump<'_> {
+    /// `--bvh`: a skeleton starts the sender's take; frames are appended,
+    /// lost ones held, late and duplicate ones skipped.
+    fn take_packet(
+        &mut self,
+        b: &BvhOut,
+        src: Option<SocketAddr>,
+        p: &Packet<'_>,
+    ) -> anyhow::Result<()> {
+        match &p.body {
+            Body::Skeleton(s) if !self.takes.contains_key(&src) => {
+                let defs: Vec<_> = s.bones().collect();
+                let ids: Vec<u16> = defs.iter().map(|d| d.id).collect();
+                let joints: Vec<crate::bvh::Joint> = defs
+                    .iter()
+                    .map(|d| crate::bvh::Joint {
+                        name: smf::bone_name(d.id)
+                            .map_or_else(|| format!("bone_{}", d.id), str::to_owned),
+                        parent: u16::try_from(d.parent)
+                            .ok()
+                            .and_then(|pid| ids.iter().position(|&i| i == pid)),
+                        offset: d.pos.map(|v| f64::from(v) * 100.0),
+                    })
+                    .collect();
+                let path = super::take::path_for(&b.path, src, self.takes.is_empty());
+                let take = super::take::Take::create(&path, b.force, &joints, 1.0 / 60.0)?;
+                self.log.info(format_args!(
+                    "recording a BVH take{} to {}",
+                    src.map_or_else(String::new, |s| format!(" of {s}")),
+                    take.path().display()
+                ));
+                self.takes.insert(
+                    src,
+                    BvhTake {
+                        take,
+                        ids,
+                        last_fnum: None,
+                        held: 0,
+                    },
+                );
+            }
+            Body::Frame(f) => {
+                let Some(t) = self.takes.get_mut(&src) else {
+                    return Ok(());
+                };
+                if let Some(last) = t.last_fnum {
+                    if f.fnum <= last && last - f.fnum < MAX_HELD {
+                        return Ok(()); // late or duplicate: already past it
+                    }
+                    let gap = f.fnum.wrapping_sub(last);
+                    if gap > 1 && gap <= MAX_HELD {
+                        for _ in 1..gap {
+                            t.take.repeat()?;
+                            t.held += 1;
+                        }
+                    }
+                }
+                t.last_fnum = Some(f.fnum);
+                let bones: Vec<smf::Bone> = f.bones().collect();
+                let pose = |id: u16| bones.iter().find(|b| b.id == id);
+                let positions: Vec<[f64; 3]> = t
+                    .ids
+                    .iter()
+                    .map(|&id| pose(id).map_or([0.0; 3], |b| b.pos.map(|v| f64::from(v) * 100.0)))
+                    .collect();
+                let rotations: Vec<[f64; 4]> = t
+                    .ids
+                    .iter()
+                    .map(|&id| pose(id).map_or([0.0, 0.0, 0.0, 1.0], |b| b.rot.map(f64::from)))
+                    .collect();
+                t.take.frame(&positions, &rotations)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Patches and closes every take, with the sender's measured frame time.
+    fn finish_takes(&mut self) -> anyhow::Result<()> {
+        for (src, t) in std::mem::take(&mut self.takes) {
+            let fps = self
+                .senders
+                .get(&src)
+                .and_then(|s| s.health.report().sender_fps);
+            let (path, frames) = t.take.finish(fps.map(|f| 1.0 / f))?;
+            self.log.always(format_args!(
+                "BVH take: {} frames ({} lost frames held) in {}",
+                frames,
+                t.held,
+                path.display()
+            ));
+        }
+        Ok(())
+    }
+
     fn json_packet(
         &mut self,
         d: &Datagram<'_>,

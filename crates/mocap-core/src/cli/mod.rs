@@ -14,6 +14,7 @@ pub mod replay;
 mod runner;
 mod source;
 pub mod stream;
+mod take;
 mod timing;
 
 pub use args::{
