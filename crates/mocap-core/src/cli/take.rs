@@ -3,9 +3,8 @@
 //! existing file is kept unless `--force`; the header's `Frames:` count (and
 //! `Frame Time:`) is patched in place when the take ends (count, duration,
 //! Ctrl-C, a closed pipe); lines go out whole and are flushed every second of
-//! frames, so a take killed with SIGKILL still loads up to its last flush
-//! (its header then says 0 frames; readers that count lines, Blender's
-//! among them, take them all).
+//! frames, so a take killed with SIGKILL keeps its lines up to the last
+//! flush (its header then still says 0 frames).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
