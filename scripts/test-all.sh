@@ -11,6 +11,7 @@
 #
 #   python-osc          PyPI (pip)                VMC interop (vmc-relay)
 #   OneEuroFilter       PyPI (pip)                1€ filter conformance (mocap-core)
+#   bvhio               PyPI (pip)                BVH takes read by another reader (mocopi-dump)
 #   protobufjs,         npm, pinned in            DLP3D interop (mocap-core),
 #   playwright-core     scripts/js/package-lock   viewer test (motion-stream)
 #   chromium            Debian (apt-get)          viewer test (motion-stream)
@@ -64,7 +65,7 @@ say "peers"
 need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm
 
 # PyPI packages: "module:package".
-for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter; do
+for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio; do
   module=${pair%%:*} package=${pair#*:}
   python3 -c "import $module" 2>/dev/null && continue
   if [ $install = 1 ] && command -v python3 >/dev/null; then

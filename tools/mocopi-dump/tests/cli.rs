@@ -1122,3 +1122,70 @@ fn bvh_take_of_a_capture() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An independent reader (PyPI `bvhio`) loads the take: 241 frames at
+/// 1/60 s, the 27 joints, and l_low_arm's rotation in every frame equal to
+/// the capture generator's wave about +Z.
+#[test]
+#[ignore = "needs python3 + bvhio: scripts/test-all.sh"]
+fn bvh_take_reads_in_bvhio() {
+    let dir = std::env::temp_dir().join(format!("mocopi-bvhio-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("wave.bvh");
+    let run = offline(
+        &[
+            "-r",
+            &format!("{CAPTURES}/wave-60hz.pcapng"),
+            "--bvh",
+            path.to_str().unwrap(),
+            "-q",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let script = "\
+import sys, math, bvhio
+b = bvhio.readAsBvh(sys.argv[1])
+names = []
+def walk(j):
+    names.append(j.Name)
+    for c in j.Children:
+        walk(c)
+walk(b.Root)
+def find(j, n):
+    if j.Name == n:
+        return j
+    for c in j.Children:
+        r = find(c, n)
+        if r:
+            return r
+arm = find(b.Root, 'l_low_arm')
+worst = 0.0
+for k in range(1, b.FrameCount):
+    t = (k - 1) / 60.0
+    a = math.radians(30 + 25 * math.sin(2 * math.pi * t)) / 2
+    q = arm.Keyframes[k].Rotation
+    dot = abs(q.w * math.cos(a) + q.z * math.sin(a))
+    worst = max(worst, 1 - dot)
+print(b.FrameCount, b.FrameTime, len(names), names[13], worst)
+";
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(&path)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "bvhio (pip install bvhio): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let f: Vec<&str> = text.split_whitespace().collect();
+    assert_eq!(&f[..4], ["241", "0.016667", "27", "l_low_arm"], "{text}");
+    let worst: f64 = f[4].parse().unwrap();
+    // 1 − |dot| < 1e-6: within 0.16° (the generator computes in float32).
+    assert!(worst < 1e-6, "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
