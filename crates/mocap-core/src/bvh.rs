@@ -206,12 +206,7 @@ impl FrameEncoder {
 /// `[z, x, y]` degrees of `q` for `R = Rz(z)·Rx(x)·Ry(y)`, the solution (and
 /// ±360° turn of each angle) nearest `prev`.
 pub fn continuous_zxy(q: [f64; 4], prev: Option<[f64; 3]>) -> [f64; 3] {
-    let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let [x, y, z, w] = if n > 1e-12 && n.is_finite() {
-        q.map(|v| v / n)
-    } else {
-        [0.0, 0.0, 0.0, 1.0]
-    };
+    let [x, y, z, w] = crate::quat::normalise(q);
     // Rotation matrix entries used: R01, R11, R20, R21, R22.
     let r01 = 2.0 * (x * y - z * w);
     let r11 = 1.0 - 2.0 * (x * x + z * z);
@@ -249,18 +244,7 @@ pub fn quat_from_zxy([z, x, y]: [f64; 3]) -> [f64; 4] {
     let qz = [0.0, 0.0, sz, cz];
     let qx = [sx, 0.0, 0.0, cx];
     let qy = [0.0, sy, 0.0, cy];
-    mul(mul(qz, qx), qy)
-}
-
-fn mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
-    let [ax, ay, az, aw] = a;
-    let [bx, by, bz, bw] = b;
-    [
-        aw * bx + ax * bw + ay * bz - az * by,
-        aw * by - ax * bz + ay * bw + az * bx,
-        aw * bz + ax * by - ay * bx + az * bw,
-        aw * bw - ax * bx - ay * by - az * bz,
-    ]
+    crate::quat::mul(crate::quat::mul(qz, qx), qy)
 }
 
 /// A BVH read back: joints (names, parents, offsets), the frame time, the

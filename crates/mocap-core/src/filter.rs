@@ -22,6 +22,8 @@
 
 use std::f64::consts::PI;
 
+use crate::quat::{dot, normalise, slerp};
+
 /// The three knobs of a 1€ filter.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
@@ -209,27 +211,6 @@ pub struct Rotation {
     speed: Option<f64>,
 }
 
-fn dot(a: [f64; 4], b: [f64; 4]) -> f64 {
-    a.iter().zip(b).map(|(a, b)| a * b).sum()
-}
-
-fn normalised(q: [f64; 4]) -> Option<[f64; 4]> {
-    let n = dot(q, q).sqrt();
-    (n.is_finite() && n > 1e-12).then(|| q.map(|v| v / n))
-}
-
-/// Spherical interpolation from `a` to `b` (same hemisphere) by `t`.
-fn slerp(a: [f64; 4], b: [f64; 4], t: f64) -> [f64; 4] {
-    let d = dot(a, b).clamp(-1.0, 1.0);
-    let theta = d.acos();
-    if theta < 1e-9 {
-        return normalised(zip(a, b, |a, b| a + t * (b - a))).unwrap_or(a);
-    }
-    let s = theta.sin();
-    let (wa, wb) = (((1.0 - t) * theta).sin() / s, (t * theta).sin() / s);
-    normalised(zip(a, b, |a, b| wa * a + wb * b)).unwrap_or(a)
-}
-
 impl Rotation {
     /// A filter expecting samples at `rate` Hz until timestamps say otherwise.
     pub fn new(params: Params, rate: f64) -> Self {
@@ -247,9 +228,11 @@ impl Rotation {
     pub fn filter(&mut self, q: [f64; 4], t: Option<f64>) -> [f64; 4] {
         let rate = self.clock.tick(t);
         let p = self.params;
-        let Some(q) = normalised(q) else {
+        let n = dot(q, q);
+        if !(n.is_finite() && n > 1e-24) {
             return self.q.unwrap_or([0.0, 0.0, 0.0, 1.0]);
-        };
+        }
+        let q = normalise(q);
         let Some(prev) = self.q else {
             self.q = Some(q);
             self.speed = Some(0.0);
@@ -273,6 +256,7 @@ impl Rotation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quat::mul;
     use crate::testutil::Rng;
 
     const RATE: f64 = 60.0;
@@ -296,22 +280,13 @@ mod tests {
 
     /// A rotation about a random axis by `deg` degrees.
     fn jitter(rng: &mut Rng, deg: f64) -> [f64; 4] {
-        let axis = normalised([noise(rng), noise(rng), noise(rng), 0.0]).unwrap();
+        let axis = normalise([noise(rng), noise(rng), noise(rng), 0.0]);
         let h = (deg * noise(rng)).to_radians() / 2.0;
         [
             axis[0] * h.sin(),
             axis[1] * h.sin(),
             axis[2] * h.sin(),
             h.cos(),
-        ]
-    }
-
-    fn mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
-        [
-            a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1],
-            a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
-            a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3],
-            a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2],
         ]
     }
 

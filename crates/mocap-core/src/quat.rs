@@ -32,6 +32,28 @@ pub fn normalise(q: [f64; 4]) -> [f64; 4] {
     }
 }
 
+/// The 4-D dot product: cos of half the angle between two unit rotations.
+pub fn dot(a: [f64; 4], b: [f64; 4]) -> f64 {
+    a.iter().zip(b).map(|(a, b)| a * b).sum()
+}
+
+/// Spherical interpolation from `a` to `b` by `t` along the arc between
+/// them as given (callers put `b` in `a`'s hemisphere for the short way).
+pub fn slerp(a: [f64; 4], b: [f64; 4], t: f64) -> [f64; 4] {
+    let theta = dot(a, b).clamp(-1.0, 1.0).acos();
+    let s = theta.sin();
+    let (wa, wb) = if theta < 1e-9 {
+        (1.0 - t, t)
+    } else {
+        (((1.0 - t) * theta).sin() / s, (t * theta).sin() / s)
+    };
+    let mut out = a;
+    for (o, b) in out.iter_mut().zip(b) {
+        *o = wa * *o + wb * b;
+    }
+    normalise(out)
+}
+
 /// An f32 quaternion widened for arithmetic.
 pub fn wide(q: [f32; 4]) -> [f64; 4] {
     q.map(f64::from)

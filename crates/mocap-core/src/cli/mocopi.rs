@@ -75,7 +75,11 @@ pub struct BvhOut {
 /// One sender's BVH take: the file, joint index → bone id, the last frame number.
 struct BvhTake {
     take: super::take::Take,
-    ids: Vec<u16>,
+    /// Joint index by bone id.
+    index: Vec<Option<usize>>,
+    /// One frame's values by joint index, reused from frame to frame.
+    positions: Vec<[f64; 3]>,
+    rotations: Vec<[f64; 4]>,
     last_fnum: Option<u32>,
     held: u64,
 }
@@ -388,11 +392,23 @@ impl Dump<'_> {
                     src.map_or_else(String::new, |s| format!(" of {s}")),
                     take.path().display()
                 ));
+                let mut index = Vec::new();
+                for (i, &id) in ids.iter().enumerate() {
+                    let id = usize::from(id);
+                    if index.len() <= id {
+                        index.resize(id + 1, None);
+                    }
+                    if let Some(slot) = index.get_mut(id) {
+                        *slot = Some(i);
+                    }
+                }
                 self.takes.insert(
                     src,
                     BvhTake {
                         take,
-                        ids,
+                        index,
+                        positions: vec![[0.0; 3]; ids.len()],
+                        rotations: vec![[0.0, 0.0, 0.0, 1.0]; ids.len()],
                         last_fnum: None,
                         held: 0,
                     },
@@ -415,19 +431,19 @@ impl Dump<'_> {
                     }
                 }
                 t.last_fnum = Some(f.fnum);
-                let bones: Vec<smf::Bone> = f.bones().collect();
-                let pose = |id: u16| bones.iter().find(|b| b.id == id);
-                let positions: Vec<[f64; 3]> = t
-                    .ids
-                    .iter()
-                    .map(|&id| pose(id).map_or([0.0; 3], |b| b.pos.map(|v| f64::from(v) * 100.0)))
-                    .collect();
-                let rotations: Vec<[f64; 4]> = t
-                    .ids
-                    .iter()
-                    .map(|&id| pose(id).map_or([0.0, 0.0, 0.0, 1.0], |b| b.rot.map(f64::from)))
-                    .collect();
-                t.take.frame(&positions, &rotations)?;
+                // Bones the frame lacks keep the rest pose.
+                t.positions.fill([0.0; 3]);
+                t.rotations.fill([0.0, 0.0, 0.0, 1.0]);
+                for b in f.bones() {
+                    let Some(Some(i)) = t.index.get(usize::from(b.id)) else {
+                        continue;
+                    };
+                    if let (Some(p), Some(r)) = (t.positions.get_mut(*i), t.rotations.get_mut(*i)) {
+                        *p = b.pos.map(|v| f64::from(v) * 100.0);
+                        *r = b.rot.map(f64::from);
+                    }
+                }
+                t.take.frame(&t.positions, &t.rotations)?;
             }
             _ => {}
         }
