@@ -11,12 +11,13 @@
 #
 #   python-osc          PyPI (pip)                VMC interop (vmc-relay)
 #   OneEuroFilter       PyPI (pip)                1€ filter conformance (mocap-core)
-#   bvhio               PyPI (pip)                BVH takes read by another reader (mocopi-dump)
+#   bvhio               PyPI (pip)                BVH takes read by another reader (mocopi-dump, vmc-relay)
 #   protobufjs,         npm, pinned in            DLP3D interop (mocap-core),
 #   playwright-core     scripts/js/package-lock   viewer test (motion-stream)
 #   chromium            Debian (apt-get)          viewer test (motion-stream)
 #   tshark              Debian (apt-get)          pcapng files read by Wireshark
 #   man-db              Debian (apt-get)          man pages render (every tool)
+#   blender             Debian (apt-get)          BVH takes imported by Blender (mocopi-dump, vmc-relay)
 #
 # Debian packages are installed when this runs as root or sudo works; where
 # neither does, the script names what is missing and exits 1.
@@ -62,7 +63,7 @@ need_debs() {
 }
 
 say "peers"
-need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm
+need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm blender:blender
 
 # PyPI packages: "module:package".
 for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio; do
@@ -92,6 +93,7 @@ if [ ${#missing[@]} != 0 ]; then
 fi
 chromium --version
 tshark --version | head -n 1
+blender --version 2>/dev/null | head -n 1
 
 say "cargo test --workspace -- --include-ignored"
 cargo test --workspace -- --include-ignored

@@ -87,15 +87,10 @@ struct Args {
     #[command(flatten)]
     log: LogArgs,
 
-    /// Record the take as BVH in the mocopi app's layout (27 joints, Z-X-Y
-    /// Euler degrees, centimetres); a further sender goes to FILE with its
-    /// address in the name. Starts at the first skeleton packet.
-    #[arg(long, value_name = "FILE.bvh")]
-    bvh: Option<PathBuf>,
-
-    /// Overwrite an existing --bvh file.
-    #[arg(long, requires = "bvh")]
-    force: bool,
+    /// --bvh takes are in the mocopi app's layout (27 joints, rest pose
+    /// first, lost frames held) and start at the first skeleton packet.
+    #[command(flatten)]
+    bvh: cli::BvhArgs,
 
     #[command(flatten)]
     smooth: cli::SmoothArgs,
@@ -131,10 +126,7 @@ fn main() -> ExitCode {
         stop: args.stop,
         log: args.log,
         topspeed: args.pace.topspeed,
-        bvh: args.bvh.map(|path| mocopi::BvhOut {
-            path,
-            force: args.force,
-        }),
+        bvh: args.bvh.out(),
         vmc: (!args.vmc.is_empty()).then(|| {
             let (mapping_name, mapping) = args.mapping;
             mocopi::VmcOut {

@@ -18,7 +18,9 @@ Examples:
       seed 003's setup, done right (window mode, four bones, Markley averaging)
   vmc-average -l 0.0.0.0:39541 -l 0.0.0.0:39542 --source face=0.0.0.0:39542 \\
               --prefer face:Head,Neck --weight face=0.5 --to 127.0.0.1:39539
-      head and neck from one source, the body averaged";
+      head and neck from one source, the body averaged
+  vmc-average -l 0.0.0.0:39541 -l 0.0.0.0:39542 --to 127.0.0.1:39539 --bvh mix.bvh
+      also record the mix as a BVH take";
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Mode {
@@ -60,7 +62,7 @@ struct Args {
     listen: Vec<SocketAddr>,
 
     /// Receiver of the mixed stream (repeatable).
-    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port, required = true)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port, required_unless_present = "bvh")]
     to: Vec<SocketAddr>,
 
     /// Name a source: NAME=ADDR, where ADDR is a listening address or a sender's address.
@@ -127,6 +129,10 @@ struct Args {
 
     #[command(flatten)]
     smooth: cli::SmoothArgs,
+
+    /// --bvh records the mixed stream (what --to receives) as one take.
+    #[command(flatten)]
+    bvh: cli::BvhArgs,
 
     #[command(flatten)]
     _generate: cli::GenerateArgs,
@@ -201,6 +207,7 @@ fn main() -> ExitCode {
         stop: args.stop,
         log: args.log,
         smooth: args.smooth.options(),
+        bvh: args.bvh.out(),
     };
     cli::exit(average::run(&opts), average::TOOL)
 }

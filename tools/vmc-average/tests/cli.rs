@@ -420,3 +420,66 @@ fn smoothed_mix_settles_on_the_mean() {
     assert!((last_head(&got) - 20.0).abs() < 0.05, "{}", last_head(&got));
     finish(tool);
 }
+
+/// `--bvh` records the mix (here of one sender, so the mix is its pose): a
+/// take whose every joint's world position equals the sender's frame's to
+/// 0.1 mm (forward kinematics written in the test), with the frame count
+/// of the mixed frames and the sender's frame time; --to is optional.
+#[test]
+fn bvh_take_of_the_mix() {
+    use mocap_core::{bvh, testutil::humanoid};
+    let dir = std::env::temp_dir().join(format!("vmc-average-bvh-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mix.bvh");
+    let mut p = Proc::spawn(
+        BIN,
+        &[
+            "-l",
+            "127.0.0.1:0",
+            "--bvh",
+            path.to_str().unwrap(),
+            "--dump",
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    let (_, at) = p.log_line("listening on");
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for k in 0..90 {
+        for d in vmc::frame_datagrams(&humanoid::frame(k, 60.0), vmc::MAX_BUNDLE) {
+            tx.send_to(&d, at.unwrap()).unwrap();
+        }
+        thread::sleep(Duration::from_micros(500));
+    }
+    p.stdout_line("\"time\":1.4833");
+    let done = finish(p);
+    let summary = done.json().pop().unwrap();
+    // Mixed frames with a pose (the mixer may also pass on a lone OK/T).
+    let poses = done
+        .stdout
+        .iter()
+        .filter(|l| l.contains("\"Hips\""))
+        .count() as u64;
+    assert!(poses >= 89, "{summary}");
+    let take = bvh::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(take.frames_declared, poses + 1, "the rest pose and the mix");
+    assert_eq!(take.frames.len() as u64, poses + 1);
+    assert_eq!(summary["takes"][0]["frames"], poses + 1);
+    assert_eq!(take.joints.len(), 1 + humanoid::BONES.len());
+    assert!(
+        (take.frame_time - 1.0 / 60.0).abs() < 1e-6,
+        "{}",
+        take.frame_time
+    );
+    // The last mixed frame is source frame 89; count back from it (the
+    // mixer's first frame closes before the sender's first Root/Pos).
+    let last = take.frames.len() - 1;
+    for back in [0usize, 1, 30, 80] {
+        let k = 89 - back as u32;
+        let e = humanoid::world_error(&take, last - back, k);
+        assert!(e < 0.01, "source frame {k}: {e} cm off");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -23,7 +23,9 @@ Examples:
   vmc-relay --dump --format json | jq -c 'select(.type==\"vmc.bone\" and .name==\"Head\")'
       sniff what arrives on 39539
   vmc-relay -l 0.0.0.0:39540 --allow 192.168.1.0/24 --to 127.0.0.1:39541
-      accept only the LAN";
+      accept only the LAN
+  vmc-relay --bvh take.bvh --duration 1m
+      record a minute of what arrives as BVH (Blender: File > Import > BVH)";
 
 /// Forward VMC (OSC over UDP) from one port to several receivers: byte for
 /// byte, or filtered per destination (addresses, bones, expression names, rate),
@@ -119,6 +121,11 @@ struct Args {
     /// Format of --dump and of the summary.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
+
+    /// --bvh records what arrives (before any filter), one take per sender:
+    /// the humanoid's bones, Root/Pos as root motion, mirrored into BVH axes.
+    #[command(flatten)]
+    bvh: cli::BvhArgs,
 
     #[command(flatten)]
     pace: cli::PaceArgs,
@@ -262,6 +269,7 @@ fn main() -> ExitCode {
         stop: args.stop.clone(),
         log: args.log.clone(),
         topspeed: args.pace.topspeed,
+        bvh: args.bvh.out(),
     };
     cli::exit(relay::run(opts), relay::TOOL)
 }

@@ -53,6 +53,8 @@ pub struct Options {
     pub log: LogArgs,
     /// `--smooth`: 1€ smoothing of the mixed output.
     pub smooth: Option<vmc::SmoothOptions>,
+    /// `--bvh FILE`: record the mix as BVH.
+    pub bvh: Option<super::BvhOut>,
 }
 
 struct SourceInfo {
@@ -71,8 +73,14 @@ struct SourceInfo {
 /// `--primary` that no `--source` defines ([`UsageError`]).
 pub fn run(opts: &Options) -> anyhow::Result<()> {
     install_ctrlc()?;
-    if opts.listen.is_empty() || opts.to.is_empty() {
-        return Err(UsageError("give at least one -l ADDR and one --to HOST:PORT".into()).into());
+    if opts.listen.is_empty() || (opts.to.is_empty() && opts.bvh.is_none()) {
+        return Err(UsageError(
+            "give at least one -l ADDR and one --to HOST:PORT (or --bvh FILE)".into(),
+        )
+        .into());
+    }
+    if let Some(b) = &opts.bvh {
+        b.check()?;
     }
     let known = |name: &str| opts.sources.iter().any(|(n, _)| n == name);
     for name in opts
@@ -146,6 +154,7 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
     let mut pacer = Pacer::new(opts.stop.duration, opts.log.stats_interval);
     let mut frames_out = 0u64;
     let mut datagrams_out = 0u64;
+    let mut takes = opts.bvh.clone().map(super::take::VmcTakes::new);
     let stopped = loop {
         if let Some(why) = pacer.stopped() {
             break why.as_str();
@@ -164,6 +173,7 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
                 datagrams_out,
                 start,
                 None,
+                &[],
             )?;
         }
         let now = start.elapsed();
@@ -232,11 +242,18 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
                     }
                 }
             }
+            if let Some(t) = &mut takes {
+                t.push_frame(&frame, start.elapsed().as_secs_f64(), &log)?;
+            }
             frames_out += 1;
             if opts.dump {
                 dump(&mut out, opts.format, &frame)?;
             }
         }
+    };
+    let done = match takes {
+        Some(t) => t.finish(&log)?,
+        None => Vec::new(),
     };
     summary(
         &mut out,
@@ -248,6 +265,7 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         datagrams_out,
         start,
         Some(stopped),
+        &done,
     )
 }
 
@@ -334,6 +352,7 @@ fn summary(
     datagrams_out: u64,
     start: Instant,
     stopped: Option<&str>,
+    takes: &[super::take::TakeSummary],
 ) -> anyhow::Result<()> {
     let per: Vec<Value> = sources
         .iter()
@@ -356,6 +375,12 @@ fn summary(
         "stopped": stopped,
         "sources": per,
     });
+    let mut rec = rec;
+    if !takes.is_empty()
+        && let Value::Object(o) = &mut rec
+    {
+        o.insert("takes".into(), json!(takes));
+    }
     if opts.format == Format::Json {
         out.json(&rec)?;
     } else {

@@ -63,14 +63,7 @@ pub struct Options {
     pub bvh: Option<BvhOut>,
 }
 
-/// Where `--bvh` writes.
-#[derive(Clone, Debug)]
-pub struct BvhOut {
-    /// The first sender's file; further senders get their address in the name.
-    pub path: std::path::PathBuf,
-    /// Overwrite existing files.
-    pub force: bool,
-}
+pub use super::take::BvhOut;
 
 /// One sender's BVH take: the file, joint index → bone id, the last frame number.
 struct BvhTake {
@@ -223,15 +216,8 @@ fn list(to: &[SocketAddr]) -> String {
 /// Input that cannot be opened or read, and output errors.
 pub fn run(opts: &Options) -> anyhow::Result<()> {
     install_ctrlc()?;
-    if let Some(b) = &opts.bvh
-        && !b.force
-        && b.path.exists()
-    {
-        return Err(super::UsageError(format!(
-            "{} exists: --force overwrites it",
-            b.path.display()
-        ))
-        .into());
+    if let Some(b) = &opts.bvh {
+        b.check()?;
     }
     let mut source = Source::open(&opts.input)?;
     if let Some(path) = &opts.record.write {
@@ -255,13 +241,16 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         capture: None,
         vmc: opts.vmc.as_ref().map(VmcSink::new).transpose()?,
         takes: BTreeMap::new(),
+        takes_done: Vec::new(),
     };
     let every = match opts.format {
         DumpFormat::Status => Some(opts.log.stats_interval.unwrap_or(super::STATUS_INTERVAL)),
         _ => opts.log.stats_interval,
     };
-    let stopped = super::run(&mut source, &opts.stop, every, &mut dump)?;
+    // Takes are closed whatever ended the run (a closed pipe included).
+    let stopped = super::run(&mut source, &opts.stop, every, &mut dump);
     dump.finish_takes()?;
+    let stopped = stopped?;
     dump.log.finish();
     source.finish(&dump.log)?;
     dump.capture = source.capture_stats();
@@ -288,6 +277,7 @@ struct Dump<'o> {
     capture: Option<CaptureStats>,
     vmc: Option<VmcSink>,
     takes: BTreeMap<Option<SocketAddr>, BvhTake>,
+    takes_done: Vec<super::take::TakeSummary>,
 }
 
 impl Handler for Dump<'_> {
@@ -464,6 +454,12 @@ impl Dump<'_> {
                 t.held,
                 path.display()
             ));
+            self.takes_done.push(super::take::TakeSummary {
+                src,
+                path,
+                frames,
+                held: t.held,
+            });
         }
         Ok(())
     }
@@ -677,6 +673,7 @@ impl Dump<'_> {
                     waiting_for_skeleton: v.waiting,
                     skeleton_changes: v.changes,
                 }),
+                takes: &self.takes_done,
             })?,
             _ => {
                 // Records first, so the summary is the last thing on a shared terminal.
@@ -1087,6 +1084,9 @@ struct SummaryRecord<'a> {
     capture: Option<CaptureRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     vmc: Option<VmcRecord>,
+    /// `--bvh` takes, once finished.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    takes: &'a [super::take::TakeSummary],
 }
 
 /// What `--vmc` sent, in summaries.

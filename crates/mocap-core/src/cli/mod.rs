@@ -26,3 +26,4 @@ pub use generate::{Generate, GenerateArgs, generated};
 pub use output::{Log, Output};
 pub use runner::{Handler, Pacer, Stopped, run};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput};
+pub use take::{BvhArgs, BvhOut};

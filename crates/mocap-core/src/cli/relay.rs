@@ -116,6 +116,8 @@ pub struct Options {
     /// `--topspeed`: forward file input as fast as it is read, not at its
     /// recorded timing.
     pub topspeed: bool,
+    /// `--bvh FILE`: record what arrives as BVH, one take per sender.
+    pub bvh: Option<super::BvhOut>,
 }
 
 #[derive(Default, Clone, Serialize)]
@@ -194,6 +196,8 @@ struct Relay {
     tokens: f64,
     last_refill: Instant,
     decode: bool,
+    takes: Option<super::take::VmcTakes>,
+    takes_done: Vec<super::take::TakeSummary>,
 }
 
 /// Runs the relay until stopped and prints the summary.
@@ -203,10 +207,14 @@ struct Relay {
 /// sockets that cannot be bound, unreadable files.
 pub fn run(opts: Options) -> anyhow::Result<()> {
     install_ctrlc()?;
-    if opts.destinations.is_empty() && !opts.dump {
-        return Err(
-            UsageError("nothing to do: give --to HOST:PORT (repeatable) or --dump".into()).into(),
-        );
+    if opts.destinations.is_empty() && !opts.dump && opts.bvh.is_none() {
+        return Err(UsageError(
+            "nothing to do: give --to HOST:PORT (repeatable), --dump or --bvh FILE".into(),
+        )
+        .into());
+    }
+    if let Some(b) = &opts.bvh {
+        b.check()?;
     }
     if let Input::Listen(listen) = opts.input {
         for d in &opts.destinations {
@@ -256,6 +264,7 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
         stop,
         log: log_args,
         topspeed: _,
+        bvh,
     } = opts;
     let dests: Vec<Dest> = destinations
         .into_iter()
@@ -267,7 +276,7 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
             smoothers: BTreeMap::new(),
         })
         .collect();
-    let decode = dump || dests.iter().any(|d| !d.rules.is_raw());
+    let decode = dump || bvh.is_some() || dests.iter().any(|d| !d.rules.is_raw());
     let mut relay = Relay {
         allow,
         max_pps,
@@ -282,6 +291,8 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
         tokens: max_pps.unwrap_or(0.0),
         last_refill: Instant::now(),
         decode,
+        takes: bvh.map(super::take::VmcTakes::new),
+        takes_done: Vec::new(),
     };
     // Every destination raw and nothing to look at: forward in batches.
     #[cfg(target_os = "linux")]
@@ -293,10 +304,15 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
     #[cfg(not(target_os = "linux"))]
     let batched = false;
     let stopped = if batched {
-        relay.run_batched(&source, &stop, log_args.stats_interval)?
+        relay.run_batched(&source, &stop, log_args.stats_interval)
     } else {
-        super::run(&mut source, &stop, log_args.stats_interval, &mut relay)?
+        super::run(&mut source, &stop, log_args.stats_interval, &mut relay)
     };
+    // Takes are closed whatever ended the run (a closed pipe included).
+    if let Some(takes) = relay.takes.take() {
+        relay.takes_done = takes.finish(&relay.log)?;
+    }
+    let stopped = stopped?;
     relay.flush_due(true)?;
     relay.log.finish();
     source.finish(&relay.log)?;
@@ -372,6 +388,14 @@ impl Handler for Relay {
             }
         }
         let now = self.start.elapsed();
+        if let Some(takes) = &mut self.takes {
+            let at = d.arrival.unwrap_or(now.as_secs_f64());
+            for m in &messages {
+                if let Ok(m) = Message::from_osc(m) {
+                    takes.push(d.src, &m, at, &self.log)?;
+                }
+            }
+        }
         for dest in self.dests.iter_mut().filter(|d| !d.rules.is_raw()) {
             dest.smoothers
                 .retain(|_, (_, seen)| now.saturating_sub(*seen) < SMOOTH_STALE);
@@ -626,6 +650,12 @@ impl Relay {
             "sources": sources,
             "destinations": destinations,
         });
+        let mut rec = rec;
+        if !self.takes_done.is_empty()
+            && let Value::Object(o) = &mut rec
+        {
+            o.insert("takes".into(), json!(self.takes_done));
+        }
         if self.format == Format::Json {
             self.out.json(&rec)?;
         } else {

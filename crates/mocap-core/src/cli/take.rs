@@ -2,17 +2,73 @@
 //! makes the text; this file owns the file). Safe by construction: an
 //! existing file is kept unless `--force`; the header's `Frames:` count (and
 //! `Frame Time:`) is patched in place when the take ends (count, duration,
-//! Ctrl-C, a closed pipe); lines go out whole and are flushed every second of
-//! frames, so a take killed with SIGKILL keeps its lines up to the last
-//! flush (its header then still says 0 frames).
+//! Ctrl-C, a closed pipe, an error: a take dropped unfinished patches its
+//! count too). Every second of frames the lines written so far are flushed
+//! and the count patched to match, so a take killed with SIGKILL loads in
+//! any reader up to its last flush (at most a second of frames lost).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
 use anyhow::Context as _;
 
+use super::{Log, UsageError};
 use crate::bvh::{self, FrameEncoder, Joint};
+use crate::vmc::{self, humanoid::Recorder};
+
+/// `--bvh FILE` and `--force`, the same in every tool that records takes.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct BvhArgs {
+    /// Record the take as BVH (Z-X-Y Euler degrees, centimetres); a further
+    /// sender goes to FILE with its address in the name. The header's frame
+    /// count is patched when the take ends.
+    #[arg(long, value_name = "FILE.bvh")]
+    pub bvh: Option<PathBuf>,
+
+    /// Overwrite an existing --bvh file.
+    #[arg(long, requires = "bvh")]
+    pub force: bool,
+}
+
+impl BvhArgs {
+    /// Where to write, if anywhere.
+    pub fn out(&self) -> Option<BvhOut> {
+        self.bvh.clone().map(|path| BvhOut {
+            path,
+            force: self.force,
+        })
+    }
+}
+
+/// Where `--bvh` writes.
+#[derive(Clone, Debug)]
+pub struct BvhOut {
+    /// The first sender's file; further senders get their address in the name.
+    pub path: PathBuf,
+    /// Overwrite existing files.
+    pub force: bool,
+}
+
+impl BvhOut {
+    /// Refuses, before anything runs, a file that exists without `--force`.
+    ///
+    /// # Errors
+    /// [`UsageError`] naming the file.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if !self.force && self.path.exists() {
+            return Err(UsageError(format!(
+                "{} exists: --force overwrites it",
+                self.path.display()
+            ))
+            .into());
+        }
+        Ok(())
+    }
+}
 
 /// Frames between flushes (one second at 60 fps).
 const FLUSH_EVERY: u32 = 60;
@@ -27,6 +83,7 @@ pub(crate) struct Take {
     frames: u64,
     unflushed: u32,
     last: String,
+    finished: bool,
 }
 
 impl Take {
@@ -70,6 +127,7 @@ impl Take {
             frames: 0,
             unflushed: 0,
             last: String::new(),
+            finished: false,
         };
         let rest: Vec<[f64; 3]> = joints.iter().map(|j| j.offset).collect();
         take.frame(&rest, &[])?;
@@ -101,19 +159,28 @@ impl Take {
         self.frames += 1;
         self.unflushed += 1;
         if self.unflushed >= FLUSH_EVERY {
-            self.file.flush()?;
-            self.unflushed = 0;
+            self.sync()?;
         }
+        Ok(())
+    }
+
+    /// Writes out the frames so far and makes the header's count say so.
+    fn sync(&mut self) -> io::Result<()> {
+        self.file.flush()?;
+        self.unflushed = 0;
+        let file = self.file.get_mut();
+        file.seek(SeekFrom::Start(self.frames_at))?;
+        file.write_all(bvh::frames_field(self.frames).as_bytes())?;
+        file.seek(SeekFrom::End(0))?;
         Ok(())
     }
 
     /// Flushes and patches the header: the frame count, and the frame time
     /// when the sender's rate is known.
     pub(crate) fn finish(mut self, frame_time: Option<f64>) -> io::Result<(PathBuf, u64)> {
-        self.file.flush()?;
+        self.finished = true;
+        self.sync()?;
         let file = self.file.get_mut();
-        file.seek(SeekFrom::Start(self.frames_at))?;
-        file.write_all(bvh::frames_field(self.frames).as_bytes())?;
         // `0.016667` and `0.020000` are both eight characters: the field
         // width stays the same for any rate above 1 fps.
         if let Some(t) = frame_time.filter(|t| t.is_finite() && *t > 0.0 && *t < 1.0) {
@@ -121,13 +188,23 @@ impl Take {
             file.write_all(format!("{t:.6}").as_bytes())?;
         }
         file.flush()?;
-        Ok((self.path, self.frames))
+        Ok((self.path.clone(), self.frames))
+    }
+}
+
+impl Drop for Take {
+    /// A take ended by an error (a closed pipe, a failed send) still gets
+    /// its count; the frame time stays as created.
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = self.sync();
+        }
     }
 }
 
 /// `FILE` for the first sender; `FILE` with `-IP-PORT` before its extension
 /// for each further one.
-pub(crate) fn path_for(base: &Path, sender: Option<std::net::SocketAddr>, first: bool) -> PathBuf {
+pub(crate) fn path_for(base: &Path, sender: Option<SocketAddr>, first: bool) -> PathBuf {
     if first {
         return base.to_owned();
     }
@@ -143,4 +220,127 @@ pub(crate) fn path_for(base: &Path, sender: Option<std::net::SocketAddr>, first:
         None => format!("{stem}-{tag}"),
     };
     base.with_file_name(name)
+}
+
+/// `--bvh` for VMC streams: one take per sender (vmc-relay) or of the mix
+/// (vmc-average), each started at its first frame with `Hips`.
+pub(crate) struct VmcTakes {
+    out: BvhOut,
+    takes: BTreeMap<Option<SocketAddr>, VmcTake>,
+    positions: Vec<[f64; 3]>,
+    rotations: Vec<[f64; 4]>,
+}
+
+struct VmcTake {
+    recorder: Recorder,
+    take: Option<Take>,
+}
+
+impl VmcTakes {
+    pub(crate) fn new(out: BvhOut) -> Self {
+        Self {
+            out,
+            takes: BTreeMap::new(),
+            positions: Vec::new(),
+            rotations: Vec::new(),
+        }
+    }
+
+    /// One message from `src` that arrived at `now` seconds.
+    pub(crate) fn push(
+        &mut self,
+        src: Option<SocketAddr>,
+        m: &vmc::Message,
+        now: f64,
+        log: &Log,
+    ) -> anyhow::Result<()> {
+        self.record(src, log, |r| r.push(m, now))
+    }
+
+    /// One whole frame (a mix) that was made at `now` seconds.
+    pub(crate) fn push_frame(
+        &mut self,
+        frame: &[vmc::Message],
+        now: f64,
+        log: &Log,
+    ) -> anyhow::Result<()> {
+        self.record(None, log, |r| r.push_frame(frame, now))
+    }
+
+    fn record(
+        &mut self,
+        src: Option<SocketAddr>,
+        log: &Log,
+        feed: impl FnOnce(&mut Recorder) -> bool,
+    ) -> anyhow::Result<()> {
+        let started = self.takes.values().filter(|t| t.take.is_some()).count();
+        let t = self.takes.entry(src).or_insert_with(|| VmcTake {
+            recorder: Recorder::new(),
+            take: None,
+        });
+        if !feed(&mut t.recorder) {
+            return Ok(());
+        }
+        let take = match &mut t.take {
+            Some(take) => take,
+            None => {
+                let joints = t.recorder.joints().unwrap_or_default();
+                let path = path_for(&self.out.path, src, started == 0);
+                let take = Take::create(&path, self.out.force, &joints, 1.0 / 60.0)?;
+                log.info(format_args!(
+                    "recording a BVH take{} ({} joints) to {}",
+                    src.map_or_else(String::new, |s| format!(" of {s}")),
+                    joints.len(),
+                    take.path().display()
+                ));
+                t.take.insert(take)
+            }
+        };
+        if t.recorder.frame(&mut self.positions, &mut self.rotations) {
+            take.frame(&self.positions, &self.rotations)?;
+        }
+        Ok(())
+    }
+
+    /// Patches and closes every take (frame time measured over the take).
+    pub(crate) fn finish(self, log: &Log) -> anyhow::Result<Vec<TakeSummary>> {
+        let mut done = Vec::new();
+        for (src, t) in self.takes {
+            let Some(take) = t.take else {
+                if t.recorder.skipped() > 0 {
+                    log.always(format_args!(
+                        "no BVH take{}: {} frames, none with Hips",
+                        src.map_or_else(String::new, |s| format!(" of {s}")),
+                        t.recorder.skipped()
+                    ));
+                }
+                continue;
+            };
+            let (path, frames) = take.finish(t.recorder.frame_time())?;
+            log.always(format_args!(
+                "BVH take: {frames} frames in {}",
+                path.display()
+            ));
+            done.push(TakeSummary {
+                src,
+                path,
+                frames,
+                held: 0,
+            });
+        }
+        Ok(done)
+    }
+}
+
+/// A finished take, for the summary.
+#[derive(Clone, Debug, serde::Serialize)]
+pub(crate) struct TakeSummary {
+    /// The sender (none for a text file or a mix).
+    pub src: Option<SocketAddr>,
+    /// The file.
+    pub path: PathBuf,
+    /// Frames written, the rest-pose frame included.
+    pub frames: u64,
+    /// Lost frames held.
+    pub held: u64,
 }

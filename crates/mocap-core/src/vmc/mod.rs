@@ -13,6 +13,7 @@
 mod average;
 mod encode;
 mod fast;
+pub mod humanoid;
 mod message;
 mod mix;
 mod names;
