@@ -1032,10 +1032,20 @@ fn bvh_take_of_a_capture() {
         "{}",
         take.frame_time
     );
+    // The app's joints, names and order (SMF ids 0..=26), each with the
+    // app's six channels.
     let names: Vec<&str> = take.joints.iter().map(|j| j.name.as_str()).collect();
-    assert_eq!(names.len(), 27);
-    assert_eq!(names[0], "root");
-    assert_eq!(names[13], "l_low_arm");
+    let app = "root torso_1 torso_2 torso_3 torso_4 torso_5 torso_6 torso_7 neck_1 neck_2 head \
+               l_shoulder l_up_arm l_low_arm l_hand r_shoulder r_up_arm r_low_arm r_hand \
+               l_up_leg l_low_leg l_foot l_toes r_up_leg r_low_leg r_foot r_toes";
+    assert_eq!(names, app.split_whitespace().collect::<Vec<_>>());
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        text.matches("CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n")
+            .count(),
+        27
+    );
+    assert!(text.starts_with("HIERARCHY\nROOT root\n{\n"));
     // Offsets: the t-34400 skeleton's rest translations (read from its bytes) × 100.
     for (i, j) in take.joints.iter().enumerate() {
         let at = SKDF.len() - 27 * 64 + i * 64 + 36 + 16;
