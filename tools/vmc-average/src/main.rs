@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
-use mocap_core::cli::average;
+
+mod mix;
+use mix as average;
 use mocap_core::cli::{self, Format, LogArgs, StopArgs};
 use mocap_core::vmc::{Method, Schedule};
 

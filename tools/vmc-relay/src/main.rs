@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{ArgAction, ArgMatches, CommandFactory as _, FromArgMatches as _, Parser};
-use mocap_core::cli::relay::{self, Cidr, Destination};
+mod relay;
+
+use relay::{Cidr, Destination};
 use mocap_core::cli::{self, Format, Input, LogArgs, RecordArgs, StopArgs};
 use mocap_core::osc::Pattern;
 use mocap_core::vmc::{Rename, Rules};

@@ -10,6 +10,7 @@ use anyhow::Context as _;
 
 use serde::Serialize;
 
+use super::CaptureRecord;
 use super::output::round3;
 use super::{
     Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
@@ -1099,32 +1100,3 @@ struct VmcRecord {
     skeleton_changes: u64,
 }
 
-/// What reading a capture file met, in summaries.
-#[derive(Clone, Copy, Serialize)]
-pub(crate) struct CaptureRecord {
-    records: u64,
-    datagrams: u64,
-    non_udp: u64,
-    fragments: u64,
-    reassembled: u64,
-    dropped: u64,
-    truncated: u64,
-    untimed: u64,
-    unsupported_link: u64,
-}
-
-impl From<CaptureStats> for CaptureRecord {
-    fn from(c: CaptureStats) -> Self {
-        Self {
-            records: c.packets,
-            datagrams: c.datagrams,
-            non_udp: c.non_udp,
-            fragments: c.fragments,
-            reassembled: c.reassembled,
-            dropped: c.dropped,
-            truncated: c.truncated,
-            untimed: c.untimed,
-            unsupported_link: c.unsupported_link,
-        }
-    }
-}

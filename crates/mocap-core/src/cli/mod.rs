@@ -3,19 +3,15 @@
 //! lines) sit next to it, one file per tool.
 
 mod args;
-pub mod average;
 mod exit;
 mod generate;
 pub mod ifm;
 pub mod mocopi;
 mod output;
-pub mod relay;
-pub mod replay;
 mod runner;
 mod source;
 pub mod stream;
-mod take;
-mod timing;
+pub mod take;
 
 pub use args::{
     Format, LogArgs, PaceArgs, RecordArgs, STATUS_INTERVAL, SmoothArgs, StopArgs, parse_duration,
@@ -23,7 +19,7 @@ pub use args::{
 };
 pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};
 pub use generate::{Generate, GenerateArgs, generated};
-pub use output::{Log, Output};
+pub use output::{CaptureRecord, Log, Output, round3};
 pub use runner::{Handler, Pacer, Stopped, run};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput};
-pub use take::{BvhArgs, BvhOut};
+pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, path_for};

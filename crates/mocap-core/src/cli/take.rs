@@ -74,7 +74,7 @@ impl BvhOut {
 const FLUSH_EVERY: u32 = 60;
 
 /// One take in progress.
-pub(crate) struct Take {
+pub struct Take {
     path: PathBuf,
     file: BufWriter<File>,
     frames_at: u64,
@@ -89,7 +89,7 @@ pub(crate) struct Take {
 impl Take {
     /// Creates `path` (refusing an existing file unless `force`) and writes
     /// the header and a rest-pose first frame, as the mocopi app does.
-    pub(crate) fn create(
+    pub fn create(
         path: &Path,
         force: bool,
         joints: &[Joint],
@@ -135,12 +135,12 @@ impl Take {
     }
 
     /// The file being written.
-    pub(crate) fn path(&self) -> &Path {
+    pub fn path(&self) -> &Path {
         &self.path
     }
 
     /// Appends one frame (positions and `[x, y, z, w]` rotations by joint index).
-    pub(crate) fn frame(
+    pub fn frame(
         &mut self,
         positions: &[[f64; 3]],
         rotations: &[[f64; 4]],
@@ -150,7 +150,7 @@ impl Take {
     }
 
     /// Appends the last frame again (a lost frame held, so time stays right).
-    pub(crate) fn repeat(&mut self) -> io::Result<()> {
+    pub fn repeat(&mut self) -> io::Result<()> {
         self.push_last()
     }
 
@@ -177,7 +177,7 @@ impl Take {
 
     /// Flushes and patches the header: the frame count, and the frame time
     /// when the sender's rate is known.
-    pub(crate) fn finish(mut self, frame_time: Option<f64>) -> io::Result<(PathBuf, u64)> {
+    pub fn finish(mut self, frame_time: Option<f64>) -> io::Result<(PathBuf, u64)> {
         self.finished = true;
         self.sync()?;
         let file = self.file.get_mut();
@@ -204,7 +204,7 @@ impl Drop for Take {
 
 /// `FILE` for the first sender; `FILE` with `-IP-PORT` before its extension
 /// for each further one.
-pub(crate) fn path_for(base: &Path, sender: Option<SocketAddr>, first: bool) -> PathBuf {
+pub fn path_for(base: &Path, sender: Option<SocketAddr>, first: bool) -> PathBuf {
     if first {
         return base.to_owned();
     }
@@ -224,7 +224,7 @@ pub(crate) fn path_for(base: &Path, sender: Option<SocketAddr>, first: bool) -> 
 
 /// `--bvh` for VMC streams: one take per sender (vmc-relay) or of the mix
 /// (vmc-average), each started at its first frame with `Hips`.
-pub(crate) struct VmcTakes {
+pub struct VmcTakes {
     out: BvhOut,
     takes: BTreeMap<Option<SocketAddr>, VmcTake>,
     positions: Vec<[f64; 3]>,
@@ -237,7 +237,8 @@ struct VmcTake {
 }
 
 impl VmcTakes {
-    pub(crate) fn new(out: BvhOut) -> Self {
+    /// Takes to be written at `out` (one per sender).
+    pub fn new(out: BvhOut) -> Self {
         Self {
             out,
             takes: BTreeMap::new(),
@@ -247,7 +248,7 @@ impl VmcTakes {
     }
 
     /// One message from `src` that arrived at `now` seconds.
-    pub(crate) fn push(
+    pub fn push(
         &mut self,
         src: Option<SocketAddr>,
         m: &vmc::Message,
@@ -258,7 +259,7 @@ impl VmcTakes {
     }
 
     /// One whole frame (a mix) that was made at `now` seconds.
-    pub(crate) fn push_frame(
+    pub fn push_frame(
         &mut self,
         frame: &[vmc::Message],
         now: f64,
@@ -303,7 +304,7 @@ impl VmcTakes {
     }
 
     /// Patches and closes every take (frame time measured over the take).
-    pub(crate) fn finish(self, log: &Log) -> anyhow::Result<Vec<TakeSummary>> {
+    pub fn finish(self, log: &Log) -> anyhow::Result<Vec<TakeSummary>> {
         let mut done = Vec::new();
         for (src, t) in self.takes {
             let Some(take) = t.take else {
@@ -334,7 +335,7 @@ impl VmcTakes {
 
 /// A finished take, for the summary.
 #[derive(Clone, Debug, serde::Serialize)]
-pub(crate) struct TakeSummary {
+pub struct TakeSummary {
     /// The sender (none for a text file or a mix).
     pub src: Option<SocketAddr>,
     /// The file.

@@ -224,6 +224,15 @@ pub mod batch {
         }
     }
 
+    /// Message headers for [`send_all`], allocated once and reused.
+    pub struct SendHeaders(MultiHeaders<SockaddrStorage>);
+
+    impl Default for SendHeaders {
+        fn default() -> Self {
+            Self(MultiHeaders::preallocate(SIZE, None))
+        }
+    }
+
     /// Sends every datagram to every destination in as few calls as the
     /// kernel takes; returns how many sends failed (a dead receiver must
     /// not stop the others).
@@ -234,8 +243,9 @@ pub mod batch {
         socket: &UdpSocket,
         datagrams: &[&[u8]],
         destinations: &[SocketAddr],
-        headers: &mut MultiHeaders<SockaddrStorage>,
+        headers: &mut SendHeaders,
     ) -> u64 {
+        let headers = &mut headers.0;
         let mut slices: Vec<[IoSlice<'_>; 1]> = Vec::with_capacity(SIZE);
         let mut addrs: Vec<Option<SockaddrStorage>> = Vec::with_capacity(SIZE);
         let mut failed = 0u64;

@@ -12,20 +12,15 @@ use anyhow::{Context as _, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
-use super::mocopi::CaptureRecord;
-use super::output::round3;
-use super::{Format, Log, Output, StopArgs, install_ctrlc, interrupted};
-use crate::net;
-use crate::pcap::{CaptureError, CaptureStats, Datagrams, Lateness, Pace, Schedule};
+use mocap_core::cli::CaptureRecord;
+use mocap_core::cli::round3;
+use mocap_core::cli::{Format, Log, Output, StopArgs, install_ctrlc, interrupted};
+use mocap_core::net;
+use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Lateness, Pace, Schedule};
 
 /// The tool's name, as it prefixes log lines.
-pub const TOOL: &str = "pcap-replay";
+pub(crate) const TOOL: &str = "pcap-replay";
 
-/// Default for `--spin`: sleep until this close to a deadline, then spin.
-/// Native sleeps wake 50–200 µs late, and now and then over a millisecond on a
-/// busy or virtual machine; spinning the last millisecond keeps the error in
-/// microseconds for about 6 % of a core at 60 Hz.
-pub const DEFAULT_SPIN: Duration = Duration::from_millis(1);
 /// Shortest gap between passes of `--loop`, whatever the capture's spacing.
 const MIN_LOOP_GAP: Duration = Duration::from_millis(1);
 /// Longest single sleep, so Ctrl-C and `--duration` are noticed during long gaps.
@@ -33,37 +28,37 @@ const MAX_NAP: Duration = Duration::from_millis(50);
 
 /// Everything `pcap-replay` was asked to do.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub(crate) struct Options {
     /// The capture.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Send everything here instead of to 127.0.0.1 at the original port.
-    pub to: Option<SocketAddr>,
+    pub(crate) to: Option<SocketAddr>,
     /// Destination port rewrites.
-    pub port_map: Vec<(u16, u16)>,
+    pub(crate) port_map: Vec<(u16, u16)>,
     /// Keep only datagrams to or from these ports (empty: all).
-    pub filter_ports: Vec<u16>,
+    pub(crate) filter_ports: Vec<u16>,
     /// Keep only datagrams from this address.
-    pub src: Option<IpAddr>,
+    pub(crate) src: Option<IpAddr>,
     /// Keep only datagrams to this address.
-    pub dst: Option<IpAddr>,
+    pub(crate) dst: Option<IpAddr>,
     /// Pacing.
-    pub pace: Pace,
+    pub(crate) pace: Pace,
     /// How long before each deadline to stop sleeping and spin.
-    pub spin: Duration,
+    pub(crate) spin: Duration,
     /// `--realtime`: ask for SCHED_FIFO for the sending thread.
-    pub realtime: bool,
+    pub(crate) realtime: bool,
     /// Passes over the capture; 0 = until stopped.
-    pub loops: u64,
+    pub(crate) loops: u64,
     /// Wait for a datagram here, then play to its sender.
-    pub trigger: Option<SocketAddr>,
+    pub(crate) trigger: Option<SocketAddr>,
     /// With `trigger`: the port to play to (default: each datagram's own).
-    pub to_port: Option<u16>,
+    pub(crate) to_port: Option<u16>,
     /// `--count` (datagrams sent), `--duration`.
-    pub stop: StopArgs,
+    pub(crate) stop: StopArgs,
     /// Output format.
-    pub format: Format,
+    pub(crate) format: Format,
     /// No progress or logs.
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 /// Where each datagram goes: this address, at this port or the datagram's
@@ -87,7 +82,7 @@ struct Counts {
 ///
 /// # Errors
 /// An unreadable or unsupported capture, socket errors.
-pub fn run(opts: &Options) -> anyhow::Result<()> {
+pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     install_ctrlc()?;
     let log = Log::new(TOOL, opts.quiet, false);
     let mut out = Output::stdout(false);
@@ -155,10 +150,10 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
     let progress = progress_bar(opts, &log)?;
     // Deadlines to keep: make this thread's sleeps and sends precise.
     if opts.pace != Pace::TopSpeed {
-        let tuned = super::timing::tune_current_thread(opts.realtime);
+        let tuned = crate::timing::tune_current_thread(opts.realtime);
         log.info(format_args!("{}", tuned.describe(opts.realtime)));
     }
-    let sleeper = super::timing::Sleeper::new();
+    let sleeper = crate::timing::Sleeper::new();
     let mut schedule = Schedule::new(opts.pace);
     let mut lateness = Lateness::default();
     let mut counts = Counts::default();
@@ -308,7 +303,7 @@ enum Wait {
 /// Sleeps (to absolute deadlines) until close to `due`, then spins; gives up
 /// on Ctrl-C or `--duration`.
 fn wait_until(
-    sleeper: &super::timing::Sleeper,
+    sleeper: &crate::timing::Sleeper,
     due: Instant,
     stop_at: Option<Instant>,
     spin: Duration,

@@ -11,31 +11,31 @@ use anyhow::Context as _;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::output::round3;
-use super::{
+use mocap_core::cli::round3;
+use mocap_core::cli::{
     Datagram, Format, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source,
     StopArgs, UsageError, install_ctrlc,
 };
-use crate::osc::{self, Arg};
-use crate::vmc::{self, Limiter, Message, Rules};
+use mocap_core::osc::{self, Arg};
+use mocap_core::vmc::{self, Limiter, Message, Rules};
 
 /// The tool's name, as it prefixes log lines.
-pub const TOOL: &str = "vmc-relay";
+pub(crate) const TOOL: &str = "vmc-relay";
 /// How often a bad datagram from one source is reported on stderr.
 const REPORT_EVERY: Duration = Duration::from_secs(5);
 
 /// One receiver and what it gets.
 #[derive(Debug)]
-pub struct Destination {
+pub(crate) struct Destination {
     /// Where to send.
-    pub addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     /// Its filters; empty rules forward bytes untouched.
-    pub rules: Rules,
+    pub(crate) rules: Rules,
 }
 
 /// An address range for `--allow`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cidr {
+pub(crate) struct Cidr {
     net: IpAddr,
     prefix: u8,
 }
@@ -45,7 +45,7 @@ impl Cidr {
     ///
     /// # Errors
     /// A message naming the accepted forms.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let (ip, prefix) = match text.split_once('/') {
             Some((ip, p)) => (ip, Some(p)),
             None => (text, None),
@@ -66,7 +66,7 @@ impl Cidr {
     }
 
     /// Whether `ip` is in the range (IPv4-mapped IPv6 addresses count as IPv4).
-    pub fn contains(&self, ip: IpAddr) -> bool {
+    pub(crate) fn contains(&self, ip: IpAddr) -> bool {
         let v4 = |ip: IpAddr| match ip {
             IpAddr::V4(a) => Some(a),
             IpAddr::V6(a) => a.to_ipv4_mapped(),
@@ -94,30 +94,30 @@ impl Cidr {
 
 /// Everything `vmc-relay` was asked to do.
 #[derive(Debug)]
-pub struct Options {
+pub(crate) struct Options {
     /// Socket or capture file.
-    pub input: Input,
+    pub(crate) input: Input,
     /// `-w`.
-    pub record: RecordArgs,
+    pub(crate) record: RecordArgs,
     /// Receivers.
-    pub destinations: Vec<Destination>,
+    pub(crate) destinations: Vec<Destination>,
     /// Accept datagrams only from these ranges (empty: all).
-    pub allow: Vec<Cidr>,
+    pub(crate) allow: Vec<Cidr>,
     /// Drop datagrams above this rate (all sources together), counted.
-    pub max_pps: Option<f64>,
+    pub(crate) max_pps: Option<f64>,
     /// Print what passes.
-    pub dump: bool,
+    pub(crate) dump: bool,
     /// Format of the dump and the summary.
-    pub format: Format,
+    pub(crate) format: Format,
     /// `--count` (datagrams), `--duration`.
-    pub stop: StopArgs,
+    pub(crate) stop: StopArgs,
     /// `--quiet`, `--stats-interval`.
-    pub log: LogArgs,
+    pub(crate) log: LogArgs,
     /// `--topspeed`: forward file input as fast as it is read, not at its
     /// recorded timing.
-    pub topspeed: bool,
+    pub(crate) topspeed: bool,
     /// `--bvh FILE`: record what arrives as BVH, one take per sender.
-    pub bvh: Option<super::BvhOut>,
+    pub(crate) bvh: Option<mocap_core::cli::BvhOut>,
 }
 
 #[derive(Default, Clone, Serialize)]
@@ -196,8 +196,8 @@ struct Relay {
     tokens: f64,
     last_refill: Instant,
     decode: bool,
-    takes: Option<super::take::VmcTakes>,
-    takes_done: Vec<super::take::TakeSummary>,
+    takes: Option<mocap_core::cli::VmcTakes>,
+    takes_done: Vec<mocap_core::cli::TakeSummary>,
 }
 
 /// Runs the relay until stopped and prints the summary.
@@ -205,7 +205,7 @@ struct Relay {
 /// # Errors
 /// A destination that loops back to the listening address ([`UsageError`]),
 /// sockets that cannot be bound, unreadable files.
-pub fn run(opts: Options) -> anyhow::Result<()> {
+pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     install_ctrlc()?;
     if opts.destinations.is_empty() && !opts.dump && opts.bvh.is_none() {
         return Err(UsageError(
@@ -291,7 +291,7 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
         tokens: max_pps.unwrap_or(0.0),
         last_refill: Instant::now(),
         decode,
-        takes: bvh.map(super::take::VmcTakes::new),
+        takes: bvh.map(mocap_core::cli::VmcTakes::new),
         takes_done: Vec::new(),
     };
     // Every destination raw and nothing to look at: forward in batches.
@@ -306,7 +306,7 @@ pub fn run(opts: Options) -> anyhow::Result<()> {
     let stopped = if batched {
         relay.run_batched(&source, &stop, log_args.stats_interval)
     } else {
-        super::run(&mut source, &stop, log_args.stats_interval, &mut relay)
+        mocap_core::cli::run(&mut source, &stop, log_args.stats_interval, &mut relay)
     };
     // Takes are closed whatever ended the run (a closed pipe included).
     if let Some(takes) = relay.takes.take() {
@@ -473,16 +473,16 @@ impl Relay {
         source: &Source,
         stop: &StopArgs,
         stats_interval: Option<Duration>,
-    ) -> anyhow::Result<super::Stopped> {
-        use super::Stopped;
-        use crate::net::batch;
+    ) -> anyhow::Result<mocap_core::cli::Stopped> {
+        use mocap_core::cli::Stopped;
+        use mocap_core::net::batch;
         let Some(socket) = source.socket() else {
             return Ok(Stopped::EndOfInput);
         };
         let mut batch = batch::Batch::new();
-        let mut headers = nix::sys::socket::MultiHeaders::preallocate(batch::SIZE, None);
+        let mut headers = batch::SendHeaders::default();
         let addrs: Vec<SocketAddr> = self.dests.iter().map(|d| d.addr).collect();
-        let mut pacer = super::Pacer::new(stop.duration, stats_interval);
+        let mut pacer = mocap_core::cli::Pacer::new(stop.duration, stats_interval);
         let mut received = 0u64;
         loop {
             if let Some(why) = pacer.stopped() {
@@ -494,7 +494,7 @@ impl Relay {
             let n = match batch.recv(&socket) {
                 Ok(n) => n,
                 Err(e)
-                    if crate::net::is_timeout(&e)
+                    if mocap_core::net::is_timeout(&e)
                         || e.kind() == std::io::ErrorKind::Interrupted =>
                 {
                     continue;
@@ -704,7 +704,7 @@ fn arg_json(a: &Arg) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use mocap_core::cli::*;
 
     #[test]
     fn cidr_ranges() {

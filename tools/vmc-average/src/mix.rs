@@ -9,52 +9,52 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use serde_json::{Value, json};
 
-use super::output::round3;
-use super::{Format, Log, LogArgs, Output, Pacer, StopArgs, UsageError, install_ctrlc};
-use crate::net;
-use crate::vmc::{self, Message, Method, MixConfig, Mixer, Schedule};
+use mocap_core::cli::round3;
+use mocap_core::cli::{Format, Log, LogArgs, Output, Pacer, StopArgs, UsageError, install_ctrlc};
+use mocap_core::net;
+use mocap_core::vmc::{self, Message, Method, MixConfig, Mixer, Schedule};
 
 /// The tool's name, as it prefixes log lines.
-pub const TOOL: &str = "vmc-average";
+pub(crate) const TOOL: &str = "vmc-average";
 const POLL: Duration = Duration::from_millis(50);
 
 /// Everything `vmc-average` was asked to do.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     /// Listening addresses (each a source, and each sender on it a source).
-    pub listen: Vec<SocketAddr>,
+    pub(crate) listen: Vec<SocketAddr>,
     /// Receivers of the mixed stream.
-    pub to: Vec<SocketAddr>,
+    pub(crate) to: Vec<SocketAddr>,
     /// Names for sources: a listening address (everything on it) or a sender address.
-    pub sources: Vec<(String, SocketAddr)>,
+    pub(crate) sources: Vec<(String, SocketAddr)>,
     /// When to emit.
-    pub schedule: Schedule,
+    pub(crate) schedule: Schedule,
     /// Rotation averaging.
-    pub method: Method,
+    pub(crate) method: Method,
     /// A source silent this long drops out of the mix.
-    pub stale: Duration,
+    pub(crate) stale: Duration,
     /// Weights by source name.
-    pub weights: Vec<(String, f64)>,
+    pub(crate) weights: Vec<(String, f64)>,
     /// Bones to average (`None`: all).
-    pub bones: Option<Vec<String>>,
+    pub(crate) bones: Option<Vec<String>>,
     /// Bones taken from one source: (name, bones).
-    pub prefer: Vec<(String, Vec<String>)>,
+    pub(crate) prefer: Vec<(String, Vec<String>)>,
     /// The source whose other messages pass through (default: the first).
-    pub primary: Option<String>,
+    pub(crate) primary: Option<String>,
     /// Average blendshape values across sources instead of passing the primary's.
-    pub average_blends: bool,
+    pub(crate) average_blends: bool,
     /// Print the mixed output.
-    pub dump: bool,
+    pub(crate) dump: bool,
     /// Format of the dump and summary.
-    pub format: Format,
+    pub(crate) format: Format,
     /// `--count` (mixed frames), `--duration`.
-    pub stop: StopArgs,
+    pub(crate) stop: StopArgs,
     /// `--quiet`, `--stats-interval`.
-    pub log: LogArgs,
+    pub(crate) log: LogArgs,
     /// `--smooth`: 1€ smoothing of the mixed output.
-    pub smooth: Option<vmc::SmoothOptions>,
+    pub(crate) smooth: Option<vmc::SmoothOptions>,
     /// `--bvh FILE`: record the mix as BVH.
-    pub bvh: Option<super::BvhOut>,
+    pub(crate) bvh: Option<mocap_core::cli::BvhOut>,
 }
 
 struct SourceInfo {
@@ -71,7 +71,7 @@ struct SourceInfo {
 /// # Errors
 /// Sockets that cannot be bound; names in `--weight`, `--prefer` or
 /// `--primary` that no `--source` defines ([`UsageError`]).
-pub fn run(opts: &Options) -> anyhow::Result<()> {
+pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     install_ctrlc()?;
     if opts.listen.is_empty() || (opts.to.is_empty() && opts.bvh.is_none()) {
         return Err(UsageError(
@@ -154,7 +154,7 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
     let mut pacer = Pacer::new(opts.stop.duration, opts.log.stats_interval);
     let mut frames_out = 0u64;
     let mut datagrams_out = 0u64;
-    let mut takes = opts.bvh.clone().map(super::take::VmcTakes::new);
+    let mut takes = opts.bvh.clone().map(mocap_core::cli::VmcTakes::new);
     let stopped = loop {
         if let Some(why) = pacer.stopped() {
             break why.as_str();
@@ -352,7 +352,7 @@ fn summary(
     datagrams_out: u64,
     start: Instant,
     stopped: Option<&str>,
-    takes: &[super::take::TakeSummary],
+    takes: &[mocap_core::cli::TakeSummary],
 ) -> anyhow::Result<()> {
     let per: Vec<Value> = sources
         .iter()
