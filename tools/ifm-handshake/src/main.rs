@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use mocap_core::bridge::{BlendCase, FaceOptions, HeadAxes, OnLost};
-use mocap_core::cli::ifm::{self, IfmFormat, Mode};
 use mocap_core::cli::{self, Input, LogArgs, RecordArgs, StopArgs};
+
+mod session;
+use session as ifm;
+use session::{IfmFormat, Mode};
 
 const EXAMPLES: &str = "\
 Examples:

@@ -6,7 +6,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use mocap_core::bridge::{BodyOptions, MappingTable};
-use mocap_core::cli::{self, Input, LogArgs, PaceArgs, RecordArgs, StopArgs, mocopi};
+use mocap_core::cli::{self, Input, LogArgs, PaceArgs, RecordArgs, StopArgs};
+
+mod dump;
+use dump as mocopi;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -520,8 +520,7 @@ fn write_records_what_arrived_and_reads_back_the_same() {
 
 #[test]
 fn replaying_a_capture_live_gives_what_reading_it_gives() {
-    use mocap_core::cli::{Format, StopArgs, replay};
-    use mocap_core::pcap::Pace;
+    use mocap_core::pcap::Datagrams;
     for name in [
         "mocopi-sizes.pcapng",
         "mocopi-sizes-fragmented.pcapng",
@@ -535,27 +534,15 @@ fn replaying_a_capture_live_gives_what_reading_it_gives() {
         let offline_run = offline(&["-r", &file, "--format", "json"], None);
         let count = offline_run.json().last().unwrap()["packets"].to_string();
         let (tool, addr) = live(&["--format", "json", "-n", &count]);
-        let opts = replay::Options {
-            file: file.clone().into(),
-            to: Some(addr),
-            port_map: Vec::new(),
-            filter_ports: Vec::new(),
-            src: None,
-            dst: None,
-            pace: Pace::Recorded {
-                speed: 1.0,
-                max_gap: None,
-            },
-            spin: replay::DEFAULT_SPIN,
-            realtime: false,
-            loops: 1,
-            trigger: None,
-            to_port: None,
-            stop: StopArgs::default(),
-            format: Format::Json,
-            quiet: true,
-        };
-        replay::run(&opts).unwrap();
+        // Played the way pcap-replay plays it (its own tests check its
+        // timing): every datagram, in order, from one UDP socket.
+        let mut capture = Datagrams::new(std::fs::File::open(&file).unwrap()).unwrap();
+        let tx = sender();
+        while let Some(d) = capture.next_datagram() {
+            let Ok(d) = d else { break };
+            tx.send_to(d.payload, addr).unwrap();
+            thread::sleep(Duration::from_micros(300));
+        }
         let live_run = tool.finish();
         assert_eq!(live_run.code, Some(0), "{}", live_run.stderr);
         let a = normalise(&offline_run.json(), true);

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mocap_core::cli::{self, Format, LogArgs, StopArgs, UsageError, stream};
+use mocap_core::cli::{self, Format, LogArgs, StopArgs, UsageError};
 use mocap_core::dlp3d::{self, Dtype, Request, Rig};
-use mocap_core::net::ws;
+
+mod stream;
+mod ws;
 
 const EXAMPLES: &str = "\
 Examples:

@@ -115,7 +115,7 @@ impl Sleeper {
 
 #[cfg(test)]
 mod tests {
-    use mocap_core::cli::*;
+    use super::*;
 
     #[test]
     fn absolute_sleeps_end_at_or_after_the_deadline() {

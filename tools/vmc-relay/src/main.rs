@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use clap::{ArgAction, ArgMatches, CommandFactory as _, FromArgMatches as _, Parser};
 mod relay;
 
-use relay::{Cidr, Destination};
 use mocap_core::cli::{self, Format, Input, LogArgs, RecordArgs, StopArgs};
 use mocap_core::osc::Pattern;
 use mocap_core::vmc::{Rename, Rules};
+use relay::{Cidr, Destination};
 
 const EXAMPLES: &str = "\
 Examples:

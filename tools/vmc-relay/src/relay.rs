@@ -704,7 +704,7 @@ fn arg_json(a: &Arg) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use mocap_core::cli::*;
+    use super::*;
 
     #[test]
     fn cidr_ranges() {

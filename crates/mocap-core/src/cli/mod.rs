@@ -5,12 +5,9 @@
 mod args;
 mod exit;
 mod generate;
-pub mod ifm;
-pub mod mocopi;
 mod output;
 mod runner;
 mod source;
-pub mod stream;
 pub mod take;
 
 pub use args::{
@@ -21,5 +18,5 @@ pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};
 pub use generate::{Generate, GenerateArgs, generated};
 pub use output::{CaptureRecord, Log, Output, round3};
 pub use runner::{Handler, Pacer, Stopped, run};
-pub use source::{Datagram, Event, Input, InputError, Source, TextInput};
+pub use source::{Datagram, Event, Input, InputError, Source, TextInput, unix_now};
 pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, path_for};

@@ -681,7 +681,7 @@ fn looks_like_text(head: &[u8]) -> bool {
 }
 
 /// Seconds since the Unix epoch.
-pub(crate) fn unix_now() -> f64 {
+pub fn unix_now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())

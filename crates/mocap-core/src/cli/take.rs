@@ -140,11 +140,7 @@ impl Take {
     }
 
     /// Appends one frame (positions and `[x, y, z, w]` rotations by joint index).
-    pub fn frame(
-        &mut self,
-        positions: &[[f64; 3]],
-        rotations: &[[f64; 4]],
-    ) -> io::Result<()> {
+    pub fn frame(&mut self, positions: &[[f64; 3]], rotations: &[[f64; 4]]) -> io::Result<()> {
         self.last = self.encoder.line(positions, rotations);
         self.push_last()
     }

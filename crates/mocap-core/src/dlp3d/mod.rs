@@ -21,7 +21,31 @@ pub use math::{
     IDENTITY3, IDENTITY4, MAX_TIME, Mat3, Mat4, Pose, Resampler, blender_to_babylon, invert_affine,
     mat_to_quat, orthonormalise, parent_relative, quat_to_mat, slerp, unity_to_babylon,
 };
+pub use prost::DecodeError;
 pub use proto::{FaceTimelineStart, Request, Response, TimelineStart};
+
+/// A response as the protobuf bytes of one WebSocket binary message.
+pub fn encode_response(r: &Response) -> Vec<u8> {
+    prost::Message::encode_to_vec(r)
+}
+
+/// A request as the protobuf bytes of one WebSocket binary message.
+pub fn encode_request(r: &Request) -> Vec<u8> {
+    prost::Message::encode_to_vec(r)
+}
+
+/// A request from one WebSocket binary message.
+///
+/// # Errors
+/// Bytes that are not an `OrchestratorV4Request`.
+pub fn decode_request(bytes: &[u8]) -> Result<Request, DecodeError> {
+    <Request as prost::Message>::decode(bytes)
+}
+
+/// Appends `len` as a protobuf varint (the prefix of length-delimited framing).
+pub fn encode_length(len: u64, out: &mut Vec<u8>) {
+    prost::encoding::encode_varint(len, out);
+}
 
 /// Motion and face frames per second: fixed by the protocol, never sent.
 pub const FPS: u32 = 30;

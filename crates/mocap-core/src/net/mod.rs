@@ -1,14 +1,19 @@
-//! Sockets with the options every tool wants: UDP here, TCP/TLS/WebSocket
-//! in [`ws`]. No protocol logic here.
-
-#[cfg(feature = "cli")]
-pub mod ws;
+//! Sockets with the options every tool wants. No protocol logic here.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
+
+/// Asks for a kernel send buffer of `size` bytes on a TCP connection (the
+/// kernel may cap it).
+///
+/// # Errors
+/// The OS error.
+pub fn set_send_buffer(tcp: &std::net::TcpStream, size: usize) -> io::Result<()> {
+    socket2::SockRef::from(tcp).set_send_buffer_size(size)
+}
 
 /// Largest UDP payload; receive buffers are this big so nothing is cut.
 pub const MAX_DATAGRAM: usize = 65_535;

@@ -13,20 +13,20 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 use serde::Serialize;
 
-use super::output::round3;
-use super::source::unix_now;
-use super::{
+use mocap_core::bridge::{FaceBridge, FaceOptions};
+use mocap_core::cli::round3;
+use mocap_core::cli::unix_now;
+use mocap_core::cli::{
     Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
     TextInput, install_ctrlc, interrupted,
 };
-use crate::bridge::{FaceBridge, FaceOptions};
-use crate::ifm::{self, Command, Frame};
-use crate::net;
-use crate::net::Fanout;
-use crate::vmc;
+use mocap_core::ifm::{self, Command, Frame};
+use mocap_core::net;
+use mocap_core::net::Fanout;
+use mocap_core::vmc;
 
 /// The tool's name, as it prefixes log lines.
-pub const TOOL: &str = "ifm-handshake";
+pub(crate) const TOOL: &str = "ifm-handshake";
 /// How often blocking waits wake to check Ctrl-C and deadlines.
 const POLL: Duration = Duration::from_millis(50);
 /// A recording that stops arriving for this long has failed.
@@ -36,7 +36,7 @@ const MAX_RECORDING: usize = 512 << 20;
 
 /// `--format` for ifm-handshake: the shared two plus the text as received.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum IfmFormat {
+pub(crate) enum IfmFormat {
     /// One compact line per frame: tracking, head angles, strongest blendshapes.
     Human,
     /// JSON Lines (`ifm.frame`, `error`, `stats`, `summary`, `ifm.recording`).
@@ -51,7 +51,7 @@ pub enum IfmFormat {
 
 /// What to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Stream over UDP (or read a capture) and decode.
     Udp,
     /// Listen on TCP here, ask the phone to connect, decode; stop string on exit.
@@ -74,47 +74,47 @@ pub enum Mode {
 
 /// Everything `ifm-handshake` was asked to do.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub(crate) struct Options {
     /// The phone; `None` listens only (for apps set to a fixed destination).
-    pub phone: Option<IpAddr>,
+    pub(crate) phone: Option<IpAddr>,
     /// The phone's command port (default 49983; Facemotion3d 49993).
-    pub phone_port: Option<u16>,
+    pub(crate) phone_port: Option<u16>,
     /// UDP address to listen on, or a file to read.
-    pub input: Input,
+    pub(crate) input: Input,
     /// `-w`.
-    pub record: RecordArgs,
+    pub(crate) record: RecordArgs,
     /// Ask for v2 (`&`) frames.
-    pub v2: bool,
+    pub(crate) v2: bool,
     /// Facemotion3d's command and port.
-    pub facemotion3d: bool,
+    pub(crate) facemotion3d: bool,
     /// Re-send the start command this often while no frame arrives.
-    pub keepalive: Duration,
+    pub(crate) keepalive: Duration,
     /// No frame for this long counts as the data stopping.
-    pub silence: Duration,
+    pub(crate) silence: Duration,
     /// What to do.
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// Output format.
-    pub format: IfmFormat,
+    pub(crate) format: IfmFormat,
     /// `--count` (frames), `--duration`.
-    pub stop: StopArgs,
+    pub(crate) stop: StopArgs,
     /// `--quiet`, `--stats-interval`.
-    pub log: LogArgs,
+    pub(crate) log: LogArgs,
     /// Also send every frame as VMC (perfect sync) to these receivers.
-    pub vmc: Option<VmcOut>,
+    pub(crate) vmc: Option<VmcOut>,
     /// `--topspeed`: send file input as fast as it is read, not at its
     /// recorded timing.
-    pub topspeed: bool,
+    pub(crate) topspeed: bool,
 }
 
 /// Where and how `--vmc` sends frames.
 #[derive(Clone, Debug)]
-pub struct VmcOut {
+pub(crate) struct VmcOut {
     /// VMC receivers.
-    pub to: Vec<SocketAddr>,
+    pub(crate) to: Vec<SocketAddr>,
     /// Names, scaling, head bone and axes.
-    pub face: FaceOptions,
+    pub(crate) face: FaceOptions,
     /// `--smooth`: 1€ smoothing of what is sent.
-    pub smooth: Option<vmc::SmoothOptions>,
+    pub(crate) smooth: Option<vmc::SmoothOptions>,
 }
 
 /// The `--vmc` sink: the bridge's state and the receivers.
@@ -146,7 +146,11 @@ impl Options {
     /// in bridge mode, where they are the only output.
     fn stats_every(&self) -> Option<Duration> {
         match self.format {
-            IfmFormat::Status => Some(self.log.stats_interval.unwrap_or(super::STATUS_INTERVAL)),
+            IfmFormat::Status => Some(
+                self.log
+                    .stats_interval
+                    .unwrap_or(mocap_core::cli::STATUS_INTERVAL),
+            ),
             _ => self.log.stats_interval,
         }
     }
@@ -174,7 +178,7 @@ impl Options {
 ///
 /// # Errors
 /// Sockets that cannot be bound, files that cannot be read or written.
-pub fn run(opts: &Options) -> anyhow::Result<()> {
+pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     install_ctrlc()?;
     match &opts.mode {
         Mode::Udp => run_udp(opts),
@@ -591,7 +595,7 @@ fn run_udp(opts: &Options) -> anyhow::Result<()> {
         count: None,
         duration: opts.stop.duration,
     };
-    let stopped = super::run(&mut source, &limits, opts.stats_every(), &mut mode)?;
+    let stopped = mocap_core::cli::run(&mut source, &limits, opts.stats_every(), &mut mode)?;
     mode.dec.log.finish();
     source.finish(&mode.dec.log)?;
     mode.dec.summary(Some(stopped.as_str()), None)
@@ -624,7 +628,7 @@ fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
         ));
     }
     let commands = command_socket(opts)?;
-    let mut pacer = super::Pacer::new(opts.stop.duration, opts.stats_every());
+    let mut pacer = mocap_core::cli::Pacer::new(opts.stop.duration, opts.stats_every());
     let mut last_send = None::<Instant>;
     let mut conn: Option<(TcpStream, SocketAddr)> = None;
     let mut splitter = ifm::Splitter::new(ifm::MAX_FRAME + ifm::TERMINATOR.len());

@@ -10,24 +10,24 @@ use anyhow::Context as _;
 
 use serde::Serialize;
 
-use super::CaptureRecord;
-use super::output::round3;
-use super::{
+use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
+use mocap_core::cli::CaptureRecord;
+use mocap_core::cli::round3;
+use mocap_core::cli::{
     Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
     Stopped, install_ctrlc,
 };
-use crate::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
-use crate::net::Fanout;
-use crate::pcap::CaptureStats;
-use crate::smf::{self, Body, Chunks, Health, HealthReport, Packet, Tag};
-use crate::vmc;
+use mocap_core::net::Fanout;
+use mocap_core::pcap::CaptureStats;
+use mocap_core::smf::{self, Body, Chunks, Health, HealthReport, Packet, Tag};
+use mocap_core::vmc;
 
 /// The tool's name, as it prefixes log lines.
-pub const TOOL: &str = "mocopi-dump";
+pub(crate) const TOOL: &str = "mocopi-dump";
 
 /// `--format` for mocopi-dump: the shared two plus the chunk tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum DumpFormat {
+pub(crate) enum DumpFormat {
     /// One line per packet: kind, fnum, time, bone count, sender.
     Human,
     /// JSON Lines (`mocopi.frame`, `mocopi.skeleton`, `mocopi.sensor`, `error`, `stats`, `summary`).
@@ -42,33 +42,33 @@ pub enum DumpFormat {
 
 /// Everything `mocopi-dump` was asked to do.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub(crate) struct Options {
     /// Socket or file.
-    pub input: Input,
+    pub(crate) input: Input,
     /// `-w`: where to record what arrives.
-    pub record: RecordArgs,
+    pub(crate) record: RecordArgs,
     /// Output format.
-    pub format: DumpFormat,
+    pub(crate) format: DumpFormat,
     /// Per-bone table under each human line.
-    pub bones: bool,
+    pub(crate) bones: bool,
     /// `--count`, `--duration`.
-    pub stop: StopArgs,
+    pub(crate) stop: StopArgs,
     /// `--quiet`, `--stats-interval`.
-    pub log: LogArgs,
+    pub(crate) log: LogArgs,
     /// Also send the body as VMC to these receivers.
-    pub vmc: Option<VmcOut>,
+    pub(crate) vmc: Option<VmcOut>,
     /// `--topspeed`: send file input as fast as it is read, not at its
     /// recorded timing.
-    pub topspeed: bool,
+    pub(crate) topspeed: bool,
     /// `--bvh FILE`: record the take as BVH (one file per sender).
-    pub bvh: Option<BvhOut>,
+    pub(crate) bvh: Option<BvhOut>,
 }
 
-pub use super::take::BvhOut;
+pub(crate) use mocap_core::cli::BvhOut;
 
 /// One sender's BVH take: the file, joint index → bone id, the last frame number.
 struct BvhTake {
-    take: super::take::Take,
+    take: mocap_core::cli::Take,
     /// Joint index by bone id.
     index: Vec<Option<usize>>,
     /// One frame's values by joint index, reused from frame to frame.
@@ -84,15 +84,15 @@ const MAX_HELD: u32 = 60;
 
 /// Where and how `--vmc` sends the body.
 #[derive(Clone, Debug)]
-pub struct VmcOut {
+pub(crate) struct VmcOut {
     /// VMC receivers.
-    pub to: Vec<SocketAddr>,
+    pub(crate) to: Vec<SocketAddr>,
     /// Mapping and root motion.
-    pub body: BodyOptions,
+    pub(crate) body: BodyOptions,
     /// The mapping's name, for the log.
-    pub mapping_name: String,
+    pub(crate) mapping_name: String,
     /// `--smooth`: 1€ smoothing of what is sent.
-    pub smooth: Option<vmc::SmoothOptions>,
+    pub(crate) smooth: Option<vmc::SmoothOptions>,
 }
 
 /// The `--vmc` sink: the bridge, one socket, the clock for offline pacing.
@@ -186,19 +186,20 @@ impl VmcSink {
 }
 
 /// `--mapping`: `sony`, `animu-sphere` or a JSON file (see
-/// [`crate::bridge::parse_mapping`]). Returns the name for the log and the table.
+/// [`mocap_core::bridge::parse_mapping`]). Returns the name for the log and the table.
 ///
 /// # Errors
 /// An unreadable or invalid file, with the reason.
-pub fn parse_mapping_arg(s: &str) -> Result<(String, MappingTable), String> {
+pub(crate) fn parse_mapping_arg(s: &str) -> Result<(String, MappingTable), String> {
     match s {
-        "sony" => Ok((s.into(), crate::bridge::SONY_MAPPING.to_vec())),
-        "animu-sphere" => Ok((s.into(), crate::bridge::ANIMU_SPHERE_MAPPING.to_vec())),
+        "sony" => Ok((s.into(), mocap_core::bridge::SONY_MAPPING.to_vec())),
+        "animu-sphere" => Ok((s.into(), mocap_core::bridge::ANIMU_SPHERE_MAPPING.to_vec())),
         path => {
             let text = std::fs::read_to_string(path).map_err(|e| {
                 format!("{path}: {e} (expected sony, animu-sphere or a JSON mapping file)")
             })?;
-            let table = crate::bridge::parse_mapping(&text).map_err(|e| format!("{path}: {e}"))?;
+            let table =
+                mocap_core::bridge::parse_mapping(&text).map_err(|e| format!("{path}: {e}"))?;
             Ok((path.into(), table))
         }
     }
@@ -215,7 +216,7 @@ fn list(to: &[SocketAddr]) -> String {
 ///
 /// # Errors
 /// Input that cannot be opened or read, and output errors.
-pub fn run(opts: &Options) -> anyhow::Result<()> {
+pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     install_ctrlc()?;
     if let Some(b) = &opts.bvh {
         b.check()?;
@@ -245,11 +246,15 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
         takes_done: Vec::new(),
     };
     let every = match opts.format {
-        DumpFormat::Status => Some(opts.log.stats_interval.unwrap_or(super::STATUS_INTERVAL)),
+        DumpFormat::Status => Some(
+            opts.log
+                .stats_interval
+                .unwrap_or(mocap_core::cli::STATUS_INTERVAL),
+        ),
         _ => opts.log.stats_interval,
     };
     // Takes are closed whatever ended the run (a closed pipe included).
-    let stopped = super::run(&mut source, &opts.stop, every, &mut dump);
+    let stopped = mocap_core::cli::run(&mut source, &opts.stop, every, &mut dump);
     dump.finish_takes()?;
     let stopped = stopped?;
     dump.log.finish();
@@ -278,7 +283,7 @@ struct Dump<'o> {
     capture: Option<CaptureStats>,
     vmc: Option<VmcSink>,
     takes: BTreeMap<Option<SocketAddr>, BvhTake>,
-    takes_done: Vec<super::take::TakeSummary>,
+    takes_done: Vec<mocap_core::cli::TakeSummary>,
 }
 
 impl Handler for Dump<'_> {
@@ -365,9 +370,9 @@ impl Dump<'_> {
             Body::Skeleton(s) if !self.takes.contains_key(&src) => {
                 let defs: Vec<_> = s.bones().collect();
                 let ids: Vec<u16> = defs.iter().map(|d| d.id).collect();
-                let joints: Vec<crate::bvh::Joint> = defs
+                let joints: Vec<mocap_core::bvh::Joint> = defs
                     .iter()
-                    .map(|d| crate::bvh::Joint {
+                    .map(|d| mocap_core::bvh::Joint {
                         name: smf::bone_name(d.id)
                             .map_or_else(|| format!("bone_{}", d.id), str::to_owned),
                         parent: u16::try_from(d.parent)
@@ -376,8 +381,8 @@ impl Dump<'_> {
                         offset: d.pos.map(|v| f64::from(v) * 100.0),
                     })
                     .collect();
-                let path = super::take::path_for(&b.path, src, self.takes.is_empty());
-                let take = super::take::Take::create(&path, b.force, &joints, 1.0 / 60.0)?;
+                let path = mocap_core::cli::path_for(&b.path, src, self.takes.is_empty());
+                let take = mocap_core::cli::Take::create(&path, b.force, &joints, 1.0 / 60.0)?;
                 self.log.info(format_args!(
                     "recording a BVH take{} to {}",
                     src.map_or_else(String::new, |s| format!(" of {s}")),
@@ -455,7 +460,7 @@ impl Dump<'_> {
                 t.held,
                 path.display()
             ));
-            self.takes_done.push(super::take::TakeSummary {
+            self.takes_done.push(mocap_core::cli::TakeSummary {
                 src,
                 path,
                 frames,
@@ -1087,7 +1092,7 @@ struct SummaryRecord<'a> {
     vmc: Option<VmcRecord>,
     /// `--bvh` takes, once finished.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    takes: &'a [super::take::TakeSummary],
+    takes: &'a [mocap_core::cli::TakeSummary],
 }
 
 /// What `--vmc` sent, in summaries.
@@ -1099,4 +1104,3 @@ struct VmcRecord {
     waiting_for_skeleton: u64,
     skeleton_changes: u64,
 }
-

@@ -4,7 +4,7 @@
 
 use std::fs;
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{TcpStream, ToSocketAddrs};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,11 +17,11 @@ use rustls::{
 use tungstenite::WebSocket;
 
 /// Largest HTTP request head we read (browsers send a few hundred bytes).
-pub const MAX_HEAD: usize = 16 * 1024;
+pub(crate) const MAX_HEAD: usize = 16 * 1024;
 
 /// A TCP connection, plain or TLS.
 #[derive(Debug)]
-pub enum Conn {
+pub(crate) enum Conn {
     /// `ws://`, `http://`.
     Plain(TcpStream),
     /// Our side of `wss://`, `https://`.
@@ -32,7 +32,7 @@ pub enum Conn {
 
 impl Conn {
     /// The TCP socket underneath.
-    pub fn tcp(&self) -> &TcpStream {
+    pub(crate) fn tcp(&self) -> &TcpStream {
         match self {
             Self::Plain(s) => s,
             Self::TlsServer(s) => &s.sock,
@@ -44,7 +44,7 @@ impl Conn {
     ///
     /// # Errors
     /// The OS error.
-    pub fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+    pub(crate) fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
         self.tcp().set_read_timeout(t)
     }
 
@@ -52,16 +52,8 @@ impl Conn {
     ///
     /// # Errors
     /// The OS error.
-    pub fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
+    pub(crate) fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
         self.tcp().set_write_timeout(t)
-    }
-
-    /// The peer's address.
-    ///
-    /// # Errors
-    /// The OS error.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.tcp().peer_addr()
     }
 }
 
@@ -96,7 +88,7 @@ impl Write for Conn {
 /// A stream that first gives back bytes already read from it (the request
 /// head we looked at), so the WebSocket handshake sees the whole request.
 #[derive(Debug)]
-pub struct Replay<S> {
+pub(crate) struct Replay<S> {
     head: Vec<u8>,
     pos: usize,
     inner: S,
@@ -104,7 +96,7 @@ pub struct Replay<S> {
 
 impl<S> Replay<S> {
     /// `head` is read again before `inner`.
-    pub fn new(head: Vec<u8>, inner: S) -> Self {
+    pub(crate) fn new(head: Vec<u8>, inner: S) -> Self {
         Self {
             head,
             pos: 0,
@@ -113,7 +105,7 @@ impl<S> Replay<S> {
     }
 
     /// The stream underneath.
-    pub fn get_ref(&self) -> &S {
+    pub(crate) fn get_ref(&self) -> &S {
         &self.inner
     }
 }
@@ -144,13 +136,13 @@ impl<S: Write> Write for Replay<S> {
 
 /// The parts of an HTTP request head we route on.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Head {
+pub(crate) struct Head {
     /// `GET`, …
-    pub method: String,
+    pub(crate) method: String,
     /// The path, without the query.
-    pub path: String,
+    pub(crate) path: String,
     /// Whether it asks for a WebSocket upgrade.
-    pub websocket: bool,
+    pub(crate) websocket: bool,
 }
 
 /// Reads an HTTP request head (up to the blank line), at most [`MAX_HEAD`]
@@ -158,7 +150,7 @@ pub struct Head {
 ///
 /// # Errors
 /// I/O errors, a head too long, or not HTTP.
-pub fn read_head(conn: &mut impl Read) -> io::Result<(Vec<u8>, Head)> {
+pub(crate) fn read_head(conn: &mut impl Read) -> io::Result<(Vec<u8>, Head)> {
     let mut buf = Vec::with_capacity(1024);
     let mut byte = [0u8; 512];
     loop {
@@ -205,7 +197,7 @@ fn parse_head(text: &str) -> Option<Head> {
 ///
 /// # Errors
 /// Write errors.
-pub fn respond(
+pub(crate) fn respond(
     conn: &mut impl Write,
     status: &str,
     content_type: &str,
@@ -224,7 +216,7 @@ pub fn respond(
 ///
 /// # Errors
 /// Unreadable files, no certificate, no key, a key that does not fit.
-pub fn server_tls(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, String> {
+pub(crate) fn server_tls(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, String> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
         .map_err(|e| format!("{}: {e}", cert.display()))?
         .collect::<Result<_, _>>()
@@ -248,7 +240,7 @@ pub fn server_tls(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, String> 
 ///
 /// # Errors
 /// An unreadable or invalid CA file.
-pub fn client_tls(ca: Option<&Path>) -> Result<Arc<ClientConfig>, String> {
+pub(crate) fn client_tls(ca: Option<&Path>) -> Result<Arc<ClientConfig>, String> {
     let mut roots = RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     if let Some(ca) = ca {
@@ -273,7 +265,7 @@ pub fn client_tls(ca: Option<&Path>) -> Result<Arc<ClientConfig>, String> {
 ///
 /// # Errors
 /// A TLS session that cannot be created.
-pub fn accept_tls(tcp: TcpStream, tls: Option<&Arc<ServerConfig>>) -> io::Result<Conn> {
+pub(crate) fn accept_tls(tcp: TcpStream, tls: Option<&Arc<ServerConfig>>) -> io::Result<Conn> {
     match tls {
         None => Ok(Conn::Plain(tcp)),
         Some(config) => {
@@ -287,7 +279,11 @@ pub fn accept_tls(tcp: TcpStream, tls: Option<&Arc<ServerConfig>>) -> io::Result
 ///
 /// # Errors
 /// A bad URL, a failed connection, TLS or handshake.
-pub fn connect(url: &str, ca: Option<&Path>, timeout: Duration) -> Result<WebSocket<Conn>, String> {
+pub(crate) fn connect(
+    url: &str,
+    ca: Option<&Path>,
+    timeout: Duration,
+) -> Result<WebSocket<Conn>, String> {
     let (tls, rest) = if let Some(r) = url.strip_prefix("wss://") {
         (true, r)
     } else if let Some(r) = url.strip_prefix("ws://") {

@@ -20,21 +20,20 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use prost::Message as _;
 use serde_json::{Value, json};
 use tungstenite::protocol::CloseFrame;
 use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::{Bytes, Message, WebSocket};
 
-use super::output::round3;
-use super::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc, interrupted};
-use crate::dlp3d::{self, Decoder, Dtype, Event, Live, Pose, Request, Rig, Stream, class};
-use crate::net::ws::{self, Conn, Replay};
-use crate::net::{self as udp, MAX_DATAGRAM};
-use crate::vmc;
+use crate::ws::{self, Conn, Replay};
+use mocap_core::cli::round3;
+use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc, interrupted};
+use mocap_core::dlp3d::{self, Decoder, Dtype, Event, Live, Pose, Request, Rig, Stream, class};
+use mocap_core::net::{self as udp, MAX_DATAGRAM};
+use mocap_core::vmc;
 
 /// The tool's name, as it prefixes log lines.
-pub const TOOL: &str = "motion-stream";
+pub(crate) const TOOL: &str = "motion-stream";
 
 /// A client sent nothing this long gets a ping.
 const KEEPALIVE: Duration = Duration::from_secs(5);
@@ -69,40 +68,40 @@ const VIEWER: &str = include_str!("viewer.html");
 
 /// Everything `motion-stream serve` was asked to do.
 #[derive(Clone, Debug)]
-pub struct ServeOptions {
+pub(crate) struct ServeOptions {
     /// HTTP/WebSocket address.
-    pub listen: SocketAddr,
+    pub(crate) listen: SocketAddr,
     /// VMC input address.
-    pub vmc: SocketAddr,
+    pub(crate) vmc: SocketAddr,
     /// Joints and rest rotations.
-    pub rig: Rig,
+    pub(crate) rig: Rig,
     /// `motion_restpose_name`.
-    pub restpose: String,
+    pub(crate) restpose: String,
     /// Fixed blendshape names (else learnt from the input).
-    pub blendshapes: Option<Vec<String>>,
+    pub(crate) blendshapes: Option<Vec<String>>,
     /// Motion and face dtype.
-    pub dtype: Dtype,
+    pub(crate) dtype: Dtype,
     /// 16 kHz mono PCM to play (else silence), once per stream.
-    pub audio: Option<Arc<Vec<i16>>>,
+    pub(crate) audio: Option<Arc<Vec<i16>>>,
     /// End each client's streams after this long.
-    pub segment: Option<Duration>,
+    pub(crate) segment: Option<Duration>,
     /// Input silent this long ends the streams.
-    pub idle: Duration,
+    pub(crate) idle: Duration,
     /// Messages queued per client before it counts as too slow.
-    pub queue: usize,
+    pub(crate) queue: usize,
     /// Resample on the sender's `/VMC/Ext/T` instead of arrival times.
-    pub sender_clock: bool,
+    pub(crate) sender_clock: bool,
     /// How long the input must have run before the Starts go out, so the
     /// blendshape names of every sender are known (not with fixed names).
-    pub learn: Duration,
+    pub(crate) learn: Duration,
     /// TLS (wss/https).
-    pub tls: Option<Arc<rustls::ServerConfig>>,
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
     /// Output format of the records.
-    pub format: Format,
+    pub(crate) format: Format,
     /// `--count` (clients served), `--duration`.
-    pub stop: StopArgs,
+    pub(crate) stop: StopArgs,
     /// `--quiet`, `--stats-interval`.
-    pub log: LogArgs,
+    pub(crate) log: LogArgs,
 }
 
 /// What the main thread queues for a client's writer.
@@ -132,7 +131,7 @@ struct Client {
 }
 
 fn encode(r: &dlp3d::Response) -> Bytes {
-    Bytes::from(r.encode_to_vec())
+    Bytes::from(dlp3d::encode_response(r))
 }
 
 /// Counters shared with the connection threads.
@@ -146,7 +145,7 @@ struct Shared {
 ///
 /// # Errors
 /// Ports that cannot be bound, output errors.
-pub fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
+pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     install_ctrlc()?;
     let log = Arc::new(Mutex::new(Log::new(TOOL, opts.log.quiet, true)));
     let mut out = Output::stdout(true);
@@ -722,7 +721,7 @@ fn connection(
     // A bounded kernel buffer (the kernel doubles it): a client that stops
     // reading fills it within seconds and is then dropped, instead of
     // megabytes of autotuned buffer hiding it.
-    let _ = socket2::SockRef::from(&tcp).set_send_buffer_size(SEND_BUFFER);
+    let _ = mocap_core::net::set_send_buffer(&tcp, SEND_BUFFER);
     let say = |args: std::fmt::Arguments<'_>| {
         if let Ok(l) = log.lock() {
             l.info(args);
@@ -799,9 +798,8 @@ fn connection(
     };
     // The first message must be a start request.
     let request = match socket.read() {
-        Ok(Message::Binary(b)) => {
-            Request::decode(b.as_ref()).map_err(|e| format!("not an OrchestratorV4Request: {e}"))
-        }
+        Ok(Message::Binary(b)) => dlp3d::decode_request(b.as_ref())
+            .map_err(|e| format!("not an OrchestratorV4Request: {e}")),
         Ok(other) => Err(format!(
             "expected a binary start request, got a {} message",
             kind(&other)
@@ -959,25 +957,25 @@ fn write_loop(socket: &mut WebSocket<Replay<Conn>>, rx: &Receiver<Out>, kicked: 
 
 /// Everything `motion-stream dump` was asked to do.
 #[derive(Clone, Debug)]
-pub struct DumpOptions {
+pub(crate) struct DumpOptions {
     /// `ws://…` or `wss://…`; `None` with `read`.
-    pub url: Option<String>,
+    pub(crate) url: Option<String>,
     /// `-r`: recorded messages (length-delimited) instead of a connection.
-    pub read: Option<PathBuf>,
+    pub(crate) read: Option<PathBuf>,
     /// `-w`: record every message received, length-delimited.
-    pub write: Option<PathBuf>,
+    pub(crate) write: Option<PathBuf>,
     /// CA certificate(s) to trust for wss.
-    pub ca: Option<PathBuf>,
+    pub(crate) ca: Option<PathBuf>,
     /// The start request to send.
-    pub request: Request,
+    pub(crate) request: Request,
     /// Print matrices and weights too.
-    pub frames: bool,
+    pub(crate) frames: bool,
     /// Output format.
-    pub format: Format,
+    pub(crate) format: Format,
     /// `--count` (messages), `--duration`.
-    pub stop: StopArgs,
+    pub(crate) stop: StopArgs,
     /// `--quiet`.
-    pub log: LogArgs,
+    pub(crate) log: LogArgs,
 }
 
 #[derive(Default)]
@@ -994,7 +992,7 @@ struct DumpStats {
 ///
 /// # Errors
 /// Connection, file and output errors.
-pub fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
+pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
     install_ctrlc()?;
     let log = Log::new(TOOL, opts.log.quiet, opts.url.is_some());
     let mut out = Output::stdout(opts.url.is_some());
@@ -1039,7 +1037,9 @@ pub fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         let mut socket = ws::connect(url, opts.ca.as_deref(), Duration::from_secs(10))
             .map_err(anyhow::Error::msg)?;
         socket
-            .send(Message::Binary(Bytes::from(opts.request.encode_to_vec())))
+            .send(Message::Binary(Bytes::from(dlp3d::encode_request(
+                &opts.request,
+            ))))
             .context("sending the start request")?;
         log.info(format_args!("connected to {url}, start request sent"));
         let _ = socket
@@ -1282,9 +1282,9 @@ fn error(out: &mut Output, format: Format, reason: &str) -> io::Result<()> {
 ///
 /// # Errors
 /// Write errors.
-pub fn write_delimited(w: &mut impl Write, m: &[u8]) -> io::Result<()> {
+pub(crate) fn write_delimited(w: &mut impl Write, m: &[u8]) -> io::Result<()> {
     let mut len = Vec::with_capacity(10);
-    prost::encoding::encode_varint(m.len() as u64, &mut len);
+    dlp3d::encode_length(m.len() as u64, &mut len);
     w.write_all(&len)?;
     w.write_all(m)
 }
@@ -1293,7 +1293,7 @@ pub fn write_delimited(w: &mut impl Write, m: &[u8]) -> io::Result<()> {
 ///
 /// # Errors
 /// I/O errors, a bad length, a truncated message.
-pub fn read_delimited(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_delimited(r: &mut impl Read) -> io::Result<Option<Vec<u8>>> {
     let mut len: u64 = 0;
     for i in 0..10 {
         let mut b = [0u8; 1];
