@@ -11,7 +11,13 @@ use clap::{Parser, Subcommand, ValueEnum};
 use mocap_core::cli::{self, Format, LogArgs, StopArgs, UsageError};
 use mocap_core::dlp3d::{self, Dtype, Request, Rig};
 
-mod stream;
+/// The tool's name, as it prefixes log lines.
+const TOOL: &str = "motion-stream";
+
+mod dump;
+mod framing;
+mod records;
+mod serve;
 mod ws;
 
 const EXAMPLES: &str = "\
@@ -220,7 +226,7 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         (Some(c), Some(k)) => Some(ws::server_tls(c, k).map_err(UsageError)?),
         _ => None,
     };
-    let opts = stream::ServeOptions {
+    let opts = serve::ServeOptions {
         listen: a.listen,
         vmc: a.vmc,
         rig,
@@ -241,7 +247,7 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         stop: a.stop,
         log: a.log,
     };
-    stream::serve(&opts)
+    serve::serve(&opts)
 }
 
 fn dump(a: DumpArgs) -> anyhow::Result<()> {
@@ -275,7 +281,7 @@ fn dump(a: DumpArgs) -> anyhow::Result<()> {
             other => return Err(UsageError(format!("--set: unknown key {other:?}")).into()),
         }
     }
-    let opts = stream::DumpOptions {
+    let opts = dump::DumpOptions {
         url: a.url,
         read: a.read,
         write: a.write,
@@ -286,7 +292,7 @@ fn dump(a: DumpArgs) -> anyhow::Result<()> {
         stop: a.stop,
         log: a.log,
     };
-    stream::dump(&opts)
+    dump::dump(&opts)
 }
 
 fn main() -> ExitCode {
@@ -297,7 +303,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => serve(a),
         Command::Dump(a) => dump(a),
     };
-    cli::exit(result, stream::TOOL)
+    cli::exit(result, TOOL)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
@@ -15,6 +15,8 @@ use rustls::{
     ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection, StreamOwned,
 };
 use tungstenite::WebSocket;
+use tungstenite::protocol::CloseFrame;
+use tungstenite::protocol::frame::coding::CloseCode;
 
 /// Largest HTTP request head we read (browsers send a few hundred bytes).
 pub(crate) const MAX_HEAD: usize = 16 * 1024;
@@ -333,6 +335,23 @@ fn split_authority(authority: &str, default_port: u16) -> Option<(&str, u16)> {
         Some(_) => None,
         None if !authority.is_empty() => Some((authority, default_port)),
         None => None,
+    }
+}
+
+/// Closes a WebSocket with `code` and waits (up to 2 s) for the peer's close.
+pub(crate) fn close<S: Read + Write>(socket: &mut WebSocket<S>, code: CloseCode, reason: &str) {
+    let _ = socket.close(Some(CloseFrame {
+        code,
+        reason: reason.chars().take(120).collect::<String>().into(),
+    }));
+    // Read until the peer's close (or a timeout), so the close is clean.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < deadline {
+        match socket.read() {
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e)) if mocap_core::net::is_timeout(&e) => {}
+            Err(_) => break,
+        }
     }
 }
 

@@ -1,0 +1,337 @@
+//! `motion-stream dump`: a DLP3D client that prints (and records) the streams.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, bail};
+use serde_json::{Value, json};
+use tungstenite::protocol::frame::coding::CloseCode;
+use tungstenite::{Bytes, Message};
+
+use crate::TOOL;
+use crate::framing::{read_delimited, write_delimited};
+use crate::records::error;
+use crate::ws::close;
+use crate::ws::{self};
+use mocap_core::cli::round3;
+use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc, interrupted};
+use mocap_core::dlp3d::{self, Decoder, Event, Request, Stream};
+use mocap_core::net::{self as udp};
+
+/// Everything `motion-stream dump` was asked to do.
+#[derive(Clone, Debug)]
+pub(crate) struct DumpOptions {
+    /// `ws://…` or `wss://…`; `None` with `read`.
+    pub(crate) url: Option<String>,
+    /// `-r`: recorded messages (length-delimited) instead of a connection.
+    pub(crate) read: Option<PathBuf>,
+    /// `-w`: record every message received, length-delimited.
+    pub(crate) write: Option<PathBuf>,
+    /// CA certificate(s) to trust for wss.
+    pub(crate) ca: Option<PathBuf>,
+    /// The start request to send.
+    pub(crate) request: Request,
+    /// Print matrices and weights too.
+    pub(crate) frames: bool,
+    /// Output format.
+    pub(crate) format: Format,
+    /// `--count` (messages), `--duration`.
+    pub(crate) stop: StopArgs,
+    /// `--quiet`.
+    pub(crate) log: LogArgs,
+}
+
+#[derive(Default)]
+struct DumpStats {
+    messages: u64,
+    errors: u64,
+    motion_frames: u64,
+    face_frames: u64,
+    audio_seconds: f64,
+    bodies: HashMap<&'static str, u64>,
+}
+
+/// Connects (or reads a recording), decodes every message and prints it.
+///
+/// # Errors
+/// Connection, file and output errors.
+pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
+    install_ctrlc()?;
+    let log = Log::new(TOOL, opts.log.quiet, opts.url.is_some());
+    let mut out = Output::stdout(opts.url.is_some());
+    let mut writer = match &opts.write {
+        Some(p) => Some(BufWriter::new(
+            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        )),
+        None => None,
+    };
+    let mut d = Dumper {
+        opts,
+        decoder: Decoder::new(),
+        stats: DumpStats::default(),
+        joints: 0,
+        names: 0,
+    };
+    let started = Instant::now();
+    let stopped = if let Some(path) = &opts.read {
+        let mut r = BufReader::new(
+            File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
+        );
+        loop {
+            if opts.stop.count.is_some_and(|n| d.stats.messages >= n) {
+                break "count";
+            }
+            match read_delimited(&mut r) {
+                Ok(Some(m)) => {
+                    if !d.message(&m, &mut out)? {
+                        break "bad message";
+                    }
+                }
+                Ok(None) => break "end of input",
+                Err(e) => {
+                    d.stats.errors += 1;
+                    error(&mut out, opts.format, &format!("{}: {e}", path.display()))?;
+                    break "bad message";
+                }
+            }
+        }
+    } else {
+        let url = opts.url.as_deref().context("a URL or -r FILE")?;
+        let mut socket = ws::connect(url, opts.ca.as_deref(), Duration::from_secs(10))
+            .map_err(anyhow::Error::msg)?;
+        socket
+            .send(Message::Binary(Bytes::from(dlp3d::encode_request(
+                &opts.request,
+            ))))
+            .context("sending the start request")?;
+        log.info(format_args!("connected to {url}, start request sent"));
+        let _ = socket
+            .get_ref()
+            .set_read_timeout(Some(Duration::from_millis(100)));
+        let stopped = loop {
+            if interrupted() {
+                break "interrupted";
+            }
+            if opts.stop.duration.is_some_and(|t| started.elapsed() >= t) {
+                break "duration";
+            }
+            if opts.stop.count.is_some_and(|n| d.stats.messages >= n) {
+                break "count";
+            }
+            match socket.read() {
+                Ok(Message::Binary(b)) => {
+                    if let Some(w) = &mut writer {
+                        write_delimited(w, &b)?;
+                    }
+                    if !d.message(&b, &mut out)? {
+                        break "bad message";
+                    }
+                    if d.decoder.finished() {
+                        break "streams ended";
+                    }
+                }
+                Ok(Message::Close(frame)) => {
+                    if let Some(f) = frame {
+                        log.info(format_args!(
+                            "server closed: {} {}",
+                            u16::from(f.code),
+                            f.reason
+                        ));
+                    }
+                    break "closed by server";
+                }
+                Ok(Message::Text(t)) => {
+                    d.stats.errors += 1;
+                    error(
+                        &mut out,
+                        opts.format,
+                        &format!(
+                            "a text message ({} bytes); DLP3D sends binary protobuf only",
+                            t.len()
+                        ),
+                    )?;
+                    break "bad message";
+                }
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e)) if udp::is_timeout(&e) => {}
+                Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
+                    break "closed by server";
+                }
+                Err(e) => return Err(e).context("reading the stream"),
+            }
+        };
+        close(&mut socket, CloseCode::Normal, "done");
+        stopped
+    };
+    if let Some(w) = &mut writer {
+        w.flush()?;
+    }
+    let s = &d.stats;
+    let rec = json!({
+        "type": "summary", "tool": TOOL, "messages": s.messages, "errors": s.errors,
+        "motion_frames": s.motion_frames, "face_frames": s.face_frames,
+        "audio_s": round3(s.audio_seconds), "bodies": s.bodies,
+        "complete": d.decoder.finished(),
+        "elapsed_s": round3(started.elapsed().as_secs_f64()), "stopped": stopped,
+    });
+    match opts.format {
+        Format::Json => out.json(&rec)?,
+        Format::Human => {
+            out.flush()?;
+            log.always(format_args!(
+                "done ({stopped}): {} messages, {} motion frames, {} face frames, {:.2} s of audio, {} errors",
+                s.messages, s.motion_frames, s.face_frames, s.audio_seconds, s.errors
+            ));
+        }
+    }
+    out.flush()?;
+    if s.errors > 0 && stopped == "bad message" {
+        bail!("the stream carried a message we refused (see the error record)");
+    }
+    Ok(())
+}
+
+struct Dumper<'o> {
+    opts: &'o DumpOptions,
+    decoder: Decoder,
+    stats: DumpStats,
+    joints: usize,
+    names: usize,
+}
+
+impl Dumper<'_> {
+    /// Prints one message; `false` when it was refused (the dump stops).
+    fn message(&mut self, bytes: &[u8], out: &mut Output) -> anyhow::Result<bool> {
+        self.stats.messages += 1;
+        let event = match self.decoder.decode(bytes) {
+            Ok(e) => e,
+            Err(e) => {
+                self.stats.errors += 1;
+                error(
+                    out,
+                    self.opts.format,
+                    &format!("message {}: {e}", self.stats.messages),
+                )?;
+                return Ok(false);
+            }
+        };
+        let kind = event.kind();
+        *self.stats.bodies.entry(kind).or_default() += 1;
+        let rec = match &event {
+            Event::RequestId(id) => json!({"request_id": id}),
+            Event::Normal | Event::Leave | Event::End(_) => json!({}),
+            Event::Failed(m) => json!({"message": m}),
+            Event::MotionStart {
+                joints,
+                restpose,
+                dtype,
+                timeline,
+            } => {
+                self.joints = joints.len();
+                json!({"joints": joints, "restpose": restpose, "dtype": dtype.name(), "timeline_start": timeline})
+            }
+            Event::FaceStart {
+                names,
+                dtype,
+                timeline,
+            } => {
+                self.names = names.len();
+                json!({"blendshapes": names, "dtype": dtype.name(), "timeline_start": timeline})
+            }
+            Event::AudioStart {
+                rate,
+                channels,
+                width,
+            } => {
+                json!({"rate": rate, "channels": channels, "width": width})
+            }
+            Event::Body {
+                stream: Stream::Motion,
+                frames,
+                scalars,
+            } => {
+                self.stats.motion_frames += *frames as u64;
+                let per = dlp3d::motion_frame_len(self.joints);
+                let mut r = serde_json::Map::new();
+                r.insert("frames".into(), json!(frames));
+                r.insert("bytes".into(), json!(bytes.len()));
+                let roots: Vec<&[f32]> = scalars
+                    .chunks(per.max(1))
+                    .filter_map(|f| f.get(9 * self.joints..9 * self.joints + 3))
+                    .collect();
+                r.insert("root".into(), json!(roots));
+                if self.opts.frames {
+                    let frames: Vec<Value> = scalars
+                        .chunks(per.max(1))
+                        .map(|f| {
+                            let rots: Vec<&[f32]> = f
+                                .get(..9 * self.joints)
+                                .unwrap_or_default()
+                                .chunks(9)
+                                .collect();
+                            json!({"rotations": rots,
+                                   "meta": f.get(9 * self.joints + 3..).unwrap_or_default()})
+                        })
+                        .collect();
+                    r.insert("frame_data".into(), json!(frames));
+                }
+                Value::Object(r)
+            }
+            Event::Body {
+                frames, scalars, ..
+            } => {
+                self.stats.face_frames += *frames as u64;
+                let mut r = serde_json::Map::new();
+                r.insert("frames".into(), json!(frames));
+                r.insert("bytes".into(), json!(bytes.len()));
+                if self.opts.frames {
+                    let w: Vec<&[f32]> = scalars.chunks(self.names.max(1)).collect();
+                    r.insert("weights".into(), json!(w));
+                }
+                Value::Object(r)
+            }
+            Event::AudioBody { bytes, seconds } => {
+                self.stats.audio_seconds += seconds;
+                json!({"bytes": bytes, "duration_s": (*seconds * 1e6).round() / 1e6})
+            }
+        };
+        match self.opts.format {
+            Format::Json => {
+                let mut ordered = serde_json::Map::new();
+                ordered.insert("type".into(), json!(kind));
+                if let Value::Object(o) = rec {
+                    ordered.extend(o);
+                }
+                out.json(&Value::Object(ordered))?;
+            }
+            Format::Human => {
+                let detail = match &event {
+                    Event::Body { frames, .. } => format!("{frames} frames"),
+                    Event::AudioBody { seconds, .. } => format!("{:.3} s", seconds),
+                    Event::MotionStart { joints, dtype, .. } => {
+                        format!("{} joints, {dtype}", joints.len())
+                    }
+                    Event::FaceStart { names, dtype, .. } => {
+                        format!("{} blendshapes, {dtype}", names.len())
+                    }
+                    Event::AudioStart {
+                        rate,
+                        channels,
+                        width,
+                    } => format!("{rate} Hz, {channels} ch, {width} B"),
+                    Event::RequestId(id) => id.clone(),
+                    Event::Failed(m) => m.clone(),
+                    _ => String::new(),
+                };
+                out.text(format_args!(
+                    "{:<20} {detail}\n",
+                    kind.trim_start_matches("dlp3d.")
+                ))?;
+            }
+        }
+        Ok(true)
+    }
+}
