@@ -17,8 +17,8 @@ use mocap_core::bridge::{FaceBridge, FaceOptions};
 use mocap_core::cli::round3;
 use mocap_core::cli::unix_now;
 use mocap_core::cli::{
-    Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
-    TextInput, install_ctrlc, interrupted,
+    Datagram, ErrorRecord, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source,
+    StopArgs, TextInput, install_ctrlc, interrupted,
 };
 use mocap_core::ifm::{self, Command, Frame};
 use mocap_core::net;
@@ -325,14 +325,13 @@ impl<'o> Decoder<'o> {
             Err(e) => {
                 stats.errors += 1;
                 match self.opts.format {
-                    IfmFormat::Json => self.out.json(&ErrorRecord {
-                        kind: "error",
-                        src,
-                        offset: e.offset(),
-                        tag: None,
-                        reason: e.to_string(),
-                        len: bytes.len(),
-                    })?,
+                    IfmFormat::Json => {
+                        let mut r = ErrorRecord::new(e.to_string());
+                        r.src = src;
+                        r.offset = Some(e.offset());
+                        r.len = Some(bytes.len());
+                        self.out.json(&r)?;
+                    }
                     IfmFormat::Status => {}
                     _ => self.out.text(format_args!(
                         "error  {e} ({} bytes){}\n",
@@ -525,14 +524,13 @@ impl Handler for UdpMode<'_> {
     fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
         self.dec.sources.entry(None).or_default().errors += 1;
         match self.dec.opts.format {
-            IfmFormat::Json => self.dec.out.json(&ErrorRecord {
-                kind: "error",
-                src: None,
-                offset: 0,
-                tag: None,
-                reason: e.reason.clone(),
-                len: 0,
-            })?,
+            IfmFormat::Json => {
+                let mut r = ErrorRecord::new(e.reason.clone());
+                r.line = e.line;
+                r.column = e.column;
+                r.file_offset = e.file_offset;
+                self.dec.out.json(&r)?;
+            }
             IfmFormat::Status => {}
             _ => self.dec.out.text(format_args!("error  {e}\n"))?,
         }
@@ -857,17 +855,6 @@ struct FrameRecord<'a> {
     left_eye: Option<[f32; 3]>,
     unknown: BTreeMap<&'a str, i32>,
     warnings: Vec<String>,
-}
-
-#[derive(Serialize)]
-struct ErrorRecord {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    src: Option<SocketAddr>,
-    offset: usize,
-    tag: Option<String>,
-    reason: String,
-    len: usize,
 }
 
 #[derive(Serialize)]

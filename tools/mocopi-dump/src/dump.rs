@@ -11,8 +11,8 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
-use mocap_core::cli::CaptureRecord;
 use mocap_core::cli::round3;
+use mocap_core::cli::{CaptureRecord, ErrorRecord};
 use mocap_core::cli::{
     Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
     Stopped, install_ctrlc,
@@ -316,7 +316,7 @@ impl Handler for Dump<'_> {
         match self.opts.format {
             DumpFormat::Json => match &parsed {
                 Ok(p) => self.json_packet(&d, p, &warnings)?,
-                Err(e) => self.out.json(&ErrorRecord::smf(&d, e))?,
+                Err(e) => self.out.json(&smf_error(&d, e))?,
             },
             DumpFormat::Human => {
                 self.scratch.clear();
@@ -340,7 +340,7 @@ impl Handler for Dump<'_> {
         stats.packets += 1;
         stats.health.error();
         match self.opts.format {
-            DumpFormat::Json => self.out.json(&ErrorRecord::input(e))?,
+            DumpFormat::Json => self.out.json(&input_error(e))?,
             DumpFormat::Status => {}
             _ => self.out.text(format_args!("error     {e}\n"))?,
         }
@@ -962,56 +962,24 @@ struct UnknownRecord {
     len: usize,
 }
 
-#[derive(Serialize)]
-struct ErrorRecord {
-    #[serde(rename = "type")]
-    kind: &'static str,
-    src: Option<SocketAddr>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ts_us: Option<i64>,
-    offset: Option<usize>,
-    tag: Option<String>,
-    reason: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    len: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    line: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    column: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    file_offset: Option<u64>,
+/// The shared `error` record of a datagram SMF refused.
+fn smf_error(d: &Datagram<'_>, e: &smf::Error) -> ErrorRecord {
+    let mut r = ErrorRecord::new(e.kind.to_string());
+    r.src = d.src;
+    r.ts_us = ts_us(d.arrival);
+    r.offset = Some(e.offset);
+    r.tag = e.tag.map(|t| t.to_string());
+    r.len = Some(d.payload.len());
+    r
 }
 
-impl ErrorRecord {
-    fn smf(d: &Datagram<'_>, e: &smf::Error) -> Self {
-        Self {
-            kind: "error",
-            src: d.src,
-            ts_us: ts_us(d.arrival),
-            offset: Some(e.offset),
-            tag: e.tag.map(|t| t.to_string()),
-            reason: e.kind.to_string(),
-            len: Some(d.payload.len()),
-            line: None,
-            column: None,
-            file_offset: None,
-        }
-    }
-
-    fn input(e: &InputError) -> Self {
-        Self {
-            kind: "error",
-            src: None,
-            ts_us: None,
-            offset: None,
-            tag: None,
-            reason: e.reason.clone(),
-            len: None,
-            line: e.line,
-            column: e.column,
-            file_offset: e.file_offset,
-        }
-    }
+/// The shared `error` record of input that was not a datagram.
+fn input_error(e: &InputError) -> ErrorRecord {
+    let mut r = ErrorRecord::new(e.reason.clone());
+    r.line = e.line;
+    r.column = e.column;
+    r.file_offset = e.file_offset;
+    r
 }
 
 #[derive(Clone, Copy, Serialize)]

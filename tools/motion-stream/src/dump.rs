@@ -1,19 +1,18 @@
 //! `motion-stream dump`: a DLP3D client that prints (and records) the streams.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
-use serde_json::{Value, json};
 use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::{Bytes, Message};
 
 use crate::TOOL;
 use crate::framing::{read_delimited, write_delimited};
-use crate::records::error;
+use crate::records::{DumpSummary, EventBody, EventRecord, MotionFrame, error, wide_rows};
 use crate::ws::close;
 use crate::ws::{self};
 use mocap_core::cli::round3;
@@ -51,7 +50,7 @@ struct DumpStats {
     motion_frames: u64,
     face_frames: u64,
     audio_seconds: f64,
-    bodies: HashMap<&'static str, u64>,
+    bodies: BTreeMap<&'static str, u64>,
 }
 
 /// Connects (or reads a recording), decodes every message and prints it.
@@ -170,13 +169,19 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         w.flush()?;
     }
     let s = &d.stats;
-    let rec = json!({
-        "type": "summary", "tool": TOOL, "messages": s.messages, "errors": s.errors,
-        "motion_frames": s.motion_frames, "face_frames": s.face_frames,
-        "audio_s": round3(s.audio_seconds), "bodies": s.bodies,
-        "complete": d.decoder.finished(),
-        "elapsed_s": round3(started.elapsed().as_secs_f64()), "stopped": stopped,
-    });
+    let rec = DumpSummary {
+        kind: "summary",
+        tool: TOOL,
+        messages: s.messages,
+        errors: s.errors,
+        motion_frames: s.motion_frames,
+        face_frames: s.face_frames,
+        audio_s: round3(s.audio_seconds),
+        bodies: &s.bodies,
+        complete: d.decoder.finished(),
+        elapsed_s: round3(started.elapsed().as_secs_f64()),
+        stopped,
+    };
     match opts.format {
         Format::Json => out.json(&rec)?,
         Format::Human => {
@@ -220,10 +225,10 @@ impl Dumper<'_> {
         };
         let kind = event.kind();
         *self.stats.bodies.entry(kind).or_default() += 1;
-        let rec = match &event {
-            Event::RequestId(id) => json!({"request_id": id}),
-            Event::Normal | Event::Leave | Event::End(_) => json!({}),
-            Event::Failed(m) => json!({"message": m}),
+        let body = match &event {
+            Event::RequestId(id) => EventBody::RequestId { request_id: id },
+            Event::Normal | Event::Leave | Event::End(_) => EventBody::Empty {},
+            Event::Failed(m) => EventBody::Failed { message: m },
             Event::MotionStart {
                 joints,
                 restpose,
@@ -231,7 +236,12 @@ impl Dumper<'_> {
                 timeline,
             } => {
                 self.joints = joints.len();
-                json!({"joints": joints, "restpose": restpose, "dtype": dtype.name(), "timeline_start": timeline})
+                EventBody::MotionStart {
+                    joints,
+                    restpose,
+                    dtype: dtype.name(),
+                    timeline_start: *timeline,
+                }
             }
             Event::FaceStart {
                 names,
@@ -239,15 +249,21 @@ impl Dumper<'_> {
                 timeline,
             } => {
                 self.names = names.len();
-                json!({"blendshapes": names, "dtype": dtype.name(), "timeline_start": timeline})
+                EventBody::FaceStart {
+                    blendshapes: names,
+                    dtype: dtype.name(),
+                    timeline_start: *timeline,
+                }
             }
             Event::AudioStart {
                 rate,
                 channels,
                 width,
-            } => {
-                json!({"rate": rate, "channels": channels, "width": width})
-            }
+            } => EventBody::AudioStart {
+                rate: *rate,
+                channels: *channels,
+                width: *width,
+            },
             Event::Body {
                 stream: Stream::Motion,
                 frames,
@@ -255,58 +271,54 @@ impl Dumper<'_> {
             } => {
                 self.stats.motion_frames += *frames as u64;
                 let per = dlp3d::motion_frame_len(self.joints);
-                let mut r = serde_json::Map::new();
-                r.insert("frames".into(), json!(frames));
-                r.insert("bytes".into(), json!(bytes.len()));
-                let roots: Vec<&[f32]> = scalars
-                    .chunks(per.max(1))
-                    .filter_map(|f| f.get(9 * self.joints..9 * self.joints + 3))
-                    .collect();
-                r.insert("root".into(), json!(roots));
-                if self.opts.frames {
-                    let frames: Vec<Value> = scalars
-                        .chunks(per.max(1))
-                        .map(|f| {
-                            let rots: Vec<&[f32]> = f
-                                .get(..9 * self.joints)
-                                .unwrap_or_default()
-                                .chunks(9)
-                                .collect();
-                            json!({"rotations": rots,
-                                   "meta": f.get(9 * self.joints + 3..).unwrap_or_default()})
-                        })
-                        .collect();
-                    r.insert("frame_data".into(), json!(frames));
+                let j = self.joints;
+                EventBody::Motion {
+                    frames: *frames,
+                    bytes: bytes.len(),
+                    root: wide_rows(
+                        scalars
+                            .chunks(per.max(1))
+                            .filter_map(|f| f.get(9 * j..9 * j + 3)),
+                    ),
+                    frame_data: self.opts.frames.then(|| {
+                        scalars
+                            .chunks(per.max(1))
+                            .map(|f| MotionFrame {
+                                rotations: wide_rows(f.get(..9 * j).unwrap_or_default().chunks(9)),
+                                meta: f
+                                    .get(9 * j + 3..)
+                                    .unwrap_or_default()
+                                    .iter()
+                                    .map(|v| f64::from(*v))
+                                    .collect(),
+                            })
+                            .collect()
+                    }),
                 }
-                Value::Object(r)
             }
             Event::Body {
                 frames, scalars, ..
             } => {
                 self.stats.face_frames += *frames as u64;
-                let mut r = serde_json::Map::new();
-                r.insert("frames".into(), json!(frames));
-                r.insert("bytes".into(), json!(bytes.len()));
-                if self.opts.frames {
-                    let w: Vec<&[f32]> = scalars.chunks(self.names.max(1)).collect();
-                    r.insert("weights".into(), json!(w));
+                EventBody::Face {
+                    frames: *frames,
+                    bytes: bytes.len(),
+                    weights: self
+                        .opts
+                        .frames
+                        .then(|| wide_rows(scalars.chunks(self.names.max(1)))),
                 }
-                Value::Object(r)
             }
             Event::AudioBody { bytes, seconds } => {
                 self.stats.audio_seconds += seconds;
-                json!({"bytes": bytes, "duration_s": (*seconds * 1e6).round() / 1e6})
+                EventBody::Audio {
+                    bytes: *bytes,
+                    duration_s: (*seconds * 1e6).round() / 1e6,
+                }
             }
         };
         match self.opts.format {
-            Format::Json => {
-                let mut ordered = serde_json::Map::new();
-                ordered.insert("type".into(), json!(kind));
-                if let Value::Object(o) = rec {
-                    ordered.extend(o);
-                }
-                out.json(&Value::Object(ordered))?;
-            }
+            Format::Json => out.json(&EventRecord { kind, body })?,
             Format::Human => {
                 let detail = match &event {
                     Event::Body { frames, .. } => format!("{frames} frames"),

@@ -1,14 +1,152 @@
-//! What motion-stream prints: records shared by serve and dump.
+//! What motion-stream prints, one type per record shape (docs/jsonl.md):
+//! the dump's `dlp3d.*` records and summary, the server's client records and
+//! summary, and the shared `error`.
 
+use std::collections::BTreeMap;
 use std::io;
+use std::net::SocketAddr;
 
-use mocap_core::cli::{Format, Output};
-use serde_json::json;
+use mocap_core::cli::{ErrorRecord, Format, Output};
+use serde::Serialize;
 
 /// An `error` record (or line).
 pub(crate) fn error(out: &mut Output, format: Format, reason: &str) -> io::Result<()> {
     match format {
-        Format::Json => out.json(&json!({"type": "error", "reason": reason})),
+        Format::Json => out.json(&ErrorRecord::new(reason)),
         Format::Human => out.text(format_args!("error                {reason}\n")),
     }
+}
+
+/// A `dlp3d.*` record: the message's kind and what it carries.
+#[derive(Serialize)]
+pub(crate) struct EventRecord<'a> {
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    #[serde(flatten)]
+    pub(crate) body: EventBody<'a>,
+}
+
+/// What a DLP3D message carries, by kind. Scalars are widened to f64, so an
+/// f64 reader gets the float32 on the wire exactly.
+#[derive(Serialize)]
+#[serde(untagged)]
+pub(crate) enum EventBody<'a> {
+    RequestId {
+        request_id: &'a str,
+    },
+    Failed {
+        message: &'a str,
+    },
+    MotionStart {
+        joints: &'a [String],
+        restpose: &'a str,
+        dtype: &'static str,
+        timeline_start: Option<i32>,
+    },
+    FaceStart {
+        blendshapes: &'a [String],
+        dtype: &'static str,
+        timeline_start: Option<i32>,
+    },
+    AudioStart {
+        rate: u32,
+        channels: u32,
+        width: u32,
+    },
+    Motion {
+        frames: usize,
+        bytes: usize,
+        root: Vec<Vec<f64>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        frame_data: Option<Vec<MotionFrame>>,
+    },
+    Face {
+        frames: usize,
+        bytes: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        weights: Option<Vec<Vec<f64>>>,
+    },
+    Audio {
+        bytes: usize,
+        duration_s: f64,
+    },
+    /// Normal, Leave, the Ends: nothing but the kind.
+    Empty {},
+}
+
+/// One motion frame with `--frames`: each joint's 3×3 rotation, then the
+/// frame's trailing values.
+#[derive(Serialize)]
+pub(crate) struct MotionFrame {
+    pub(crate) rotations: Vec<Vec<f64>>,
+    pub(crate) meta: Vec<f64>,
+}
+
+/// The dump's `summary`.
+#[derive(Serialize)]
+pub(crate) struct DumpSummary<'a> {
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    pub(crate) tool: &'static str,
+    pub(crate) messages: u64,
+    pub(crate) errors: u64,
+    pub(crate) motion_frames: u64,
+    pub(crate) face_frames: u64,
+    pub(crate) audio_s: f64,
+    pub(crate) bodies: &'a BTreeMap<&'static str, u64>,
+    pub(crate) complete: bool,
+    pub(crate) elapsed_s: f64,
+    pub(crate) stopped: &'a str,
+}
+
+/// `dlp3d.client`: a connection sent its start request.
+#[derive(Serialize)]
+pub(crate) struct ClientRecord<'a> {
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    pub(crate) client: u64,
+    pub(crate) peer: SocketAddr,
+    pub(crate) route: &'a str,
+    pub(crate) class: &'a str,
+    pub(crate) text: &'a str,
+}
+
+/// `dlp3d.client_end`: a client's stream ended, and why.
+#[derive(Serialize)]
+pub(crate) struct ClientEndRecord<'a> {
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    pub(crate) client: u64,
+    pub(crate) frames: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) seconds: Option<f64>,
+    pub(crate) reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) dropped: Option<bool>,
+}
+
+/// The server's `stats` and `summary`.
+#[derive(Serialize)]
+pub(crate) struct ServeSummary<'a> {
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    pub(crate) tool: &'static str,
+    pub(crate) clients: usize,
+    pub(crate) served: u64,
+    pub(crate) dropped: u64,
+    pub(crate) refused: u64,
+    pub(crate) pages: u64,
+    pub(crate) vmc_datagrams: u64,
+    pub(crate) vmc_frames: u64,
+    pub(crate) decode_errors: u64,
+    pub(crate) frames_out: u64,
+    pub(crate) blendshapes: usize,
+    pub(crate) elapsed_s: f64,
+    pub(crate) stopped: Option<&'a str>,
+}
+
+/// Widens float32 rows for f64 readers.
+pub(crate) fn wide_rows<'a>(rows: impl Iterator<Item = &'a [f32]>) -> Vec<Vec<f64>> {
+    rows.map(|r| r.iter().map(|v| f64::from(*v)).collect())
+        .collect()
 }

@@ -7,10 +7,12 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use serde_json::{Value, json};
+use serde::Serialize;
 
-use mocap_core::cli::round3;
-use mocap_core::cli::{Format, Log, LogArgs, Output, Pacer, StopArgs, UsageError, install_ctrlc};
+use mocap_core::cli::{
+    Format, Log, LogArgs, Output, Pacer, StopArgs, TakeSummary, UsageError, VmcRecord,
+    install_ctrlc, round3, vmc_line,
+};
 use mocap_core::net;
 use mocap_core::vmc::{self, Message, Method, MixConfig, Mixer, Schedule};
 
@@ -317,25 +319,10 @@ fn source_of(
 
 fn dump(out: &mut Output, format: Format, frame: &[Message]) -> anyhow::Result<()> {
     for m in frame {
+        let osc = m.to_osc();
         match format {
-            Format::Json => {
-                let rec = match m {
-                    Message::BonePos { name, pos, rot } => {
-                        json!({"type": "vmc.bone", "name": name, "pos": pos, "rot": rot})
-                    }
-                    Message::BlendVal { name, value } => {
-                        json!({"type": "vmc.blend", "name": name, "value": value})
-                    }
-                    Message::BlendApply => json!({"type": "vmc.apply"}),
-                    Message::Time(t) => json!({"type": "vmc.time", "time": t}),
-                    Message::Available { loaded, .. } => {
-                        json!({"type": "vmc.ok", "loaded": loaded})
-                    }
-                    other => json!({"type": "osc", "address": other.to_osc().address}),
-                };
-                out.json(&rec)?;
-            }
-            Format::Human => out.text(format_args!("{m:?}\n"))?,
+            Format::Json => out.json(&VmcRecord::new(None, &osc, Some(m)))?,
+            Format::Human => out.text(format_args!("{}\n", vmc_line(&osc, Some(m))))?,
         }
     }
     Ok(())
@@ -352,35 +339,38 @@ fn summary(
     datagrams_out: u64,
     start: Instant,
     stopped: Option<&str>,
-    takes: &[mocap_core::cli::TakeSummary],
+    takes: &[TakeSummary],
 ) -> anyhow::Result<()> {
-    let per: Vec<Value> = sources
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let c = mixer.counters(i);
-            json!({
-                "name": s.name, "listen": s.listen, "sender": s.sender,
-                "frames": c.frames, "datagrams": s.datagrams, "samples": s.messages,
-                "stale_periods": c.stale_periods, "decode_errors": s.decode_errors,
+    let rec = SummaryRecord {
+        kind: if stopped.is_some() {
+            "summary"
+        } else {
+            "stats"
+        },
+        tool: TOOL,
+        frames_out,
+        datagrams_out,
+        elapsed_s: round3(start.elapsed().as_secs_f64()),
+        stopped,
+        sources: sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let c = mixer.counters(i);
+                SourceRecord {
+                    name: &s.name,
+                    listen: s.listen,
+                    sender: s.sender,
+                    frames: c.frames,
+                    datagrams: s.datagrams,
+                    samples: s.messages,
+                    stale_periods: c.stale_periods,
+                    decode_errors: s.decode_errors,
+                }
             })
-        })
-        .collect();
-    let rec = json!({
-        "type": if stopped.is_some() { "summary" } else { "stats" },
-        "tool": TOOL,
-        "frames_out": frames_out,
-        "datagrams_out": datagrams_out,
-        "elapsed_s": round3(start.elapsed().as_secs_f64()),
-        "stopped": stopped,
-        "sources": per,
-    });
-    let mut rec = rec;
-    if !takes.is_empty()
-        && let Value::Object(o) = &mut rec
-    {
-        o.insert("takes".into(), json!(takes));
-    }
+            .collect(),
+        takes,
+    };
     if opts.format == Format::Json {
         out.json(&rec)?;
     } else {
@@ -404,6 +394,34 @@ fn summary(
     }
     out.flush()?;
     Ok(())
+}
+
+/// `stats` and `summary`.
+#[derive(Serialize)]
+struct SummaryRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    tool: &'static str,
+    frames_out: u64,
+    datagrams_out: u64,
+    elapsed_s: f64,
+    stopped: Option<&'a str>,
+    sources: Vec<SourceRecord<'a>>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    takes: &'a [TakeSummary],
+}
+
+/// One source in a summary.
+#[derive(Serialize)]
+struct SourceRecord<'a> {
+    name: &'a str,
+    listen: SocketAddr,
+    sender: Option<SocketAddr>,
+    frames: u64,
+    datagrams: u64,
+    samples: u64,
+    stale_periods: u64,
+    decode_errors: u64,
 }
 
 /// Where datagrams come from. One listening socket (the usual case) is read

@@ -9,14 +9,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde::Serialize;
-use serde_json::{Value, json};
 
-use mocap_core::cli::round3;
 use mocap_core::cli::{
-    Datagram, Format, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source,
-    StopArgs, UsageError, install_ctrlc,
+    Datagram, ErrorRecord, Format, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs,
+    Source, StopArgs, TakeSummary, UsageError, VmcRecord, install_ctrlc, round3, vmc_line,
 };
-use mocap_core::osc::{self, Arg};
+use mocap_core::osc;
 use mocap_core::vmc::{self, Limiter, Message, Rules};
 
 /// The tool's name, as it prefixes log lines.
@@ -197,7 +195,7 @@ struct Relay {
     last_refill: Instant,
     decode: bool,
     takes: Option<mocap_core::cli::VmcTakes>,
-    takes_done: Vec<mocap_core::cli::TakeSummary>,
+    takes_done: Vec<TakeSummary>,
 }
 
 /// Runs the relay until stopped and prints the summary.
@@ -319,6 +317,40 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     relay.summary(Some(stopped.as_str()))
 }
 
+/// `stats` and `summary`.
+#[derive(Serialize)]
+struct SummaryRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    tool: &'static str,
+    datagrams: u64,
+    bytes: u64,
+    decode_errors: u64,
+    refused: u64,
+    flooded: u64,
+    elapsed_s: f64,
+    stopped: Option<&'a str>,
+    sources: Vec<SourceRecord<'a>>,
+    destinations: Vec<DestRecord<'a>>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    takes: &'a [TakeSummary],
+}
+
+#[derive(Serialize)]
+struct SourceRecord<'a> {
+    src: Option<SocketAddr>,
+    #[serde(flatten)]
+    stats: &'a SourceStats,
+}
+
+#[derive(Serialize)]
+struct DestRecord<'a> {
+    to: SocketAddr,
+    raw: bool,
+    #[serde(flatten)]
+    stats: &'a DestStats,
+}
+
 fn loops_back(listen: SocketAddr, to: SocketAddr) -> bool {
     if listen.port() != to.port() {
         return false;
@@ -374,7 +406,10 @@ impl Handler for Relay {
                     ));
                 }
                 if self.dump && self.format == Format::Json {
-                    self.out.json(&json!({"type": "error", "src": d.src, "offset": null, "tag": null, "reason": e.to_string(), "len": d.payload.len()}))?;
+                    let mut rec = ErrorRecord::new(e.to_string());
+                    rec.src = d.src;
+                    rec.len = Some(d.payload.len());
+                    self.out.json(&rec)?;
                 }
                 return Ok(());
             }
@@ -556,106 +591,54 @@ impl Relay {
     }
 
     fn dump(&mut self, src: Option<SocketAddr>, m: &osc::Message) -> anyhow::Result<()> {
-        let typed = Message::from_osc(m);
+        let typed = Message::from_osc(m).ok();
         if self.format == Format::Json {
-            let mut rec = match &typed {
-                Ok(Message::BonePos { name, pos, rot }) => {
-                    json!({"type": "vmc.bone", "name": name, "pos": pos, "rot": rot})
-                }
-                Ok(Message::RootPos { name, pos, rot, mr }) => json!({
-                    "type": "vmc.root", "name": name, "pos": pos, "rot": rot,
-                    "scale": mr.map(|m| m.0), "offset": mr.map(|m| m.1),
-                }),
-                Ok(Message::BlendVal { name, value }) => {
-                    json!({"type": "vmc.blend", "name": name, "value": value})
-                }
-                Ok(Message::BlendApply) => json!({"type": "vmc.apply"}),
-                Ok(Message::Available {
-                    loaded,
-                    calibration,
-                    tracking,
-                }) => json!({
-                    "type": "vmc.ok", "loaded": loaded,
-                    "calibration_state": calibration.map(|c| c.0),
-                    "calibration_mode": calibration.map(|c| c.1), "tracking": tracking,
-                }),
-                Ok(Message::Time(t)) => json!({"type": "vmc.time", "time": t}),
-                _ => {
-                    json!({"type": "osc", "address": m.address, "args": m.args.iter().map(arg_json).collect::<Vec<_>>()})
-                }
-            };
-            if let (Value::Object(o), Some(s)) = (&mut rec, src) {
-                o.insert("src".into(), Value::String(s.to_string()));
-            }
-            self.out.json(&rec)?;
+            self.out.json(&VmcRecord::new(src, m, typed.as_ref()))?;
         } else {
-            let mut line = String::new();
-            match &typed {
-                Ok(Message::BonePos { name, pos, rot }) => {
-                    let _ = write!(line, "bone   {name:<24} pos={pos:?} rot={rot:?}");
-                }
-                Ok(Message::BlendVal { name, value }) => {
-                    let _ = write!(line, "blend  {name:<24} {value}");
-                }
-                _ => {
-                    let _ = write!(line, "osc    {} {:?}", m.address, m.args);
-                }
-            }
-            self.out.text(format_args!("{line}\n"))?;
+            self.out
+                .text(format_args!("{}\n", vmc_line(m, typed.as_ref())))?;
         }
         Ok(())
     }
 
     fn summary(&mut self, stopped: Option<&str>) -> anyhow::Result<()> {
         let total = |f: fn(&SourceStats) -> u64| self.sources.values().map(f).sum::<u64>();
-        let sources: Vec<Value> = self
-            .sources
-            .iter()
-            .map(|(src, s)| {
-                let mut v = serde_json::to_value(s).unwrap_or(Value::Null);
-                if let Value::Object(o) = &mut v {
-                    o.insert("src".into(), json!(src));
-                }
-                v
-            })
-            .collect();
-        let destinations: Vec<Value> = self
-            .dests
-            .iter()
-            .map(|d| {
-                let mut v = serde_json::to_value(&d.stats).unwrap_or(Value::Null);
-                if let Value::Object(o) = &mut v {
-                    o.insert("to".into(), json!(d.addr));
-                    o.insert("raw".into(), json!(d.rules.is_raw()));
-                }
-                v
-            })
-            .collect();
         let (datagrams, decode_errors, refused, flooded) = (
             total(|s| s.datagrams),
             total(|s| s.decode_errors),
             total(|s| s.refused),
             total(|s| s.flooded),
         );
-        let rec = json!({
-            "type": if stopped.is_some() { "summary" } else { "stats" },
-            "tool": TOOL,
-            "datagrams": datagrams,
-            "bytes": total(|s| s.bytes),
-            "decode_errors": decode_errors,
-            "refused": refused,
-            "flooded": flooded,
-            "elapsed_s": round3(self.start.elapsed().as_secs_f64()),
-            "stopped": stopped,
-            "sources": sources,
-            "destinations": destinations,
-        });
-        let mut rec = rec;
-        if !self.takes_done.is_empty()
-            && let Value::Object(o) = &mut rec
-        {
-            o.insert("takes".into(), json!(self.takes_done));
-        }
+        let rec = SummaryRecord {
+            kind: if stopped.is_some() {
+                "summary"
+            } else {
+                "stats"
+            },
+            tool: TOOL,
+            datagrams,
+            bytes: total(|s| s.bytes),
+            decode_errors,
+            refused,
+            flooded,
+            elapsed_s: round3(self.start.elapsed().as_secs_f64()),
+            stopped,
+            sources: self
+                .sources
+                .iter()
+                .map(|(src, stats)| SourceRecord { src: *src, stats })
+                .collect(),
+            destinations: self
+                .dests
+                .iter()
+                .map(|d| DestRecord {
+                    to: d.addr,
+                    raw: d.rules.is_raw(),
+                    stats: &d.stats,
+                })
+                .collect(),
+            takes: &self.takes_done,
+        };
         if self.format == Format::Json {
             self.out.json(&rec)?;
         } else {
@@ -684,21 +667,6 @@ impl Relay {
         }
         self.out.flush()?;
         Ok(())
-    }
-}
-
-fn arg_json(a: &Arg) -> Value {
-    match a {
-        Arg::Int(v) => json!(v),
-        Arg::Float(v) => json!(v),
-        Arg::String(v) => json!(v),
-        Arg::Long(v) => json!(v),
-        Arg::Double(v) => json!(v),
-        Arg::Bool(v) => json!(v),
-        Arg::Blob(b) => json!({ "blob": hex::encode(b) }),
-        Arg::Array(v) => Value::Array(v.iter().map(arg_json).collect()),
-        Arg::Nil => Value::Null,
-        other => json!(format!("{other:?}")),
     }
 }
 

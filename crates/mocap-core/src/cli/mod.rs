@@ -6,6 +6,7 @@ mod args;
 mod exit;
 mod generate;
 mod output;
+mod records;
 mod runner;
 mod source;
 pub mod take;
@@ -17,6 +18,7 @@ pub use args::{
 pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};
 pub use generate::{Generate, GenerateArgs, generated};
 pub use output::{CaptureRecord, Log, Output, round3};
+pub use records::{ArgRecord, ErrorRecord, VmcRecord, vmc_line};
 pub use runner::{Handler, Pacer, Stopped, run};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput, unix_now};
 pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, path_for};

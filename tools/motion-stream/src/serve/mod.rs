@@ -22,11 +22,11 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use serde_json::{Value, json};
 use tungstenite::Bytes;
 use tungstenite::protocol::frame::coding::CloseCode;
 
 use crate::TOOL;
+use crate::records::{ClientEndRecord, ClientRecord, ServeSummary};
 use crate::ws::close;
 use mocap_core::cli::round3;
 use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc, interrupted};
@@ -344,9 +344,14 @@ impl Server<'_> {
         record(
             out,
             self.opts.format,
-            &json!({"type": "dlp3d.client", "client": j.id, "peer": j.addr.to_string(),
-                    "route": j.route, "class": j.request.class_name,
-                    "text": j.request.speech_text}),
+            &ClientRecord {
+                kind: "dlp3d.client",
+                client: j.id,
+                peer: j.addr,
+                route: &j.route,
+                class: &j.request.class_name,
+                text: &j.request.speech_text,
+            },
             format_args!(
                 "client {} {} {} {}",
                 j.id, j.addr, j.route, j.request.class_name
@@ -537,8 +542,14 @@ impl Server<'_> {
                 record(
                     out,
                     self.opts.format,
-                    &json!({"type": "dlp3d.client_end", "client": c.joined.id,
-                            "frames": c.frames, "reason": "connection closed"}),
+                    &ClientEndRecord {
+                        kind: "dlp3d.client_end",
+                        client: c.joined.id,
+                        frames: c.frames,
+                        seconds: None,
+                        reason: "connection closed",
+                        dropped: None,
+                    },
                     format_args!("client {} closed after {} frames", c.joined.id, c.frames),
                 )?;
             } else if idle && c.streaming.is_some() {
@@ -576,8 +587,14 @@ impl Server<'_> {
         record(
             out,
             self.opts.format,
-            &json!({"type": "dlp3d.client_end", "client": c.joined.id, "frames": c.frames,
-                    "seconds": round3(c.since.elapsed().as_secs_f64()), "reason": reason}),
+            &ClientEndRecord {
+                kind: "dlp3d.client_end",
+                client: c.joined.id,
+                frames: c.frames,
+                seconds: Some(round3(c.since.elapsed().as_secs_f64())),
+                reason,
+                dropped: None,
+            },
             format_args!(
                 "client {} done after {} frames ({reason})",
                 c.joined.id, c.frames
@@ -605,8 +622,14 @@ impl Server<'_> {
         record(
             out,
             self.opts.format,
-            &json!({"type": "dlp3d.client_end", "client": c.joined.id, "frames": c.frames,
-                    "reason": reason, "dropped": why == Refused::Full}),
+            &ClientEndRecord {
+                kind: "dlp3d.client_end",
+                client: c.joined.id,
+                frames: c.frames,
+                seconds: None,
+                reason: &reason,
+                dropped: Some(why == Refused::Full),
+            },
             format_args!(
                 "client {} ended after {} frames: {reason}",
                 c.joined.id, c.frames
@@ -625,22 +648,26 @@ impl Server<'_> {
             .lock()
             .map(|s| (s.pages, s.refused))
             .unwrap_or_default();
-        let rec = json!({
-            "type": if stopped.is_some() { "summary" } else { "stats" },
-            "tool": TOOL,
-            "clients": self.clients.len(),
-            "served": self.served,
-            "dropped": self.dropped,
-            "refused": refused,
-            "pages": pages,
-            "vmc_datagrams": self.datagrams,
-            "vmc_frames": self.live.frames_in(),
-            "decode_errors": self.decode_errors,
-            "frames_out": self.frames_out,
-            "blendshapes": self.live.blendshapes().len(),
-            "elapsed_s": round3(self.started.elapsed().as_secs_f64()),
-            "stopped": stopped,
-        });
+        let rec = ServeSummary {
+            kind: if stopped.is_some() {
+                "summary"
+            } else {
+                "stats"
+            },
+            tool: TOOL,
+            clients: self.clients.len(),
+            served: self.served,
+            dropped: self.dropped,
+            refused,
+            pages,
+            vmc_datagrams: self.datagrams,
+            vmc_frames: self.live.frames_in(),
+            decode_errors: self.decode_errors,
+            frames_out: self.frames_out,
+            blendshapes: self.live.blendshapes().len(),
+            elapsed_s: round3(self.started.elapsed().as_secs_f64()),
+            stopped,
+        };
         match self.opts.format {
             Format::Json => out.json(&rec)?,
             Format::Human => {
@@ -670,7 +697,7 @@ impl Server<'_> {
 fn record(
     out: &mut Output,
     format: Format,
-    rec: &Value,
+    rec: &impl serde::Serialize,
     human: std::fmt::Arguments<'_>,
 ) -> io::Result<()> {
     match format {
@@ -698,5 +725,14 @@ fn send(c: &Client, b: Bytes) -> Result<(), Refused> {
 
 /// What the viewer page needs: joint names and the humanoid layout it knows.
 fn viewer_info(opts: &ServeOptions) -> String {
-    json!({"joints": opts.rig.joints, "restpose": opts.restpose}).to_string()
+    #[derive(serde::Serialize)]
+    struct Info<'a> {
+        joints: &'a [String],
+        restpose: &'a str,
+    }
+    serde_json::to_string(&Info {
+        joints: &opts.rig.joints,
+        restpose: &opts.restpose,
+    })
+    .unwrap_or_default()
 }
