@@ -20,6 +20,7 @@ use mocap_core::cli::{
     Datagram, ErrorRecord, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source,
     StopArgs, TextInput, install_ctrlc, interrupted,
 };
+use mocap_core::ifm::handshake::{Action as HandshakeAction, ConnId, Handshake, Transport};
 use mocap_core::ifm::{self, Command, Frame};
 use mocap_core::net;
 use mocap_core::net::Fanout;
@@ -492,25 +493,31 @@ struct UdpMode<'o> {
     dec: Decoder<'o>,
     socket: Option<UdpSocket>,
     phone: Option<SocketAddr>,
-    start: Command,
-    last_send: Instant,
+    /// When to (re)send the start command; `None` when listening only.
+    handshake: Option<Handshake>,
+    started: Instant,
 }
 
 impl UdpMode<'_> {
-    fn keepalive(&mut self) -> anyhow::Result<()> {
-        let (Some(socket), Some(phone)) = (&self.socket, self.phone) else {
+    /// Sends what the handshake asks for.
+    fn act(&mut self) -> anyhow::Result<()> {
+        let (Some(socket), Some(phone), Some(h)) = (&self.socket, self.phone, &mut self.handshake)
+        else {
             return Ok(());
         };
-        let silent = self
-            .dec
-            .last_frame
-            .is_none_or(|t| t.elapsed() >= self.dec.opts.keepalive);
-        if silent && self.last_send.elapsed() >= self.dec.opts.keepalive {
-            send(socket, phone, self.start)?;
-            self.last_send = Instant::now();
-            self.dec.log.info(format_args!(
-                "no frames yet; sent the start command to {phone} again"
-            ));
+        while let Some(a) = h.poll_action() {
+            if let HandshakeAction::Send { command, again } = a {
+                send(socket, phone, command)?;
+                if again {
+                    self.dec.log.info(format_args!(
+                        "no frames yet; sent the start command to {phone} again"
+                    ));
+                } else {
+                    self.dec
+                        .log
+                        .info(format_args!("sent {:?} to {phone}", command.text()));
+                }
+            }
         }
         Ok(())
     }
@@ -518,7 +525,14 @@ impl UdpMode<'_> {
 
 impl Handler for UdpMode<'_> {
     fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
-        self.dec.frame_bytes(d.src, d.arrival, d.payload)
+        let before = self.dec.frames;
+        self.dec.frame_bytes(d.src, d.arrival, d.payload)?;
+        if let Some(h) = &mut self.handshake
+            && self.dec.frames > before
+        {
+            h.frame(self.started.elapsed());
+        }
+        Ok(())
     }
 
     fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
@@ -543,7 +557,10 @@ impl Handler for UdpMode<'_> {
 
     fn idle(&mut self) {
         self.dec.check_silence();
-        if let Err(e) = self.keepalive() {
+        if let Some(h) = &mut self.handshake {
+            h.handle_timeout(self.started.elapsed());
+        }
+        if let Err(e) = self.act() {
             self.dec.log.info(format_args!("{e:#}"));
         }
     }
@@ -573,10 +590,10 @@ fn run_udp(opts: &Options) -> anyhow::Result<()> {
     let start = opts.start_command(false);
     let phone = if live { opts.phone_addr(start) } else { None };
     let socket = source.socket();
-    if let (Some(s), Some(p)) = (&socket, phone) {
-        send(s, p, start)?;
-        dec.log.info(format_args!("sent {:?} to {p}", start.text()));
-    } else if matches!(opts.input, Input::Listen(_)) {
+    let started = Instant::now();
+    let handshake = (socket.is_some() && phone.is_some())
+        .then(|| Handshake::new(Transport::Udp, start, opts.keepalive, Duration::ZERO));
+    if handshake.is_none() && matches!(opts.input, Input::Listen(_)) {
         dec.log.info(format_args!(
             "no phone given: listening only (for apps set to send to this address)"
         ));
@@ -585,9 +602,10 @@ fn run_udp(opts: &Options) -> anyhow::Result<()> {
         dec,
         socket,
         phone,
-        start,
-        last_send: Instant::now(),
+        handshake,
+        started,
     };
+    mode.act()?;
     // `--count` counts frames here, not datagrams: commands looped back do not count.
     let limits = StopArgs {
         count: None,
@@ -627,12 +645,30 @@ fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
     }
     let commands = command_socket(opts)?;
     let mut pacer = mocap_core::cli::Pacer::new(opts.stop.duration, opts.stats_every());
-    let mut last_send = None::<Instant>;
-    let mut conn: Option<(TcpStream, SocketAddr)> = None;
+    let started = Instant::now();
+    let mut handshake = Handshake::new(Transport::Tcp, start, opts.keepalive, Duration::ZERO);
+    let mut conn: Option<(TcpStream, SocketAddr, ConnId)> = None;
     let mut splitter = ifm::Splitter::new(ifm::MAX_FRAME + ifm::TERMINATOR.len());
     let mut connections = 0u64;
     let mut buf = vec![0u8; 64 * 1024];
     let mut frames: Vec<Vec<u8>> = Vec::new();
+    // Sends what the handshake asks for (commands only with a phone address).
+    let act = |h: &mut Handshake, dec: &Decoder<'_>| -> anyhow::Result<()> {
+        while let Some(a) = h.poll_action() {
+            if let HandshakeAction::Send { command, .. } = a
+                && let Some(p) = opts.phone_addr(command)
+            {
+                send(&commands, p, command)?;
+                if command == Command::StopTcp {
+                    dec.log.info(format_args!("sent the stop command to {p}"));
+                } else {
+                    dec.log
+                        .info(format_args!("sent {:?} to {p}", command.text()));
+                }
+            }
+        }
+        Ok(())
+    };
     let stopped = loop {
         if let Some(why) = pacer.stopped() {
             break why.as_str();
@@ -643,55 +679,47 @@ fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
         if pacer.stats_due() {
             dec.summary(None, Some(("connections", connections)))?;
         }
-        // A phone that reconnects opens a new connection while the old one
-        // may linger silently: the newest connection wins.
-        if conn.is_some() {
-            match listener.accept() {
-                Ok((s, peer)) => {
-                    s.set_nonblocking(false)?;
-                    s.set_read_timeout(Some(POLL))?;
-                    connections += 1;
+        handshake.handle_timeout(started.elapsed());
+        act(&mut handshake, &dec)?;
+        match listener.accept() {
+            Ok((s, peer)) => {
+                s.set_nonblocking(false)?;
+                s.set_read_timeout(Some(POLL))?;
+                connections += 1;
+                handshake.connected(connections);
+                if conn.is_some() {
                     dec.log.info(format_args!(
                         "phone connected again from {peer}; dropping the old connection"
                     ));
-                    splitter = ifm::Splitter::new(ifm::MAX_FRAME + ifm::TERMINATOR.len());
-                    conn = Some((s, peer));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e).context("failed to accept the phone's connection"),
-            }
-        }
-        let Some((stream, peer)) = &mut conn else {
-            // Not connected: (re)send the start command while waiting.
-            if let Some(p) = phone
-                && last_send.is_none_or(|t| t.elapsed() >= opts.keepalive)
-            {
-                send(&commands, p, start)?;
-                dec.log.info(format_args!("sent {:?} to {p}", start.text()));
-                last_send = Some(Instant::now());
-            }
-            match listener.accept() {
-                Ok((s, peer)) => {
-                    s.set_nonblocking(false)?;
-                    s.set_read_timeout(Some(POLL))?;
-                    connections += 1;
+                } else {
                     dec.log.info(format_args!("phone connected from {peer}"));
-                    splitter = ifm::Splitter::new(ifm::MAX_FRAME + ifm::TERMINATOR.len());
-                    conn = Some((s, peer));
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL),
-                Err(e) => return Err(e).context("failed to accept the phone's connection"),
+                // The newest connection wins: the handshake says which to drop.
+                while let Some(a) = handshake.poll_action() {
+                    if let HandshakeAction::Drop(old) = a
+                        && conn.as_ref().is_some_and(|c| c.2 == old)
+                    {
+                        conn = None;
+                    }
+                }
+                splitter = ifm::Splitter::new(ifm::MAX_FRAME + ifm::TERMINATOR.len());
+                conn = Some((s, peer, connections));
             }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e).context("failed to accept the phone's connection"),
+        }
+        let Some((stream, peer, id)) = &mut conn else {
+            std::thread::sleep(POLL);
             continue;
         };
-        let peer = *peer;
+        let (peer, id) = (*peer, *id);
         match stream.read(&mut buf) {
             Ok(0) => {
                 dec.log.info(format_args!(
                     "phone {peer} disconnected; waiting for it to connect again"
                 ));
                 conn = None;
-                last_send = None;
+                handshake.disconnected(id);
             }
             Ok(n) => {
                 frames.clear();
@@ -713,14 +741,12 @@ fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
                     "connection from {peer} failed: {e}; waiting for it to connect again"
                 ));
                 conn = None;
-                last_send = None;
+                handshake.disconnected(id);
             }
         }
     };
-    if let Some(p) = opts.phone_addr(Command::StopTcp) {
-        send(&commands, p, Command::StopTcp)?;
-        dec.log.info(format_args!("sent the stop command to {p}"));
-    }
+    handshake.stop();
+    act(&mut handshake, &dec)?;
     if splitter.dropped() > 0 {
         dec.log.info(format_args!(
             "{} over-long frames were dropped",

@@ -8,6 +8,7 @@ mod chunk;
 mod live;
 mod math;
 mod proto;
+pub mod server;
 
 pub use chunk::{
     Decoder, Dtype, Error, Event, Stream, audio_body, audio_start, end, face_body, face_start,

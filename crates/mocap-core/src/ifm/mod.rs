@@ -37,6 +37,7 @@
 mod bake;
 mod command;
 mod frame;
+pub mod handshake;
 mod names;
 mod stream;
 

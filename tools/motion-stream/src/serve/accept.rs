@@ -136,7 +136,9 @@ pub(super) fn connection(
         Err(reason) => {
             say(format_args!("{peer}: {reason}"));
             refuse();
-            let _ = socket.send(Message::Binary(encode(&dlp3d::failed(&reason))));
+            let _ = socket.send(Message::Binary(Bytes::from(dlp3d::encode_response(
+                &dlp3d::failed(&reason),
+            ))));
             close(&mut socket, CloseCode::Policy, &reason);
             return;
         }

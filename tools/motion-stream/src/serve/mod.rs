@@ -30,9 +30,9 @@ use crate::records::{ClientEndRecord, ClientRecord, ServeSummary};
 use crate::ws::close;
 use mocap_core::cli::round3;
 use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc, interrupted};
-use mocap_core::dlp3d::{self, Dtype, Live, Pose, Request, Rig, Stream};
+use mocap_core::dlp3d::server::{self, Action, ClientId, Refusal, Session};
+use mocap_core::dlp3d::{self, Request};
 use mocap_core::net::{self as udp, MAX_DATAGRAM};
-use mocap_core::vmc;
 
 /// A client sent nothing this long gets a ping.
 const KEEPALIVE: Duration = Duration::from_secs(5);
@@ -72,27 +72,10 @@ pub(crate) struct ServeOptions {
     pub(crate) listen: SocketAddr,
     /// VMC input address.
     pub(crate) vmc: SocketAddr,
-    /// Joints and rest rotations.
-    pub(crate) rig: Rig,
-    /// `motion_restpose_name`.
-    pub(crate) restpose: String,
-    /// Fixed blendshape names (else learnt from the input).
-    pub(crate) blendshapes: Option<Vec<String>>,
-    /// Motion and face dtype.
-    pub(crate) dtype: Dtype,
-    /// 16 kHz mono PCM to play (else silence), once per stream.
-    pub(crate) audio: Option<Arc<Vec<i16>>>,
-    /// End each client's streams after this long.
-    pub(crate) segment: Option<Duration>,
-    /// Input silent this long ends the streams.
-    pub(crate) idle: Duration,
+    /// What to stream and when (rig, names, dtype, audio, segment, idle, learn, clock).
+    pub(crate) session: server::Config,
     /// Messages queued per client before it counts as too slow.
     pub(crate) queue: usize,
-    /// Resample on the sender's `/VMC/Ext/T` instead of arrival times.
-    pub(crate) sender_clock: bool,
-    /// How long the input must have run before the Starts go out, so the
-    /// blendshape names of every sender are known (not with fixed names).
-    pub(crate) learn: Duration,
     /// TLS (wss/https).
     pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
     /// Output format of the records.
@@ -117,20 +100,6 @@ struct Joined {
     request: Request,
     tx: SyncSender<Out>,
     kicked: Arc<AtomicBool>,
-}
-
-/// A client as the main thread sees it.
-struct Client {
-    joined: Joined,
-    /// Blendshape count of its FaceChunkStart, once streaming.
-    streaming: Option<usize>,
-    /// Motion frames queued so far (also the audio position).
-    frames: u64,
-    since: Instant,
-}
-
-fn encode(r: &dlp3d::Response) -> Bytes {
-    Bytes::from(dlp3d::encode_response(r))
 }
 
 /// Counters shared with the connection threads.
@@ -233,465 +202,240 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
                 }
             })?;
     }
-    let mut server = Server {
-        opts,
-        live: Live::new(opts.rig.clone(), opts.blendshapes.clone()),
-        clients: Vec::new(),
-        log: Arc::clone(&log),
-        started: Instant::now(),
-        last_input: None,
-        input_since: None,
-        clock_source: None,
-        sender_time: None,
-        served: 0,
-        dropped: 0,
-        frames_out: 0,
-        datagrams: 0,
-        decode_errors: 0,
-    };
+    let mut session = Session::new(opts.session.clone());
+    let mut clients: HashMap<ClientId, Joined> = HashMap::new();
+    let started = Instant::now();
+    let mut datagrams = 0u64;
     let mut buf = vec![0u8; MAX_DATAGRAM];
     let mut next_stats = opts.log.stats_interval.map(|d| Instant::now() + d);
     let stopped = loop {
         if interrupted() {
             break "interrupted";
         }
-        if opts
-            .stop
-            .duration
-            .is_some_and(|d| server.started.elapsed() >= d)
-        {
+        if opts.stop.duration.is_some_and(|d| started.elapsed() >= d) {
             break "duration";
         }
-        if opts.stop.count.is_some_and(|n| server.served >= n) && server.clients.is_empty() {
+        if opts.stop.count.is_some_and(|n| session.stats().served >= n) && clients.is_empty() {
             break "count";
         }
         while let Ok(j) = join_rx.try_recv() {
-            server.join(j, &mut out)?;
+            info(
+                &log,
+                format_args!(
+                    "client {} from {} on {} ({})",
+                    j.id, j.addr, j.route, j.request.class_name
+                ),
+            );
+            record(
+                &mut out,
+                opts.format,
+                &ClientRecord {
+                    kind: "dlp3d.client",
+                    client: j.id,
+                    peer: j.addr,
+                    route: &j.route,
+                    class: &j.request.class_name,
+                    text: &j.request.speech_text,
+                },
+                format_args!(
+                    "client {} {} {} {}",
+                    j.id, j.addr, j.route, j.request.class_name
+                ),
+            )?;
+            session.join(j.id, started.elapsed());
+            clients.insert(j.id, j);
         }
         match socket.recv_from(&mut buf) {
             Ok((n, src)) => {
-                server.datagrams += 1;
-                server.vmc(src, buf.get(..n).unwrap_or_default(), &mut out)?;
+                datagrams += 1;
+                session.vmc(src, buf.get(..n).unwrap_or_default(), started.elapsed());
             }
             Err(e) if udp::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e).context("receiving VMC"),
         }
-        server.housekeeping(&mut out)?;
+        // Writers that gave up (the peer closed or stopped reading).
+        for (id, _) in clients
+            .iter()
+            .filter(|(_, c)| c.kicked.load(Ordering::Relaxed))
+        {
+            session.gone(*id);
+        }
+        let now = started.elapsed();
+        if session.poll_timeout().is_some_and(|t| now >= t) {
+            session.handle_timeout(now);
+        }
+        act(&mut session, &mut clients, opts, &log, &mut out)?;
         if let Some(at) = next_stats
             && Instant::now() >= at
         {
             next_stats = opts.log.stats_interval.map(|d| at + d);
-            server.summary(&mut out, None, &shared)?;
+            summary(
+                &session, datagrams, started, opts, &log, &mut out, None, &shared,
+            )?;
         }
     };
-    for c in std::mem::take(&mut server.clients) {
-        server.finish(c, "server stopping", &mut out)?;
-    }
+    session.close_all("server stopping", started.elapsed());
+    act(&mut session, &mut clients, opts, &log, &mut out)?;
+    drop(clients);
     // Let the writers send the Ends and close frames (bounded: a peer that
     // does not answer its close must not hold the exit).
     let deadline = Instant::now() + Duration::from_secs(2);
     while active.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
         thread::sleep(Duration::from_millis(10));
     }
-    server.summary(&mut out, Some(stopped), &shared)?;
+    summary(
+        &session,
+        datagrams,
+        started,
+        opts,
+        &log,
+        &mut out,
+        Some(stopped),
+        &shared,
+    )?;
     out.flush()?;
     Ok(())
 }
 
-struct Server<'o> {
-    opts: &'o ServeOptions,
-    live: Live,
-    clients: Vec<Client>,
-    log: Arc<Mutex<Log>>,
-    started: Instant,
-    last_input: Option<Instant>,
-    /// When the current run of input began.
-    input_since: Option<Instant>,
-    clock_source: Option<SocketAddr>,
-    sender_time: Option<f64>,
-    served: u64,
-    dropped: u64,
-    frames_out: u64,
-    datagrams: u64,
-    decode_errors: u64,
+fn info(log: &Mutex<Log>, args: std::fmt::Arguments<'_>) {
+    if let Ok(l) = log.lock() {
+        l.info(args);
+    }
 }
 
-impl Server<'_> {
-    fn info(&self, args: std::fmt::Arguments<'_>) {
-        if let Ok(l) = self.log.lock() {
-            l.info(args);
-        }
-    }
-
-    /// Whether the blendshape names are settled enough to start streams.
-    fn learnt(&self) -> bool {
-        self.opts.blendshapes.is_some()
-            || self
-                .input_since
-                .is_some_and(|t| t.elapsed() >= self.opts.learn)
-    }
-
-    fn input_live(&self) -> bool {
-        self.last_input
-            .is_some_and(|t| t.elapsed() < self.opts.idle)
-    }
-
-    fn join(&mut self, j: Joined, out: &mut Output) -> anyhow::Result<()> {
-        self.info(format_args!(
-            "client {} from {} on {} ({})",
-            j.id, j.addr, j.route, j.request.class_name
-        ));
-        record(
-            out,
-            self.opts.format,
-            &ClientRecord {
-                kind: "dlp3d.client",
-                client: j.id,
-                peer: j.addr,
-                route: &j.route,
-                class: &j.request.class_name,
-                text: &j.request.speech_text,
-            },
-            format_args!(
-                "client {} {} {} {}",
-                j.id, j.addr, j.route, j.request.class_name
-            ),
-        )?;
-        let id = format!("mocap-tools-{}", j.id);
-        let mut c = Client {
-            joined: j,
-            streaming: None,
-            frames: 0,
-            since: Instant::now(),
-        };
-        let sent = send(&c, encode(&dlp3d::request_id(&id)))
-            .and_then(|()| send(&c, encode(&dlp3d::normal())))
-            .and_then(|()| {
-                if self.input_live() && self.learnt() {
-                    self.start(&mut c)
-                } else {
-                    Ok(())
+/// Does what the session asks: queues messages (reporting what a client's
+/// queue refused), closes, prints the records of ended clients.
+fn act(
+    session: &mut Session,
+    clients: &mut HashMap<ClientId, Joined>,
+    opts: &ServeOptions,
+    log: &Mutex<Log>,
+    out: &mut Output,
+) -> anyhow::Result<()> {
+    while let Some(a) = session.poll_action() {
+        match a {
+            Action::Send { client, message } => {
+                let Some(c) = clients.get(&client) else {
+                    continue;
+                };
+                let why = match c.tx.try_send(Out::Msg(Bytes::from_owner(message))) {
+                    Ok(()) => continue,
+                    Err(TrySendError::Full(_)) => Refusal::Full,
+                    Err(TrySendError::Disconnected(_)) => Refusal::Gone,
+                };
+                c.kicked.store(true, Ordering::Relaxed);
+                session.refused(client, why, opts.queue);
+            }
+            Action::Close { client, reason } => {
+                if let Some(c) = clients.get(&client) {
+                    let _ = c.tx.try_send(Out::Close(CloseCode::Normal, reason));
                 }
-            });
-        match sent {
-            Ok(()) => {
-                self.clients.push(c);
-                Ok(())
             }
-            Err(why) => self.drop_client(c, why, out),
-        }
-    }
-
-    /// The three Starts, with the blendshape names known now.
-    fn start(&self, c: &mut Client) -> Result<(), Refused> {
-        let names = self.live.blendshapes().to_vec();
-        let msgs = [
-            dlp3d::motion_start(
-                &self.opts.rig.joints,
-                &self.opts.restpose,
-                self.opts.dtype,
-                None,
-            ),
-            dlp3d::face_start(&names, self.opts.dtype, None),
-            dlp3d::audio_start(
-                dlp3d::AUDIO_RATE as i32,
-                dlp3d::AUDIO_CHANNELS as i32,
-                dlp3d::AUDIO_WIDTH as i32,
-            ),
-        ];
-        for m in &msgs {
-            send(c, encode(m))?;
-        }
-        c.streaming = Some(names.len());
-        c.since = Instant::now();
-        Ok(())
-    }
-
-    fn vmc(&mut self, src: SocketAddr, datagram: &[u8], out: &mut Output) -> anyhow::Result<()> {
-        let Ok(messages) = vmc::decode(datagram) else {
-            self.decode_errors += 1;
-            return Ok(());
-        };
-        let mut t = self.started.elapsed().as_secs_f64();
-        if self.opts.sender_clock {
-            // The sender's /VMC/Ext/T: steadier than arrival times over
-            // Wi-Fi (and lets a load test run faster than real time). One
-            // sender's clock rules (the first to send T): clocks of several
-            // senders do not agree. Datagrams without a T (bones,
-            // blendshapes) and other senders' go with its latest.
-            if let Some(Ok(vmc::Message::Time(st))) = messages
-                .iter()
-                .find(|m| matches!(m, Ok(vmc::Message::Time(_))))
-                && st.is_finite()
-                && *self.clock_source.get_or_insert(src) == src
-            {
-                self.sender_time = Some(f64::from(*st));
-            }
-            t = self.sender_time.unwrap_or(t);
-        }
-        let mut poses = Vec::new();
-        for m in messages {
-            match m {
-                Ok(m) => poses.extend(self.live.message(t, &m)),
-                Err(_) => self.decode_errors += 1,
-            }
-        }
-        if self.live.frames_in() > 0 {
-            if self
-                .last_input
-                .is_none_or(|l| l.elapsed() >= self.opts.idle)
-            {
-                self.info(format_args!("VMC input started"));
-                self.input_since = Some(Instant::now());
-            }
-            self.last_input = Some(Instant::now());
-        }
-        for p in poses {
-            self.frame(&p, out)?;
-        }
-        Ok(())
-    }
-
-    /// One 30 fps frame to every streaming client (encoded once per shape).
-    fn frame(&mut self, pose: &Pose, out: &mut Output) -> anyhow::Result<()> {
-        // Clients that joined before the input began start with this frame
-        // (once the input has run long enough to know its blendshapes).
-        let learnt = self.learnt();
-        let mut starting = Vec::new();
-        for mut c in std::mem::take(&mut self.clients) {
-            if learnt
-                && c.streaming.is_none()
-                && let Err(why) = self.start(&mut c)
-            {
-                self.drop_client(c, why, out)?;
-                continue;
-            }
-            starting.push(c);
-        }
-        self.clients = starting;
-        self.frames_out += 1;
-        let mut scalars = Vec::with_capacity(dlp3d::motion_frame_len(pose.rotations.len()));
-        pose.push_motion_frame(&mut scalars);
-        let motion = encode(&dlp3d::motion_body(self.opts.dtype, &scalars));
-        let mut faces: HashMap<usize, Bytes> = HashMap::new();
-        let mut audio: HashMap<u64, Bytes> = HashMap::new();
-        let segment = self
-            .opts
-            .segment
-            .map(|d| (d.as_secs_f64() * f64::from(dlp3d::FPS)).round() as u64);
-        let mut keep = Vec::with_capacity(self.clients.len());
-        for mut c in std::mem::take(&mut self.clients) {
-            let Some(b) = c.streaming else {
-                keep.push(c);
-                continue;
-            };
-            let face = faces
-                .entry(b)
-                .or_insert_with(|| {
-                    let w: Vec<f32> = (0..b)
-                        .map(|i| pose.weights.get(i).copied().unwrap_or(0.0))
-                        .collect();
-                    encode(&dlp3d::face_body(self.opts.dtype, &w))
-                })
-                .clone();
-            let pcm = audio
-                .entry(c.frames)
-                .or_insert_with(|| encode(&dlp3d::audio_body(self.pcm(c.frames))))
-                .clone();
-            let sent = send(&c, motion.clone())
-                .and_then(|()| send(&c, face))
-                .and_then(|()| send(&c, pcm));
-            c.frames += 1;
-            if let Err(why) = sent {
-                self.drop_client(c, why, out)?;
-            } else if segment.is_some_and(|n| c.frames >= n) {
-                self.finish(c, "segment done", out)?;
-            } else {
-                keep.push(c);
-            }
-        }
-        self.clients = keep;
-        Ok(())
-    }
-
-    /// 16-bit PCM for motion frame `k`: the `--audio` file, then silence.
-    fn pcm(&self, k: u64) -> Vec<u8> {
-        let n = dlp3d::samples_for_frame(k);
-        let start = dlp3d::samples_before_frame(k);
-        let mut bytes = Vec::with_capacity(n * 2);
-        for i in start..start + n {
-            let s = self
-                .opts
-                .audio
-                .as_ref()
-                .and_then(|a| a.get(i).copied())
-                .unwrap_or(0);
-            bytes.extend_from_slice(&s.to_le_bytes());
-        }
-        bytes
-    }
-
-    /// Ends of the input and of gone clients.
-    fn housekeeping(&mut self, out: &mut Output) -> anyhow::Result<()> {
-        let idle = !self.input_live() && self.last_input.is_some();
-        let mut keep = Vec::with_capacity(self.clients.len());
-        for c in std::mem::take(&mut self.clients) {
-            if c.joined.kicked.load(Ordering::Relaxed) {
-                // The writer gave up (the peer closed or stopped reading).
-                self.served += 1;
+            Action::Ended(e) => {
+                let addr = clients.remove(&e.client).map(|c| c.addr);
+                if e.dropped == Some(true) {
+                    info(
+                        log,
+                        format_args!(
+                            "dropped client {}{}: {}",
+                            e.client,
+                            addr.map_or_else(String::new, |a| format!(" ({a})")),
+                            e.reason
+                        ),
+                    );
+                }
+                let human = match (e.dropped, e.seconds) {
+                    (Some(_), _) => format!(
+                        "client {} ended after {} frames: {}",
+                        e.client, e.frames, e.reason
+                    ),
+                    (None, Some(_)) => format!(
+                        "client {} done after {} frames ({})",
+                        e.client, e.frames, e.reason
+                    ),
+                    (None, None) => {
+                        format!("client {} closed after {} frames", e.client, e.frames)
+                    }
+                };
                 record(
                     out,
-                    self.opts.format,
+                    opts.format,
                     &ClientEndRecord {
                         kind: "dlp3d.client_end",
-                        client: c.joined.id,
-                        frames: c.frames,
-                        seconds: None,
-                        reason: "connection closed",
-                        dropped: None,
+                        client: e.client,
+                        frames: e.frames,
+                        seconds: e.seconds.map(round3),
+                        reason: &e.reason,
+                        dropped: e.dropped,
                     },
-                    format_args!("client {} closed after {} frames", c.joined.id, c.frames),
+                    format_args!("{human}"),
                 )?;
-            } else if idle && c.streaming.is_some() {
-                self.finish(c, "input stopped", out)?;
-            } else {
-                keep.push(c);
             }
+            Action::Log(line) => info(log, format_args!("{line}")),
         }
-        self.clients = keep;
-        if idle && self.clients.iter().all(|c| c.streaming.is_none()) {
-            self.info(format_args!("VMC input stopped"));
-            self.last_input = None;
-            self.input_since = None;
-            self.clock_source = None;
-            self.sender_time = None;
-        }
-        Ok(())
     }
+    Ok(())
+}
 
-    /// The three Ends (if streaming), then a clean close.
-    fn finish(&mut self, c: Client, reason: &str, out: &mut Output) -> anyhow::Result<()> {
-        if c.streaming.is_some() {
-            for s in [Stream::Motion, Stream::Face, Stream::Audio] {
-                if let Err(why) = send(&c, encode(&dlp3d::end(s))) {
-                    // Half the Ends would leave the client waiting: drop it.
-                    return self.drop_client(c, why, out);
+#[expect(clippy::too_many_arguments, reason = "the summary's inputs")]
+fn summary(
+    session: &Session,
+    datagrams: u64,
+    started: Instant,
+    opts: &ServeOptions,
+    log: &Mutex<Log>,
+    out: &mut Output,
+    stopped: Option<&str>,
+    shared: &Mutex<Shared>,
+) -> anyhow::Result<()> {
+    let (pages, refused) = shared
+        .lock()
+        .map(|s| (s.pages, s.refused))
+        .unwrap_or_default();
+    let st = session.stats();
+    let rec = ServeSummary {
+        kind: if stopped.is_some() {
+            "summary"
+        } else {
+            "stats"
+        },
+        tool: TOOL,
+        clients: st.clients,
+        served: st.served,
+        dropped: st.dropped,
+        refused,
+        pages,
+        vmc_datagrams: datagrams,
+        vmc_frames: st.vmc_frames,
+        decode_errors: st.decode_errors,
+        frames_out: st.frames_out,
+        blendshapes: st.blendshapes,
+        elapsed_s: round3(started.elapsed().as_secs_f64()),
+        stopped,
+    };
+    match opts.format {
+        Format::Json => out.json(&rec)?,
+        Format::Human => {
+            out.flush()?;
+            let line = format!(
+                "{}: {} clients served ({} dropped, {} refused), {} VMC frames in, {} frames out",
+                stopped.map_or_else(|| "stats".to_owned(), |s| format!("done ({s})")),
+                st.served,
+                st.dropped,
+                refused,
+                st.vmc_frames,
+                st.frames_out
+            );
+            if let Ok(l) = log.lock() {
+                if stopped.is_some() {
+                    l.always(format_args!("{line}"));
+                } else {
+                    l.info(format_args!("{line}"));
                 }
             }
         }
-        let _ = c
-            .joined
-            .tx
-            .try_send(Out::Close(CloseCode::Normal, reason.to_owned()));
-        self.served += 1;
-        record(
-            out,
-            self.opts.format,
-            &ClientEndRecord {
-                kind: "dlp3d.client_end",
-                client: c.joined.id,
-                frames: c.frames,
-                seconds: Some(round3(c.since.elapsed().as_secs_f64())),
-                reason,
-                dropped: None,
-            },
-            format_args!(
-                "client {} done after {} frames ({reason})",
-                c.joined.id, c.frames
-            ),
-        )?;
-        Ok(())
     }
-
-    fn drop_client(&mut self, c: Client, why: Refused, out: &mut Output) -> anyhow::Result<()> {
-        c.joined.kicked.store(true, Ordering::Relaxed);
-        self.served += 1;
-        let reason = match why {
-            Refused::Full => {
-                self.dropped += 1;
-                format!("too slow: {} messages queued", self.opts.queue)
-            }
-            Refused::Gone => "connection closed".to_owned(),
-        };
-        if why == Refused::Full {
-            self.info(format_args!(
-                "dropped client {} ({}): {reason}",
-                c.joined.id, c.joined.addr
-            ));
-        }
-        record(
-            out,
-            self.opts.format,
-            &ClientEndRecord {
-                kind: "dlp3d.client_end",
-                client: c.joined.id,
-                frames: c.frames,
-                seconds: None,
-                reason: &reason,
-                dropped: Some(why == Refused::Full),
-            },
-            format_args!(
-                "client {} ended after {} frames: {reason}",
-                c.joined.id, c.frames
-            ),
-        )?;
-        Ok(())
-    }
-
-    fn summary(
-        &self,
-        out: &mut Output,
-        stopped: Option<&str>,
-        shared: &Mutex<Shared>,
-    ) -> anyhow::Result<()> {
-        let (pages, refused) = shared
-            .lock()
-            .map(|s| (s.pages, s.refused))
-            .unwrap_or_default();
-        let rec = ServeSummary {
-            kind: if stopped.is_some() {
-                "summary"
-            } else {
-                "stats"
-            },
-            tool: TOOL,
-            clients: self.clients.len(),
-            served: self.served,
-            dropped: self.dropped,
-            refused,
-            pages,
-            vmc_datagrams: self.datagrams,
-            vmc_frames: self.live.frames_in(),
-            decode_errors: self.decode_errors,
-            frames_out: self.frames_out,
-            blendshapes: self.live.blendshapes().len(),
-            elapsed_s: round3(self.started.elapsed().as_secs_f64()),
-            stopped,
-        };
-        match self.opts.format {
-            Format::Json => out.json(&rec)?,
-            Format::Human => {
-                out.flush()?;
-                let line = format!(
-                    "{}: {} clients served ({} dropped, {} refused), {} VMC frames in, {} frames out",
-                    stopped.map_or_else(|| "stats".to_owned(), |s| format!("done ({s})")),
-                    self.served,
-                    self.dropped,
-                    refused,
-                    self.live.frames_in(),
-                    self.frames_out
-                );
-                if let Ok(l) = self.log.lock() {
-                    if stopped.is_some() {
-                        l.always(format_args!("{line}"));
-                    } else {
-                        l.info(format_args!("{line}"));
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 fn record(
@@ -706,23 +450,6 @@ fn record(
     }
 }
 
-/// Why a message could not be queued.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Refused {
-    /// The queue is full: the client reads too slowly.
-    Full,
-    /// The writer has gone: the client closed.
-    Gone,
-}
-
-/// Queues a message for a client.
-fn send(c: &Client, b: Bytes) -> Result<(), Refused> {
-    c.joined.tx.try_send(Out::Msg(b)).map_err(|e| match e {
-        TrySendError::Full(_) => Refused::Full,
-        TrySendError::Disconnected(_) => Refused::Gone,
-    })
-}
-
 /// What the viewer page needs: joint names and the humanoid layout it knows.
 fn viewer_info(opts: &ServeOptions) -> String {
     #[derive(serde::Serialize)]
@@ -731,8 +458,8 @@ fn viewer_info(opts: &ServeOptions) -> String {
         restpose: &'a str,
     }
     serde_json::to_string(&Info {
-        joints: &opts.rig.joints,
-        restpose: &opts.restpose,
+        joints: &opts.session.rig.joints,
+        restpose: &opts.session.restpose,
     })
     .unwrap_or_default()
 }
