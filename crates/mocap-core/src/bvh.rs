@@ -34,6 +34,7 @@ pub const FRAMES_WIDTH: usize = 10;
 
 /// Why a skeleton cannot be written, or a text is not a BVH we can read.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// No joints.
     Empty,

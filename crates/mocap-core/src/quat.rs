@@ -24,12 +24,14 @@ pub fn rotate(q: [f64; 4], [x, y, z]: [f64; 3]) -> [f64; 3] {
 /// `q` scaled to unit length; a zero or non-finite quaternion (damaged
 /// input) gives the identity.
 pub fn normalise(q: [f64; 4]) -> [f64; 4] {
-    let n = q.iter().map(|v| v * v).sum::<f64>().sqrt();
-    if n > 0.0 && n.is_finite() {
-        q.map(|v| v / n)
-    } else {
-        [0.0, 0.0, 0.0, 1.0]
-    }
+    checked_normalise(q).unwrap_or([0.0, 0.0, 0.0, 1.0])
+}
+
+/// `q` scaled to unit length, or `None` when it is (nearly) zero or not
+/// finite and so names no rotation.
+pub fn checked_normalise(q: [f64; 4]) -> Option<[f64; 4]> {
+    let n = dot(q, q).sqrt();
+    (n > 1e-12 && n.is_finite()).then(|| q.map(|v| v / n))
 }
 
 /// The 4-D dot product: cos of half the angle between two unit rotations.

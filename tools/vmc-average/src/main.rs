@@ -9,7 +9,7 @@ use clap::{Parser, ValueEnum};
 mod mix;
 use mix as average;
 use mocap_core::cli::{self, Format, LogArgs, StopArgs};
-use mocap_core::vmc::{Method, Schedule};
+use mocap_core::vmc::{Method, MixSchedule};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -184,11 +184,11 @@ fn main() -> ExitCode {
                 Mode::Frame
             }
         }) {
-            Mode::Frame => Schedule::Frame,
-            Mode::Tick => Schedule::Tick {
+            Mode::Frame => MixSchedule::Frame,
+            Mode::Tick => MixSchedule::Tick {
                 rate: args.rate.unwrap_or(60.0),
             },
-            Mode::Window => Schedule::Window {
+            Mode::Window => MixSchedule::Window {
                 window: args.window,
                 gap: args.gap,
             },

@@ -14,7 +14,7 @@ use mocap_core::cli::{
     install_ctrlc, round3, vmc_line,
 };
 use mocap_core::net;
-use mocap_core::vmc::{self, Message, Method, MixConfig, Mixer, Schedule};
+use mocap_core::vmc::{self, Message, Method, MixConfig, MixSchedule, Mixer};
 
 /// The tool's name, as it prefixes log lines.
 pub(crate) const TOOL: &str = "vmc-average";
@@ -30,7 +30,7 @@ pub(crate) struct Options {
     /// Names for sources: a listening address (everything on it) or a sender address.
     pub(crate) sources: Vec<(String, SocketAddr)>,
     /// When to emit.
-    pub(crate) schedule: Schedule,
+    pub(crate) schedule: MixSchedule,
     /// Rotation averaging.
     pub(crate) method: Method,
     /// A source silent this long drops out of the mix.

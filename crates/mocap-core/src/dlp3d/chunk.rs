@@ -328,6 +328,7 @@ impl Event {
 
 /// Why a response was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Error {
     /// Not a protobuf `OrchestratorV4Response`.
     NotProtobuf(String),

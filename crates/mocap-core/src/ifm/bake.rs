@@ -4,6 +4,7 @@ use super::command::TERMINATOR;
 
 /// Why a recording could not be read.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum BakeError {
     /// Not a JSON array of strings.
     Json(serde_json::Error),
@@ -17,7 +18,13 @@ impl std::fmt::Display for BakeError {
     }
 }
 
-impl std::error::Error for BakeError {}
+impl std::error::Error for BakeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Json(e) => Some(e),
+        }
+    }
+}
 
 /// The frame strings of a recording (with or without its terminator).
 ///

@@ -46,6 +46,7 @@ pub struct CaptureStats {
 
 /// Why reading stopped early.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum CaptureError {
     /// The file is damaged or unreadable at this point.
     Read(ReadError),
@@ -62,7 +63,14 @@ impl std::fmt::Display for CaptureError {
     }
 }
 
-impl std::error::Error for CaptureError {}
+impl std::error::Error for CaptureError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Read(e) => Some(e),
+            Self::Link(e) => Some(e),
+        }
+    }
+}
 
 /// The UDP datagrams of a pcap or pcapng stream, read with constant memory.
 pub struct Datagrams<R> {

@@ -22,17 +22,10 @@ pub enum Method {
 
 type Q = [f64; 4];
 
+use crate::quat::{checked_normalise as normalise, wide as to64};
+
 fn dot(a: &Q, b: &Q) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-fn normalize(q: Q) -> Option<Q> {
-    let n = dot(&q, &q).sqrt();
-    (n > 1e-12 && n.is_finite()).then(|| q.map(|v| v / n))
-}
-
-fn to64(q: [f32; 4]) -> Q {
-    q.map(f64::from)
+    crate::quat::dot(*a, *b)
 }
 
 #[expect(
@@ -57,10 +50,10 @@ pub fn average_rotation(
     let usable: Vec<(Q, f64)> = samples
         .iter()
         .filter(|(q, w)| w.is_finite() && *w > 0.0 && q.iter().all(|v| v.is_finite()))
-        .filter_map(|(q, w)| normalize(to64(*q)).map(|q| (q, *w)))
+        .filter_map(|(q, w)| normalise(to64(*q)).map(|q| (q, *w)))
         .collect();
     let first = usable.first()?.0;
-    let reference = previous.and_then(|p| normalize(to64(p))).unwrap_or(first);
+    let reference = previous.and_then(|p| normalise(to64(p))).unwrap_or(first);
     let out = match method {
         Method::Naive => {
             let mut s = [0.0; 4];
@@ -69,7 +62,7 @@ pub fn average_rotation(
                     *acc += w * v;
                 }
             }
-            normalize(s)?
+            normalise(s)?
         }
         Method::Nlerp => nlerp(&usable, &reference)?,
         Method::Markley => markley(&usable, &reference)?,
@@ -91,7 +84,7 @@ fn nlerp(samples: &[(Q, f64)], reference: &Q) -> Option<Q> {
             *acc += sign * w * v;
         }
     }
-    normalize(s).or(Some(*reference))
+    normalise(s).or(Some(*reference))
 }
 
 /// Dominant eigenvector of M = Σ w q qᵀ by power iteration, started from the
@@ -112,7 +105,7 @@ fn markley(samples: &[(Q, f64)], reference: &Q) -> Option<Q> {
         for (out, row) in next.iter_mut().zip(&m) {
             *out = dot(row, &v);
         }
-        let Some(next) = normalize(next) else { break };
+        let Some(next) = normalise(next) else { break };
         let change = 1.0 - dot(&next, &v).abs();
         v = next;
         if change < 1e-15 {

@@ -9,7 +9,7 @@ use super::average::{Method, average_linear, average_rotation};
 
 /// When mixed frames are made.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Schedule {
+pub enum MixSchedule {
     /// As soon as the driving source completes a frame, from the latest
     /// complete frame of each live source: no wait for a tick. The driver is
     /// the primary source while it is live, else the first live source.
@@ -33,7 +33,7 @@ pub enum Schedule {
 #[derive(Clone, Debug)]
 pub struct MixConfig {
     /// When to emit.
-    pub schedule: Schedule,
+    pub schedule: MixSchedule,
     /// Rotation averaging.
     pub method: Method,
     /// A source with no complete frame for this long drops out of the mix.
@@ -232,7 +232,7 @@ impl Mixer {
             s.fresh = true;
             // Tick mode only needs the latest frame; keeping a history there
             // would cost a copy per frame and grow without bound.
-            if matches!(self.cfg.schedule, Schedule::Window { .. }) {
+            if matches!(self.cfg.schedule, MixSchedule::Window { .. }) {
                 s.window.push((now, frame.clone()));
             }
             if let Some((_, mut old)) = s.latest.replace((now, frame)) {
@@ -250,9 +250,9 @@ impl Mixer {
     /// The mixed frame, if one is due at `now`.
     pub fn poll(&mut self, now: Duration) -> Option<Vec<Message>> {
         let period = match self.cfg.schedule {
-            Schedule::Frame => return self.poll_frame(now),
-            Schedule::Tick { rate } => Duration::try_from_secs_f64(1.0 / rate.max(1e-3)).ok()?,
-            Schedule::Window { window, gap } => window + gap,
+            MixSchedule::Frame => return self.poll_frame(now),
+            MixSchedule::Tick { rate } => Duration::try_from_secs_f64(1.0 / rate.max(1e-3)).ok()?,
+            MixSchedule::Window { window, gap } => window + gap,
         };
         let due = *self.next_emit.get_or_insert(now + period);
         if now < due {
@@ -311,8 +311,8 @@ impl Mixer {
     fn mix(&mut self, now: Duration) -> Vec<Message> {
         let live = self.live(now);
         let window = match self.cfg.schedule {
-            Schedule::Window { window, .. } => Some(window),
-            Schedule::Tick { .. } | Schedule::Frame => None,
+            MixSchedule::Window { window, .. } => Some(window),
+            MixSchedule::Tick { .. } | MixSchedule::Frame => None,
         };
         if let Some(w) = window {
             for s in &mut self.sources {
@@ -501,7 +501,7 @@ mod tests {
             .unwrap()
     }
 
-    fn cfg(schedule: Schedule) -> MixConfig {
+    fn cfg(schedule: MixSchedule) -> MixConfig {
         MixConfig {
             schedule,
             method: Method::Markley,
@@ -518,7 +518,7 @@ mod tests {
     /// back from an older one; bones go out in name order.
     #[test]
     fn recycled_frames_carry_only_their_own_bones() {
-        let mut m = Mixer::new(cfg(Schedule::Frame), 1);
+        let mut m = Mixer::new(cfg(MixSchedule::Frame), 1);
         let names = |out: &[Message]| -> Vec<String> {
             out.iter()
                 .filter_map(|m| match m {
@@ -541,7 +541,7 @@ mod tests {
 
     #[test]
     fn frame_mode_mixes_when_the_primary_completes_a_frame() {
-        let mut m = Mixer::new(cfg(Schedule::Frame), 2);
+        let mut m = Mixer::new(cfg(MixSchedule::Frame), 2);
         assert!(m.poll(ms(0)).is_none());
         // Before the primary has sent anything, the first live source drives.
         frame(&mut m, 1, 1, 30.0, 1.0);
@@ -572,7 +572,7 @@ mod tests {
 
     #[test]
     fn tick_mixes_the_latest_frames_of_live_sources() {
-        let mut m = Mixer::new(cfg(Schedule::Tick { rate: 60.0 }), 2);
+        let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 60.0 }), 2);
         assert!(m.poll(ms(0)).is_none());
         frame(&mut m, 0, 5, 10.0, 1.0);
         frame(&mut m, 1, 6, 30.0, 2.0);
@@ -602,7 +602,7 @@ mod tests {
 
     #[test]
     fn a_stale_source_drops_out_and_returns() {
-        let mut m = Mixer::new(cfg(Schedule::Tick { rate: 10.0 }), 2);
+        let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 10.0 }), 2);
         m.poll(ms(0));
         frame(&mut m, 0, 50, 10.0, 1.0);
         frame(&mut m, 1, 50, 30.0, 1.0);
@@ -618,7 +618,7 @@ mod tests {
     #[test]
     fn window_uses_every_frame_in_the_window() {
         let mut m = Mixer::new(
-            cfg(Schedule::Window {
+            cfg(MixSchedule::Window {
                 window: ms(450),
                 gap: ms(50),
             }),
@@ -644,7 +644,7 @@ mod tests {
 
     #[test]
     fn prefer_takes_bones_from_one_source() {
-        let mut c = cfg(Schedule::Tick { rate: 10.0 });
+        let mut c = cfg(MixSchedule::Tick { rate: 10.0 });
         c.prefer = vec![(1, vec!["Head".into()])];
         let mut m = Mixer::new(c, 2);
         m.poll(ms(0));
@@ -656,7 +656,7 @@ mod tests {
 
     #[test]
     fn bones_outside_the_list_come_from_the_primary() {
-        let mut c = cfg(Schedule::Tick { rate: 10.0 });
+        let mut c = cfg(MixSchedule::Tick { rate: 10.0 });
         c.bones = Some(vec!["Spine".into()]);
         c.primary = 1;
         let mut m = Mixer::new(c, 2);
@@ -670,7 +670,7 @@ mod tests {
 
     #[test]
     fn frames_end_at_the_last_marker_the_sender_uses() {
-        let mut m = Mixer::new(cfg(Schedule::Tick { rate: 10.0 }), 2);
+        let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 10.0 }), 2);
         m.poll(ms(0));
         // Reference-sender order: bones, Vals, Apply, then Root, OK, T.
         for (t, head) in [(10, 10.0), (30, 20.0)] {
@@ -713,7 +713,7 @@ mod tests {
 
     #[test]
     fn a_lone_closer_after_the_first_frame_joins_it() {
-        let mut m = Mixer::new(cfg(Schedule::Tick { rate: 10.0 }), 1);
+        let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 10.0 }), 1);
         m.poll(ms(0));
         m.push(0, ms(10), bone("Head", 15.0));
         m.push(
@@ -734,7 +734,7 @@ mod tests {
 
     #[test]
     fn weights_apply() {
-        let mut c = cfg(Schedule::Tick { rate: 10.0 });
+        let mut c = cfg(MixSchedule::Tick { rate: 10.0 });
         c.weights = vec![3.0, 1.0];
         let mut m = Mixer::new(c, 2);
         m.poll(ms(0));
@@ -749,7 +749,7 @@ mod tests {
 
     #[test]
     fn blendshapes_average_by_name_when_asked() {
-        let mut c = cfg(Schedule::Tick { rate: 60.0 });
+        let mut c = cfg(MixSchedule::Tick { rate: 60.0 });
         c.average_blends = true;
         c.weights = vec![1.0, 3.0];
         let mut m = Mixer::new(c, 2);
