@@ -14,6 +14,7 @@ use anyhow::{Context as _, bail};
 use serde::Serialize;
 
 use mocap_core::bridge::{FaceBridge, FaceOptions};
+use mocap_core::cli::Stopped;
 use mocap_core::cli::round3;
 use mocap_core::cli::unix_now;
 use mocap_core::cli::{
@@ -417,7 +418,11 @@ impl<'o> Decoder<'o> {
         }
     }
 
-    fn summary(&mut self, stopped: Option<&str>, extra: Option<(&str, u64)>) -> anyhow::Result<()> {
+    fn summary(
+        &mut self,
+        stopped: Option<Stopped>,
+        extra: Option<(&str, u64)>,
+    ) -> anyhow::Result<()> {
         let senders: Vec<_> = self
             .sources
             .iter()
@@ -614,7 +619,7 @@ fn run_udp(opts: &Options) -> anyhow::Result<()> {
     let stopped = mocap_core::cli::run(&mut source, &limits, opts.stats_every(), &mut mode)?;
     mode.dec.log.finish();
     source.finish(&mode.dec.log)?;
-    mode.dec.summary(Some(stopped.as_str()), None)
+    mode.dec.summary(Some(stopped), None)
 }
 
 /// TCP mode: the phone connects to us; frames end in `___iFacialMocap`.
@@ -671,10 +676,10 @@ fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {
     };
     let stopped = loop {
         if let Some(why) = pacer.stopped() {
-            break why.as_str();
+            break why;
         }
         if opts.stop.count.is_some_and(|n| dec.frames >= n) {
-            break "count";
+            break Stopped::Count;
         }
         if pacer.stats_due() {
             dec.summary(None, Some(("connections", connections)))?;
@@ -909,7 +914,7 @@ struct SummaryRecord<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     vmc_datagrams: Option<u64>,
     elapsed_s: f64,
-    stopped: Option<&'a str>,
+    stopped: Option<Stopped>,
     senders: Vec<SenderRecord>,
 }
 

@@ -15,6 +15,7 @@ use crate::framing::{read_delimited, write_delimited};
 use crate::records::{DumpSummary, EventBody, EventRecord, MotionFrame, error, wide_rows};
 use crate::ws::close;
 use crate::ws::{self};
+use mocap_core::cli::Stopped;
 use mocap_core::cli::round3;
 use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc, interrupted};
 use mocap_core::dlp3d::{self, Decoder, Event, Request, Stream};
@@ -81,19 +82,19 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         );
         loop {
             if opts.stop.count.is_some_and(|n| d.stats.messages >= n) {
-                break "count";
+                break Stopped::Count;
             }
             match read_delimited(&mut r) {
                 Ok(Some(m)) => {
                     if !d.message(&m, &mut out)? {
-                        break "bad message";
+                        break Stopped::BadMessage;
                     }
                 }
-                Ok(None) => break "end of input",
+                Ok(None) => break Stopped::EndOfInput,
                 Err(e) => {
                     d.stats.errors += 1;
                     error(&mut out, opts.format, &format!("{}: {e}", path.display()))?;
-                    break "bad message";
+                    break Stopped::BadMessage;
                 }
             }
         }
@@ -112,13 +113,13 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
             .set_read_timeout(Some(Duration::from_millis(100)));
         let stopped = loop {
             if interrupted() {
-                break "interrupted";
+                break Stopped::Interrupted;
             }
             if opts.stop.duration.is_some_and(|t| started.elapsed() >= t) {
-                break "duration";
+                break Stopped::Duration;
             }
             if opts.stop.count.is_some_and(|n| d.stats.messages >= n) {
-                break "count";
+                break Stopped::Count;
             }
             match socket.read() {
                 Ok(Message::Binary(b)) => {
@@ -126,10 +127,10 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
                         write_delimited(w, &b)?;
                     }
                     if !d.message(&b, &mut out)? {
-                        break "bad message";
+                        break Stopped::BadMessage;
                     }
                     if d.decoder.finished() {
-                        break "streams ended";
+                        break Stopped::StreamsEnded;
                     }
                 }
                 Ok(Message::Close(frame)) => {
@@ -140,7 +141,7 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
                             f.reason
                         ));
                     }
-                    break "closed by server";
+                    break Stopped::ClosedByServer;
                 }
                 Ok(Message::Text(t)) => {
                     d.stats.errors += 1;
@@ -152,12 +153,12 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
                             t.len()
                         ),
                     )?;
-                    break "bad message";
+                    break Stopped::BadMessage;
                 }
                 Ok(_) => {}
                 Err(tungstenite::Error::Io(e)) if udp::is_timeout(&e) => {}
                 Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
-                    break "closed by server";
+                    break Stopped::ClosedByServer;
                 }
                 Err(e) => return Err(e).context("reading the stream"),
             }
@@ -193,7 +194,7 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         }
     }
     out.flush()?;
-    if s.errors > 0 && stopped == "bad message" {
+    if s.errors > 0 && stopped == Stopped::BadMessage {
         bail!("the stream carried a message we refused (see the error record)");
     }
     Ok(())

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 
-use mocap_core::cli::{ErrorRecord, Format, Output};
+use mocap_core::cli::{ErrorRecord, Format, Output, Stopped};
 use serde::Serialize;
 
 /// An `error` record (or line).
@@ -96,7 +96,7 @@ pub(crate) struct DumpSummary<'a> {
     pub(crate) bodies: &'a BTreeMap<&'static str, u64>,
     pub(crate) complete: bool,
     pub(crate) elapsed_s: f64,
-    pub(crate) stopped: &'a str,
+    pub(crate) stopped: Stopped,
 }
 
 /// `dlp3d.client`: a connection sent its start request.
@@ -127,7 +127,7 @@ pub(crate) struct ClientEndRecord<'a> {
 
 /// The server's `stats` and `summary`.
 #[derive(Serialize)]
-pub(crate) struct ServeSummary<'a> {
+pub(crate) struct ServeSummary {
     #[serde(rename = "type")]
     pub(crate) kind: &'static str,
     pub(crate) tool: &'static str,
@@ -142,7 +142,7 @@ pub(crate) struct ServeSummary<'a> {
     pub(crate) frames_out: u64,
     pub(crate) blendshapes: usize,
     pub(crate) elapsed_s: f64,
-    pub(crate) stopped: Option<&'a str>,
+    pub(crate) stopped: Option<Stopped>,
 }
 
 /// Widens float32 rows for f64 readers.

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use mocap_core::cli::CaptureRecord;
 use mocap_core::cli::round3;
-use mocap_core::cli::{Format, Log, Output, StopArgs, install_ctrlc, interrupted};
+use mocap_core::cli::{Format, Log, Output, StopArgs, Stopped, install_ctrlc, interrupted};
 use mocap_core::net;
 use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Lateness, Pace, Schedule};
 
@@ -112,7 +112,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                     &Counts::default(),
                     &Lateness::default(),
                     None,
-                    "interrupted",
+                    Stopped::Interrupted,
                     start_wall,
                 );
             };
@@ -162,7 +162,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     // The clock starts when the first datagram is in hand, so opening and
     // reading the file do not make every send look late.
     let mut start: Option<Instant> = None;
-    let mut stopped = "end of input";
+    let mut stopped = Stopped::EndOfInput;
     'passes: loop {
         let (mut first_ts, mut last_ts, mut n) = (None, Duration::ZERO, 0u64);
         while let Some(item) = capture.next_datagram() {
@@ -185,7 +185,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
             last_ts = d.ts;
             n += 1;
             if opts.stop.count.is_some_and(|c| counts.sent >= c) {
-                stopped = "count";
+                stopped = Stopped::Count;
                 stats = add_stats(stats, capture.stats());
                 break 'passes;
             }
@@ -195,12 +195,12 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
             match wait_until(&sleeper, due, deadline, opts.spin) {
                 Wait::Due => {}
                 Wait::Interrupted => {
-                    stopped = "interrupted";
+                    stopped = Stopped::Interrupted;
                     stats = add_stats(stats, capture.stats());
                     break 'passes;
                 }
                 Wait::Deadline => {
-                    stopped = "duration";
+                    stopped = Stopped::Duration;
                     stats = add_stats(stats, capture.stats());
                     break 'passes;
                 }
@@ -397,7 +397,7 @@ struct Summary<'a> {
     loops: u64,
     timing_error_us: Option<Timing>,
     elapsed_s: f64,
-    stopped: &'a str,
+    stopped: Stopped,
     #[serde(skip_serializing_if = "Option::is_none")]
     capture: Option<CaptureRecord>,
 }
@@ -410,7 +410,7 @@ fn finish(
     counts: &Counts,
     lateness: &Lateness,
     stats: Option<CaptureStats>,
-    stopped: &str,
+    stopped: Stopped,
     start: Instant,
 ) -> anyhow::Result<()> {
     let elapsed = start.elapsed().as_secs_f64();

@@ -10,7 +10,7 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use mocap_core::cli::{
-    Format, Log, LogArgs, Output, Pacer, StopArgs, TakeSummary, UsageError, VmcRecord,
+    Format, Log, LogArgs, Output, Pacer, StopArgs, Stopped, TakeSummary, UsageError, VmcRecord,
     install_ctrlc, round3, vmc_line,
 };
 use mocap_core::net;
@@ -159,10 +159,10 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     let mut takes = opts.bvh.clone().map(mocap_core::cli::VmcTakes::new);
     let stopped = loop {
         if let Some(why) = pacer.stopped() {
-            break why.as_str();
+            break why;
         }
         if opts.stop.count.is_some_and(|n| frames_out >= n) {
-            break "count";
+            break Stopped::Count;
         }
         if pacer.stats_due() {
             summary(
@@ -228,7 +228,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                 }
             }
             Received::Nothing => {}
-            Received::End => break "end of input",
+            Received::End => break Stopped::EndOfInput,
         }
         if let Some(mut frame) = mixer.poll(start.elapsed()) {
             if frame.is_empty() {
@@ -338,7 +338,7 @@ fn summary(
     frames_out: u64,
     datagrams_out: u64,
     start: Instant,
-    stopped: Option<&str>,
+    stopped: Option<Stopped>,
     takes: &[TakeSummary],
 ) -> anyhow::Result<()> {
     let rec = SummaryRecord {
@@ -405,7 +405,7 @@ struct SummaryRecord<'a> {
     frames_out: u64,
     datagrams_out: u64,
     elapsed_s: f64,
-    stopped: Option<&'a str>,
+    stopped: Option<Stopped>,
     sources: Vec<SourceRecord<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     takes: &'a [TakeSummary],

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use mocap_core::cli::{
     Datagram, ErrorRecord, Format, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs,
-    Source, StopArgs, TakeSummary, UsageError, VmcRecord, install_ctrlc, round3, vmc_line,
+    Source, StopArgs, Stopped, TakeSummary, UsageError, VmcRecord, install_ctrlc, round3, vmc_line,
 };
 use mocap_core::osc;
 use mocap_core::vmc::{self, Limiter, Message, Rules};
@@ -314,7 +314,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     relay.flush_due(true)?;
     relay.log.finish();
     source.finish(&relay.log)?;
-    relay.summary(Some(stopped.as_str()))
+    relay.summary(Some(stopped))
 }
 
 /// `stats` and `summary`.
@@ -329,7 +329,7 @@ struct SummaryRecord<'a> {
     refused: u64,
     flooded: u64,
     elapsed_s: f64,
-    stopped: Option<&'a str>,
+    stopped: Option<Stopped>,
     sources: Vec<SourceRecord<'a>>,
     destinations: Vec<DestRecord<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -508,8 +508,7 @@ impl Relay {
         source: &Source,
         stop: &StopArgs,
         stats_interval: Option<Duration>,
-    ) -> anyhow::Result<mocap_core::cli::Stopped> {
-        use mocap_core::cli::Stopped;
+    ) -> anyhow::Result<Stopped> {
         use mocap_core::net::batch;
         let Some(socket) = source.socket() else {
             return Ok(Stopped::EndOfInput);
@@ -601,7 +600,7 @@ impl Relay {
         Ok(())
     }
 
-    fn summary(&mut self, stopped: Option<&str>) -> anyhow::Result<()> {
+    fn summary(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
         let total = |f: fn(&SourceStats) -> u64| self.sources.values().map(f).sum::<u64>();
         let (datagrams, decode_errors, refused, flooded) = (
             total(|s| s.datagrams),

@@ -2,10 +2,11 @@ use std::time::{Duration, Instant};
 
 use super::{Datagram, Event, InputError, Source, StopArgs, interrupted};
 
-/// Why a run ended.
+/// Why a run ended: the `stopped` field of every summary (docs/jsonl.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Stopped {
-    /// `--count` packets were handled.
+    /// `--count` packets, frames or clients were handled.
     Count,
     /// `--duration` elapsed.
     Duration,
@@ -13,6 +14,12 @@ pub enum Stopped {
     Interrupted,
     /// The input file ended.
     EndOfInput,
+    /// A stream client: every stream the server started has ended.
+    StreamsEnded,
+    /// A stream client: the server closed the connection.
+    ClosedByServer,
+    /// A stream client: the server sent a message that was refused.
+    BadMessage,
 }
 
 impl Stopped {
@@ -23,7 +30,22 @@ impl Stopped {
             Self::Duration => "duration",
             Self::Interrupted => "interrupted",
             Self::EndOfInput => "end of input",
+            Self::StreamsEnded => "streams ended",
+            Self::ClosedByServer => "closed by server",
+            Self::BadMessage => "bad message",
         }
+    }
+}
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Stopped {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
     }
 }
 

@@ -28,6 +28,7 @@ use tungstenite::protocol::frame::coding::CloseCode;
 use crate::TOOL;
 use crate::records::{ClientEndRecord, ClientRecord, ServeSummary};
 use crate::ws::close;
+use mocap_core::cli::Stopped;
 use mocap_core::cli::round3;
 use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc, interrupted};
 use mocap_core::dlp3d::server::{self, Action, ClientId, Refusal, Session};
@@ -210,13 +211,13 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     let mut next_stats = opts.log.stats_interval.map(|d| Instant::now() + d);
     let stopped = loop {
         if interrupted() {
-            break "interrupted";
+            break Stopped::Interrupted;
         }
         if opts.stop.duration.is_some_and(|d| started.elapsed() >= d) {
-            break "duration";
+            break Stopped::Duration;
         }
         if opts.stop.count.is_some_and(|n| session.stats().served >= n) && clients.is_empty() {
-            break "count";
+            break Stopped::Count;
         }
         while let Ok(j) = join_rx.try_recv() {
             info(
@@ -385,7 +386,7 @@ fn summary(
     opts: &ServeOptions,
     log: &Mutex<Log>,
     out: &mut Output,
-    stopped: Option<&str>,
+    stopped: Option<Stopped>,
     shared: &Mutex<Shared>,
 ) -> anyhow::Result<()> {
     let (pages, refused) = shared
