@@ -1,7 +1,7 @@
 //! `vmc-average`: mix several VMC senders into one stream. The binary parses
 //! flags into [`Options`] and calls [`run`].
 
-use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::net::{SocketAddr, UdpSocket};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -113,8 +113,8 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         sockets.push(socket);
     }
     let mut inbox = Inbox::new(sockets);
-    let out_socket = UdpSocket::bind(SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)))
-        .context("failed to open the sending socket")?;
+    let mut fanout =
+        net::Fanout::new(opts.to.clone()).context("failed to open the sending socket")?;
     // Named sources first, in the order given, so --weight/--prefer/--primary can refer to them.
     let mut sources: Vec<SourceInfo> = opts
         .sources
@@ -238,12 +238,9 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                 s.apply_all(&mut frame, start.elapsed().as_secs_f64());
             }
             for d in vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE) {
-                for to in &opts.to {
-                    if out_socket.send_to(&d, to).is_ok() {
-                        datagrams_out += 1;
-                    }
-                }
+                fanout.send(&d);
             }
+            datagrams_out = fanout.sent();
             if let Some(t) = &mut takes {
                 t.push_frame(&frame, start.elapsed().as_secs_f64(), &log)?;
             }
