@@ -16,6 +16,7 @@ const TOOL: &str = "motion-stream";
 
 mod dump;
 mod framing;
+mod http;
 mod records;
 mod serve;
 mod ws;

@@ -1,6 +1,5 @@
 //! TCP connections for HTTP and WebSocket, plain or TLS: one stream type with
-//! timeouts, the request head read before deciding between a page and a
-//! WebSocket upgrade, TLS configurations from PEM files.
+//! timeouts, TLS configurations from PEM files, WebSocket connect and close.
 
 use std::fs;
 use std::io::{self, Read, Write};
@@ -17,9 +16,6 @@ use rustls::{
 use tungstenite::WebSocket;
 use tungstenite::protocol::CloseFrame;
 use tungstenite::protocol::frame::coding::CloseCode;
-
-/// Largest HTTP request head we read (browsers send a few hundred bytes).
-pub(crate) const MAX_HEAD: usize = 16 * 1024;
 
 /// A TCP connection, plain or TLS.
 #[derive(Debug)]
@@ -85,133 +81,6 @@ impl Write for Conn {
             Self::TlsClient(s) => s.flush(),
         }
     }
-}
-
-/// A stream that first gives back bytes already read from it (the request
-/// head we looked at), so the WebSocket handshake sees the whole request.
-#[derive(Debug)]
-pub(crate) struct Replay<S> {
-    head: Vec<u8>,
-    pos: usize,
-    inner: S,
-}
-
-impl<S> Replay<S> {
-    /// `head` is read again before `inner`.
-    pub(crate) fn new(head: Vec<u8>, inner: S) -> Self {
-        Self {
-            head,
-            pos: 0,
-            inner,
-        }
-    }
-
-    /// The stream underneath.
-    pub(crate) fn get_ref(&self) -> &S {
-        &self.inner
-    }
-}
-
-impl<S: Read> Read for Replay<S> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(rest) = self.head.get(self.pos..).filter(|r| !r.is_empty()) {
-            let n = rest.len().min(buf.len());
-            if let (Some(dst), Some(src)) = (buf.get_mut(..n), rest.get(..n)) {
-                dst.copy_from_slice(src);
-            }
-            self.pos += n;
-            return Ok(n);
-        }
-        self.inner.read(buf)
-    }
-}
-
-impl<S: Write> Write for Replay<S> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// The parts of an HTTP request head we route on.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Head {
-    /// `GET`, …
-    pub(crate) method: String,
-    /// The path, without the query.
-    pub(crate) path: String,
-    /// Whether it asks for a WebSocket upgrade.
-    pub(crate) websocket: bool,
-}
-
-/// Reads an HTTP request head (up to the blank line), at most [`MAX_HEAD`]
-/// bytes; returns the bytes read and what they say.
-///
-/// # Errors
-/// I/O errors, a head too long, or not HTTP.
-pub(crate) fn read_head(conn: &mut impl Read) -> io::Result<(Vec<u8>, Head)> {
-    let mut buf = Vec::with_capacity(1024);
-    let mut byte = [0u8; 512];
-    loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let text = String::from_utf8_lossy(buf.get(..end).unwrap_or_default()).into_owned();
-            return parse_head(&text)
-                .map(|h| (buf, h))
-                .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "not an HTTP request"));
-        }
-        if buf.len() > MAX_HEAD {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "HTTP request head too long",
-            ));
-        }
-        let n = conn.read(&mut byte)?;
-        if n == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        buf.extend_from_slice(byte.get(..n).unwrap_or_default());
-    }
-}
-
-fn parse_head(text: &str) -> Option<Head> {
-    let mut lines = text.split("\r\n");
-    let mut first = lines.next()?.split(' ');
-    let method = first.next()?.to_owned();
-    let target = first.next()?;
-    first.next().filter(|v| v.starts_with("HTTP/"))?;
-    let path = target.split('?').next().unwrap_or(target).to_owned();
-    let websocket = lines.any(|l| {
-        l.split_once(':').is_some_and(|(k, v)| {
-            k.trim().eq_ignore_ascii_case("upgrade") && v.trim().eq_ignore_ascii_case("websocket")
-        })
-    });
-    Some(Head {
-        method,
-        path,
-        websocket,
-    })
-}
-
-/// Writes a complete HTTP/1.1 response and flushes.
-///
-/// # Errors
-/// Write errors.
-pub(crate) fn respond(
-    conn: &mut impl Write,
-    status: &str,
-    content_type: &str,
-    body: &[u8],
-) -> io::Result<()> {
-    write!(
-        conn,
-        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
-        body.len()
-    )?;
-    conn.write_all(body)?;
-    conn.flush()
 }
 
 /// A TLS server configuration from a PEM certificate chain and key.
@@ -371,33 +240,5 @@ mod tests {
         for bad in ["", "h:x", "[::1", "[::1]x", "::1:80", "h:99999"] {
             assert_eq!(split_authority(bad, 80), None, "{bad}");
         }
-    }
-
-    #[test]
-    fn request_heads_route_on_path_and_upgrade() {
-        let (raw, head) = read_head(
-            &mut &b"GET /api/v4/text_generate?x=1 HTTP/1.1\r\nHost: a\r\nUpgrade: WebSocket\r\n\r\nrest"[..],
-        )
-        .unwrap();
-        assert!(raw.starts_with(b"GET"));
-        assert_eq!(head.path, "/api/v4/text_generate");
-        assert!(head.websocket);
-        let (_, page) = read_head(&mut &b"GET / HTTP/1.1\r\n\r\n"[..]).unwrap();
-        assert_eq!(
-            (page.method.as_str(), page.path.as_str(), page.websocket),
-            ("GET", "/", false)
-        );
-        assert!(read_head(&mut &b"hello\r\n\r\n"[..]).is_err());
-        assert!(read_head(&mut &b"GET / HTTP/1.1\r\n"[..]).is_err());
-        let long = vec![b'a'; MAX_HEAD + 10];
-        assert!(read_head(&mut long.as_slice()).is_err());
-    }
-
-    #[test]
-    fn replay_gives_the_head_back_first() {
-        let mut r = Replay::new(b"abc".to_vec(), &b"def"[..]);
-        let mut out = String::new();
-        r.read_to_string(&mut out).unwrap();
-        assert_eq!(out, "abcdef");
     }
 }

@@ -12,7 +12,8 @@ use tungstenite::protocol::frame::coding::CloseCode;
 
 use super::writer::write_loop;
 use super::*;
-use crate::ws::{self, Replay};
+use crate::http::{self, Replay};
+use crate::ws;
 use mocap_core::cli::Log;
 use mocap_core::dlp3d::{self, class};
 
@@ -51,7 +52,7 @@ pub(super) fn connection(
     };
     let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
     let _ = conn.set_write_timeout(Some(Duration::from_secs(5)));
-    let (head_bytes, head) = match ws::read_head(&mut conn) {
+    let (head_bytes, head) = match http::read_head(&mut conn) {
         Ok(h) => h,
         Err(e) => {
             say(format_args!("{peer}: {e}"));
@@ -76,7 +77,7 @@ pub(super) fn connection(
         } else {
             refuse();
         }
-        let _ = ws::respond(&mut conn, status, kind, body);
+        let _ = http::respond(&mut conn, status, kind, body);
         return;
     }
     let route = head.path.clone();

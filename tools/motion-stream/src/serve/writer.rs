@@ -8,7 +8,8 @@ use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::{Bytes, Message, WebSocket};
 
 use super::*;
-use crate::ws::{Conn, Replay};
+use crate::http::Replay;
+use crate::ws::Conn;
 use mocap_core::net::{self as udp};
 
 /// Writes what the main thread queues, a batch per flush; every 50 ms reads
