@@ -1,0 +1,71 @@
+//! ifm-handshake's records (docs/jsonl.md).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+use mocap_core::cli::Stopped;
+
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub(super) struct HeadRecord {
+    pub(super) rot: [f32; 3],
+    pub(super) pos: [f32; 3],
+}
+
+#[derive(Serialize)]
+pub(super) struct FrameRecord<'a> {
+    #[serde(rename = "type")]
+    pub(super) kind: &'a str,
+    pub(super) src: Option<SocketAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) ts_us: Option<i64>,
+    pub(super) tracking: Option<bool>,
+    pub(super) blendshapes: BTreeMap<&'a str, f32>,
+    pub(super) head: Option<HeadRecord>,
+    pub(super) right_eye: Option<[f32; 3]>,
+    pub(super) left_eye: Option<[f32; 3]>,
+    pub(super) unknown: BTreeMap<&'a str, i32>,
+    pub(super) warnings: Vec<String>,
+}
+
+#[derive(Serialize)]
+pub(super) struct SenderRecord {
+    pub(super) src: Option<SocketAddr>,
+    pub(super) frames: u64,
+    pub(super) errors: u64,
+    pub(super) warnings: u64,
+    pub(super) gaps: u64,
+    pub(super) fps: Option<f64>,
+}
+
+#[derive(Serialize)]
+pub(super) struct SummaryRecord<'a> {
+    #[serde(rename = "type")]
+    pub(super) kind: &'a str,
+    pub(super) tool: &'a str,
+    pub(super) frames: u64,
+    pub(super) errors: u64,
+    pub(super) warnings: u64,
+    pub(super) gaps: u64,
+    pub(super) fps: Option<f64>,
+    pub(super) commands_ignored: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) connections: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) vmc_datagrams: Option<u64>,
+    pub(super) elapsed_s: f64,
+    pub(super) stopped: Option<Stopped>,
+    pub(super) senders: Vec<SenderRecord>,
+}
+
+#[derive(Serialize)]
+pub(super) struct RecordingRecord {
+    #[serde(rename = "type")]
+    pub(super) kind: &'static str,
+    pub(super) frames: usize,
+    pub(super) bad_frames: usize,
+    pub(super) duration_s: f64,
+    pub(super) bytes: usize,
+    pub(super) out: Option<String>,
+}
