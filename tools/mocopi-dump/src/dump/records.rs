@@ -1,0 +1,237 @@
+//! mocopi-dump's records (docs/jsonl.md).
+
+use super::*;
+
+#[derive(Serialize)]
+pub(super) struct PacketHead {
+    pub(super) src: Option<SocketAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) ts_us: Option<i64>,
+    pub(super) sender_ip: Option<String>,
+    pub(super) sender_port: Option<u16>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) ipad_raw: Option<u64>,
+}
+
+impl PacketHead {
+    pub(super) fn new(d: &Datagram<'_>, p: &Packet<'_>) -> Self {
+        let ip = p.sender.and_then(|s| s.ip());
+        Self {
+            src: d.src,
+            ts_us: ts_us(d.arrival),
+            sender_ip: ip.map(|ip| ip.to_string()),
+            sender_port: p.sender.map(|s| s.rcvp),
+            // Kept when it does not unpack, so nothing on the wire is hidden.
+            ipad_raw: p.sender.filter(|_| ip.is_none()).map(|s| s.ipad),
+        }
+    }
+}
+
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "µs since 1970 fit i64 for 292k years"
+)]
+pub(super) fn ts_us(arrival: Option<f64>) -> Option<i64> {
+    arrival.map(|a| (a * 1e6).round() as i64)
+}
+
+#[derive(Serialize)]
+pub(super) struct FrameRecord<'a> {
+    #[serde(rename = "type")]
+    pub(super) kind: &'a str,
+    #[serde(flatten)]
+    pub(super) head: PacketHead,
+    pub(super) fnum: u32,
+    // Wire float32 values are widened: serde prints an f32 as its shortest
+    // float32 text (1674460416 as 1674460400.0), which f64 readers (jq,
+    // Python, JavaScript) read as another number. Widened, the shortest f64
+    // text reads back as exactly the wire value.
+    pub(super) time: f64,
+    pub(super) uttm: Option<f64>,
+    pub(super) timecode: Option<TimecodeRecord>,
+    pub(super) bones: Vec<BoneRecord>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) unknown: Vec<UnknownRecord>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) warnings: Vec<WarningRecord>,
+}
+
+#[derive(Serialize)]
+pub(super) struct SkeletonRecord<'a> {
+    #[serde(rename = "type")]
+    pub(super) kind: &'a str,
+    #[serde(flatten)]
+    pub(super) head: PacketHead,
+    pub(super) bones: Vec<BoneRecord>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) unknown: Vec<UnknownRecord>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) warnings: Vec<WarningRecord>,
+}
+
+#[derive(Serialize)]
+pub(super) struct SensorRecord<'a> {
+    #[serde(rename = "type")]
+    pub(super) kind: &'a str,
+    #[serde(flatten)]
+    pub(super) head: PacketHead,
+    pub(super) children: Vec<ChildRecord>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) unknown: Vec<UnknownRecord>,
+}
+
+#[derive(Serialize)]
+pub(super) struct TimecodeRecord {
+    pub(super) hour: u8,
+    pub(super) minute: u8,
+    pub(super) second: u8,
+    pub(super) frame: u8,
+    pub(super) rate: u8,
+    pub(super) drop_frame: bool,
+}
+
+#[derive(Serialize)]
+pub(super) struct BoneRecord {
+    pub(super) id: u16,
+    pub(super) name: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) parent: Option<i16>,
+    // Widened from the wire's float32, like `time`.
+    pub(super) rot: [f64; 4],
+    pub(super) pos: [f64; 3],
+}
+
+#[derive(Serialize)]
+pub(super) struct ChildRecord {
+    pub(super) tag: String,
+    pub(super) offset: usize,
+    pub(super) len: usize,
+    pub(super) hex: String,
+}
+
+/// An odd value in a packet that was decoded all the same.
+#[derive(Serialize)]
+pub(super) struct WarningRecord {
+    pub(super) offset: usize,
+    pub(super) tag: String,
+    pub(super) reason: String,
+}
+
+#[derive(Serialize)]
+pub(super) struct UnknownRecord {
+    pub(super) parent: Option<String>,
+    pub(super) tag: String,
+    pub(super) offset: usize,
+    pub(super) len: usize,
+}
+
+/// The shared `error` record of a datagram SMF refused.
+pub(super) fn smf_error(d: &Datagram<'_>, e: &smf::Error) -> ErrorRecord {
+    let mut r = ErrorRecord::new(e.kind.to_string());
+    r.src = d.src;
+    r.ts_us = ts_us(d.arrival);
+    r.offset = Some(e.offset);
+    r.tag = e.tag.map(|t| t.to_string());
+    r.len = Some(d.payload.len());
+    r
+}
+
+/// The shared `error` record of input that was not a datagram.
+pub(super) fn input_error(e: &InputError) -> ErrorRecord {
+    let mut r = ErrorRecord::new(e.reason.clone());
+    r.line = e.line;
+    r.column = e.column;
+    r.file_offset = e.file_offset;
+    r
+}
+
+#[derive(Clone, Copy, Serialize)]
+pub(super) struct Counters {
+    pub(super) packets: u64,
+    #[serde(flatten)]
+    pub(super) health: HealthReport,
+    /// Packets' odd values (decoded and used all the same).
+    pub(super) warnings: u64,
+}
+
+impl Counters {
+    pub(super) fn new(packets: u64, warnings: u64, health: &HealthReport) -> Self {
+        Self {
+            packets,
+            health: health.rounded(),
+            warnings,
+        }
+    }
+
+    pub(super) fn total<'a>(all: impl Iterator<Item = &'a Self>) -> Self {
+        let mut t = Self::new(0, 0, &HealthReport::default());
+        for c in all {
+            t.packets += c.packets;
+            t.warnings += c.warnings;
+            t.health.merge(&c.health);
+        }
+        t.health = t.health.rounded();
+        t
+    }
+
+    pub(super) fn describe(&self) -> String {
+        let h = &self.health;
+        let mut s = format!(
+            "{} frames, {} skeletons, {} sensors, {} errors; lost {}, duplicates {}, reordered {}, restarts {}",
+            h.frames,
+            h.skeletons,
+            h.sensors,
+            h.errors,
+            h.lost,
+            h.duplicates,
+            h.reordered,
+            h.restarts
+        );
+        if self.warnings > 0 {
+            let _ = write!(s, "; {} warnings", self.warnings);
+        }
+        if let Some(fps) = h.fps {
+            let _ = write!(s, "; {fps:.1} fps");
+        }
+        if let Some(j) = h.jitter_ms {
+            let _ = write!(s, ", jitter {j:.2} ms");
+        }
+        s
+    }
+}
+
+#[derive(Serialize)]
+pub(super) struct SenderRecord {
+    pub(super) src: Option<SocketAddr>,
+    #[serde(flatten)]
+    pub(super) counters: Counters,
+}
+
+#[derive(Serialize)]
+pub(super) struct SummaryRecord<'a> {
+    #[serde(rename = "type")]
+    pub(super) kind: &'a str,
+    pub(super) tool: &'a str,
+    #[serde(flatten)]
+    pub(super) totals: Counters,
+    pub(super) elapsed_s: f64,
+    pub(super) stopped: Option<&'a str>,
+    pub(super) senders: Vec<SenderRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) capture: Option<CaptureRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) vmc: Option<VmcRecord>,
+    /// `--bvh` takes, once finished.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(super) takes: &'a [mocap_core::cli::TakeSummary],
+}
+
+/// What `--vmc` sent, in summaries.
+#[derive(Serialize)]
+pub(super) struct VmcRecord {
+    pub(super) to: Vec<SocketAddr>,
+    pub(super) frames: u64,
+    pub(super) datagrams: u64,
+    pub(super) waiting_for_skeleton: u64,
+    pub(super) skeleton_changes: u64,
+}

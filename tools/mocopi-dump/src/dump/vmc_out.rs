@@ -1,0 +1,139 @@
+//! `--vmc`: the body retargeted and sent as VMC.
+
+use super::*;
+
+/// Where and how `--vmc` sends the body.
+#[derive(Clone, Debug)]
+pub(crate) struct VmcOut {
+    /// VMC receivers.
+    pub(crate) to: Vec<SocketAddr>,
+    /// Mapping and root motion.
+    pub(crate) body: BodyOptions,
+    /// The mapping's name, for the log.
+    pub(crate) mapping_name: String,
+    /// `--smooth`: 1€ smoothing of what is sent.
+    pub(crate) smooth: Option<vmc::SmoothOptions>,
+}
+
+/// The `--vmc` sink: the bridge, one socket, the clock for offline pacing.
+pub(super) struct VmcSink {
+    pub(super) bridge: BodyBridge,
+    pub(super) out: Fanout,
+    pub(super) smoother: Option<vmc::Smoother>,
+    pub(super) started: Instant,
+    pub(super) first_arrival: Option<f64>,
+    pub(super) frames: u64,
+    pub(super) waiting: u64,
+    pub(super) last_waiting_log: Option<Instant>,
+    pub(super) changes: u64,
+}
+
+impl VmcSink {
+    pub(super) fn new(v: &VmcOut) -> anyhow::Result<Self> {
+        Ok(Self {
+            bridge: BodyBridge::new(v.body.clone()),
+            out: Fanout::new(v.to.clone()).context("failed to open the VMC sending socket")?,
+            smoother: v.smooth.clone().map(vmc::Smoother::new),
+            started: Instant::now(),
+            first_arrival: None,
+            frames: 0,
+            waiting: 0,
+            last_waiting_log: None,
+            changes: 0,
+        })
+    }
+
+    pub(super) fn packet(
+        &mut self,
+        p: &Packet<'_>,
+        arrival: Option<f64>,
+        log: &Log,
+        opts: &VmcOut,
+    ) {
+        match &p.body {
+            // A rest pose with NaN or infinities would put NaN into every
+            // bone sent; keep the skeleton we have (or keep waiting).
+            Body::Skeleton(s)
+                if s.bones()
+                    .any(|b| !b.rot.iter().chain(&b.pos).all(|v| v.is_finite())) =>
+            {
+                log.info(format_args!(
+                    "skeleton with a non-finite rest pose not used for VMC"
+                ));
+            }
+            Body::Skeleton(s) => match self.bridge.skeleton(s) {
+                SkeletonEvent::First => log.info(format_args!(
+                    "skeleton received: sending VMC to {} (mapping {}, root motion {})",
+                    list(self.out.targets()),
+                    opts.mapping_name,
+                    if opts.body.root_motion { "on" } else { "off" },
+                )),
+                SkeletonEvent::Changed => {
+                    self.changes += 1;
+                    log.info(format_args!("skeleton changed: retargeting rebuilt"));
+                }
+                SkeletonEvent::Same => {}
+            },
+            Body::Frame(f) => {
+                let t = match (arrival, self.first_arrival) {
+                    (Some(at), Some(first)) => at - first,
+                    (Some(at), None) => {
+                        self.first_arrival = Some(at);
+                        0.0
+                    }
+                    _ => self.started.elapsed().as_secs_f64(),
+                };
+                let Some(mut messages) = self.bridge.frame(f, t as f32) else {
+                    self.waiting += 1;
+                    let now = Instant::now();
+                    if self
+                        .last_waiting_log
+                        .is_none_or(|at| now.duration_since(at) >= Duration::from_secs(5))
+                    {
+                        self.last_waiting_log = Some(now);
+                        log.info(format_args!(
+                            "waiting for skeleton (mocopi sends one every ~3.5 s); {} frames held back",
+                            self.waiting
+                        ));
+                    }
+                    return;
+                };
+                if let Some(s) = &mut self.smoother {
+                    s.apply_all(&mut messages, t);
+                }
+                self.frames += 1;
+                for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
+                    self.out.send(&d);
+                }
+            }
+            Body::Sensor(_) => {}
+        }
+    }
+}
+
+/// `--mapping`: `sony`, `animu-sphere` or a JSON file (see
+/// [`mocap_core::bridge::parse_mapping`]). Returns the name for the log and the table.
+///
+/// # Errors
+/// An unreadable or invalid file, with the reason.
+pub(crate) fn parse_mapping_arg(s: &str) -> Result<(String, MappingTable), String> {
+    match s {
+        "sony" => Ok((s.into(), mocap_core::bridge::SONY_MAPPING.to_vec())),
+        "animu-sphere" => Ok((s.into(), mocap_core::bridge::ANIMU_SPHERE_MAPPING.to_vec())),
+        path => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                format!("{path}: {e} (expected sony, animu-sphere or a JSON mapping file)")
+            })?;
+            let table =
+                mocap_core::bridge::parse_mapping(&text).map_err(|e| format!("{path}: {e}"))?;
+            Ok((path.into(), table))
+        }
+    }
+}
+
+pub(super) fn list(to: &[SocketAddr]) -> String {
+    to.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
