@@ -56,6 +56,25 @@ pub fn slerp(a: [f64; 4], b: [f64; 4], t: f64) -> [f64; 4] {
     normalise(out)
 }
 
+/// Spherical interpolation along the shorter arc (`b` taken in `a`'s
+/// hemisphere, so q and −q interpolate alike); nearly parallel rotations
+/// are interpolated linearly, then normalised.
+pub fn slerp_short(a: [f64; 4], b: [f64; 4], t: f64) -> [f64; 4] {
+    let (b, d) = if dot(a, b) < 0.0 {
+        (b.map(|v| -v), -dot(a, b))
+    } else {
+        (b, dot(a, b))
+    };
+    if d > 0.9995 {
+        let mut out = a;
+        for (o, b) in out.iter_mut().zip(b) {
+            *o = (1.0 - t) * *o + t * b;
+        }
+        return normalise(out);
+    }
+    slerp(a, b, t)
+}
+
 /// An f32 quaternion widened for arithmetic.
 pub fn wide(q: [f32; 4]) -> [f64; 4] {
     q.map(f64::from)

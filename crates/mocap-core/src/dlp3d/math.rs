@@ -175,25 +175,11 @@ pub fn unity_to_babylon(p: [f32; 3]) -> [f32; 3] {
     p.map(|v| v * 100.0)
 }
 
-/// Spherical interpolation of unit quaternions, along the shorter arc.
+/// Spherical interpolation of unit quaternions, along the shorter arc
+/// ([`crate::quat::slerp_short`], computed wide).
 pub fn slerp(a: [f32; 4], b: [f32; 4], t: f32) -> [f32; 4] {
-    let a = a.map(f64::from);
-    let mut b = b.map(f64::from);
-    let t = f64::from(t);
-    let mut d: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-    if d < 0.0 {
-        b = b.map(|v| -v);
-        d = -d;
-    }
-    let (wa, wb) = if d > 0.9995 {
-        // Nearly parallel: linear, then normalised.
-        (1.0 - t, t)
-    } else {
-        let theta = d.clamp(-1.0, 1.0).acos();
-        let s = theta.sin();
-        (((1.0 - t) * theta).sin() / s, (t * theta).sin() / s)
-    };
-    normalise([0, 1, 2, 3].map(|i| wa * a[i] + wb * b[i])).map(|v| v as f32)
+    crate::quat::slerp_short(crate::quat::wide(a), crate::quat::wide(b), f64::from(t))
+        .map(|v| v as f32)
 }
 
 fn lerp(a: f32, b: f32, t: f32) -> f32 {
