@@ -903,7 +903,9 @@ fn bvh_take_survives_count_closed_pipe_and_sigkill() {
     let (_, relay) = p.log_line("listening on");
     let relay = relay.unwrap();
     send_humanoid(&tx, relay, 0..5, 60.0);
-    p.stdout_line("Hips");
+    // The take has begun (frame 1; frame 0 shows where frames end) before
+    // stdout goes away.
+    p.log_line("recording a BVH take");
     p.close_stdout();
     let start = Instant::now();
     while start.elapsed() < LIMIT {
