@@ -11,7 +11,7 @@ use mocap_core::cli::{self, Input, LogArgs, RecordArgs, StopArgs};
 
 mod session;
 use session as ifm;
-use session::{IfmFormat, Mode};
+use session::{Mode, OutputFormat};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -108,7 +108,7 @@ struct Args {
     /// Output format [default: human; with --vmc, none: a status line every
     /// --stats-interval (default 5s) on stderr instead of a line per frame].
     #[arg(long, value_enum)]
-    format: Option<IfmFormat>,
+    format: Option<OutputFormat>,
 
     /// Also send every frame as VMC (perfect sync) to HOST:PORT (repeatable).
     #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
@@ -226,8 +226,8 @@ fn main() -> ExitCode {
         // Bridging is a background job: no line per frame unless asked.
         format: match args.format {
             Some(f) => f,
-            None if !args.vmc.is_empty() => IfmFormat::Status,
-            None => IfmFormat::Human,
+            None if !args.vmc.is_empty() => OutputFormat::Status,
+            None => OutputFormat::Human,
         },
         topspeed: args.pace.topspeed,
         stop: args.limits,

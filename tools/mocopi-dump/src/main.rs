@@ -55,7 +55,7 @@ struct Args {
     /// Output format [default: human; with --vmc, none: a status line every
     /// --stats-interval (default 5s) on stderr instead of a line per packet].
     #[arg(long, value_enum)]
-    format: Option<mocopi::DumpFormat>,
+    format: Option<mocopi::OutputFormat>,
 
     /// Print a per-bone table under each packet (human format).
     #[arg(long)]
@@ -122,8 +122,8 @@ fn main() -> ExitCode {
         // Bridging is a background job: no line per frame unless asked.
         format: match args.format {
             Some(f) => f,
-            None if !args.vmc.is_empty() => mocopi::DumpFormat::Status,
-            None => mocopi::DumpFormat::Human,
+            None if !args.vmc.is_empty() => mocopi::OutputFormat::Status,
+            None => mocopi::OutputFormat::Human,
         },
         bones: args.bones,
         stop: args.stop,

@@ -92,7 +92,7 @@ pub(super) fn run_bake(
     let duration = frames.len() as f64 / ifm::RECORDING_FPS;
     let mut out = Output::stdout(false);
     match opts.format {
-        IfmFormat::Json => out.json(&RecordingRecord {
+        OutputFormat::Json => out.json(&RecordingRecord {
             kind: "ifm.recording",
             frames: frames.len(),
             bad_frames: bad,

@@ -47,7 +47,7 @@ const MAX_RECORDING: usize = 512 << 20;
 
 /// `--format` for ifm-handshake: the shared two plus the text as received.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum IfmFormat {
+pub(crate) enum OutputFormat {
     /// One compact line per frame: tracking, head angles, strongest blendshapes.
     Human,
     /// JSON Lines (`ifm.frame`, `error`, `stats`, `summary`, `ifm.recording`).
@@ -105,7 +105,7 @@ pub(crate) struct Options {
     /// What to do.
     pub(crate) mode: Mode,
     /// Output format.
-    pub(crate) format: IfmFormat,
+    pub(crate) format: OutputFormat,
     /// `--count` (frames), `--duration`.
     pub(crate) stop: StopArgs,
     /// `--quiet`, `--stats-interval`.
@@ -157,7 +157,7 @@ impl Options {
     /// in bridge mode, where they are the only output.
     fn stats_every(&self) -> Option<Duration> {
         match self.format {
-            IfmFormat::Status => Some(
+            OutputFormat::Status => Some(
                 self.log
                     .stats_interval
                     .unwrap_or(mocap_core::cli::STATUS_INTERVAL),
@@ -336,14 +336,14 @@ impl<'o> Decoder<'o> {
             Err(e) => {
                 stats.errors += 1;
                 match self.opts.format {
-                    IfmFormat::Json => {
+                    OutputFormat::Json => {
                         let mut r = ErrorRecord::new(e.to_string());
                         r.src = src;
                         r.offset = Some(e.offset());
                         r.len = Some(bytes.len());
                         self.out.json(&r)?;
                     }
-                    IfmFormat::Status => {}
+                    OutputFormat::Status => {}
                     _ => self.out.text(format_args!(
                         "error  {e} ({} bytes){}\n",
                         bytes.len(),
@@ -363,12 +363,12 @@ impl<'o> Decoder<'o> {
         f: &Frame<'_>,
     ) -> anyhow::Result<()> {
         match self.opts.format {
-            IfmFormat::Status => {}
-            IfmFormat::Raw => {
+            OutputFormat::Status => {}
+            OutputFormat::Raw => {
                 self.out
                     .text(format_args!("{}\n", String::from_utf8_lossy(bytes)))?;
             }
-            IfmFormat::Json => self.out.json(&FrameRecord {
+            OutputFormat::Json => self.out.json(&FrameRecord {
                 kind: "ifm.frame",
                 src,
                 ts_us: arrival.map(|a| (a * 1e6).round() as i64),
@@ -383,7 +383,7 @@ impl<'o> Decoder<'o> {
                 unknown: f.unknown.iter().map(|(n, v)| (*n, *v)).collect(),
                 warnings: f.warnings.iter().map(ToString::to_string).collect(),
             })?,
-            IfmFormat::Human => {
+            OutputFormat::Human => {
                 let s = &mut self.line;
                 s.clear();
                 let tracking = match f.tracking {
@@ -465,7 +465,7 @@ impl<'o> Decoder<'o> {
             senders,
         };
         match self.opts.format {
-            IfmFormat::Json => self.out.json(&rec)?,
+            OutputFormat::Json => self.out.json(&rec)?,
             _ => {
                 self.out.flush()?;
                 let mut line = format!(

@@ -53,14 +53,14 @@ impl Handler for UdpMode<'_> {
     fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
         self.dec.sources.entry(None).or_default().errors += 1;
         match self.dec.opts.format {
-            IfmFormat::Json => {
+            OutputFormat::Json => {
                 let mut r = ErrorRecord::new(e.reason.clone());
                 r.line = e.line;
                 r.column = e.column;
                 r.file_offset = e.file_offset;
                 self.dec.out.json(&r)?;
             }
-            IfmFormat::Status => {}
+            OutputFormat::Status => {}
             _ => self.dec.out.text(format_args!("error  {e}\n"))?,
         }
         Ok(())

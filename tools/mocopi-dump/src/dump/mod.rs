@@ -36,7 +36,7 @@ pub(crate) const TOOL: &str = "mocopi-dump";
 
 /// `--format` for mocopi-dump: the shared two plus the chunk tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum DumpFormat {
+pub(crate) enum OutputFormat {
     /// One line per packet: kind, fnum, time, bone count, sender.
     Human,
     /// JSON Lines (`mocopi.frame`, `mocopi.skeleton`, `mocopi.sensor`, `error`, `stats`, `summary`).
@@ -57,7 +57,7 @@ pub(crate) struct Options {
     /// `-w`: where to record what arrives.
     pub(crate) record: RecordArgs,
     /// Output format.
-    pub(crate) format: DumpFormat,
+    pub(crate) format: OutputFormat,
     /// Per-bone table under each human line.
     pub(crate) bones: bool,
     /// `--count`, `--duration`.
@@ -109,7 +109,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         takes_done: Vec::new(),
     };
     let every = match opts.format {
-        DumpFormat::Status => Some(
+        OutputFormat::Status => Some(
             opts.log
                 .stats_interval
                 .unwrap_or(mocap_core::cli::STATUS_INTERVAL),
@@ -177,21 +177,21 @@ impl Handler for Dump<'_> {
             self.take_packet(b, d.src, p)?;
         }
         match self.opts.format {
-            DumpFormat::Json => match &parsed {
+            OutputFormat::Json => match &parsed {
                 Ok(p) => self.json_packet(&d, p, &warnings)?,
                 Err(e) => self.out.json(&smf_error(&d, e))?,
             },
-            DumpFormat::Human => {
+            OutputFormat::Human => {
                 self.scratch.clear();
                 self.human(&d, &parsed, &warnings);
                 self.out.text(format_args!("{}", self.scratch))?;
             }
-            DumpFormat::Tree => {
+            OutputFormat::Tree => {
                 self.scratch.clear();
                 self.tree(&d, &parsed);
                 self.out.text(format_args!("{}", self.scratch))?;
             }
-            DumpFormat::Status => {}
+            OutputFormat::Status => {}
         }
         let packets: u64 = self.senders.values().map(|s| s.packets).sum();
         self.log.progress(|| format!("{packets} packets"));
@@ -203,8 +203,8 @@ impl Handler for Dump<'_> {
         stats.packets += 1;
         stats.health.error();
         match self.opts.format {
-            DumpFormat::Json => self.out.json(&input_error(e))?,
-            DumpFormat::Status => {}
+            OutputFormat::Json => self.out.json(&input_error(e))?,
+            OutputFormat::Status => {}
             _ => self.out.text(format_args!("error     {e}\n"))?,
         }
         Ok(())
@@ -411,7 +411,7 @@ impl Dump<'_> {
             .collect();
         let totals = Counters::total(senders.iter().map(|s| &s.counters));
         match self.opts.format {
-            DumpFormat::Json => self.out.json(&SummaryRecord {
+            OutputFormat::Json => self.out.json(&SummaryRecord {
                 kind: if stopped.is_some() {
                     "summary"
                 } else {
