@@ -223,6 +223,8 @@ pub fn path_for(base: &Path, sender: Option<SocketAddr>, first: bool) -> PathBuf
 pub struct VmcTakes {
     out: BvhOut,
     takes: BTreeMap<Option<SocketAddr>, VmcTake>,
+    /// Takes begun (the first gets FILE itself).
+    started: usize,
     positions: Vec<[f64; 3]>,
     rotations: Vec<[f64; 4]>,
 }
@@ -238,6 +240,7 @@ impl VmcTakes {
         Self {
             out,
             takes: BTreeMap::new(),
+            started: 0,
             positions: Vec::new(),
             rotations: Vec::new(),
         }
@@ -270,7 +273,6 @@ impl VmcTakes {
         log: &Log,
         feed: impl FnOnce(&mut Recorder) -> bool,
     ) -> anyhow::Result<()> {
-        let started = self.takes.values().filter(|t| t.take.is_some()).count();
         let t = self.takes.entry(src).or_insert_with(|| VmcTake {
             recorder: Recorder::new(),
             take: None,
@@ -282,8 +284,9 @@ impl VmcTakes {
             Some(take) => take,
             None => {
                 let joints = t.recorder.joints().unwrap_or_default();
-                let path = path_for(&self.out.path, src, started == 0);
+                let path = path_for(&self.out.path, src, self.started == 0);
                 let take = Take::create(&path, self.out.force, &joints, 1.0 / 60.0)?;
+                self.started += 1;
                 log.info(format_args!(
                     "recording a BVH take{} ({} joints) to {}",
                     src.map_or_else(String::new, |s| format!(" of {s}")),
