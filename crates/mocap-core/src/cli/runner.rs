@@ -49,7 +49,133 @@ impl serde::Serialize for Stopped {
     }
 }
 
-/// What a tool does with each thing its source produces.
+/// What a [`Feed`] produced for one turn of the run loop.
+#[derive(Debug)]
+pub enum Step<T> {
+    /// Something to handle.
+    Item(T),
+    /// Nothing within the wait (live input, or paced input not yet due).
+    Idle,
+    /// The feed is over, for this reason.
+    End(Stopped),
+}
+
+/// Whether the run goes on after an item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep going.
+    Continue,
+    /// End the run with this reason.
+    Stop(Stopped),
+}
+
+/// Anything a run loop pulls from: a UDP socket (plain or batched), a capture
+/// file, a TCP listener with its connection, a WebSocket, a channel.
+pub trait Feed {
+    /// One thing the feed produces, possibly borrowed from it until the next call.
+    type Item<'a>
+    where
+        Self: 'a;
+
+    /// The next item, waiting about `wait` at most (a feed with its own short
+    /// read timeout may come back sooner, never much later).
+    ///
+    /// # Errors
+    /// Errors that end the run (a socket or file that failed).
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Self::Item<'_>>>;
+}
+
+/// What a tool does with what its [`Feed`] produces. Every method but
+/// [`item`](Self::item) has a default that does nothing.
+pub trait FeedHandler<F: Feed + ?Sized> {
+    /// An item arrived.
+    ///
+    /// # Errors
+    /// Errors that end the run (output that failed).
+    fn item(&mut self, item: F::Item<'_>) -> anyhow::Result<Flow>;
+
+    /// The feed waited without producing anything.
+    ///
+    /// # Errors
+    /// Errors that end the run.
+    fn idle(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// Called on every turn before waiting: timers, queued work, and whether
+    /// the run is done (`--count` reached, …).
+    ///
+    /// # Errors
+    /// Errors that end the run.
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        Ok(None)
+    }
+
+    /// `--stats-interval` elapsed.
+    ///
+    /// # Errors
+    /// Errors that end the run.
+    fn stats(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// How long the loop may wait before [`tick`](Self::tick) has work again
+    /// (a mixing tick, a handshake resend); `None` for no timer.
+    fn wake_in(&self) -> Option<Duration> {
+        None
+    }
+}
+
+/// Longest wait of one turn: how promptly Ctrl-C and `--duration` are seen.
+pub const POLL: Duration = Duration::from_millis(50);
+
+/// The run loop of every tool: pulls from `feed` into `handler` until the
+/// handler or the feed says stop, `--duration` elapses or Ctrl-C; calls
+/// `stats` every `stats_interval`. Always ends with a [`Stopped`] reason.
+///
+/// # Errors
+/// Feed and handler errors.
+pub fn drive<F, H>(
+    feed: &mut F,
+    duration: Option<Duration>,
+    stats_interval: Option<Duration>,
+    handler: &mut H,
+) -> anyhow::Result<Stopped>
+where
+    F: Feed + ?Sized,
+    H: FeedHandler<F> + ?Sized,
+{
+    let mut pacer = Pacer::new(duration, stats_interval);
+    loop {
+        if let Some(why) = handler.tick()? {
+            return Ok(why);
+        }
+        if let Some(why) = pacer.stopped() {
+            return Ok(why);
+        }
+        if pacer.stats_due() {
+            handler.stats()?;
+        }
+        let mut wait = POLL;
+        if let Some(w) = handler.wake_in() {
+            wait = wait.min(w);
+        }
+        if let Some(left) = pacer.left() {
+            wait = wait.min(left);
+        }
+        match feed.next(wait)? {
+            Step::Item(item) => {
+                if let Flow::Stop(why) = handler.item(item)? {
+                    return Ok(why);
+                }
+            }
+            Step::Idle => handler.idle()?,
+            Step::End(why) => return Ok(why),
+        }
+    }
+}
+
+/// What a datagram tool does with each thing its [`Source`] produces.
 pub trait Handler {
     /// A datagram arrived.
     ///
@@ -81,8 +207,7 @@ pub trait Handler {
     }
 }
 
-/// The clock side of a run loop: `--duration`, Ctrl-C and `--stats-interval`,
-/// shared by every tool's loop.
+/// The clock side of the run loop: `--duration`, Ctrl-C and `--stats-interval`.
 #[derive(Debug)]
 pub struct Pacer {
     deadline: Option<Instant>,
@@ -112,6 +237,12 @@ impl Pacer {
         }
     }
 
+    /// Time left of `--duration`, if one was given.
+    pub fn left(&self) -> Option<Duration> {
+        self.deadline
+            .map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
     /// Whether periodic counters are due now (then schedules the next).
     pub fn stats_due(&mut self) -> bool {
         match (self.next_stats, self.every) {
@@ -124,8 +255,59 @@ impl Pacer {
     }
 }
 
-/// Pulls from `source` into `handler` until the count, the duration, Ctrl-C
-/// or the end of input.
+impl Feed for Source {
+    type Item<'a> = Event<'a>;
+
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Event<'_>>> {
+        Ok(match self.next_event(wait)? {
+            Event::Idle => Step::Idle,
+            Event::End => Step::End(Stopped::EndOfInput),
+            e => Step::Item(e),
+        })
+    }
+}
+
+/// A datagram [`Handler`] on the run loop: counts packets for `--count`.
+struct Packets<'h, H: ?Sized> {
+    handler: &'h mut H,
+    count: Option<u64>,
+    packets: u64,
+}
+
+impl<H: Handler + ?Sized> FeedHandler<Source> for Packets<'_, H> {
+    fn item(&mut self, event: Event<'_>) -> anyhow::Result<Flow> {
+        match event {
+            Event::Datagram(d) => {
+                self.packets += 1;
+                self.handler.datagram(d)?;
+            }
+            Event::Unreadable(e) => {
+                self.packets += 1;
+                self.handler.unreadable(&e)?;
+            }
+            Event::Idle => self.handler.idle(),
+            Event::End => return Ok(Flow::Stop(Stopped::EndOfInput)),
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn idle(&mut self) -> anyhow::Result<()> {
+        self.handler.idle();
+        Ok(())
+    }
+
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        let done = self.count.is_some_and(|n| self.packets >= n) || self.handler.finished();
+        Ok(done.then_some(Stopped::Count))
+    }
+
+    fn stats(&mut self) -> anyhow::Result<()> {
+        self.handler.stats()
+    }
+}
+
+/// Pulls datagrams from `source` into `handler` on the run loop ([`drive`])
+/// until `--count` packets, the duration, Ctrl-C or the end of input.
 ///
 /// # Errors
 /// Source and handler errors.
@@ -135,29 +317,131 @@ pub fn run(
     stats_interval: Option<Duration>,
     handler: &mut impl Handler,
 ) -> anyhow::Result<Stopped> {
-    let mut pacer = Pacer::new(stop.duration, stats_interval);
-    let mut packets = 0u64;
-    loop {
-        if stop.count.is_some_and(|n| packets >= n) || handler.finished() {
-            return Ok(Stopped::Count);
+    let mut packets = Packets {
+        handler,
+        count: stop.count,
+        packets: 0,
+    };
+    drive(source, stop.duration, stats_interval, &mut packets)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A feed of numbers that can idle between them, on no clock.
+    struct Numbers {
+        items: std::collections::VecDeque<Option<u32>>,
+        waits: Vec<Duration>,
+    }
+
+    impl Feed for Numbers {
+        type Item<'a> = u32;
+        fn next(&mut self, wait: Duration) -> anyhow::Result<Step<u32>> {
+            self.waits.push(wait);
+            Ok(match self.items.pop_front() {
+                Some(Some(n)) => Step::Item(n),
+                Some(None) => Step::Idle,
+                None => Step::End(Stopped::EndOfInput),
+            })
         }
-        if let Some(why) = pacer.stopped() {
-            return Ok(why);
+    }
+
+    #[derive(Default)]
+    struct Sum {
+        total: u32,
+        idles: u32,
+        ticks: u32,
+        stop_at: Option<u32>,
+        wake: Option<Duration>,
+    }
+
+    impl FeedHandler<Numbers> for Sum {
+        fn item(&mut self, n: u32) -> anyhow::Result<Flow> {
+            self.total += n;
+            Ok(if self.stop_at == Some(n) {
+                Flow::Stop(Stopped::BadMessage)
+            } else {
+                Flow::Continue
+            })
         }
-        if pacer.stats_due() {
-            handler.stats()?;
+        fn idle(&mut self) -> anyhow::Result<()> {
+            self.idles += 1;
+            Ok(())
         }
-        match source.next_event()? {
-            Event::Datagram(d) => {
-                packets += 1;
-                handler.datagram(d)?;
-            }
-            Event::Unreadable(e) => {
-                packets += 1;
-                handler.unreadable(&e)?;
-            }
-            Event::Idle => handler.idle(),
-            Event::End => return Ok(Stopped::EndOfInput),
+        fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+            self.ticks += 1;
+            Ok((self.total >= 100).then_some(Stopped::Count))
         }
+        fn wake_in(&self) -> Option<Duration> {
+            self.wake
+        }
+    }
+
+    fn numbers(items: &[Option<u32>]) -> Numbers {
+        Numbers {
+            items: items.iter().copied().collect(),
+            waits: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn runs_to_the_end_of_the_feed() {
+        let mut feed = numbers(&[Some(1), None, Some(2), None, Some(3)]);
+        let mut h = Sum::default();
+        let why = drive(&mut feed, None, None, &mut h).unwrap();
+        assert_eq!(why, Stopped::EndOfInput);
+        assert_eq!((h.total, h.idles), (6, 2));
+        // One tick per turn: five items and idles, and the turn that met the end.
+        assert_eq!(h.ticks, 6);
+        assert!(feed.waits.iter().all(|w| *w == POLL));
+    }
+
+    #[test]
+    fn the_handler_ends_the_run() {
+        let mut feed = numbers(&[Some(1), Some(7), Some(2)]);
+        let mut h = Sum {
+            stop_at: Some(7),
+            ..Sum::default()
+        };
+        assert_eq!(
+            drive(&mut feed, None, None, &mut h).unwrap(),
+            Stopped::BadMessage
+        );
+        assert_eq!(h.total, 8, "nothing after the stopping item");
+        let mut feed = numbers(&[Some(60), Some(60), Some(1)]);
+        let mut h = Sum::default();
+        assert_eq!(drive(&mut feed, None, None, &mut h).unwrap(), Stopped::Count);
+        assert_eq!(h.total, 120, "tick saw the total before the third item");
+    }
+
+    #[test]
+    fn waits_no_longer_than_the_handler_timer_or_the_duration() {
+        let mut feed = numbers(&[None, None]);
+        let mut h = Sum {
+            wake: Some(Duration::from_millis(3)),
+            ..Sum::default()
+        };
+        drive(&mut feed, None, None, &mut h).unwrap();
+        assert!(feed.waits.iter().all(|w| *w == Duration::from_millis(3)));
+        let mut feed = numbers(&[None, None]);
+        let mut h = Sum::default();
+        drive(&mut feed, Some(Duration::from_millis(20)), None, &mut h).unwrap();
+        assert!(
+            feed.waits.iter().all(|w| *w <= Duration::from_millis(20)),
+            "{:?}",
+            feed.waits
+        );
+    }
+
+    #[test]
+    fn a_zero_duration_ends_before_any_item() {
+        let mut feed = numbers(&[Some(1)]);
+        let mut h = Sum::default();
+        assert_eq!(
+            drive(&mut feed, Some(Duration::ZERO), None, &mut h).unwrap(),
+            Stopped::Duration
+        );
+        assert_eq!(h.total, 0);
     }
 }

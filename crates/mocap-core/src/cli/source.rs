@@ -87,6 +87,8 @@ pub struct Source {
     len: usize,
     recorder: Option<Recorder>,
     pacing: Option<Pacing>,
+    /// A paced datagram read but not yet due (it stays in `buf`).
+    held: Option<(Got, Instant)>,
 }
 
 /// Longest capture gap played as recorded when pacing file input; longer idle
@@ -101,22 +103,12 @@ struct Pacing {
 }
 
 impl Pacing {
-    /// Waits until the datagram captured at `arrival` is due, in short
-    /// sleeps so Ctrl-C stays prompt (after Ctrl-C it returns at once).
-    fn wait(&mut self, arrival: f64) {
+    /// When the datagram captured at `arrival` is due (`None`: at once).
+    fn due(&mut self, arrival: f64) -> Option<Instant> {
         let ts = Duration::try_from_secs_f64(arrival).unwrap_or_default();
         let deadline = self.schedule.deadline(ts);
         let start = *self.start.get_or_insert_with(Instant::now);
-        let Some(due) = start.checked_add(deadline) else {
-            return;
-        };
-        while !super::interrupted() {
-            let now = Instant::now();
-            if now >= due {
-                break;
-            }
-            thread::sleep((due - now).min(POLL));
-        }
+        start.checked_add(deadline)
     }
 }
 
@@ -177,6 +169,7 @@ impl Source {
             len: 0,
             recorder: None,
             pacing: None,
+            held: None,
         })
     }
 
@@ -303,12 +296,17 @@ impl Source {
         Ok(())
     }
 
-    /// The next datagram, or why there is none.
+    /// The next datagram, or why there is none. A live socket waits its own
+    /// poll interval; paced file input waits at most `wait` for a datagram to
+    /// come due (then `Idle`, and the same datagram next time).
     ///
     /// # Errors
     /// Socket and read errors, recording errors, and capture files of a link
     /// type that cannot be read.
-    pub fn next_event(&mut self) -> anyhow::Result<Event<'_>> {
+    pub fn next_event(&mut self, wait: Duration) -> anyhow::Result<Event<'_>> {
+        if let Some((got, due)) = self.held.take() {
+            return Ok(self.deliver_at(got, due, wait)?);
+        }
         let event = match &mut self.kind {
             Kind::Udp { socket, local } => match socket.recv_from(&mut self.buf) {
                 Ok((n, src)) => {
@@ -400,11 +398,32 @@ impl Source {
                 Some(Err(e @ CaptureError::Link(_))) => return Err(e.into()),
             },
         };
-        Ok(match event {
+        if let (Got::Datagram { arrival: Some(at), .. }, Some(p)) = (&event, &mut self.pacing)
+            && let Some(due) = p.due(*at)
+        {
+            return self.deliver_at(event, due, wait);
+        }
+        self.deliver(event)
+    }
+
+    /// Delivers `got` at `due`, or holds it and idles if `due` is more than
+    /// `wait` away.
+    fn deliver_at(&mut self, got: Got, due: Instant, wait: Duration) -> anyhow::Result<Event<'_>> {
+        let now = Instant::now();
+        if due > now {
+            if due - now > wait {
+                thread::sleep(wait);
+                self.held = Some((got, due));
+                return Ok(Event::Idle);
+            }
+            thread::sleep(due - now);
+        }
+        self.deliver(got)
+    }
+
+    fn deliver(&mut self, got: Got) -> anyhow::Result<Event<'_>> {
+        Ok(match got {
             Got::Datagram { src, dst, arrival } => {
-                if let (Some(p), Some(at)) = (&mut self.pacing, arrival) {
-                    p.wait(at);
-                }
                 let payload = self.buf.get(..self.len).unwrap_or_default();
                 if let Some(r) = &mut self.recorder {
                     r.record(src, dst, arrival, payload)?;
