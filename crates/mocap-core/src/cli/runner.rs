@@ -411,7 +411,10 @@ mod tests {
         assert_eq!(h.total, 8, "nothing after the stopping item");
         let mut feed = numbers(&[Some(60), Some(60), Some(1)]);
         let mut h = Sum::default();
-        assert_eq!(drive(&mut feed, None, None, &mut h).unwrap(), Stopped::Count);
+        assert_eq!(
+            drive(&mut feed, None, None, &mut h).unwrap(),
+            Stopped::Count
+        );
         assert_eq!(h.total, 120, "tick saw the total before the third item");
     }
 

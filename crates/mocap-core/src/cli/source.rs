@@ -305,7 +305,7 @@ impl Source {
     /// type that cannot be read.
     pub fn next_event(&mut self, wait: Duration) -> anyhow::Result<Event<'_>> {
         if let Some((got, due)) = self.held.take() {
-            return Ok(self.deliver_at(got, due, wait)?);
+            return self.deliver_at(got, due, wait);
         }
         let event = match &mut self.kind {
             Kind::Udp { socket, local } => match socket.recv_from(&mut self.buf) {
@@ -398,7 +398,12 @@ impl Source {
                 Some(Err(e @ CaptureError::Link(_))) => return Err(e.into()),
             },
         };
-        if let (Got::Datagram { arrival: Some(at), .. }, Some(p)) = (&event, &mut self.pacing)
+        if let (
+            Got::Datagram {
+                arrival: Some(at), ..
+            },
+            Some(p),
+        ) = (&event, &mut self.pacing)
             && let Some(due) = p.due(*at)
         {
             return self.deliver_at(event, due, wait);
