@@ -509,67 +509,18 @@ impl Relay {
         stop: &StopArgs,
         stats_interval: Option<Duration>,
     ) -> anyhow::Result<Stopped> {
-        use mocap_core::net::batch;
         let Some(socket) = source.socket() else {
             return Ok(Stopped::EndOfInput);
         };
-        let mut batch = batch::Batch::new();
-        let mut headers = batch::SendHeaders::default();
-        let addrs: Vec<SocketAddr> = self.dests.iter().map(|d| d.addr).collect();
-        let mut pacer = mocap_core::cli::Pacer::new(stop.duration, stats_interval);
-        let mut received = 0u64;
-        loop {
-            if let Some(why) = pacer.stopped() {
-                return Ok(why);
-            }
-            if pacer.stats_due() {
-                self.summary(None)?;
-            }
-            let n = match batch.recv(&socket) {
-                Ok(n) => n,
-                Err(e)
-                    if mocap_core::net::is_timeout(&e)
-                        || e.kind() == std::io::ErrorKind::Interrupted =>
-                {
-                    continue;
-                }
-                Err(e) => return Err(e).context("failed to receive"),
-            };
-            // `--count` counts datagrams: forward only up to it.
-            let room = stop.count.map_or(n, |c| {
-                usize::try_from(c.saturating_sub(received))
-                    .unwrap_or(n)
-                    .min(n)
-            });
-            // One small vector per batch of up to 32 datagrams, none per datagram.
-            let mut payloads: Vec<&[u8]> = Vec::with_capacity(room);
-            for (payload, src) in batch.datagrams().take(room) {
-                let stats = self.sources.entry(src).or_default();
-                stats.datagrams += 1;
-                stats.bytes += payload.len() as u64;
-                payloads.push(payload);
-            }
-            received += room as u64;
-            let failed = batch::send_all(&self.socket, &payloads, &addrs, &mut headers);
-            let bytes: u64 = payloads.iter().map(|p| p.len() as u64).sum();
-            for d in &mut self.dests {
-                d.stats.datagrams += payloads.len() as u64;
-                d.stats.bytes += bytes;
-            }
-            // Failures are not attributed to one destination in a batch; count them on each.
-            if failed > 0 {
-                for d in &mut self.dests {
-                    d.stats.send_errors += failed;
-                    d.stats.datagrams = d
-                        .stats
-                        .datagrams
-                        .saturating_sub(failed / addrs.len().max(1) as u64);
-                }
-            }
-            if stop.count.is_some_and(|c| received >= c) {
-                return Ok(Stopped::Count);
-            }
-        }
+        let mut feed = batched::Feed::new(socket);
+        let mut forward = batched::Forward {
+            addrs: self.dests.iter().map(|d| d.addr).collect(),
+            relay: self,
+            headers: mocap_core::net::batch::SendHeaders::default(),
+            count: stop.count,
+            received: 0,
+        };
+        mocap_core::cli::drive(&mut feed, stop.duration, stats_interval, &mut forward)
     }
 
     /// Sends rate-limited values whose slot has come (all of them at the end).
@@ -709,5 +660,107 @@ mod tests {
             "127.0.0.1:39539".parse().unwrap(),
             "192.168.1.9:39539".parse().unwrap()
         ));
+    }
+}
+
+/// The raw fast path on the run loop: batches in, batches out.
+#[cfg(target_os = "linux")]
+mod batched {
+    use std::net::{SocketAddr, UdpSocket};
+    use std::time::Duration;
+
+    use anyhow::Context as _;
+    use mocap_core::cli::{FeedHandler, Flow, Step, Stopped};
+    use mocap_core::net::{self, batch};
+
+    use super::Relay;
+
+    /// A socket read `recvmmsg` at a time.
+    pub(super) struct Feed {
+        socket: UdpSocket,
+        batch: batch::Batch,
+    }
+
+    impl Feed {
+        pub(super) fn new(socket: UdpSocket) -> Self {
+            Self {
+                socket,
+                batch: batch::Batch::new(),
+            }
+        }
+    }
+
+    impl mocap_core::cli::Feed for Feed {
+        type Item<'a> = &'a batch::Batch;
+
+        // The socket's own read timeout (the poll interval) bounds the wait.
+        fn next(&mut self, _wait: Duration) -> anyhow::Result<Step<&batch::Batch>> {
+            match self.batch.recv(&self.socket) {
+                Ok(_) => Ok(Step::Item(&self.batch)),
+                Err(e) if net::is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {
+                    Ok(Step::Idle)
+                }
+                Err(e) => Err(e).context("failed to receive"),
+            }
+        }
+    }
+
+    pub(super) struct Forward<'r> {
+        pub(super) relay: &'r mut Relay,
+        pub(super) addrs: Vec<SocketAddr>,
+        pub(super) headers: batch::SendHeaders,
+        pub(super) count: Option<u64>,
+        pub(super) received: u64,
+    }
+
+    impl FeedHandler<Feed> for Forward<'_> {
+        fn item(&mut self, batch: &batch::Batch) -> anyhow::Result<Flow> {
+            let n = batch.datagrams().count();
+            // `--count` counts datagrams: forward only up to it.
+            let room = self.count.map_or(n, |c| {
+                usize::try_from(c.saturating_sub(self.received))
+                    .unwrap_or(n)
+                    .min(n)
+            });
+            // One small vector per batch of up to 32 datagrams, none per datagram.
+            let mut payloads: Vec<&[u8]> = Vec::with_capacity(room);
+            for (payload, src) in batch.datagrams().take(room) {
+                let stats = self.relay.sources.entry(src).or_default();
+                stats.datagrams += 1;
+                stats.bytes += payload.len() as u64;
+                payloads.push(payload);
+            }
+            self.received += room as u64;
+            let failed = batch::send_all(
+                &self.relay.socket,
+                &payloads,
+                &self.addrs,
+                &mut self.headers,
+            );
+            let bytes: u64 = payloads.iter().map(|p| p.len() as u64).sum();
+            for d in &mut self.relay.dests {
+                d.stats.datagrams += payloads.len() as u64;
+                d.stats.bytes += bytes;
+            }
+            // Failures are not attributed to one destination in a batch; count them on each.
+            if failed > 0 {
+                for d in &mut self.relay.dests {
+                    d.stats.send_errors += failed;
+                    d.stats.datagrams = d
+                        .stats
+                        .datagrams
+                        .saturating_sub(failed / self.addrs.len().max(1) as u64);
+                }
+            }
+            Ok(if self.count.is_some_and(|c| self.received >= c) {
+                Flow::Stop(Stopped::Count)
+            } else {
+                Flow::Continue
+            })
+        }
+
+        fn stats(&mut self) -> anyhow::Result<()> {
+            self.relay.summary(None)
+        }
     }
 }
