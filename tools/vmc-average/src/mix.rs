@@ -10,8 +10,8 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use mocap_core::cli::{
-    Format, Log, LogArgs, Output, Pacer, StopArgs, Stopped, TakeSummary, UsageError, VmcRecord,
-    install_ctrlc, round3, vmc_line,
+    Feed, FeedHandler, Flow, Format, Log, LogArgs, Output, Step, StopArgs, Stopped, TakeSummary,
+    UsageError, VmcRecord, install_ctrlc, round3, vmc_line,
 };
 use mocap_core::net;
 use mocap_core::vmc::{self, Message, Method, MixConfig, MixSchedule, Mixer};
@@ -113,10 +113,9 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         sockets.push(socket);
     }
     let mut inbox = Inbox::new(sockets);
-    let mut fanout =
-        net::Fanout::new(opts.to.clone()).context("failed to open the sending socket")?;
+    let fanout = net::Fanout::new(opts.to.clone()).context("failed to open the sending socket")?;
     // Named sources first, in the order given, so --weight/--prefer/--primary can refer to them.
-    let mut sources: Vec<SourceInfo> = opts
+    let sources: Vec<SourceInfo> = opts
         .sources
         .iter()
         .map(|(name, addr)| SourceInfo {
@@ -129,17 +128,15 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         })
         .collect();
     let index = |name: &str| opts.sources.iter().position(|(n, _)| n == name);
-    let weight_of = |name: &str| {
-        opts.weights
-            .iter()
-            .find(|(n, _)| n == name)
-            .map_or(1.0, |(_, w)| *w)
-    };
     let cfg = MixConfig {
         schedule: opts.schedule,
         method: opts.method,
         stale: opts.stale,
-        weights: opts.sources.iter().map(|(n, _)| weight_of(n)).collect(),
+        weights: opts
+            .sources
+            .iter()
+            .map(|(n, _)| weight_of(opts, n))
+            .collect(),
         bones: opts.bones.clone(),
         prefer: opts
             .prefer
@@ -149,123 +146,143 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         primary: opts.primary.as_deref().and_then(index).unwrap_or(0),
         average_blends: opts.average_blends,
     };
-    let mut mixer = Mixer::new(cfg, opts.sources.len());
-    let mut smoother = opts.smooth.clone().map(vmc::Smoother::new);
-    let mut out = Output::stdout(true);
-    let start = Instant::now();
-    let mut pacer = Pacer::new(opts.stop.duration, opts.log.stats_interval);
-    let mut frames_out = 0u64;
-    let mut datagrams_out = 0u64;
-    let mut takes = opts.bvh.clone().map(mocap_core::cli::VmcTakes::new);
-    let stopped = loop {
-        if let Some(why) = pacer.stopped() {
-            break why;
-        }
-        if opts.stop.count.is_some_and(|n| frames_out >= n) {
-            break Stopped::Count;
-        }
-        if pacer.stats_due() {
-            summary(
-                &mut out,
-                &log,
-                opts,
-                &sources,
-                &mixer,
-                frames_out,
-                datagrams_out,
-                start,
-                None,
-                &[],
-            )?;
-        }
-        let now = start.elapsed();
-        let wait = mixer
-            .next_due()
-            .map_or(POLL, |d| d.saturating_sub(now).min(POLL));
-        match inbox.recv(wait) {
-            Received::Datagram(listen_idx, from, bytes) => {
-                let listen = opts.listen.get(listen_idx).copied().unwrap_or(from);
-                let local = bound.get(listen_idx).copied().unwrap_or(listen);
-                let at = (listen, local);
-                let src = source_of(&mut sources, &mut mixer, opts, at, from, weight_of);
-                let now = start.elapsed();
-                // Bone names borrowed from the datagram: the mixer interns
-                // them, so a bone costs no allocation on this path.
-                match vmc::decode_borrowed(bytes) {
-                    Ok(msgs) => {
-                        if let Some(s) = sources.get_mut(src) {
-                            s.datagrams += 1;
+    let mut mix = Mix {
+        opts,
+        log,
+        mixer: Mixer::new(cfg, opts.sources.len()),
+        smoother: opts.smooth.clone().map(vmc::Smoother::new),
+        out: Output::stdout(true),
+        start: Instant::now(),
+        fanout,
+        sources,
+        bound,
+        frames_out: 0,
+        datagrams_out: 0,
+        takes: opts.bvh.clone().map(mocap_core::cli::VmcTakes::new),
+    };
+    let stopped = mocap_core::cli::drive(
+        &mut inbox,
+        opts.stop.duration,
+        opts.log.stats_interval,
+        &mut mix,
+    );
+    let done = match mix.takes.take() {
+        Some(t) => t.finish(&mix.log)?,
+        None => Vec::new(),
+    };
+    mix.summary(Some(stopped?), &done)
+}
+
+/// The mixer on the run loop: datagrams in, mixed frames out.
+struct Mix<'o> {
+    opts: &'o Options,
+    log: Log,
+    mixer: Mixer,
+    smoother: Option<vmc::Smoother>,
+    out: Output,
+    start: Instant,
+    fanout: net::Fanout,
+    sources: Vec<SourceInfo>,
+    /// The addresses actually bound, by listening index.
+    bound: Vec<SocketAddr>,
+    frames_out: u64,
+    datagrams_out: u64,
+    takes: Option<mocap_core::cli::VmcTakes>,
+}
+
+impl Mix<'_> {
+    fn summary(&mut self, stopped: Option<Stopped>, takes: &[TakeSummary]) -> anyhow::Result<()> {
+        summary(
+            &mut self.out,
+            &self.log,
+            self.opts,
+            &self.sources,
+            &self.mixer,
+            self.frames_out,
+            self.datagrams_out,
+            self.start,
+            stopped,
+            takes,
+        )
+    }
+}
+
+impl FeedHandler<Inbox> for Mix<'_> {
+    fn item(&mut self, (listen_idx, from, bytes): Received<'_>) -> anyhow::Result<Flow> {
+        let listen = self.opts.listen.get(listen_idx).copied().unwrap_or(from);
+        let local = self.bound.get(listen_idx).copied().unwrap_or(listen);
+        let src = source_of(
+            &mut self.sources,
+            &mut self.mixer,
+            self.opts,
+            (listen, local),
+            from,
+        );
+        let now = self.start.elapsed();
+        let Some(s) = self.sources.get_mut(src) else {
+            return Ok(Flow::Continue);
+        };
+        s.datagrams += 1;
+        // Bone names borrowed from the datagram: the mixer interns
+        // them, so a bone costs no allocation on this path.
+        match vmc::decode_borrowed(bytes) {
+            Ok(msgs) => {
+                for m in msgs {
+                    match m {
+                        vmc::Element::Bone { name, pos, rot } => {
+                            s.messages += 1;
+                            self.mixer.push_bone(src, name, pos, rot);
                         }
-                        for m in msgs {
-                            match m {
-                                vmc::Element::Bone { name, pos, rot } => {
-                                    if let Some(s) = sources.get_mut(src) {
-                                        s.messages += 1;
-                                    }
-                                    mixer.push_bone(src, name, pos, rot);
-                                }
-                                vmc::Element::Other(Ok(m)) => {
-                                    if let Some(s) = sources.get_mut(src) {
-                                        s.messages += 1;
-                                    }
-                                    mixer.push(src, now, m);
-                                }
-                                vmc::Element::Other(Err(_)) => {
-                                    if let Some(s) = sources.get_mut(src) {
-                                        s.decode_errors += 1;
-                                    }
-                                }
-                            }
+                        vmc::Element::Other(Ok(m)) => {
+                            s.messages += 1;
+                            self.mixer.push(src, now, m);
                         }
-                    }
-                    // Bad bytes from one source never touch the others.
-                    Err(_) => {
-                        if let Some(s) = sources.get_mut(src) {
-                            s.datagrams += 1;
-                            s.decode_errors += 1;
-                        }
+                        vmc::Element::Other(Err(_)) => s.decode_errors += 1,
                     }
                 }
             }
-            Received::Nothing => {}
-            Received::End => break Stopped::EndOfInput,
+            // Bad bytes from one source never touch the others.
+            Err(_) => s.decode_errors += 1,
         }
-        if let Some(mut frame) = mixer.poll(start.elapsed()) {
-            if frame.is_empty() {
-                continue;
-            }
-            if let Some(s) = &mut smoother {
-                s.apply_all(&mut frame, start.elapsed().as_secs_f64());
+        Ok(Flow::Continue)
+    }
+
+    /// Emits the mixed frame when one is due, then checks `--count`.
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        if let Some(mut frame) = self.mixer.poll(self.start.elapsed())
+            && !frame.is_empty()
+        {
+            if let Some(s) = &mut self.smoother {
+                s.apply_all(&mut frame, self.start.elapsed().as_secs_f64());
             }
             for d in vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE) {
-                fanout.send(&d);
+                self.fanout.send(&d);
             }
-            datagrams_out = fanout.sent();
-            if let Some(t) = &mut takes {
-                t.push_frame(&frame, start.elapsed().as_secs_f64(), &log)?;
+            self.datagrams_out = self.fanout.sent();
+            if let Some(t) = &mut self.takes {
+                t.push_frame(&frame, self.start.elapsed().as_secs_f64(), &self.log)?;
             }
-            frames_out += 1;
-            if opts.dump {
-                dump(&mut out, opts.format, &frame)?;
+            self.frames_out += 1;
+            if self.opts.dump {
+                dump(&mut self.out, self.opts.format, &frame)?;
             }
         }
-    };
-    let done = match takes {
-        Some(t) => t.finish(&log)?,
-        None => Vec::new(),
-    };
-    summary(
-        &mut out,
-        &log,
-        opts,
-        &sources,
-        &mixer,
-        frames_out,
-        datagrams_out,
-        start,
-        Some(stopped),
-        &done,
-    )
+        Ok(self
+            .opts
+            .stop
+            .count
+            .is_some_and(|n| self.frames_out >= n)
+            .then_some(Stopped::Count))
+    }
+
+    fn stats(&mut self) -> anyhow::Result<()> {
+        self.summary(None, &[])
+    }
+
+    fn wake_in(&self) -> Option<Duration> {
+        let now = self.start.elapsed();
+        self.mixer.next_due().map(|d| d.saturating_sub(now))
+    }
 }
 
 /// The source a datagram belongs to: a name given for its sender, else one
@@ -279,7 +296,6 @@ fn source_of(
     opts: &Options,
     (listen, local): (SocketAddr, SocketAddr),
     from: SocketAddr,
-    weight_of: impl Fn(&str) -> f64,
 ) -> usize {
     if let Some(i) = opts.sources.iter().position(|(_, a)| *a == from) {
         return i;
@@ -302,7 +318,7 @@ fn source_of(
     } else {
         format!("{from}")
     };
-    let i = mixer.add_source(weight_of(&name));
+    let i = mixer.add_source(weight_of(opts, &name));
     sources.push(SourceInfo {
         name,
         listen: local,
@@ -312,6 +328,14 @@ fn source_of(
         decode_errors: 0,
     });
     i
+}
+
+/// `--weight NAME=W` for a source (1 if none).
+fn weight_of(opts: &Options, name: &str) -> f64 {
+    opts.weights
+        .iter()
+        .find(|(n, _)| n == name)
+        .map_or(1.0, |(_, w)| *w)
 }
 
 fn dump(out: &mut Output, format: Format, frame: &[Message]) -> anyhow::Result<()> {
@@ -429,11 +453,8 @@ enum Inbox {
     Many(Receiver<(usize, SocketAddr, Vec<u8>)>, Vec<u8>),
 }
 
-enum Received<'a> {
-    Datagram(usize, SocketAddr, &'a [u8]),
-    Nothing,
-    End,
-}
+/// A datagram: the index of the listening socket, the sender, the bytes.
+type Received<'a> = (usize, SocketAddr, &'a [u8]);
 
 impl Inbox {
     fn new(mut sockets: Vec<UdpSocket>) -> Self {
@@ -465,31 +486,35 @@ impl Inbox {
         }
         Self::Many(rx, Vec::new())
     }
+}
+
+impl Feed for Inbox {
+    type Item<'a> = Received<'a>;
 
     /// The next datagram, waiting at most `wait`.
-    fn recv(&mut self, wait: Duration) -> Received<'_> {
-        match self {
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Received<'_>>> {
+        Ok(match self {
             Self::One(socket, buf) => {
                 match net::wait_readable(socket, wait) {
                     Ok(true) => {}
-                    Ok(false) => return Received::Nothing,
-                    Err(_) => return Received::End,
+                    Ok(false) => return Ok(Step::Idle),
+                    Err(_) => return Ok(Step::End(Stopped::EndOfInput)),
                 }
                 match socket.recv_from(buf) {
-                    Ok((n, from)) => Received::Datagram(0, from, buf.get(..n).unwrap_or_default()),
-                    Err(e) if retry(&e) => Received::Nothing,
-                    Err(_) => Received::End,
+                    Ok((n, from)) => Step::Item((0, from, buf.get(..n).unwrap_or_default())),
+                    Err(e) if retry(&e) => Step::Idle,
+                    Err(_) => Step::End(Stopped::EndOfInput),
                 }
             }
             Self::Many(rx, held) => match rx.recv_timeout(wait) {
                 Ok((i, from, bytes)) => {
                     *held = bytes;
-                    Received::Datagram(i, from, held)
+                    Step::Item((i, from, held))
                 }
-                Err(RecvTimeoutError::Timeout) => Received::Nothing,
-                Err(RecvTimeoutError::Disconnected) => Received::End,
+                Err(RecvTimeoutError::Timeout) => Step::Idle,
+                Err(RecvTimeoutError::Disconnected) => Step::End(Stopped::EndOfInput),
             },
-        }
+        })
     }
 }
 
