@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use mocap_core::cli::{
     Feed, FeedHandler, Flow, Format, Log, LogArgs, Output, Step, StopArgs, Stopped, TakeSummary,
-    UsageError, VmcRecord, install_ctrlc, round3, vmc_line,
+    UdpFeed, UsageError, VmcRecord, install_ctrlc, round3, vmc_line,
 };
 use mocap_core::net;
 use mocap_core::vmc::{self, Message, Method, MixConfig, MixSchedule, Mixer};
@@ -449,7 +449,7 @@ struct SourceRecord<'a> {
 /// right here, so a datagram costs no thread hand-off or copy; several are read
 /// on one thread each and funnelled through a channel.
 enum Inbox {
-    One(UdpSocket, Vec<u8>),
+    One(UdpFeed),
     Many(Receiver<(usize, SocketAddr, Vec<u8>)>, Vec<u8>),
 }
 
@@ -461,7 +461,7 @@ impl Inbox {
         if sockets.len() == 1
             && let Some(socket) = sockets.pop()
         {
-            return Self::One(socket, vec![0u8; net::MAX_DATAGRAM]);
+            return Self::One(UdpFeed::new(socket));
         }
         let (tx, rx) = sync_channel::<(usize, SocketAddr, Vec<u8>)>(4096);
         for (i, socket) in sockets.into_iter().enumerate() {
@@ -494,18 +494,11 @@ impl Feed for Inbox {
     /// The next datagram, waiting at most `wait`.
     fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Received<'_>>> {
         Ok(match self {
-            Self::One(socket, buf) => {
-                match net::wait_readable(socket, wait) {
-                    Ok(true) => {}
-                    Ok(false) => return Ok(Step::Idle),
-                    Err(_) => return Ok(Step::End(Stopped::EndOfInput)),
-                }
-                match socket.recv_from(buf) {
-                    Ok((n, from)) => Step::Item((0, from, buf.get(..n).unwrap_or_default())),
-                    Err(e) if retry(&e) => Step::Idle,
-                    Err(_) => Step::End(Stopped::EndOfInput),
-                }
-            }
+            Self::One(feed) => match feed.next(wait)? {
+                Step::Item((from, bytes)) => Step::Item((0, from, bytes)),
+                Step::Idle => Step::Idle,
+                Step::End(why) => Step::End(why),
+            },
             Self::Many(rx, held) => match rx.recv_timeout(wait) {
                 Ok((i, from, bytes)) => {
                     *held = bytes;

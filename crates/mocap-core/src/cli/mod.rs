@@ -19,6 +19,8 @@ pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};
 pub use generate::{Generate, GenerateArgs, generated};
 pub use output::{CaptureRecord, Log, Output, round3};
 pub use records::{ArgRecord, ErrorRecord, VmcRecord, vmc_line};
-pub use runner::{Feed, FeedHandler, Flow, Handler, POLL, Pacer, Step, Stopped, drive, run};
+pub use runner::{
+    Feed, FeedHandler, Flow, Handler, POLL, Pacer, Step, Stopped, UdpFeed, drive, run,
+};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput, unix_now};
 pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, path_for};

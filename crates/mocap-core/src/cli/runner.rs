@@ -267,6 +267,43 @@ impl Feed for Source {
     }
 }
 
+/// One UDP socket as a [`Feed`] that waits exactly as long as the run loop
+/// asks (a mixing tick or a stream frame may be due sooner than the poll
+/// interval): items are `(sender, payload)`.
+#[derive(Debug)]
+pub struct UdpFeed {
+    socket: std::net::UdpSocket,
+    buf: Vec<u8>,
+}
+
+impl UdpFeed {
+    /// Reads `socket` (bound through [`crate::net::bind_udp`]).
+    pub fn new(socket: std::net::UdpSocket) -> Self {
+        Self {
+            socket,
+            buf: vec![0; crate::net::MAX_DATAGRAM],
+        }
+    }
+}
+
+impl Feed for UdpFeed {
+    type Item<'a> = (std::net::SocketAddr, &'a [u8]);
+
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Self::Item<'_>>> {
+        use anyhow::Context as _;
+        if !crate::net::wait_readable(&self.socket, wait).context("failed to wait for input")? {
+            return Ok(Step::Idle);
+        }
+        match self.socket.recv_from(&mut self.buf) {
+            Ok((n, from)) => Ok(Step::Item((from, self.buf.get(..n).unwrap_or_default()))),
+            Err(e) if crate::net::is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {
+                Ok(Step::Idle)
+            }
+            Err(e) => Err(e).context("failed to receive"),
+        }
+    }
+}
+
 /// A datagram [`Handler`] on the run loop: counts packets for `--count`.
 struct Packets<'h, H: ?Sized> {
     handler: &'h mut H,

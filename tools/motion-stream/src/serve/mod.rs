@@ -28,12 +28,12 @@ use tungstenite::protocol::frame::coding::CloseCode;
 use crate::TOOL;
 use crate::records::{ClientEndRecord, ClientRecord, ServeSummary};
 use crate::ws::close;
-use mocap_core::cli::Stopped;
 use mocap_core::cli::round3;
-use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc, interrupted};
+use mocap_core::cli::{FeedHandler, Flow, Stopped};
+use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc};
 use mocap_core::dlp3d::server::{self, Action, ClientId, Refusal, Session};
 use mocap_core::dlp3d::{self, Request};
-use mocap_core::net::{self as udp, MAX_DATAGRAM};
+use mocap_core::net as udp;
 
 /// A client sent nothing this long gets a ping.
 const KEEPALIVE: Duration = Duration::from_secs(5);
@@ -203,78 +203,31 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
                 }
             })?;
     }
-    let mut session = Session::new(opts.session.clone());
-    let mut clients: HashMap<ClientId, Joined> = HashMap::new();
-    let started = Instant::now();
-    let mut datagrams = 0u64;
-    let mut buf = vec![0u8; MAX_DATAGRAM];
-    let mut next_stats = opts.log.stats_interval.map(|d| Instant::now() + d);
-    let stopped = loop {
-        if interrupted() {
-            break Stopped::Interrupted;
-        }
-        if opts.stop.duration.is_some_and(|d| started.elapsed() >= d) {
-            break Stopped::Duration;
-        }
-        if opts.stop.count.is_some_and(|n| session.stats().served >= n) && clients.is_empty() {
-            break Stopped::Count;
-        }
-        while let Ok(j) = join_rx.try_recv() {
-            info(
-                &log,
-                format_args!(
-                    "client {} from {} on {} ({})",
-                    j.id, j.addr, j.route, j.request.class_name
-                ),
-            );
-            record(
-                &mut out,
-                opts.format,
-                &ClientRecord {
-                    kind: "dlp3d.client",
-                    client: j.id,
-                    peer: j.addr,
-                    route: &j.route,
-                    class: &j.request.class_name,
-                    text: &j.request.speech_text,
-                },
-                format_args!(
-                    "client {} {} {} {}",
-                    j.id, j.addr, j.route, j.request.class_name
-                ),
-            )?;
-            session.join(j.id, started.elapsed());
-            clients.insert(j.id, j);
-        }
-        match socket.recv_from(&mut buf) {
-            Ok((n, src)) => {
-                datagrams += 1;
-                session.vmc(src, buf.get(..n).unwrap_or_default(), started.elapsed());
-            }
-            Err(e) if udp::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e).context("receiving VMC"),
-        }
-        // Writers that gave up (the peer closed or stopped reading).
-        for (id, _) in clients
-            .iter()
-            .filter(|(_, c)| c.kicked.load(Ordering::Relaxed))
-        {
-            session.gone(*id);
-        }
-        let now = started.elapsed();
-        if session.poll_timeout().is_some_and(|t| now >= t) {
-            session.handle_timeout(now);
-        }
-        act(&mut session, &mut clients, opts, &log, &mut out)?;
-        if let Some(at) = next_stats
-            && Instant::now() >= at
-        {
-            next_stats = opts.log.stats_interval.map(|d| at + d);
-            summary(
-                &session, datagrams, started, opts, &log, &mut out, None, &shared,
-            )?;
-        }
+    let mut feed = mocap_core::cli::UdpFeed::new(socket);
+    let mut server = Server {
+        opts,
+        session: Session::new(opts.session.clone()),
+        clients: HashMap::new(),
+        started: Instant::now(),
+        datagrams: 0,
+        join_rx,
+        log: &log,
+        out: &mut out,
+        shared: &shared,
     };
+    let stopped = mocap_core::cli::drive(
+        &mut feed,
+        opts.stop.duration,
+        opts.log.stats_interval,
+        &mut server,
+    )?;
+    let Server {
+        mut session,
+        mut clients,
+        started,
+        datagrams,
+        ..
+    } = server;
     session.close_all("server stopping", started.elapsed());
     act(&mut session, &mut clients, opts, &log, &mut out)?;
     drop(clients);
@@ -296,6 +249,108 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     )?;
     out.flush()?;
     Ok(())
+}
+
+/// Joins and writers' verdicts come on a channel and flags: looked at this often.
+const JOIN_POLL: Duration = Duration::from_millis(5);
+
+/// The session on the run loop: VMC datagrams in, client messages queued.
+struct Server<'a> {
+    opts: &'a ServeOptions,
+    session: Session,
+    clients: HashMap<ClientId, Joined>,
+    started: Instant,
+    datagrams: u64,
+    join_rx: mpsc::Receiver<Joined>,
+    log: &'a Mutex<Log>,
+    out: &'a mut Output,
+    shared: &'a Mutex<Shared>,
+}
+
+impl FeedHandler<mocap_core::cli::UdpFeed> for Server<'_> {
+    fn item(&mut self, (src, bytes): (SocketAddr, &[u8])) -> anyhow::Result<Flow> {
+        self.datagrams += 1;
+        self.session.vmc(src, bytes, self.started.elapsed());
+        Ok(Flow::Continue)
+    }
+
+    /// New clients, writers that gave up, the session's timers, what it asks for.
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        while let Ok(j) = self.join_rx.try_recv() {
+            info(
+                self.log,
+                format_args!(
+                    "client {} from {} on {} ({})",
+                    j.id, j.addr, j.route, j.request.class_name
+                ),
+            );
+            record(
+                self.out,
+                self.opts.format,
+                &ClientRecord {
+                    kind: "dlp3d.client",
+                    client: j.id,
+                    peer: j.addr,
+                    route: &j.route,
+                    class: &j.request.class_name,
+                    text: &j.request.speech_text,
+                },
+                format_args!(
+                    "client {} {} {} {}",
+                    j.id, j.addr, j.route, j.request.class_name
+                ),
+            )?;
+            self.session.join(j.id, self.started.elapsed());
+            self.clients.insert(j.id, j);
+        }
+        // Writers that gave up (the peer closed or stopped reading).
+        for (id, _) in self
+            .clients
+            .iter()
+            .filter(|(_, c)| c.kicked.load(Ordering::Relaxed))
+        {
+            self.session.gone(*id);
+        }
+        let now = self.started.elapsed();
+        if self.session.poll_timeout().is_some_and(|t| now >= t) {
+            self.session.handle_timeout(now);
+        }
+        act(
+            &mut self.session,
+            &mut self.clients,
+            self.opts,
+            self.log,
+            self.out,
+        )?;
+        let served = self
+            .opts
+            .stop
+            .count
+            .is_some_and(|n| self.session.stats().served >= n);
+        Ok((served && self.clients.is_empty()).then_some(Stopped::Count))
+    }
+
+    fn stats(&mut self) -> anyhow::Result<()> {
+        summary(
+            &self.session,
+            self.datagrams,
+            self.started,
+            self.opts,
+            self.log,
+            self.out,
+            None,
+            self.shared,
+        )
+    }
+
+    fn wake_in(&self) -> Option<Duration> {
+        let now = self.started.elapsed();
+        let timer = self
+            .session
+            .poll_timeout()
+            .map_or(JOIN_POLL, |t| t.saturating_sub(now));
+        Some(timer.min(JOIN_POLL))
+    }
 }
 
 fn info(log: &Mutex<Log>, args: std::fmt::Arguments<'_>) {
