@@ -15,9 +15,9 @@ use crate::framing::{read_delimited, write_delimited};
 use crate::records::{DumpSummary, EventBody, EventRecord, MotionFrame, error, wide_rows};
 use crate::ws::close;
 use crate::ws::{self};
-use mocap_core::cli::Stopped;
 use mocap_core::cli::round3;
-use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc, interrupted};
+use mocap_core::cli::{Feed, FeedHandler, Flow, Step, Stopped, drive};
+use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc};
 use mocap_core::dlp3d::{self, Decoder, Event, Request, Stream};
 use mocap_core::net::{self as udp};
 
@@ -68,7 +68,7 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         )),
         None => None,
     };
-    let mut d = Dumper {
+    let d = Dumper {
         opts,
         decoder: Decoder::new(),
         stats: DumpStats::default(),
@@ -76,28 +76,23 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         names: 0,
     };
     let started = Instant::now();
-    let stopped = if let Some(path) = &opts.read {
-        let mut r = BufReader::new(
-            File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
-        );
-        loop {
-            if opts.stop.count.is_some_and(|n| d.stats.messages >= n) {
-                break Stopped::Count;
-            }
-            match read_delimited(&mut r) {
-                Ok(Some(m)) => {
-                    if !d.message(&m, &mut out)? {
-                        break Stopped::BadMessage;
-                    }
-                }
-                Ok(None) => break Stopped::EndOfInput,
-                Err(e) => {
-                    d.stats.errors += 1;
-                    error(&mut out, opts.format, &format!("{}: {e}", path.display()))?;
-                    break Stopped::BadMessage;
-                }
-            }
-        }
+    let (stopped, d) = if let Some(path) = &opts.read {
+        let mut feed = Messages::Recording {
+            reader: BufReader::new(
+                File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
+            ),
+            path: path.clone(),
+        };
+        // A recording is read whole: all Ends seen, what follows is still printed.
+        let mut client = Client {
+            d,
+            out: &mut out,
+            log: &log,
+            writer: None,
+            until_ended: false,
+        };
+        let stopped = drive(&mut feed, opts.stop.duration, None, &mut client)?;
+        (stopped, client.d)
     } else {
         let url = opts.url.as_deref().context("a URL or -r FILE")?;
         let mut socket = ws::connect(url, opts.ca.as_deref(), Duration::from_secs(10))
@@ -111,60 +106,19 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         let _ = socket
             .get_ref()
             .set_read_timeout(Some(Duration::from_millis(100)));
-        let stopped = loop {
-            if interrupted() {
-                break Stopped::Interrupted;
-            }
-            if opts.stop.duration.is_some_and(|t| started.elapsed() >= t) {
-                break Stopped::Duration;
-            }
-            if opts.stop.count.is_some_and(|n| d.stats.messages >= n) {
-                break Stopped::Count;
-            }
-            match socket.read() {
-                Ok(Message::Binary(b)) => {
-                    if let Some(w) = &mut writer {
-                        write_delimited(w, &b)?;
-                    }
-                    if !d.message(&b, &mut out)? {
-                        break Stopped::BadMessage;
-                    }
-                    if d.decoder.finished() {
-                        break Stopped::StreamsEnded;
-                    }
-                }
-                Ok(Message::Close(frame)) => {
-                    if let Some(f) = frame {
-                        log.info(format_args!(
-                            "server closed: {} {}",
-                            u16::from(f.code),
-                            f.reason
-                        ));
-                    }
-                    break Stopped::ClosedByServer;
-                }
-                Ok(Message::Text(t)) => {
-                    d.stats.errors += 1;
-                    error(
-                        &mut out,
-                        opts.format,
-                        &format!(
-                            "a text message ({} bytes); DLP3D sends binary protobuf only",
-                            t.len()
-                        ),
-                    )?;
-                    break Stopped::BadMessage;
-                }
-                Ok(_) => {}
-                Err(tungstenite::Error::Io(e)) if udp::is_timeout(&e) => {}
-                Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
-                    break Stopped::ClosedByServer;
-                }
-                Err(e) => return Err(e).context("reading the stream"),
-            }
+        let mut feed = Messages::Socket(socket);
+        let mut client = Client {
+            d,
+            out: &mut out,
+            log: &log,
+            writer: writer.as_mut(),
+            until_ended: true,
         };
-        close(&mut socket, CloseCode::Normal, "done");
-        stopped
+        let stopped = drive(&mut feed, opts.stop.duration, None, &mut client);
+        if let Messages::Socket(socket) = &mut feed {
+            close(socket, CloseCode::Normal, "done");
+        }
+        (stopped?, client.d)
     };
     if let Some(w) = &mut writer {
         w.flush()?;
@@ -198,6 +152,128 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         bail!("the stream carried a message we refused (see the error record)");
     }
     Ok(())
+}
+
+/// What a stream client gets: a message, or why there are no more.
+enum Incoming {
+    /// A binary message (protobuf).
+    Message(Bytes),
+    /// A text message of this many bytes (DLP3D never sends one).
+    Text(usize),
+    /// The server's close frame, if it sent one.
+    Closed(Option<(u16, String)>),
+    /// A recording that cannot be read on.
+    Damaged(String),
+}
+
+/// Where the messages come from.
+enum Messages {
+    /// A recording, length-delimited.
+    Recording {
+        reader: BufReader<File>,
+        path: PathBuf,
+    },
+    /// A live connection (its read timeout bounds the wait).
+    Socket(tungstenite::WebSocket<ws::Conn>),
+}
+
+impl Feed for Messages {
+    type Item<'a> = Incoming;
+
+    fn next(&mut self, _wait: Duration) -> anyhow::Result<Step<Incoming>> {
+        match self {
+            Self::Recording { reader, path } => Ok(next_recorded(reader, path)),
+            Self::Socket(socket) => next_received(socket),
+        }
+    }
+}
+
+fn next_recorded(reader: &mut BufReader<File>, path: &std::path::Path) -> Step<Incoming> {
+    match read_delimited(reader) {
+        Ok(Some(m)) => Step::Item(Incoming::Message(Bytes::from(m))),
+        Ok(None) => Step::End(Stopped::EndOfInput),
+        Err(e) => Step::Item(Incoming::Damaged(format!("{}: {e}", path.display()))),
+    }
+}
+
+fn next_received(socket: &mut tungstenite::WebSocket<ws::Conn>) -> anyhow::Result<Step<Incoming>> {
+    Ok(match socket.read() {
+        Ok(Message::Binary(b)) => Step::Item(Incoming::Message(b)),
+        Ok(Message::Close(frame)) => Step::Item(Incoming::Closed(
+            frame.map(|f| (u16::from(f.code), f.reason.to_string())),
+        )),
+        Ok(Message::Text(t)) => Step::Item(Incoming::Text(t.len())),
+        Ok(_) => Step::Idle,
+        Err(tungstenite::Error::Io(e)) if udp::is_timeout(&e) => Step::Idle,
+        Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
+            Step::End(Stopped::ClosedByServer)
+        }
+        Err(e) => return Err(e).context("reading the stream"),
+    })
+}
+
+/// The dump on the run loop.
+struct Client<'a, 'o> {
+    d: Dumper<'o>,
+    out: &'a mut Output,
+    log: &'a Log,
+    /// `-w`: every message received, as received.
+    writer: Option<&'a mut BufWriter<File>>,
+    /// Stop once every stream has ended (a connection; a recording is read whole).
+    until_ended: bool,
+}
+
+impl FeedHandler<Messages> for Client<'_, '_> {
+    fn item(&mut self, item: Incoming) -> anyhow::Result<Flow> {
+        let format = self.d.opts.format;
+        let why = match item {
+            Incoming::Message(b) => {
+                if let Some(w) = &mut self.writer {
+                    write_delimited(w, &b)?;
+                }
+                if !self.d.message(&b, self.out)? {
+                    Stopped::BadMessage
+                } else if self.until_ended && self.d.decoder.finished() {
+                    Stopped::StreamsEnded
+                } else {
+                    return Ok(Flow::Continue);
+                }
+            }
+            Incoming::Closed(frame) => {
+                if let Some((code, reason)) = frame {
+                    self.log
+                        .info(format_args!("server closed: {code} {reason}"));
+                }
+                Stopped::ClosedByServer
+            }
+            Incoming::Text(len) => {
+                self.d.stats.errors += 1;
+                error(
+                    self.out,
+                    format,
+                    &format!("a text message ({len} bytes); DLP3D sends binary protobuf only"),
+                )?;
+                Stopped::BadMessage
+            }
+            Incoming::Damaged(why) => {
+                self.d.stats.errors += 1;
+                error(self.out, format, &why)?;
+                Stopped::BadMessage
+            }
+        };
+        Ok(Flow::Stop(why))
+    }
+
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        let n = self.d.stats.messages;
+        Ok(self
+            .d
+            .opts
+            .stop
+            .count
+            .is_some_and(|c| n >= c)
+            .then_some(Stopped::Count))
+    }
 }
 
 struct Dumper<'o> {
