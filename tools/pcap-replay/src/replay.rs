@@ -14,7 +14,10 @@ use serde::Serialize;
 
 use mocap_core::cli::CaptureRecord;
 use mocap_core::cli::round3;
-use mocap_core::cli::{Format, Log, Output, StopArgs, Stopped, install_ctrlc, interrupted};
+use mocap_core::cli::{
+    Feed, FeedHandler, Flow, Format, Log, Output, Step, StopArgs, Stopped, UdpFeed, drive,
+    install_ctrlc,
+};
 use mocap_core::net;
 use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Lateness, Pace, Schedule};
 
@@ -92,9 +95,8 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         Datagrams::new(f).map_err(|e| anyhow::anyhow!("{}: {e}", opts.file.display()))
     };
     // Fail on a bad file before waiting for a trigger or opening sockets.
-    let mut capture = open()?;
+    let capture = open()?;
     let start_wall = Instant::now();
-    let deadline = opts.stop.duration.and_then(|d| start_wall.checked_add(d));
 
     let (socket, target) = match opts.trigger {
         Some(addr) => {
@@ -104,7 +106,10 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
             log.info(format_args!(
                 "waiting for a datagram on {local} (UDP) to start"
             ));
-            let Some(peer) = wait_for_trigger(&socket, deadline)? else {
+            let mut feed = UdpFeed::new(socket.try_clone()?);
+            let mut trigger = Trigger(None);
+            let why = drive(&mut feed, opts.stop.duration, None, &mut trigger)?;
+            let Some(peer) = trigger.0 else {
                 return finish(
                     opts,
                     &log,
@@ -112,7 +117,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                     &Counts::default(),
                     &Lateness::default(),
                     None,
-                    Stopped::Interrupted,
+                    why,
                     start_wall,
                 );
             };
@@ -153,117 +158,281 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         let tuned = crate::timing::tune_current_thread(opts.realtime);
         log.info(format_args!("{}", tuned.describe(opts.realtime)));
     }
-    let sleeper = crate::timing::Sleeper::new();
-    let mut schedule = Schedule::new(opts.pace);
-    let mut lateness = Lateness::default();
-    let mut counts = Counts::default();
-    let mut stats = CaptureStats::default();
-    let mut first_pass: Option<(Duration, Duration, u64)> = None;
-    // The clock starts when the first datagram is in hand, so opening and
-    // reading the file do not make every send look late.
-    let mut start: Option<Instant> = None;
-    let mut stopped = Stopped::EndOfInput;
-    'passes: loop {
-        let (mut first_ts, mut last_ts, mut n) = (None, Duration::ZERO, 0u64);
-        while let Some(item) = capture.next_datagram() {
-            let d = match item {
-                Ok(d) => d,
-                Err(CaptureError::Read(e)) => {
-                    log.info(format_args!(
-                        "{}: stopped reading: {e}",
-                        opts.file.display()
-                    ));
-                    break;
-                }
-                Err(e) => bail!("{}: {e}", opts.file.display()),
-            };
-            if !keep(opts, d.src, d.dst) {
-                counts.skipped += 1;
-                continue;
-            }
-            first_ts.get_or_insert(d.ts);
-            last_ts = d.ts;
-            n += 1;
-            if opts.stop.count.is_some_and(|c| counts.sent >= c) {
-                stopped = Stopped::Count;
-                stats = add_stats(stats, capture.stats());
-                break 'passes;
-            }
-            // Deadlines are capped (a century), so the sum cannot overflow.
-            let start = *start.get_or_insert_with(Instant::now);
-            let due = start.checked_add(schedule.deadline(d.ts)).unwrap_or(start);
-            match wait_until(&sleeper, due, deadline, opts.spin) {
-                Wait::Due => {}
-                Wait::Interrupted => {
-                    stopped = Stopped::Interrupted;
-                    stats = add_stats(stats, capture.stats());
-                    break 'passes;
-                }
-                Wait::Deadline => {
-                    stopped = Stopped::Duration;
-                    stats = add_stats(stats, capture.stats());
-                    break 'passes;
-                }
-            }
-            let port = target
-                .port
-                .unwrap_or_else(|| map_port(&opts.port_map, d.dst.port()));
-            let to = SocketAddr::new(target.ip, port);
-            let sent_at = Instant::now();
-            match socket.send_to(d.payload, to) {
-                Ok(_) => {
-                    // At top speed there are no deadlines to be late for.
-                    if opts.pace != Pace::TopSpeed {
-                        lateness.record(sent_at.saturating_duration_since(due));
-                    }
-                    counts.sent += 1;
-                    counts.bytes += d.payload.len() as u64;
-                }
-                Err(e) => {
-                    if counts.send_errors == 0 {
-                        log.info(format_args!(
-                            "failed to send to {to}: {e} (counting further failures)"
-                        ));
-                    }
-                    counts.send_errors += 1;
-                }
-            }
-            if let Some(pb) = &progress {
-                pb.inc(1);
-            }
-        }
-        stats = add_stats(stats, capture.stats());
-        counts.loops += 1;
-        if opts.loops != 0 && counts.loops >= opts.loops {
-            break;
-        }
-        if n == 0 {
-            // Nothing to play (all filtered); looping would spin.
-            break;
-        }
-        let pass = first_pass.get_or_insert_with(|| (first_ts.unwrap_or_default(), last_ts, n));
-        let mean_gap = if pass.2 > 1 {
-            pass.1.saturating_sub(pass.0) / u32::try_from(pass.2 - 1).unwrap_or(u32::MAX)
-        } else {
-            Duration::ZERO
-        };
-        // A one-datagram (or zero-span) capture still loops at a sane pace.
-        schedule.restart(mean_gap.max(MIN_LOOP_GAP));
-        capture = open()?;
-    }
-    if let Some(pb) = &progress {
+    let mut feed = Playback {
+        opts,
+        open: &open,
+        capture,
+        sleeper: crate::timing::Sleeper::new(),
+        schedule: Schedule::new(opts.pace),
+        start: None,
+        held: None,
+        payload: Vec::with_capacity(net::MAX_DATAGRAM),
+        pass: Pass::default(),
+        first_pass: None,
+        done: CaptureStats::default(),
+        skipped: 0,
+        loops: 0,
+    };
+    let mut send = Send {
+        opts,
+        log: &log,
+        socket,
+        target,
+        progress,
+        lateness: Lateness::default(),
+        counts: Counts::default(),
+    };
+    // `--duration` counts from the start, the wait for a trigger included.
+    let left = opts
+        .stop
+        .duration
+        .map(|d| d.saturating_sub(start_wall.elapsed()));
+    let stopped = drive(&mut feed, left, None, &mut send)?;
+    if let Some(pb) = &send.progress {
         pb.finish_and_clear();
     }
+    let mut counts = send.counts;
+    counts.skipped = feed.skipped;
+    counts.loops = feed.loops;
+    let stats = add_stats(feed.done, feed.capture.stats());
     finish(
         opts,
         &log,
         &mut out,
         &counts,
-        &lateness,
+        &send.lateness,
         Some(stats),
         stopped,
         start_wall,
     )
+}
+
+/// What one pass over the capture has seen (for the next pass's spacing).
+#[derive(Default)]
+struct Pass {
+    first_ts: Option<Duration>,
+    last_ts: Duration,
+    n: u64,
+    /// The capture could not be read on: this pass is over.
+    over: bool,
+}
+
+/// A datagram whose time has come.
+enum Played<'a> {
+    /// Send `payload` to the port the capture gave (`dst`), due at `due`.
+    Due {
+        payload: &'a [u8],
+        dst_port: u16,
+        due: Instant,
+    },
+    /// The capture cannot be read past this point (this pass ends).
+    ReadStopped(String),
+}
+
+/// The capture at its recorded timing, pass after pass (`--loop`): each
+/// datagram is handed out when due, after absolute-deadline sleeps and a
+/// short spin; a wait longer than the run loop allows comes back idle with
+/// the datagram held.
+struct Playback<'o, O> {
+    opts: &'o Options,
+    open: &'o O,
+    capture: Datagrams<File>,
+    sleeper: crate::timing::Sleeper,
+    schedule: Schedule,
+    /// The clock starts when the first datagram is in hand, so opening and
+    /// reading the file do not make every send look late.
+    start: Option<Instant>,
+    /// The next datagram (its payload in `payload`): destination port, due.
+    held: Option<(u16, Instant)>,
+    payload: Vec<u8>,
+    pass: Pass,
+    first_pass: Option<(Duration, Duration, u64)>,
+    /// Capture counters of the passes before the current one.
+    done: CaptureStats,
+    skipped: u64,
+    loops: u64,
+}
+
+impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'_, O> {
+    /// Reads up to the next datagram the filters keep; `Ok(false)` at the end of
+    /// the pass, `Err(text)` when the capture cannot be read on.
+    fn read_next(&mut self) -> anyhow::Result<Result<bool, String>> {
+        while let Some(item) = self.capture.next_datagram() {
+            let d = match item {
+                Ok(d) => d,
+                Err(CaptureError::Read(e)) => {
+                    return Ok(Err(format!(
+                        "{}: stopped reading: {e}",
+                        self.opts.file.display()
+                    )));
+                }
+                Err(e) => bail!("{}: {e}", self.opts.file.display()),
+            };
+            if !keep(self.opts, d.src, d.dst) {
+                self.skipped += 1;
+                continue;
+            }
+            self.pass.first_ts.get_or_insert(d.ts);
+            self.pass.last_ts = d.ts;
+            self.pass.n += 1;
+            self.payload.clear();
+            self.payload.extend_from_slice(d.payload);
+            // Deadlines are capped (a century), so the sum cannot overflow.
+            let start = *self.start.get_or_insert_with(Instant::now);
+            let due = start
+                .checked_add(self.schedule.deadline(d.ts))
+                .unwrap_or(start);
+            self.held = Some((d.dst.port(), due));
+            return Ok(Ok(true));
+        }
+        Ok(Ok(false))
+    }
+
+    /// Ends a pass; `false` when no other follows.
+    fn next_pass(&mut self) -> anyhow::Result<bool> {
+        self.loops += 1;
+        let pass = std::mem::take(&mut self.pass);
+        // Nothing to play (all filtered) would loop at full spin.
+        if (self.opts.loops != 0 && self.loops >= self.opts.loops) || pass.n == 0 {
+            return Ok(false);
+        }
+        let first = *self
+            .first_pass
+            .get_or_insert_with(|| (pass.first_ts.unwrap_or_default(), pass.last_ts, pass.n));
+        let mean_gap = if first.2 > 1 {
+            first.1.saturating_sub(first.0) / u32::try_from(first.2 - 1).unwrap_or(u32::MAX)
+        } else {
+            Duration::ZERO
+        };
+        // A one-datagram (or zero-span) capture still loops at a sane pace.
+        self.schedule.restart(mean_gap.max(MIN_LOOP_GAP));
+        self.done = add_stats(self.done, self.capture.stats());
+        self.capture = (self.open)()?;
+        Ok(true)
+    }
+}
+
+impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
+    type Item<'a>
+        = Played<'a>
+    where
+        Self: 'a;
+
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Played<'_>>> {
+        while self.held.is_none() {
+            if self.pass.over {
+                if !self.next_pass()? {
+                    return Ok(Step::End(Stopped::EndOfInput));
+                }
+                continue;
+            }
+            match self.read_next()? {
+                Ok(true) => {}
+                Ok(false) => self.pass.over = true,
+                Err(why) => {
+                    self.pass.over = true;
+                    return Ok(Step::Item(Played::ReadStopped(why)));
+                }
+            }
+        }
+        let Some((dst_port, due)) = self.held else {
+            return Ok(Step::Idle);
+        };
+        let spin = self.opts.spin;
+        let now = Instant::now();
+        let left = due.saturating_duration_since(now);
+        if left > wait {
+            // Not due within this turn: sleep the turn out, keep the datagram.
+            self.sleeper.sleep_until(now + wait);
+            return Ok(Step::Idle);
+        }
+        if left > spin {
+            self.sleeper.sleep_until(due - spin);
+        }
+        while Instant::now() < due {
+            std::hint::spin_loop();
+        }
+        self.held = None;
+        Ok(Step::Item(Played::Due {
+            payload: &self.payload,
+            dst_port,
+            due,
+        }))
+    }
+}
+
+/// Sends what the playback hands out and keeps the lateness.
+struct Send<'o> {
+    opts: &'o Options,
+    log: &'o Log,
+    socket: UdpSocket,
+    target: Target,
+    progress: Option<ProgressBar>,
+    lateness: Lateness,
+    counts: Counts,
+}
+
+impl<O: Fn() -> anyhow::Result<Datagrams<File>>> FeedHandler<Playback<'_, O>> for Send<'_> {
+    fn item(&mut self, played: Played<'_>) -> anyhow::Result<Flow> {
+        let (payload, dst_port, due) = match played {
+            Played::Due {
+                payload,
+                dst_port,
+                due,
+            } => (payload, dst_port, due),
+            Played::ReadStopped(why) => {
+                self.log.info(format_args!("{why}"));
+                return Ok(Flow::Continue);
+            }
+        };
+        let port = self
+            .target
+            .port
+            .unwrap_or_else(|| map_port(&self.opts.port_map, dst_port));
+        let to = SocketAddr::new(self.target.ip, port);
+        let sent_at = Instant::now();
+        match self.socket.send_to(payload, to) {
+            Ok(_) => {
+                // At top speed there are no deadlines to be late for.
+                if self.opts.pace != Pace::TopSpeed {
+                    self.lateness.record(sent_at.saturating_duration_since(due));
+                }
+                self.counts.sent += 1;
+                self.counts.bytes += payload.len() as u64;
+            }
+            Err(e) => {
+                if self.counts.send_errors == 0 {
+                    self.log.info(format_args!(
+                        "failed to send to {to}: {e} (counting further failures)"
+                    ));
+                }
+                self.counts.send_errors += 1;
+            }
+        }
+        if let Some(pb) = &self.progress {
+            pb.inc(1);
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        Ok(self
+            .opts
+            .stop
+            .count
+            .is_some_and(|c| self.counts.sent >= c)
+            .then_some(Stopped::Count))
+    }
+}
+
+/// Waits for the first datagram on the trigger socket.
+struct Trigger(Option<SocketAddr>);
+
+impl FeedHandler<UdpFeed> for Trigger {
+    fn item(&mut self, (peer, _): (SocketAddr, &[u8])) -> anyhow::Result<Flow> {
+        self.0 = Some(peer);
+        Ok(Flow::Stop(Stopped::Count))
+    }
 }
 
 fn add_stats(a: CaptureStats, b: CaptureStats) -> CaptureStats {
@@ -292,59 +461,6 @@ fn map_port(map: &[(u16, u16)], port: u16) -> u16 {
     map.iter()
         .find(|(from, _)| *from == port)
         .map_or(port, |(_, to)| *to)
-}
-
-enum Wait {
-    Due,
-    Interrupted,
-    Deadline,
-}
-
-/// Sleeps (to absolute deadlines) until close to `due`, then spins; gives up
-/// on Ctrl-C or `--duration`.
-fn wait_until(
-    sleeper: &crate::timing::Sleeper,
-    due: Instant,
-    stop_at: Option<Instant>,
-    spin: Duration,
-) -> Wait {
-    loop {
-        if interrupted() {
-            return Wait::Interrupted;
-        }
-        let now = Instant::now();
-        if stop_at.is_some_and(|s| now >= s) {
-            return Wait::Deadline;
-        }
-        if now >= due {
-            return Wait::Due;
-        }
-        // Wake for whichever comes first: the send or the end of `--duration`.
-        let wake = stop_at.map_or(due, |s| s.min(due));
-        let left = wake.saturating_duration_since(now);
-        if left > spin {
-            sleeper.sleep_until(now + (left - spin).min(MAX_NAP));
-        } else {
-            std::hint::spin_loop();
-        }
-    }
-}
-
-fn wait_for_trigger(
-    socket: &UdpSocket,
-    deadline: Option<Instant>,
-) -> anyhow::Result<Option<SocketAddr>> {
-    let mut buf = vec![0u8; net::MAX_DATAGRAM];
-    loop {
-        if interrupted() || deadline.is_some_and(|d| Instant::now() >= d) {
-            return Ok(None);
-        }
-        match socket.recv_from(&mut buf) {
-            Ok((_, peer)) => return Ok(Some(peer)),
-            Err(e) if net::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e).context("failed to receive the trigger"),
-        }
-    }
 }
 
 fn progress_bar(opts: &Options, log: &Log) -> anyhow::Result<Option<ProgressBar>> {
