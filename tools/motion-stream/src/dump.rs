@@ -16,7 +16,7 @@ use crate::records::{DumpSummary, EventBody, EventRecord, MotionFrame, error, wi
 use crate::ws::close;
 use crate::ws::{self};
 use mocap_core::cli::round3;
-use mocap_core::cli::{Feed, FeedHandler, Flow, Step, Stopped, drive};
+use mocap_core::cli::{Feed, FeedHandler, Flow, Step, Stopped, drive, report};
 use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc};
 use mocap_core::dlp3d::{self, Decoder, Event, Request, Stream};
 use mocap_core::net::{self as udp};
@@ -137,17 +137,7 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         elapsed_s: round3(started.elapsed().as_secs_f64()),
         stopped,
     };
-    match opts.format {
-        Format::Json => out.json(&rec)?,
-        Format::Human => {
-            out.flush()?;
-            log.always(format_args!(
-                "done ({stopped}): {} messages, {} motion frames, {} face frames, {:.2} s of audio, {} errors",
-                s.messages, s.motion_frames, s.face_frames, s.audio_seconds, s.errors
-            ));
-        }
-    }
-    out.flush()?;
+    report(&mut out, &log, opts.format == Format::Json, &rec, true)?;
     if s.errors > 0 && stopped == Stopped::BadMessage {
         bail!("the stream carried a message we refused (see the error record)");
     }

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 
-use mocap_core::cli::{ErrorRecord, Format, Output, Stopped};
+use std::fmt;
+
+use mocap_core::cli::{ErrorRecord, Format, Output, Record, Stopped, summary_head};
 use serde::Serialize;
 
 /// An `error` record (or line).
@@ -143,6 +145,57 @@ pub(crate) struct ServeSummary {
     pub(crate) blendshapes: usize,
     pub(crate) elapsed_s: f64,
     pub(crate) stopped: Option<Stopped>,
+}
+
+impl Record for DumpSummary<'_> {
+    fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "done ({}): {} messages, {} motion frames, {} face frames, {:.2} s of audio, {} errors",
+            self.stopped,
+            self.messages,
+            self.motion_frames,
+            self.face_frames,
+            self.audio_s,
+            self.errors
+        )
+    }
+}
+
+impl Record for ClientRecord<'_> {
+    fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "client {} {} {} {}",
+            self.client, self.peer, self.route, self.class
+        )
+    }
+}
+
+impl Record for ClientEndRecord<'_> {
+    fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (client, frames, reason) = (self.client, self.frames, self.reason);
+        match (self.dropped, self.seconds) {
+            (Some(_), _) => write!(f, "client {client} ended after {frames} frames: {reason}"),
+            (None, Some(_)) => write!(f, "client {client} done after {frames} frames ({reason})"),
+            (None, None) => write!(f, "client {client} closed after {frames} frames"),
+        }
+    }
+}
+
+impl Record for ServeSummary {
+    fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} clients served ({} dropped, {} refused), {} VMC frames in, {} frames out",
+            summary_head(self.stopped),
+            self.served,
+            self.dropped,
+            self.refused,
+            self.vmc_frames,
+            self.frames_out
+        )
+    }
 }
 
 /// Widens float32 rows for f64 readers.

@@ -15,8 +15,8 @@ use serde::Serialize;
 use mocap_core::cli::CaptureRecord;
 use mocap_core::cli::round3;
 use mocap_core::cli::{
-    Feed, FeedHandler, Flow, Format, Log, Output, Step, StopArgs, Stopped, UdpFeed, drive,
-    install_ctrlc,
+    Feed, FeedHandler, Flow, Format, Log, Output, Record, Step, StopArgs, Stopped, UdpFeed, drive,
+    install_ctrlc, report,
 };
 use mocap_core::net;
 use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Lateness, Pace, Schedule};
@@ -533,42 +533,46 @@ fn finish(
     let timing = lateness
         .summary()
         .map(|(p50, p99, max)| Timing { p50, p99, max });
-    match opts.format {
-        Format::Json => out.json(&Summary {
-            kind: "summary",
-            tool: TOOL,
-            sent: counts.sent,
-            bytes: counts.bytes,
-            skipped: counts.skipped,
-            send_errors: counts.send_errors,
-            loops: counts.loops,
-            timing_error_us: timing,
-            elapsed_s: round3(elapsed),
-            stopped,
-            capture: stats.map(CaptureRecord::from),
-        })?,
-        Format::Human => {
-            let mut line = format!(
-                "done ({stopped}): sent {} datagrams ({} bytes) in {elapsed:.3} s, {} skipped by filters, {} send errors",
-                counts.sent, counts.bytes, counts.skipped, counts.send_errors
-            );
-            if let Some(t) = timing {
-                line.push_str(&format!(
-                    "; timing error p50 {} µs, p99 {} µs, max {} µs",
-                    t.p50, t.p99, t.max
-                ));
-            }
-            log.always(format_args!("{line}"));
-            if let Some(c) = stats
-                && (c.fragments > 0 || c.non_udp > 0 || c.truncated > 0)
-            {
-                log.always(format_args!(
-                    "  capture: {} non-UDP, {} fragments ({} datagrams reassembled, {} dropped), {} truncated",
-                    c.non_udp, c.fragments, c.reassembled, c.dropped, c.truncated
-                ));
-            }
-        }
-    }
-    out.flush()?;
+    let rec = Summary {
+        kind: "summary",
+        tool: TOOL,
+        sent: counts.sent,
+        bytes: counts.bytes,
+        skipped: counts.skipped,
+        send_errors: counts.send_errors,
+        loops: counts.loops,
+        timing_error_us: timing,
+        elapsed_s: round3(elapsed),
+        stopped,
+        capture: stats.map(CaptureRecord::from),
+    };
+    report(out, log, opts.format == Format::Json, &rec, true)?;
     Ok(())
+}
+
+impl Record for Summary<'_> {
+    fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "done ({}): sent {} datagrams ({} bytes) in {:.3} s, {} skipped by filters, {} send errors",
+            self.stopped, self.sent, self.bytes, self.elapsed_s, self.skipped, self.send_errors
+        )?;
+        if let Some(t) = &self.timing_error_us {
+            write!(
+                f,
+                "; timing error p50 {} µs, p99 {} µs, max {} µs",
+                t.p50, t.p99, t.max
+            )?;
+        }
+        if let Some(c) = &self.capture
+            && (c.fragments > 0 || c.non_udp > 0 || c.truncated > 0)
+        {
+            write!(
+                f,
+                "\n  capture: {} non-UDP, {} fragments ({} datagrams reassembled, {} dropped), {} truncated",
+                c.non_udp, c.fragments, c.reassembled, c.dropped, c.truncated
+            )?;
+        }
+        Ok(())
+    }
 }

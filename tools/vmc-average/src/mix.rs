@@ -10,8 +10,9 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use mocap_core::cli::{
-    Feed, FeedHandler, Flow, Format, Log, LogArgs, Output, Step, StopArgs, Stopped, TakeSummary,
-    UdpFeed, UsageError, VmcRecord, install_ctrlc, round3, vmc_line,
+    Feed, FeedHandler, Flow, Format, Log, LogArgs, Output, Record, Step, StopArgs, Stopped,
+    TakeSummary, UdpFeed, UsageError, VmcOut, install_ctrlc, report, round3, summary_head,
+    summary_kind,
 };
 use mocap_core::net;
 use mocap_core::vmc::{self, Message, Method, MixConfig, MixSchedule, Mixer};
@@ -192,18 +193,41 @@ struct Mix<'o> {
 
 impl Mix<'_> {
     fn summary(&mut self, stopped: Option<Stopped>, takes: &[TakeSummary]) -> anyhow::Result<()> {
-        summary(
+        let rec = SummaryRecord {
+            kind: summary_kind(stopped),
+            tool: TOOL,
+            frames_out: self.frames_out,
+            datagrams_out: self.datagrams_out,
+            elapsed_s: round3(self.start.elapsed().as_secs_f64()),
+            stopped,
+            sources: self
+                .sources
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    let c = self.mixer.counters(i);
+                    SourceRecord {
+                        name: &s.name,
+                        listen: s.listen,
+                        sender: s.sender,
+                        frames: c.frames,
+                        datagrams: s.datagrams,
+                        samples: s.messages,
+                        stale_periods: c.stale_periods,
+                        decode_errors: s.decode_errors,
+                    }
+                })
+                .collect(),
+            takes,
+        };
+        report(
             &mut self.out,
             &self.log,
-            self.opts,
-            &self.sources,
-            &self.mixer,
-            self.frames_out,
-            self.datagrams_out,
-            self.start,
-            stopped,
-            takes,
-        )
+            self.opts.format == Format::Json,
+            &rec,
+            stopped.is_some(),
+        )?;
+        Ok(())
     }
 }
 
@@ -341,80 +365,35 @@ fn weight_of(opts: &Options, name: &str) -> f64 {
 fn dump(out: &mut Output, format: Format, frame: &[Message]) -> anyhow::Result<()> {
     for m in frame {
         let osc = m.to_osc();
-        match format {
-            Format::Json => out.json(&VmcRecord::new(None, &osc, Some(m)))?,
-            Format::Human => out.text(format_args!("{}\n", vmc_line(&osc, Some(m))))?,
-        }
+        out.record(
+            format == Format::Json,
+            &VmcOut {
+                src: None,
+                osc: &osc,
+                typed: Some(m),
+            },
+        )?;
     }
     Ok(())
 }
 
-#[expect(clippy::too_many_arguments, reason = "the summary's inputs")]
-fn summary(
-    out: &mut Output,
-    log: &Log,
-    opts: &Options,
-    sources: &[SourceInfo],
-    mixer: &Mixer,
-    frames_out: u64,
-    datagrams_out: u64,
-    start: Instant,
-    stopped: Option<Stopped>,
-    takes: &[TakeSummary],
-) -> anyhow::Result<()> {
-    let rec = SummaryRecord {
-        kind: if stopped.is_some() {
-            "summary"
-        } else {
-            "stats"
-        },
-        tool: TOOL,
-        frames_out,
-        datagrams_out,
-        elapsed_s: round3(start.elapsed().as_secs_f64()),
-        stopped,
-        sources: sources
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let c = mixer.counters(i);
-                SourceRecord {
-                    name: &s.name,
-                    listen: s.listen,
-                    sender: s.sender,
-                    frames: c.frames,
-                    datagrams: s.datagrams,
-                    samples: s.messages,
-                    stale_periods: c.stale_periods,
-                    decode_errors: s.decode_errors,
-                }
-            })
-            .collect(),
-        takes,
-    };
-    if opts.format == Format::Json {
-        out.json(&rec)?;
-    } else {
-        out.flush()?;
-        let mut line = format!(
-            "{}: {frames_out} mixed frames",
-            stopped.map_or_else(|| "stats".to_owned(), |s| format!("done ({s})"))
-        );
-        for (i, s) in sources.iter().enumerate() {
-            let c = mixer.counters(i);
-            line.push_str(&format!(
+impl Record for SummaryRecord<'_> {
+    fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} mixed frames",
+            summary_head(self.stopped),
+            self.frames_out
+        )?;
+        for s in &self.sources {
+            write!(
+                f,
                 "; {} {} frames, {} stale periods, {} decode errors",
-                s.name, c.frames, c.stale_periods, s.decode_errors
-            ));
+                s.name, s.frames, s.stale_periods, s.decode_errors
+            )?;
         }
-        if stopped.is_some() {
-            log.always(format_args!("{line}"));
-        } else {
-            log.info(format_args!("{line}"));
-        }
+        Ok(())
     }
-    out.flush()?;
-    Ok(())
 }
 
 /// `stats` and `summary`.

@@ -3,7 +3,6 @@
 //! into [`Options`] and calls [`run`].
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
@@ -11,8 +10,9 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use mocap_core::cli::{
-    Datagram, ErrorRecord, Format, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs,
-    Source, StopArgs, Stopped, TakeSummary, UsageError, VmcRecord, install_ctrlc, round3, vmc_line,
+    Datagram, ErrorRecord, Format, Handler, Input, InputError, Log, LogArgs, Output, Record,
+    RecordArgs, Source, StopArgs, Stopped, TakeSummary, UsageError, VmcOut, install_ctrlc, report,
+    round3, summary_head, summary_kind,
 };
 use mocap_core::osc;
 use mocap_core::vmc::{self, Limiter, Message, Rules};
@@ -336,6 +336,29 @@ struct SummaryRecord<'a> {
     takes: &'a [TakeSummary],
 }
 
+impl Record for SummaryRecord<'_> {
+    fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} datagrams in ({} decode errors, {} refused, {} flooded)",
+            summary_head(self.stopped),
+            self.datagrams,
+            self.decode_errors,
+            self.refused,
+            self.flooded
+        )?;
+        for d in &self.destinations {
+            let s = d.stats;
+            write!(
+                f,
+                "; {} <- {} datagrams ({} filtered, {} rate-limited, {} send errors)",
+                d.to, s.datagrams, s.filtered, s.rate_limited, s.send_errors
+            )?;
+        }
+        Ok(())
+    }
+}
+
 #[derive(Serialize)]
 struct SourceRecord<'a> {
     src: Option<SocketAddr>,
@@ -542,12 +565,14 @@ impl Relay {
 
     fn dump(&mut self, src: Option<SocketAddr>, m: &osc::Message) -> anyhow::Result<()> {
         let typed = Message::from_osc(m).ok();
-        if self.format == Format::Json {
-            self.out.json(&VmcRecord::new(src, m, typed.as_ref()))?;
-        } else {
-            self.out
-                .text(format_args!("{}\n", vmc_line(m, typed.as_ref())))?;
-        }
+        self.out.record(
+            self.format == Format::Json,
+            &VmcOut {
+                src,
+                osc: m,
+                typed: typed.as_ref(),
+            },
+        )?;
         Ok(())
     }
 
@@ -560,11 +585,7 @@ impl Relay {
             total(|s| s.flooded),
         );
         let rec = SummaryRecord {
-            kind: if stopped.is_some() {
-                "summary"
-            } else {
-                "stats"
-            },
+            kind: summary_kind(stopped),
             tool: TOOL,
             datagrams,
             bytes: total(|s| s.bytes),
@@ -589,33 +610,13 @@ impl Relay {
                 .collect(),
             takes: &self.takes_done,
         };
-        if self.format == Format::Json {
-            self.out.json(&rec)?;
-        } else {
-            self.out.flush()?;
-            let mut line = format!(
-                "{}: {} datagrams in ({} decode errors, {} refused, {} flooded)",
-                stopped.map_or_else(|| "stats".to_owned(), |s| format!("done ({s})")),
-                datagrams,
-                decode_errors,
-                refused,
-                flooded
-            );
-            for d in &self.dests {
-                let s = &d.stats;
-                let _ = write!(
-                    line,
-                    "; {} <- {} datagrams ({} filtered, {} rate-limited, {} send errors)",
-                    d.addr, s.datagrams, s.filtered, s.rate_limited, s.send_errors
-                );
-            }
-            if stopped.is_some() {
-                self.log.always(format_args!("{line}"));
-            } else {
-                self.log.info(format_args!("{line}"));
-            }
-        }
-        self.out.flush()?;
+        report(
+            &mut self.out,
+            &self.log,
+            self.format == Format::Json,
+            &rec,
+            stopped.is_some(),
+        )?;
         Ok(())
     }
 }

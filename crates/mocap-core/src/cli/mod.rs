@@ -17,8 +17,10 @@ pub use args::{
 };
 pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};
 pub use generate::{Generate, GenerateArgs, generated};
-pub use output::{CaptureRecord, Log, Output, round3};
-pub use records::{ArgRecord, ErrorRecord, VmcRecord, vmc_line};
+pub use output::{
+    CaptureRecord, Human, Log, Output, Record, report, round3, summary_head, summary_kind,
+};
+pub use records::{ArgRecord, ErrorRecord, VmcOut, VmcRecord};
 pub use runner::{
     Feed, FeedHandler, Flow, Handler, POLL, Pacer, Step, Stopped, UdpFeed, drive, run,
 };

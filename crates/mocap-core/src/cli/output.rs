@@ -34,7 +34,7 @@ impl Output {
     ///
     /// # Errors
     /// Write errors, including a broken pipe.
-    pub fn json<T: Serialize>(&mut self, record: &T) -> io::Result<()> {
+    pub fn json<T: Serialize + ?Sized>(&mut self, record: &T) -> io::Result<()> {
         // Serialised apart from the writer, so a closed pipe surfaces as the
         // plain `BrokenPipe` I/O error it is, not wrapped in a serde error.
         self.record.clear();
@@ -64,6 +64,85 @@ impl Output {
     fn flush_if_live(&mut self) -> io::Result<()> {
         if self.live { self.out.flush() } else { Ok(()) }
     }
+}
+
+/// A JSON Lines record together with its `--format human` form.
+pub trait Record: Serialize {
+    /// The human form: one line, or a headline and indented lines; no final newline.
+    ///
+    /// # Errors
+    /// Formatter errors.
+    fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+}
+
+/// Displays a [`Record`]'s human form.
+pub struct Human<'a, R: ?Sized>(pub &'a R);
+
+impl<R: Record + ?Sized> fmt::Display for Human<'_, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.human(f)
+    }
+}
+
+impl Output {
+    /// One record on stdout: its JSON line, or its human form and a newline.
+    ///
+    /// # Errors
+    /// Write errors, including a broken pipe.
+    pub fn record<R: Record + ?Sized>(&mut self, json: bool, r: &R) -> io::Result<()> {
+        if json {
+            self.json(r)
+        } else {
+            self.text(format_args!("{}\n", Human(r)))
+        }
+    }
+}
+
+/// The `type` of a counters record: `stats` while running, `summary` at the end.
+pub fn summary_kind(stopped: Option<super::Stopped>) -> &'static str {
+    if stopped.is_some() {
+        "summary"
+    } else {
+        "stats"
+    }
+}
+
+/// The headline word of a human counters line: `stats`, or `done (why)`.
+pub fn summary_head(stopped: Option<super::Stopped>) -> impl fmt::Display {
+    fmt::from_fn(move |f| match stopped {
+        Some(why) => write!(f, "done ({why})"),
+        None => f.write_str("stats"),
+    })
+}
+
+/// The one report path for `stats` and `summary` records: JSON on stdout, or
+/// the human lines on stderr after the records written so far (the summary
+/// shows even with `--quiet`, periodic stats do not).
+///
+/// # Errors
+/// Write errors on stdout, including a broken pipe.
+pub fn report<R: Record + ?Sized>(
+    out: &mut Output,
+    log: &Log,
+    json: bool,
+    r: &R,
+    last: bool,
+) -> io::Result<()> {
+    if json {
+        out.json(r)?;
+    } else {
+        // Records first, so the summary is the last thing on a shared terminal.
+        out.flush()?;
+        let text = Human(r).to_string();
+        for line in text.lines() {
+            if last {
+                log.always(format_args!("{line}"));
+            } else {
+                log.info(format_args!("{line}"));
+            }
+        }
+    }
+    out.flush()
 }
 
 /// A number rounded to three decimals, as records show seconds and rates.
@@ -225,5 +304,57 @@ mod tests {
         assert!(file.0.lock().unwrap().is_empty(), "buffered until flushed");
         out.flush().unwrap();
         assert_eq!(file.0.lock().unwrap().as_slice(), b"line\n");
+    }
+
+    #[derive(Serialize)]
+    struct Counts {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        n: u64,
+        stopped: Option<crate::cli::Stopped>,
+    }
+
+    impl Record for Counts {
+        fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(
+                f,
+                "{}: {} things\n  more",
+                summary_head(self.stopped),
+                self.n
+            )
+        }
+    }
+
+    #[test]
+    fn one_report_path_json_on_stdout_human_lines_elsewhere() {
+        let rec = Counts {
+            kind: summary_kind(Some(crate::cli::Stopped::Count)),
+            n: 3,
+            stopped: Some(crate::cli::Stopped::Count),
+        };
+        assert_eq!(Human(&rec).to_string(), "done (count): 3 things\n  more");
+        let stats = Counts {
+            kind: summary_kind(None),
+            n: 1,
+            stopped: None,
+        };
+        assert_eq!(Human(&stats).to_string(), "stats: 1 things\n  more");
+        let log = Log::new("test", true, false);
+        let buf = Shared::default();
+        let mut out = Output::new(buf.clone(), false);
+        report(&mut out, &log, true, &rec, true).unwrap();
+        report(&mut out, &log, false, &stats, false).unwrap();
+        // JSON on stdout, flushed at once; the human form goes to the log, not stdout.
+        assert_eq!(
+            String::from_utf8(buf.0.lock().unwrap().clone()).unwrap(),
+            "{\"type\":\"summary\",\"n\":3,\"stopped\":\"count\"}\n"
+        );
+        out.record(false, &stats).unwrap();
+        out.flush().unwrap();
+        assert!(
+            String::from_utf8(buf.0.lock().unwrap().clone())
+                .unwrap()
+                .ends_with("stats: 1 things\n  more\n")
+        );
     }
 }

@@ -2,7 +2,6 @@
 //! documented in `docs/jsonl.md`): `error`, and the VMC message records of
 //! `vmc-relay --dump` and `vmc-average --dump`.
 
-use std::fmt::Write as _;
 use std::net::SocketAddr;
 
 use serde::Serialize;
@@ -257,21 +256,34 @@ impl<'a> VmcRecord<'a> {
     }
 }
 
-/// The human line of a VMC message (`--dump` without `--format json`).
-pub fn vmc_line(m: &osc::Message, typed: Option<&Message>) -> String {
-    let mut line = String::new();
-    match typed {
-        Some(Message::BonePos { name, pos, rot }) => {
-            let _ = write!(line, "bone   {name:<24} pos={pos:?} rot={rot:?}");
-        }
-        Some(Message::BlendVal { name, value }) => {
-            let _ = write!(line, "blend  {name:<24} {value}");
-        }
-        _ => {
-            let _ = write!(line, "osc    {} {:?}", m.address, m.args);
+/// A VMC message to print: its `vmc.*` record, or the human line (`--dump`
+/// without `--format json`), which shows the float32 values as sent.
+#[derive(Clone, Copy, Debug)]
+pub struct VmcOut<'a> {
+    /// Sender, when known.
+    pub src: Option<SocketAddr>,
+    /// The message as OSC.
+    pub osc: &'a osc::Message,
+    /// The message as VMC, when it is one.
+    pub typed: Option<&'a Message>,
+}
+
+impl Serialize for VmcOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        VmcRecord::new(self.src, self.osc, self.typed).serialize(s)
+    }
+}
+
+impl super::Record for VmcOut<'_> {
+    fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.typed {
+            Some(Message::BonePos { name, pos, rot }) => {
+                write!(f, "bone   {name:<24} pos={pos:?} rot={rot:?}")
+            }
+            Some(Message::BlendVal { name, value }) => write!(f, "blend  {name:<24} {value}"),
+            _ => write!(f, "osc    {} {:?}", self.osc.address, self.osc.args),
         }
     }
-    line
 }
 
 #[cfg(test)]
@@ -311,5 +323,40 @@ mod tests {
             e,
             serde_json::json!({"type": "error", "src": null, "offset": null, "tag": null, "reason": "bad"})
         );
+    }
+
+    #[test]
+    fn vmc_lines_show_the_float32_values_and_json_widens_them() {
+        let bone = Message::BonePos {
+            name: "Head".into(),
+            pos: [0.1, 0.2, 0.3],
+            rot: [0.0, 0.0, 0.0, 1.0],
+        };
+        let osc = bone.to_osc();
+        let out = VmcOut {
+            src: None,
+            osc: &osc,
+            typed: Some(&bone),
+        };
+        assert_eq!(
+            crate::cli::Human(&out).to_string(),
+            format!(
+                "bone   {:<24} pos=[0.1, 0.2, 0.3] rot=[0.0, 0.0, 0.0, 1.0]",
+                "Head"
+            )
+        );
+        let v = serde_json::to_value(out).unwrap();
+        assert_eq!(v["type"], "vmc.bone");
+        assert_eq!(v["pos"][1].as_f64().unwrap(), f64::from(0.2f32));
+        let plain = osc::Message {
+            address: "/x".into(),
+            args: vec![Arg::Int(3)],
+        };
+        let out = VmcOut {
+            src: None,
+            osc: &plain,
+            typed: None,
+        };
+        assert_eq!(crate::cli::Human(&out).to_string(), "osc    /x [Int(3)]");
     }
 }

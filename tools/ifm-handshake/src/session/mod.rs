@@ -24,12 +24,12 @@ use udp::run_udp;
 
 use mocap_core::bridge::{FaceBridge, FaceOptions};
 use mocap_core::cli::Stopped;
-use mocap_core::cli::round3;
 use mocap_core::cli::unix_now;
 use mocap_core::cli::{
     Datagram, ErrorRecord, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source,
     StopArgs, TextInput, install_ctrlc, interrupted,
 };
+use mocap_core::cli::{report, round3, summary_kind};
 use mocap_core::ifm::handshake::{Action as HandshakeAction, ConnId, Handshake, Transport};
 use mocap_core::ifm::{self, Command, Frame};
 use mocap_core::net;
@@ -430,7 +430,7 @@ impl<'o> Decoder<'o> {
     fn summary(
         &mut self,
         stopped: Option<Stopped>,
-        extra: Option<(&str, u64)>,
+        connections: Option<u64>,
     ) -> anyhow::Result<()> {
         let senders: Vec<_> = self
             .sources
@@ -446,11 +446,7 @@ impl<'o> Decoder<'o> {
             .collect();
         let total = |f: fn(&SenderRecord) -> u64| senders.iter().map(f).sum::<u64>();
         let rec = SummaryRecord {
-            kind: if stopped.is_some() {
-                "summary"
-            } else {
-                "stats"
-            },
+            kind: summary_kind(stopped),
             tool: TOOL,
             frames: total(|s| s.frames),
             errors: total(|s| s.errors),
@@ -458,42 +454,19 @@ impl<'o> Decoder<'o> {
             gaps: total(|s| s.gaps),
             fps: senders.iter().filter_map(|s| s.fps).reduce(f64::max),
             commands_ignored: self.commands_ignored,
-            connections: extra.map(|(_, n)| n),
+            connections,
             vmc_datagrams: self.vmc.as_ref().map(|v| v.out.sent()),
             elapsed_s: round3(self.started.elapsed().as_secs_f64()),
             stopped,
             senders,
         };
-        match self.opts.format {
-            OutputFormat::Json => self.out.json(&rec)?,
-            _ => {
-                self.out.flush()?;
-                let mut line = format!(
-                    "{}: {} frames, {} errors, {} warnings, {} gaps, {} commands ignored",
-                    stopped.map_or_else(|| "stats".to_owned(), |s| format!("done ({s})")),
-                    rec.frames,
-                    rec.errors,
-                    rec.warnings,
-                    rec.gaps,
-                    rec.commands_ignored
-                );
-                if let Some(fps) = rec.fps {
-                    let _ = write!(line, "; {fps:.1} fps");
-                }
-                if let Some((name, n)) = extra {
-                    let _ = write!(line, "; {n} {name}");
-                }
-                if let Some(n) = rec.vmc_datagrams {
-                    let _ = write!(line, "; {n} VMC datagrams sent");
-                }
-                if stopped.is_some() {
-                    self.log.always(format_args!("{line}"));
-                } else {
-                    self.log.info(format_args!("{line}"));
-                }
-            }
-        }
-        self.out.flush()?;
+        report(
+            &mut self.out,
+            &self.log,
+            self.opts.format == OutputFormat::Json,
+            &rec,
+            stopped.is_some(),
+        )?;
         Ok(())
     }
 }

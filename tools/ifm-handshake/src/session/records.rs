@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-use mocap_core::cli::Stopped;
+use mocap_core::cli::{Record, Stopped, summary_head};
 
 use serde::Serialize;
 
@@ -57,6 +57,31 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) elapsed_s: f64,
     pub(super) stopped: Option<Stopped>,
     pub(super) senders: Vec<SenderRecord>,
+}
+
+impl Record for SummaryRecord<'_> {
+    fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} frames, {} errors, {} warnings, {} gaps, {} commands ignored",
+            summary_head(self.stopped),
+            self.frames,
+            self.errors,
+            self.warnings,
+            self.gaps,
+            self.commands_ignored
+        )?;
+        if let Some(fps) = self.fps {
+            write!(f, "; {fps:.1} fps")?;
+        }
+        if let Some(n) = self.connections {
+            write!(f, "; {n} connections")?;
+        }
+        if let Some(n) = self.vmc_datagrams {
+            write!(f, "; {n} VMC datagrams sent")?;
+        }
+        Ok(())
+    }
 }
 
 #[derive(Serialize)]

@@ -50,8 +50,7 @@ pub(super) fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> 
             feed.splitter.dropped()
         ));
     }
-    mode.dec
-        .summary(Some(stopped), Some(("connections", mode.connections)))
+    mode.dec.summary(Some(stopped), Some(mode.connections))
 }
 
 /// What the listener and the phone's connection produce.
@@ -248,7 +247,6 @@ impl FeedHandler<PhoneFeed> for TcpMode<'_> {
     }
 
     fn stats(&mut self) -> anyhow::Result<()> {
-        self.dec
-            .summary(None, Some(("connections", self.connections)))
+        self.dec.summary(None, Some(self.connections))
     }
 }

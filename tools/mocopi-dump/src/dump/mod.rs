@@ -20,12 +20,12 @@ pub(crate) use vmc_out::{VmcOut, parse_mapping_arg};
 use vmc_out::{VmcSink, list};
 
 use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
-use mocap_core::cli::round3;
 use mocap_core::cli::{CaptureRecord, ErrorRecord};
 use mocap_core::cli::{
     Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
     Stopped, install_ctrlc,
 };
+use mocap_core::cli::{Record, report, round3, summary_head, summary_kind};
 use mocap_core::net::Fanout;
 use mocap_core::pcap::CaptureStats;
 use mocap_core::smf::{self, Body, Chunks, Health, HealthReport, Packet, Tag};
@@ -410,75 +410,30 @@ impl Dump<'_> {
             })
             .collect();
         let totals = Counters::total(senders.iter().map(|s| &s.counters));
-        match self.opts.format {
-            OutputFormat::Json => self.out.json(&SummaryRecord {
-                kind: if stopped.is_some() {
-                    "summary"
-                } else {
-                    "stats"
-                },
-                tool: TOOL,
-                totals,
-                elapsed_s: round3(elapsed),
-                stopped: stopped.map(Stopped::as_str),
-                senders,
-                capture: self.capture.map(CaptureRecord::from),
-                vmc: self.vmc.as_ref().map(|v| VmcRecord {
-                    to: v.out.targets().to_vec(),
-                    frames: v.frames,
-                    datagrams: v.out.sent(),
-                    waiting_for_skeleton: v.waiting,
-                    skeleton_changes: v.changes,
-                }),
-                takes: &self.takes_done,
-            })?,
-            _ => {
-                // Records first, so the summary is the last thing on a shared terminal.
-                self.out.flush()?;
-                let what = match stopped {
-                    Some(s) => format!("done ({})", s.as_str()),
-                    None => "stats".to_owned(),
-                };
-                let line = format!(
-                    "{what}: {} packets in {elapsed:.2} s; {}",
-                    totals.packets,
-                    totals.describe()
-                );
-                if stopped.is_some() {
-                    self.log.always(format_args!("{line}"));
-                } else {
-                    self.log.info(format_args!("{line}"));
-                }
-                if let Some(v) = &self.vmc {
-                    let line = format!(
-                        "  vmc: {} frames ({} datagrams) to {}; {} frames before the first skeleton, {} skeleton changes",
-                        v.frames,
-                        v.out.sent(),
-                        list(v.out.targets()),
-                        v.waiting,
-                        v.changes
-                    );
-                    if stopped.is_some() {
-                        self.log.always(format_args!("{line}"));
-                    } else {
-                        self.log.info(format_args!("{line}"));
-                    }
-                }
-                if let Some(c) = self.capture {
-                    self.log.always(format_args!(
-                        "  capture: {} records, {} UDP datagrams, {} non-UDP, {} fragments ({} datagrams reassembled, {} dropped), {} truncated",
-                        c.packets, c.datagrams, c.non_udp, c.fragments, c.reassembled, c.dropped, c.truncated
-                    ));
-                }
-                if senders.len() > 1 {
-                    for s in &senders {
-                        let src = s.src.map_or_else(|| "-".to_owned(), |a| a.to_string());
-                        self.log
-                            .always(format_args!("  {src}: {}", s.counters.describe()));
-                    }
-                }
-            }
-        }
+        let rec = SummaryRecord {
+            kind: summary_kind(stopped),
+            tool: TOOL,
+            totals,
+            elapsed_s: round3(elapsed),
+            stopped,
+            senders,
+            capture: self.capture.map(CaptureRecord::from),
+            vmc: self.vmc.as_ref().map(|v| VmcRecord {
+                to: v.out.targets().to_vec(),
+                frames: v.frames,
+                datagrams: v.out.sent(),
+                waiting_for_skeleton: v.waiting,
+                skeleton_changes: v.changes,
+            }),
+            takes: &self.takes_done,
+        };
+        report(
+            &mut self.out,
+            &self.log,
+            self.opts.format == OutputFormat::Json,
+            &rec,
+            stopped.is_some(),
+        )?;
         Ok(())
     }
 }

@@ -215,7 +215,7 @@ pub(super) struct SummaryRecord<'a> {
     #[serde(flatten)]
     pub(super) totals: Counters,
     pub(super) elapsed_s: f64,
-    pub(super) stopped: Option<&'a str>,
+    pub(super) stopped: Option<Stopped>,
     pub(super) senders: Vec<SenderRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) capture: Option<CaptureRecord>,
@@ -224,6 +224,50 @@ pub(super) struct SummaryRecord<'a> {
     /// `--bvh` takes, once finished.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(super) takes: &'a [mocap_core::cli::TakeSummary],
+}
+
+impl Record for SummaryRecord<'_> {
+    fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} packets in {:.2} s; {}",
+            summary_head(self.stopped),
+            self.totals.packets,
+            self.elapsed_s,
+            self.totals.describe()
+        )?;
+        if let Some(v) = &self.vmc {
+            write!(
+                f,
+                "\n  vmc: {} frames ({} datagrams) to {}; {} frames before the first skeleton, {} skeleton changes",
+                v.frames,
+                v.datagrams,
+                list(&v.to),
+                v.waiting_for_skeleton,
+                v.skeleton_changes
+            )?;
+        }
+        if let Some(c) = &self.capture {
+            write!(
+                f,
+                "\n  capture: {} records, {} UDP datagrams, {} non-UDP, {} fragments ({} datagrams reassembled, {} dropped), {} truncated",
+                c.records,
+                c.datagrams,
+                c.non_udp,
+                c.fragments,
+                c.reassembled,
+                c.dropped,
+                c.truncated
+            )?;
+        }
+        if self.senders.len() > 1 {
+            for s in &self.senders {
+                let src = s.src.map_or_else(|| "-".to_owned(), |a| a.to_string());
+                write!(f, "\n  {src}: {}", s.counters.describe())?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What `--vmc` sent, in summaries.

@@ -13,7 +13,6 @@ mod writer;
 use accept::connection;
 
 use std::collections::HashMap;
-use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
@@ -29,7 +28,7 @@ use crate::TOOL;
 use crate::records::{ClientEndRecord, ClientRecord, ServeSummary};
 use crate::ws::close;
 use mocap_core::cli::round3;
-use mocap_core::cli::{FeedHandler, Flow, Stopped};
+use mocap_core::cli::{FeedHandler, Flow, Stopped, report, summary_kind};
 use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc};
 use mocap_core::dlp3d::server::{self, Action, ClientId, Refusal, Session};
 use mocap_core::dlp3d::{self, Request};
@@ -284,9 +283,8 @@ impl FeedHandler<mocap_core::cli::UdpFeed> for Server<'_> {
                     j.id, j.addr, j.route, j.request.class_name
                 ),
             );
-            record(
-                self.out,
-                self.opts.format,
+            self.out.record(
+                self.opts.format == Format::Json,
                 &ClientRecord {
                     kind: "dlp3d.client",
                     client: j.id,
@@ -295,10 +293,6 @@ impl FeedHandler<mocap_core::cli::UdpFeed> for Server<'_> {
                     class: &j.request.class_name,
                     text: &j.request.speech_text,
                 },
-                format_args!(
-                    "client {} {} {} {}",
-                    j.id, j.addr, j.route, j.request.class_name
-                ),
             )?;
             self.session.join(j.id, self.started.elapsed());
             self.clients.insert(j.id, j);
@@ -400,22 +394,8 @@ fn act(
                         ),
                     );
                 }
-                let human = match (e.dropped, e.seconds) {
-                    (Some(_), _) => format!(
-                        "client {} ended after {} frames: {}",
-                        e.client, e.frames, e.reason
-                    ),
-                    (None, Some(_)) => format!(
-                        "client {} done after {} frames ({})",
-                        e.client, e.frames, e.reason
-                    ),
-                    (None, None) => {
-                        format!("client {} closed after {} frames", e.client, e.frames)
-                    }
-                };
-                record(
-                    out,
-                    opts.format,
+                out.record(
+                    opts.format == Format::Json,
                     &ClientEndRecord {
                         kind: "dlp3d.client_end",
                         client: e.client,
@@ -424,7 +404,6 @@ fn act(
                         reason: &e.reason,
                         dropped: e.dropped,
                     },
-                    format_args!("{human}"),
                 )?;
             }
             Action::Log(line) => info(log, format_args!("{line}")),
@@ -450,11 +429,7 @@ fn summary(
         .unwrap_or_default();
     let st = session.stats();
     let rec = ServeSummary {
-        kind: if stopped.is_some() {
-            "summary"
-        } else {
-            "stats"
-        },
+        kind: summary_kind(stopped),
         tool: TOOL,
         clients: st.clients,
         served: st.served,
@@ -469,41 +444,18 @@ fn summary(
         elapsed_s: round3(started.elapsed().as_secs_f64()),
         stopped,
     };
-    match opts.format {
-        Format::Json => out.json(&rec)?,
-        Format::Human => {
-            out.flush()?;
-            let line = format!(
-                "{}: {} clients served ({} dropped, {} refused), {} VMC frames in, {} frames out",
-                stopped.map_or_else(|| "stats".to_owned(), |s| format!("done ({s})")),
-                st.served,
-                st.dropped,
-                refused,
-                st.vmc_frames,
-                st.frames_out
-            );
-            if let Ok(l) = log.lock() {
-                if stopped.is_some() {
-                    l.always(format_args!("{line}"));
-                } else {
-                    l.info(format_args!("{line}"));
-                }
-            }
-        }
-    }
+    // The log is shared with the connection threads.
+    let log = log
+        .lock()
+        .map_err(|_| anyhow::anyhow!("log lock poisoned"))?;
+    report(
+        out,
+        &log,
+        opts.format == Format::Json,
+        &rec,
+        stopped.is_some(),
+    )?;
     Ok(())
-}
-
-fn record(
-    out: &mut Output,
-    format: Format,
-    rec: &impl serde::Serialize,
-    human: std::fmt::Arguments<'_>,
-) -> io::Result<()> {
-    match format {
-        Format::Json => out.json(rec),
-        Format::Human => out.text(format_args!("{human}\n")),
-    }
 }
 
 /// What the viewer page needs: joint names and the humanoid layout it knows.
