@@ -2,7 +2,7 @@
 //! filtered per destination, and show what passes. The binary parses flags
 //! into [`Options`] and calls [`run`].
 
-use std::collections::BTreeMap;
+use mocap_core::cli::Senders;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
@@ -145,7 +145,7 @@ struct Dest {
     limiter: Option<Limiter>,
     stats: DestStats,
     /// `--smooth`: one smoother per source, with when it was last fed.
-    smoothers: BTreeMap<Option<SocketAddr>, (vmc::Smoother, Duration)>,
+    smoothers: Senders<(vmc::Smoother, Duration)>,
 }
 
 /// A source silent this long loses its smoothing state (it starts afresh).
@@ -169,8 +169,7 @@ impl Dest {
         }
         let (s, seen) = self
             .smoothers
-            .entry(src)
-            .or_insert_with(|| (vmc::Smoother::new(opts.clone()), now));
+            .get_or_insert_with(src, || (vmc::Smoother::new(opts.clone()), now));
         *seen = now;
         s.apply(&mut typed, now.as_secs_f64());
         match typed {
@@ -189,7 +188,7 @@ struct Relay {
     log: Log,
     socket: UdpSocket,
     dests: Vec<Dest>,
-    sources: BTreeMap<Option<SocketAddr>, SourceStats>,
+    sources: Senders<SourceStats>,
     start: Instant,
     tokens: f64,
     last_refill: Instant,
@@ -271,7 +270,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
             limiter: d.rules.max_rate.map(Limiter::new),
             rules: d.rules,
             stats: DestStats::default(),
-            smoothers: BTreeMap::new(),
+            smoothers: Senders::new(),
         })
         .collect();
     let decode = dump || bvh.is_some() || dests.iter().any(|d| !d.rules.is_raw());
@@ -284,7 +283,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         log,
         socket,
         dests,
-        sources: BTreeMap::new(),
+        sources: Senders::new(),
         start: Instant::now(),
         tokens: max_pps.unwrap_or(0.0),
         last_refill: Instant::now(),
@@ -384,7 +383,7 @@ fn loops_back(listen: SocketAddr, to: SocketAddr) -> bool {
 
 impl Handler for Relay {
     fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
-        let stats = self.sources.entry(d.src).or_default();
+        let stats = self.sources.get_or_default(d.src);
         stats.datagrams += 1;
         stats.bytes += d.payload.len() as u64;
         if let Some(src) = d.src
@@ -415,7 +414,7 @@ impl Handler for Relay {
         let packet = match osc::decode(d.payload) {
             Ok(p) => p,
             Err(e) => {
-                let stats = self.sources.entry(d.src).or_default();
+                let stats = self.sources.get_or_default(d.src);
                 stats.decode_errors += 1;
                 if stats
                     .last_report
@@ -726,7 +725,7 @@ mod batched {
             // One small vector per batch of up to 32 datagrams, none per datagram.
             let mut payloads: Vec<&[u8]> = Vec::with_capacity(room);
             for (payload, src) in batch.datagrams().take(room) {
-                let stats = self.relay.sources.entry(src).or_default();
+                let stats = self.relay.sources.get_or_default(src);
                 stats.datagrams += 1;
                 stats.bytes += payload.len() as u64;
                 payloads.push(payload);

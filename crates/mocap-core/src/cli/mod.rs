@@ -8,6 +8,7 @@ mod generate;
 mod output;
 mod records;
 mod runner;
+mod senders;
 mod source;
 pub mod take;
 
@@ -24,5 +25,6 @@ pub use records::{ArgRecord, ErrorRecord, VmcOut, VmcRecord};
 pub use runner::{
     Feed, FeedHandler, Flow, Handler, POLL, Pacer, Step, Stopped, UdpFeed, drive, run,
 };
+pub use senders::{MAX_SENDERS, Senders};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput, unix_now};
 pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, path_for};

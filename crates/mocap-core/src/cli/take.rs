@@ -11,7 +11,6 @@ use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
 use anyhow::Context as _;
@@ -222,7 +221,7 @@ pub fn path_for(base: &Path, sender: Option<SocketAddr>, first: bool) -> PathBuf
 /// (vmc-average), each started at its first frame with `Hips`.
 pub struct VmcTakes {
     out: BvhOut,
-    takes: BTreeMap<Option<SocketAddr>, VmcTake>,
+    takes: super::Senders<VmcTake>,
     /// Takes begun (the first gets FILE itself).
     started: usize,
     positions: Vec<[f64; 3]>,
@@ -239,7 +238,7 @@ impl VmcTakes {
     pub fn new(out: BvhOut) -> Self {
         Self {
             out,
-            takes: BTreeMap::new(),
+            takes: super::Senders::new(),
             started: 0,
             positions: Vec::new(),
             rotations: Vec::new(),
@@ -273,10 +272,13 @@ impl VmcTakes {
         log: &Log,
         feed: impl FnOnce(&mut Recorder) -> bool,
     ) -> anyhow::Result<()> {
-        let t = self.takes.entry(src).or_insert_with(|| VmcTake {
+        // A new sender past the bound gets no take (and no file).
+        let Some(t) = self.takes.try_insert_with(src, || VmcTake {
             recorder: Recorder::new(),
             take: None,
-        });
+        }) else {
+            return Ok(());
+        };
         if !feed(&mut t.recorder) {
             return Ok(());
         }

@@ -2,7 +2,7 @@
 //! over UDP (the default) or TCP, or fetch a baked recording. The binary
 //! parses flags into [`Options`] and calls [`run`].
 
-use std::collections::BTreeMap;
+use mocap_core::cli::Senders;
 use std::fmt::Write as _;
 use std::fs;
 use std::io::{self, Read as _};
@@ -252,7 +252,7 @@ struct Decoder<'o> {
     opts: &'o Options,
     out: Output,
     log: Log,
-    sources: BTreeMap<Option<SocketAddr>, SourceStats>,
+    sources: Senders<SourceStats>,
     commands_ignored: u64,
     frames: u64,
     started: Instant,
@@ -278,7 +278,7 @@ impl<'o> Decoder<'o> {
             opts,
             out: Output::stdout(live),
             log: Log::new(TOOL, opts.log.quiet, live),
-            sources: BTreeMap::new(),
+            sources: Senders::new(),
             commands_ignored: 0,
             frames: 0,
             started: Instant::now(),
@@ -313,7 +313,7 @@ impl<'o> Decoder<'o> {
         }
         self.last_frame = Some(now);
         self.stopped_reported = false;
-        let stats = self.sources.entry(src).or_default();
+        let stats = self.sources.get_or_default(src);
         if let (Some(last), Some(at)) = (stats.last, arrival)
             && at - last > self.opts.silence.as_secs_f64()
         {

@@ -51,7 +51,7 @@ impl Handler for UdpMode<'_> {
     }
 
     fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
-        self.dec.sources.entry(None).or_default().errors += 1;
+        self.dec.sources.get_or_default(None).errors += 1;
         match self.dec.opts.format {
             OutputFormat::Json => {
                 let mut r = ErrorRecord::new(e.reason.clone());

@@ -1,7 +1,7 @@
 //! `mocopi-dump`: decode mocopi datagrams from a socket or a file and report
 //! stream health. The binary parses flags into [`Options`] and calls [`run`].
 
-use std::collections::BTreeMap;
+use mocap_core::cli::Senders;
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -99,13 +99,13 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         opts,
         out: Output::stdout(live),
         log,
-        senders: BTreeMap::new(),
+        senders: Senders::new(),
         started: Instant::now(),
         first_arrival: None,
         scratch: String::new(),
         capture: None,
         vmc: opts.vmc.as_ref().map(VmcSink::new).transpose()?,
-        takes: BTreeMap::new(),
+        takes: Senders::new(),
         takes_done: Vec::new(),
     };
     let every = match opts.format {
@@ -139,19 +139,19 @@ struct Dump<'o> {
     opts: &'o Options,
     out: Output,
     log: Log,
-    senders: BTreeMap<Option<SocketAddr>, SenderStats>,
+    senders: Senders<SenderStats>,
     started: Instant,
     first_arrival: Option<f64>,
     scratch: String,
     capture: Option<CaptureStats>,
     vmc: Option<VmcSink>,
-    takes: BTreeMap<Option<SocketAddr>, BvhTake>,
+    takes: Senders<BvhTake>,
     takes_done: Vec<mocap_core::cli::TakeSummary>,
 }
 
 impl Handler for Dump<'_> {
     fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
-        let stats = self.senders.entry(d.src).or_default();
+        let stats = self.senders.get_or_default(d.src);
         stats.packets += 1;
         let parsed = smf::parse(d.payload);
         let warnings = parsed.as_ref().map(Packet::warnings).unwrap_or_default();
@@ -199,7 +199,7 @@ impl Handler for Dump<'_> {
     }
 
     fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
-        let stats = self.senders.entry(None).or_default();
+        let stats = self.senders.get_or_default(None);
         stats.packets += 1;
         stats.health.error();
         match self.opts.format {

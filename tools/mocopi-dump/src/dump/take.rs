@@ -29,7 +29,8 @@ impl Dump<'_> {
         p: &Packet<'_>,
     ) -> anyhow::Result<()> {
         match &p.body {
-            Body::Skeleton(s) if !self.takes.contains_key(&src) => {
+            // A new sender past the bound gets no take (and no file).
+            Body::Skeleton(s) if !self.takes.contains_key(&src) && self.takes.admits(src) => {
                 let defs: Vec<_> = s.bones().collect();
                 let ids: Vec<u16> = defs.iter().map(|d| d.id).collect();
                 let joints: Vec<mocap_core::bvh::Joint> = defs
@@ -60,20 +61,17 @@ impl Dump<'_> {
                         *slot = Some(i);
                     }
                 }
-                self.takes.insert(
-                    src,
-                    BvhTake {
-                        take,
-                        index,
-                        positions: vec![[0.0; 3]; ids.len()],
-                        rotations: vec![[0.0, 0.0, 0.0, 1.0]; ids.len()],
-                        last_fnum: None,
-                        held: 0,
-                    },
-                );
+                self.takes.get_or_insert_with(src, || BvhTake {
+                    take,
+                    index,
+                    positions: vec![[0.0; 3]; ids.len()],
+                    rotations: vec![[0.0, 0.0, 0.0, 1.0]; ids.len()],
+                    last_fnum: None,
+                    held: 0,
+                });
             }
             Body::Frame(f) => {
-                let Some(t) = self.takes.get_mut(&src) else {
+                let Some(t) = self.takes.get_mut(src) else {
                     return Ok(());
                 };
                 if let Some(last) = t.last_fnum {
