@@ -10,8 +10,8 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use mocap_core::cli::{
-    Feed, FeedHandler, Flow, Format, Log, LogArgs, Output, Record, Step, StopArgs, Stopped,
-    TakeSummary, UdpFeed, UsageError, VmcOut, install_ctrlc, report, round3, summary_head,
+    Feed, FeedHandler, Flow, Format, Log, LogArgs, MAX_SENDERS, Output, Record, Step, StopArgs,
+    Stopped, TakeSummary, UdpFeed, UsageError, VmcOut, install_ctrlc, report, round3, summary_head,
     summary_kind,
 };
 use mocap_core::net;
@@ -160,6 +160,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         frames_out: 0,
         datagrams_out: 0,
         takes: opts.bvh.clone().map(mocap_core::cli::VmcTakes::new),
+        refused: 0,
     };
     let stopped = mocap_core::cli::drive(
         &mut inbox,
@@ -189,6 +190,8 @@ struct Mix<'o> {
     frames_out: u64,
     datagrams_out: u64,
     takes: Option<mocap_core::cli::VmcTakes>,
+    /// Datagrams of new senders past [`MAX_SENDERS`], not mixed.
+    refused: u64,
 }
 
 impl Mix<'_> {
@@ -200,6 +203,7 @@ impl Mix<'_> {
             datagrams_out: self.datagrams_out,
             elapsed_s: round3(self.start.elapsed().as_secs_f64()),
             stopped,
+            refused: self.refused,
             sources: self
                 .sources
                 .iter()
@@ -235,13 +239,16 @@ impl FeedHandler<Inbox> for Mix<'_> {
     fn item(&mut self, (listen_idx, from, bytes): Received<'_>) -> anyhow::Result<Flow> {
         let listen = self.opts.listen.get(listen_idx).copied().unwrap_or(from);
         let local = self.bound.get(listen_idx).copied().unwrap_or(listen);
-        let src = source_of(
+        let Some(src) = source_of(
             &mut self.sources,
             &mut self.mixer,
             self.opts,
             (listen, local),
             from,
-        );
+        ) else {
+            self.refused += 1;
+            return Ok(Flow::Continue);
+        };
         let now = self.start.elapsed();
         let Some(s) = self.sources.get_mut(src) else {
             return Ok(Flow::Continue);
@@ -313,29 +320,33 @@ impl FeedHandler<Inbox> for Mix<'_> {
 /// for its listening socket (`(as given, as bound)`), else the source of
 /// this (listening socket, sender) pair, new if need be. One sender socket
 /// that sends to two listening ports is two sources (one script or one
-/// `pcap-replay --port-map` playing two trackers).
+/// `pcap-replay --port-map` playing two trackers). `None` for a new source
+/// past [`MAX_SENDERS`] (a flood of addresses must not grow the mix).
 fn source_of(
     sources: &mut Vec<SourceInfo>,
     mixer: &mut Mixer,
     opts: &Options,
     (listen, local): (SocketAddr, SocketAddr),
     from: SocketAddr,
-) -> usize {
+) -> Option<usize> {
     if let Some(i) = opts.sources.iter().position(|(_, a)| *a == from) {
-        return i;
+        return Some(i);
     }
     if let Some(i) = opts
         .sources
         .iter()
         .position(|(_, a)| *a == listen || *a == local)
     {
-        return i;
+        return Some(i);
     }
     if let Some(i) = sources
         .iter()
         .position(|s| s.sender == Some(from) && s.listen == local)
     {
-        return i;
+        return Some(i);
+    }
+    if sources.len() >= MAX_SENDERS {
+        return None;
     }
     let name = if opts.listen.len() > 1 {
         format!("{from}>{local}")
@@ -351,7 +362,11 @@ fn source_of(
         messages: 0,
         decode_errors: 0,
     });
-    i
+    Some(i)
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// `--weight NAME=W` for a source (1 if none).
@@ -406,6 +421,9 @@ struct SummaryRecord<'a> {
     datagrams_out: u64,
     elapsed_s: f64,
     stopped: Option<Stopped>,
+    /// Datagrams from new senders past the bound of 256 sources, not mixed.
+    #[serde(skip_serializing_if = "is_zero")]
+    refused: u64,
     sources: Vec<SourceRecord<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     takes: &'a [TakeSummary],

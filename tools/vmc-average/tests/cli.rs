@@ -483,3 +483,38 @@ fn bvh_take_of_the_mix() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_flood_of_sender_addresses_is_bounded() {
+    let p = free_port();
+    let l: SocketAddr = format!("127.0.0.1:{p}").parse().unwrap();
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    let tool = start(&["-l", &l.to_string(), "--to", &to, "--format", "json"]);
+    let datagrams = frame(10.0, 0.0);
+    let senders = mocap_core::cli::MAX_SENDERS + 44;
+    let mut sockets = Vec::new();
+    for _ in 0..senders {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for d in &datagrams {
+            s.send_to(d, l).unwrap();
+        }
+        sockets.push(s);
+        // Paced a little, so the kernel's receive buffer never overflows.
+        if sockets.len() % 32 == 0 {
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+    thread::sleep(Duration::from_millis(300));
+    let sum = finish(tool).json().pop().unwrap();
+    assert_eq!(
+        sum["sources"].as_array().unwrap().len(),
+        mocap_core::cli::MAX_SENDERS,
+        "{sum}"
+    );
+    assert_eq!(
+        sum["refused"].as_u64(),
+        Some((44 * datagrams.len()) as u64),
+        "{sum}"
+    );
+}
