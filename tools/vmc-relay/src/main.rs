@@ -142,7 +142,7 @@ struct Args {
     _generate: cli::GenerateArgs,
 }
 
-fn check_pattern(s: &str) -> Result<String, String> {
+fn check_pattern(s: &str) -> Result<String, mocap_core::osc::PatternError> {
     Pattern::new(s).map(|_| s.to_owned())
 }
 

@@ -177,18 +177,15 @@ pub fn default_parents() -> [i16; BONE_COUNT] {
 ///
 /// # Errors
 /// Not JSON, not an object, an unknown bone or joint, an empty mapping.
-pub fn parse_mapping(text: &str) -> Result<MappingTable, String> {
-    let value: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
-    let object = value
-        .as_object()
-        .ok_or("expected a JSON object of HumanBodyBones name → mocopi joint")?;
+pub fn parse_mapping(text: &str) -> Result<MappingTable, MappingError> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(MappingError::NotJson)?;
+    let object = value.as_object().ok_or(MappingError::NotAnObject)?;
     let mut out = Vec::new();
     for (bone, joint) in object {
         let name = HUMAN_BODY_BONES
             .iter()
             .find(|b| **b == bone.as_str())
-            .ok_or_else(|| format!("{bone:?} is not a HumanBodyBones name"))?;
+            .ok_or_else(|| MappingError::UnknownBone(bone.clone()))?;
         let id = match joint {
             serde_json::Value::String(j) => smf::bone_id(j).map(usize::from),
             serde_json::Value::Number(n) => n
@@ -197,17 +194,65 @@ pub fn parse_mapping(text: &str) -> Result<MappingTable, String> {
                 .filter(|n| *n < BONE_COUNT),
             _ => None,
         }
-        .ok_or_else(|| {
-            format!("{bone}: {joint} is not a mocopi joint (a name like \"torso_3\" or an id 0–26)")
+        .ok_or_else(|| MappingError::UnknownJoint {
+            bone: bone.clone(),
+            joint: joint.to_string(),
         })?;
         out.push((*name, id));
     }
     if out.is_empty() {
-        return Err("the mapping is empty".into());
+        return Err(MappingError::Empty);
     }
     // HumanBodyBones order, Hips first, as senders write bones.
     out.sort_by_key(|(b, _)| crate::vmc::bone_index(b));
     Ok(out)
+}
+
+/// A mapping file that cannot be used.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum MappingError {
+    /// The text is not JSON.
+    NotJson(serde_json::Error),
+    /// The JSON is not an object.
+    NotAnObject,
+    /// A key that is not a HumanBodyBones name.
+    UnknownBone(String),
+    /// A value that names no mocopi joint (as JSON text).
+    UnknownJoint {
+        /// The bone it was given for.
+        bone: String,
+        /// The value.
+        joint: String,
+    },
+    /// No bones at all.
+    Empty,
+}
+
+impl std::fmt::Display for MappingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotJson(e) => write!(f, "not JSON: {e}"),
+            Self::NotAnObject => {
+                f.write_str("expected a JSON object of HumanBodyBones name → mocopi joint")
+            }
+            Self::UnknownBone(b) => write!(f, "{b:?} is not a HumanBodyBones name"),
+            Self::UnknownJoint { bone, joint } => write!(
+                f,
+                "{bone}: {joint} is not a mocopi joint (a name like \"torso_3\" or an id 0–26)"
+            ),
+            Self::Empty => f.write_str("the mapping is empty"),
+        }
+    }
+}
+
+impl std::error::Error for MappingError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::NotJson(e) => Some(e),
+            _ => None,
+        }
+    }
 }
 
 /// What a skeleton packet did to the bridge.
@@ -662,17 +707,26 @@ mod tests {
     fn mapping_files_parse_by_name_or_id_and_refuse_nonsense() {
         let m = parse_mapping(r#"{"Hips": "root", "Spine": 3, "Head": "head"}"#).unwrap();
         assert_eq!(m, [("Hips", 0), ("Spine", 3), ("Head", 10)]);
-        for bad in [
-            "[1, 2]",
-            "{}",
-            r#"{"Hip": 0}"#,
-            r#"{"Hips": "toes"}"#,
-            r#"{"Hips": 27}"#,
-            r#"{"Hips": -1}"#,
-            r#"{"Hips": 1.5}"#,
-            "not json",
+        let kind = |text: &str| match parse_mapping(text) {
+            Ok(_) => "ok".to_owned(),
+            Err(MappingError::NotJson(_)) => "json".to_owned(),
+            Err(MappingError::UnknownJoint { bone, joint }) => format!("joint {bone} {joint}"),
+            Err(e) => e.to_string(),
+        };
+        for (bad, want) in [
+            (
+                "[1, 2]",
+                "expected a JSON object of HumanBodyBones name → mocopi joint",
+            ),
+            ("{}", "the mapping is empty"),
+            (r#"{"Hip": 0}"#, "\"Hip\" is not a HumanBodyBones name"),
+            (r#"{"Hips": "toes"}"#, "joint Hips \"toes\""),
+            (r#"{"Hips": 27}"#, "joint Hips 27"),
+            (r#"{"Hips": -1}"#, "joint Hips -1"),
+            (r#"{"Hips": 1.5}"#, "joint Hips 1.5"),
+            ("not json", "json"),
         ] {
-            assert!(parse_mapping(bad).is_err(), "{bad}");
+            assert_eq!(kind(bad), want, "{bad}");
         }
         // The built-in tables read back from their JSON form.
         let json = serde_json::Value::Object(

@@ -122,14 +122,29 @@ pub fn smooth_options(
     o
 }
 
+/// A flag's value that cannot be used; the message says what was expected
+/// (clap prints it after the flag's name).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ValueError(pub String);
+
+impl std::fmt::Display for ValueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ValueError {}
+
 /// A finite number above zero.
 ///
 /// # Errors
 /// A message when it is not.
-pub fn parse_positive(text: &str) -> Result<f64, String> {
+pub fn parse_positive(text: &str) -> Result<f64, ValueError> {
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("expected a number above 0, got {text:?}")),
+        _ => Err(ValueError(format!(
+            "expected a number above 0, got {text:?}"
+        ))),
     }
 }
 
@@ -137,10 +152,12 @@ pub fn parse_positive(text: &str) -> Result<f64, String> {
 ///
 /// # Errors
 /// A message when it is not.
-pub fn parse_non_negative(text: &str) -> Result<f64, String> {
+pub fn parse_non_negative(text: &str) -> Result<f64, ValueError> {
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("expected a number of 0 or more, got {text:?}")),
+        _ => Err(ValueError(format!(
+            "expected a number of 0 or more, got {text:?}"
+        ))),
     }
 }
 
@@ -156,36 +173,38 @@ pub struct RecordArgs {
 ///
 /// # Errors
 /// A message when the text is not `HOST:PORT` or the name does not resolve.
-pub fn parse_host_port(text: &str) -> Result<std::net::SocketAddr, String> {
+pub fn parse_host_port(text: &str) -> Result<std::net::SocketAddr, ValueError> {
     use std::net::ToSocketAddrs as _;
     if let Ok(a) = text.parse() {
         return Ok(a);
     }
     let addrs: Vec<_> = text
         .to_socket_addrs()
-        .map_err(|e| format!("expected HOST:PORT, got {text:?}: {e}"))?
+        .map_err(|e| ValueError(format!("expected HOST:PORT, got {text:?}: {e}")))?
         .collect();
     addrs
         .iter()
         .find(|a| a.is_ipv4())
         .or_else(|| addrs.first())
         .copied()
-        .ok_or_else(|| format!("{text:?} resolves to no address"))
+        .ok_or_else(|| ValueError(format!("{text:?} resolves to no address")))
 }
 
 /// Parses `500ms`, `10s`, `2m`, `1h`, `1.5s`, or a plain number of seconds.
 ///
 /// # Errors
 /// A message naming the accepted forms.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
+pub fn parse_duration(text: &str) -> Result<Duration, ValueError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid duration {text:?}: expected e.g. 500ms, 10s, 2m"))?;
+    let value: f64 = num.parse().map_err(|_| {
+        ValueError(format!(
+            "invalid duration {text:?}: expected e.g. 500ms, 10s, 2m"
+        ))
+    })?;
     let scale = match unit.trim() {
         "" | "s" => 1.0,
         "ms" => 1e-3,
@@ -193,17 +212,20 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "m" | "min" => 60.0,
         "h" => 3600.0,
         other => {
-            return Err(format!(
+            return Err(ValueError(format!(
                 "invalid duration unit {other:?} in {text:?}: use ms, s, m or h"
-            ));
+            )));
         }
     };
     let secs = value * scale;
     // A century is longer than any run; beyond it, clocks would overflow.
     if secs > 100.0 * 365.0 * 24.0 * 3600.0 {
-        return Err(format!("duration {text:?} is too long (at most 100 years)"));
+        return Err(ValueError(format!(
+            "duration {text:?} is too long (at most 100 years)"
+        )));
     }
-    Duration::try_from_secs_f64(secs).map_err(|e| format!("invalid duration {text:?}: {e}"))
+    Duration::try_from_secs_f64(secs)
+        .map_err(|e| ValueError(format!("invalid duration {text:?}: {e}")))
 }
 
 #[cfg(test)]

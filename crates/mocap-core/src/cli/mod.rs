@@ -13,8 +13,8 @@ mod source;
 pub mod take;
 
 pub use args::{
-    Format, LogArgs, PaceArgs, RecordArgs, STATUS_INTERVAL, SmoothArgs, StopArgs, parse_duration,
-    parse_host_port, parse_non_negative, parse_positive, smooth_options,
+    Format, LogArgs, PaceArgs, RecordArgs, STATUS_INTERVAL, SmoothArgs, StopArgs, ValueError,
+    parse_duration, parse_host_port, parse_non_negative, parse_positive, smooth_options,
 };
 pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};
 pub use generate::{Generate, GenerateArgs, generated};

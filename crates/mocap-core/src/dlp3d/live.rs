@@ -39,7 +39,7 @@ impl Rig {
     /// # Errors
     /// An empty list, a repeated name, a rotation that is not four finite
     /// numbers; with the line number.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, RigError> {
         let mut rig = Self {
             joints: Vec::new(),
             rest: Vec::new(),
@@ -56,34 +56,91 @@ impl Rig {
                         .iter()
                         .map(|s| s.parse::<f32>().ok().filter(|v| v.is_finite()))
                         .collect::<Option<_>>()
-                        .ok_or_else(|| {
-                            format!("line {}: {line:?}: the rotation is not four numbers", i + 1)
+                        .ok_or_else(|| RigError::BadRotation {
+                            line: i + 1,
+                            text: line.to_owned(),
                         })?;
                     let n = q.iter().map(|v| v * v).sum::<f32>().sqrt();
                     if n < 1e-6 {
-                        return Err(format!("line {}: a zero rotation", i + 1));
+                        return Err(RigError::ZeroRotation { line: i + 1 });
                     }
                     [q.first(), q.get(1), q.get(2), q.get(3)].map(|v| v.copied().unwrap_or(0.0) / n)
                 }
                 _ => {
-                    return Err(format!(
-                        "line {}: {line:?}: expected a name, optionally followed by qx qy qz qw",
-                        i + 1
-                    ));
+                    return Err(RigError::BadLine {
+                        line: i + 1,
+                        text: line.to_owned(),
+                    });
                 }
             };
             if rig.joints.iter().any(|j| j == name) {
-                return Err(format!("line {}: {name} is listed twice", i + 1));
+                return Err(RigError::Repeated {
+                    line: i + 1,
+                    name: name.to_owned(),
+                });
             }
             rig.joints.push(name.to_owned());
             rig.rest.push(rest);
         }
         if rig.joints.is_empty() {
-            return Err("no joints listed".into());
+            return Err(RigError::Empty);
         }
         Ok(rig)
     }
 }
+
+/// A joints file that cannot be used; lines count from 1.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RigError {
+    /// A rotation that is not four finite numbers.
+    BadRotation {
+        /// Line number.
+        line: usize,
+        /// The line (comment removed).
+        text: String,
+    },
+    /// A rotation of length zero.
+    ZeroRotation {
+        /// Line number.
+        line: usize,
+    },
+    /// Neither a name nor a name and four numbers.
+    BadLine {
+        /// Line number.
+        line: usize,
+        /// The line (comment removed).
+        text: String,
+    },
+    /// A joint named twice.
+    Repeated {
+        /// Line number of the second.
+        line: usize,
+        /// The name.
+        name: String,
+    },
+    /// No joints at all.
+    Empty,
+}
+
+impl std::fmt::Display for RigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::BadRotation { line, text } => {
+                write!(f, "line {line}: {text:?}: the rotation is not four numbers")
+            }
+            Self::ZeroRotation { line } => write!(f, "line {line}: a zero rotation"),
+            Self::BadLine { line, text } => write!(
+                f,
+                "line {line}: {text:?}: expected a name, optionally followed by qx qy qz qw"
+            ),
+            Self::Repeated { line, name } => write!(f, "line {line}: {name} is listed twice"),
+            Self::Empty => f.write_str("no joints listed"),
+        }
+    }
+}
+
+impl std::error::Error for RigError {}
 
 /// `a · b` for f32 quaternions, computed wide.
 fn qmul(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
@@ -266,7 +323,7 @@ pub fn samples_before_frame(k: u64) -> usize {
 ///
 /// # Errors
 /// Not RIFF/WAVE, no `fmt ` or `data` chunk, an unsupported encoding.
-pub fn wav_to_pcm16k(bytes: &[u8]) -> Result<Vec<i16>, String> {
+pub fn wav_to_pcm16k(bytes: &[u8]) -> Result<Vec<i16>, WavError> {
     let u16le = |b: &[u8], at: usize| {
         b.get(at..at + 2)
             .and_then(|s| s.try_into().ok())
@@ -278,7 +335,7 @@ pub fn wav_to_pcm16k(bytes: &[u8]) -> Result<Vec<i16>, String> {
             .map(u32::from_le_bytes)
     };
     if bytes.get(0..4) != Some(b"RIFF") || bytes.get(8..12) != Some(b"WAVE") {
-        return Err("not a RIFF/WAVE file".into());
+        return Err(WavError::NotWave);
     }
     let mut at = 12usize;
     let mut fmt = None;
@@ -297,12 +354,12 @@ pub fn wav_to_pcm16k(bytes: &[u8]) -> Result<Vec<i16>, String> {
         // Chunks are padded to even lengths.
         at = body.saturating_add(len).saturating_add(len & 1);
     }
-    let fmt = fmt.ok_or("no fmt chunk")?;
-    let data = data.ok_or("no data chunk")?;
+    let fmt = fmt.ok_or(WavError::NoFmt)?;
+    let data = data.ok_or(WavError::NoData)?;
     let (Some(format), Some(channels), Some(rate), Some(bits)) =
         (u16le(fmt, 0), u16le(fmt, 2), u32le(fmt, 4), u16le(fmt, 14))
     else {
-        return Err("fmt chunk too short".into());
+        return Err(WavError::ShortFmt);
     };
     // WAVE_FORMAT_EXTENSIBLE keeps the real format in its sub-format GUID.
     let format = if format == 0xfffe {
@@ -312,11 +369,11 @@ pub fn wav_to_pcm16k(bytes: &[u8]) -> Result<Vec<i16>, String> {
     };
     let width = usize::from(bits / 8);
     if channels == 0 || width == 0 {
-        return Err("zero channels or sample width".into());
+        return Err(WavError::Empty);
     }
     // Real audio; also bounds the output a forged header can ask for.
     if !(4_000..=384_000).contains(&rate) {
-        return Err(format!("sample rate {rate} Hz (expected 4000–384000)"));
+        return Err(WavError::Rate(rate));
     }
     let sample = |s: &[u8]| -> Option<f32> {
         match (format, bits) {
@@ -338,9 +395,7 @@ pub fn wav_to_pcm16k(bytes: &[u8]) -> Result<Vec<i16>, String> {
         }
     };
     if sample(&vec![0; width]).is_none() {
-        return Err(format!(
-            "unsupported WAV encoding (format {format}, {bits} bits)"
-        ));
+        return Err(WavError::Encoding { format, bits });
     }
     let frame = width * usize::from(channels);
     let mono: Vec<f32> = data
@@ -364,6 +419,49 @@ pub fn wav_to_pcm16k(bytes: &[u8]) -> Result<Vec<i16>, String> {
         })
         .collect())
 }
+
+/// A WAV file that cannot be read as audio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WavError {
+    /// Not RIFF/WAVE.
+    NotWave,
+    /// No `fmt ` chunk.
+    NoFmt,
+    /// No `data` chunk.
+    NoData,
+    /// A `fmt ` chunk too short for its fields.
+    ShortFmt,
+    /// Zero channels or a zero sample width.
+    Empty,
+    /// A sample rate outside 4–384 kHz.
+    Rate(u32),
+    /// An encoding not read (WAVE format tag and bits per sample).
+    Encoding {
+        /// The format tag (1 PCM, 3 IEEE float).
+        format: u16,
+        /// Bits per sample.
+        bits: u16,
+    },
+}
+
+impl std::fmt::Display for WavError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NotWave => f.write_str("not a RIFF/WAVE file"),
+            Self::NoFmt => f.write_str("no fmt chunk"),
+            Self::NoData => f.write_str("no data chunk"),
+            Self::ShortFmt => f.write_str("fmt chunk too short"),
+            Self::Empty => f.write_str("zero channels or sample width"),
+            Self::Rate(rate) => write!(f, "sample rate {rate} Hz (expected 4000–384000)"),
+            Self::Encoding { format, bits } => {
+                write!(f, "unsupported WAV encoding (format {format}, {bits} bits)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for WavError {}
 
 #[cfg(test)]
 mod tests {
@@ -485,15 +583,31 @@ mod tests {
 
     #[test]
     fn joints_files_are_checked() {
-        for bad in [
-            "",
-            "# only a comment",
-            "A\nA",
-            "A 1 2 3",
-            "A 0 0 0 0",
-            "A x y z w",
+        let bad_line = |text: &str| RigError::BadLine {
+            line: 1,
+            text: text.into(),
+        };
+        for (bad, want) in [
+            ("", RigError::Empty),
+            ("# only a comment", RigError::Empty),
+            (
+                "A\nA",
+                RigError::Repeated {
+                    line: 2,
+                    name: "A".into(),
+                },
+            ),
+            ("A 1 2 3", bad_line("A 1 2 3")),
+            ("A 0 0 0 0", RigError::ZeroRotation { line: 1 }),
+            (
+                "A x y z w",
+                RigError::BadRotation {
+                    line: 1,
+                    text: "A x y z w".into(),
+                },
+            ),
         ] {
-            assert!(Rig::parse(bad).is_err(), "{bad:?}");
+            assert_eq!(Rig::parse(bad), Err(want), "{bad:?}");
         }
         let rig = Rig::parse("  Hips  \n\nHead 0 0 2 0\n").unwrap();
         assert_eq!(rig.joints, ["Hips", "Head"]);
@@ -538,9 +652,12 @@ mod tests {
         // 32 kHz stereo: every other frame, the two channels averaged.
         let stereo = wav(32_000, 2, &[100, 300, 0, 0, 500, 700, 0, 0]);
         assert_eq!(wav_to_pcm16k(&stereo).unwrap(), [200, 600]);
-        assert!(wav_to_pcm16k(b"RIFF\0\0\0\0WAVE").is_err());
-        assert!(wav_to_pcm16k(b"not a wav").is_err());
-        assert!(wav_to_pcm16k(&wav(1, 1, &[0; 1000])).is_err(), "1 Hz");
+        assert_eq!(wav_to_pcm16k(b"RIFF\0\0\0\0WAVE"), Err(WavError::NoFmt));
+        assert_eq!(wav_to_pcm16k(b"not a wav"), Err(WavError::NotWave));
+        assert_eq!(
+            wav_to_pcm16k(&wav(1, 1, &[0; 1000])),
+            Err(WavError::Rate(1))
+        );
         // Damaged files: any result, never a panic.
         let mut rng = Rng(0x3a7);
         for i in 0..same.len() {

@@ -16,7 +16,8 @@ pub use chunk::{
     request_id,
 };
 pub use live::{
-    Live, MAX_BLENDSHAPES, Rig, samples_before_frame, samples_for_frame, wav_to_pcm16k,
+    Live, MAX_BLENDSHAPES, Rig, RigError, WavError, samples_before_frame, samples_for_frame,
+    wav_to_pcm16k,
 };
 pub use math::{
     IDENTITY3, IDENTITY4, MAX_TIME, Mat3, Mat4, Pose, Resampler, blender_to_babylon, invert_affine,

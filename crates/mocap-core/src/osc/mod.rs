@@ -27,7 +27,7 @@ use std::fmt;
 
 use rosc::{OscBundle, OscMessage, OscPacket, OscTime, OscType};
 
-pub use pattern::Pattern;
+pub use pattern::{Pattern, PatternError};
 
 /// Deepest bundle nesting accepted (the reference sender nests one level).
 pub const MAX_DEPTH: usize = 8;

@@ -14,9 +14,11 @@ impl Pattern {
     ///
     /// # Errors
     /// A message naming what is wrong with the pattern.
-    pub fn new(text: &str) -> Result<Self, String> {
-        let matcher =
-            Matcher::new(text).map_err(|e| format!("bad OSC address pattern {text:?}: {e}"))?;
+    pub fn new(text: &str) -> Result<Self, PatternError> {
+        let matcher = Matcher::new(text).map_err(|source| PatternError {
+            pattern: text.to_owned(),
+            source,
+        })?;
         Ok(Self {
             text: text.to_owned(),
             matcher,
@@ -34,6 +36,31 @@ impl Pattern {
     }
 }
 
+/// An OSC address pattern that does not parse.
+#[derive(Debug)]
+pub struct PatternError {
+    /// The pattern as given.
+    pub pattern: String,
+    /// Why rosc refused it.
+    pub source: rosc::OscError,
+}
+
+impl std::fmt::Display for PatternError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "bad OSC address pattern {:?}: {}",
+            self.pattern, self.source
+        )
+    }
+}
+
+impl std::error::Error for PatternError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,7 +73,13 @@ mod tests {
         assert!(!p.matches("/VMC/Ext/Bone/Pos"));
         let q = Pattern::new("/VMC/Ext/{Bone,Root}/Pos").unwrap();
         assert!(q.matches("/VMC/Ext/Root/Pos") && q.matches("/VMC/Ext/Bone/Pos"));
-        assert!(Pattern::new("no-slash").is_err());
+        let e = Pattern::new("no-slash").unwrap_err();
+        assert_eq!(e.pattern, "no-slash");
+        assert!(
+            e.to_string()
+                .starts_with("bad OSC address pattern \"no-slash\": ")
+        );
+        assert!(std::error::Error::source(&e).is_some());
         assert_eq!(q.as_str(), "/VMC/Ext/{Bone,Root}/Pos");
     }
 }
