@@ -16,11 +16,10 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
-use mocap_core::pcap::PcapNgWriter;
-use mocap_core::testutil::Proc;
+use mocap_core::testutil::{Proc, tshark};
 use serde_json::Value;
+use tshark::list;
 
 const BIN: &str = env!("CARGO_BIN_EXE_ifm-handshake");
 const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures/ifacialmocap");
@@ -30,24 +29,22 @@ const SCRIPT: &str = concat!(
 );
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ifm-wireshark-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    tshark::scratch("ifm", name)
+}
+
+/// The phone's and our end of the UDP stream.
+fn ends() -> (SocketAddr, SocketAddr) {
+    (
+        "127.0.0.2:49983".parse().unwrap(),
+        "127.0.0.1:49983".parse().unwrap(),
+    )
 }
 
 /// Datagrams as a pcapng, phone 127.0.0.2:49983 → 127.0.0.1:49983.
 fn pcap(name: &str, datagrams: &[Vec<u8>]) -> PathBuf {
     let out = tmp(&format!("{name}.pcapng"));
-    let mut w = PcapNgWriter::new(std::fs::File::create(&out).unwrap()).unwrap();
-    let (src, dst): (SocketAddr, SocketAddr) = (
-        "127.0.0.2:49983".parse().unwrap(),
-        "127.0.0.1:49983".parse().unwrap(),
-    );
-    for (i, d) in datagrams.iter().enumerate() {
-        w.write(Duration::from_millis(i as u64), src, dst, d)
-            .unwrap();
-    }
-    w.flush().unwrap();
+    let (src, dst) = ends();
+    tshark::write_pcap(&out, src, dst, datagrams);
     out
 }
 
@@ -69,50 +66,11 @@ const FIELDS: [&str; 14] = [
 ];
 
 fn tshark(path: &Path) -> Vec<Vec<String>> {
-    let mut cmd = Command::new("tshark");
-    cmd.args(["-n", "-X"])
-        .arg(format!("lua_script:{SCRIPT}"))
-        .arg("-r")
-        .arg(path)
-        .args([
-            "-Y",
-            "ifacialmocap",
-            "-T",
-            "fields",
-            "-E",
-            "separator=|",
-            "-E",
-            "aggregator=;",
-        ]);
-    for f in FIELDS {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().expect("tshark runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && !stderr.contains("Lua"), "{stderr}");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.split('|').map(str::to_owned).collect())
-        .collect()
-}
-
-fn list(cell: &str) -> Vec<&str> {
-    if cell.is_empty() {
-        Vec::new()
-    } else {
-        cell.split(';').collect()
-    }
+    tshark::fields(Path::new(SCRIPT), path, &["-Y", "ifacialmocap"], &FIELDS)
 }
 
 fn close(ours: &Value, theirs: &str, what: &str) {
-    let t: f64 = theirs
-        .parse()
-        .unwrap_or_else(|e| panic!("{what}: {theirs:?}: {e}"));
-    let o = ours.as_f64().unwrap_or_else(|| panic!("{what}: {ours}"));
-    assert!(
-        (o - t).abs() <= 1e-12 * o.abs().max(1.0),
-        "{what}: ours {o}, tshark {t}"
-    );
+    tshark::close(ours, theirs, 1e-12, 1.0, what);
 }
 
 fn compare(name: &str, path: &Path, recs: &[Value]) -> usize {
@@ -245,41 +203,16 @@ fn no_prefix_or_byte_flip_makes_the_lua_script_fail() {
     let text =
         std::fs::read_to_string(format!("{CAPTURES}/v1_minbitt_head_sample_data.txt")).unwrap();
     let frame = text.lines().next().unwrap().as_bytes().to_vec();
-    let mut all = Vec::new();
-    for cut in 1..frame.len() {
-        all.push(frame[..cut].to_vec());
-    }
-    for i in 0..frame.len() {
-        let mut v = frame.clone();
-        v[i] ^= 0xff;
-        all.push(v);
-    }
-    let path = pcap("mutations", &all);
-    let out = Command::new("tshark")
-        .args(["-n", "-X"])
-        .arg(format!("lua_script:{SCRIPT}"))
-        .arg("-r")
-        .arg(&path)
-        .args([
-            "-T",
-            "fields",
-            "-e",
-            "ifacialmocap.kind",
-            "-e",
-            "_ws.expert.message",
-        ])
-        .output()
-        .expect("tshark runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(
-        !stdout.contains("Lua Error") && !stderr.contains("Lua Error"),
-        "{stderr}"
+    let rows = tshark::sweep(
+        Path::new(SCRIPT),
+        &tmp("mutations.pcapng"),
+        &frame,
+        ends(),
+        "ifacialmocap.kind",
     );
-    assert!(!stdout.contains("dissector error"), "{stdout}");
-    assert_eq!(stdout.lines().count(), all.len());
-    assert!(stdout.lines().all(|l| !l.trim().is_empty()));
+    assert_eq!(rows.len(), 2 * frame.len() - 1);
+    // Every packet is either decoded or says why not.
+    assert!(rows.iter().all(|l| !l.trim().is_empty() && l != "|"));
 }
 
 /// A classic pcap of one TCP stream, phone 127.0.0.2:50123 → 127.0.0.1:49986,

@@ -12,14 +12,11 @@
     reason = "test code: a panic is how a test reports"
 )]
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
 
-use mocap_core::pcap::PcapNgWriter;
-use mocap_core::testutil::Proc;
+use mocap_core::testutil::{Proc, tshark};
 use serde_json::Value;
+use tshark::list;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mocopi-dump");
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
@@ -29,9 +26,7 @@ fn script() -> PathBuf {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mocopi-wireshark-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    tshark::scratch("mocopi", name)
 }
 
 const FIELDS: [&str; 17] = [
@@ -56,56 +51,12 @@ const FIELDS: [&str; 17] = [
 
 /// One row of fields per packet that carries mocopi.
 fn tshark(pcap: &Path) -> Vec<Vec<String>> {
-    let mut cmd = Command::new("tshark");
-    cmd.arg("-n")
-        .arg("-X")
-        .arg(format!("lua_script:{}", script().display()))
-        .arg("-r")
-        .arg(pcap)
-        .args([
-            "-Y",
-            "mocopi",
-            "-T",
-            "fields",
-            "-E",
-            "separator=|",
-            "-E",
-            "aggregator=;",
-        ]);
-    for f in FIELDS {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd
-        .output()
-        .expect("tshark runs (scripts/test-all.sh installs it)");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(!stderr.contains("Lua"), "{stderr}");
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.split('|').map(str::to_owned).collect())
-        .collect()
+    tshark::fields(&script(), pcap, &["-Y", "mocopi"], &FIELDS)
 }
 
-fn list(cell: &str) -> Vec<&str> {
-    if cell.is_empty() {
-        Vec::new()
-    } else {
-        cell.split(';').collect()
-    }
-}
-
-/// tshark prints doubles with 15 significant digits; ours are exact.
+/// Ours are exact, tshark prints 15 significant digits.
 fn same_number(ours: &Value, theirs: &str, what: &str) {
-    let t: f64 = theirs
-        .parse()
-        .unwrap_or_else(|e| panic!("{what}: {theirs:?}: {e}"));
-    let o = ours.as_f64().unwrap_or_else(|| panic!("{what}: {ours}"));
-    assert!(
-        (o - t).abs() <= 1e-13 * o.abs().max(1e-300) || o == t,
-        "{what}: ours {o}, tshark {t}"
-    );
+    tshark::close(ours, theirs, 1e-13, 1e-300, what);
 }
 
 fn compare(name: &str, pcap: &Path, records: &[Value]) -> usize {
@@ -264,53 +215,17 @@ fn lua_dissector_agrees_with_mocopi_dump_on_every_capture() {
 #[ignore = "needs tshark: scripts/test-all.sh"]
 fn no_prefix_or_byte_flip_makes_the_lua_script_fail() {
     let seed = std::fs::read(format!("{ROOT}/captures/mocopi/seed-frame-1575.bin")).unwrap();
-    let path = tmp("mutations.pcapng");
-    let mut w = PcapNgWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
-    let (src, dst): (SocketAddr, SocketAddr) = (
+    let ends = (
         "127.0.0.1:50000".parse().unwrap(),
         "127.0.0.1:12351".parse().unwrap(),
     );
-    let mut n = 0u64;
-    let mut put = |bytes: &[u8]| {
-        n += 1;
-        w.write(Duration::from_micros(n), src, dst, bytes).unwrap();
-    };
-    for cut in 1..seed.len() {
-        put(&seed[..cut]);
-    }
-    for i in 0..seed.len() {
-        let mut v = seed.clone();
-        v[i] ^= 0xff;
-        put(&v);
-    }
-    w.flush().unwrap();
-    drop(w);
-    let out = Command::new("tshark")
-        .arg("-n")
-        .arg("-X")
-        .arg(format!("lua_script:{}", script().display()))
-        .arg("-r")
-        .arg(&path)
-        .args([
-            "-T",
-            "fields",
-            "-e",
-            "mocopi.kind",
-            "-e",
-            "_ws.expert.message",
-        ])
-        .args(["-E", "separator=|"])
-        .output()
-        .expect("tshark runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(
-        !text.contains("Lua Error") && !stderr.contains("Lua Error"),
-        "{stderr}"
+    let rows = tshark::sweep(
+        &script(),
+        &tmp("mutations.pcapng"),
+        &seed,
+        ends,
+        "mocopi.kind",
     );
-    assert!(!text.contains("dissector error"), "{text}");
-    let rows: Vec<&str> = text.lines().collect();
     assert_eq!(rows.len(), 2 * seed.len() - 1);
     // Every packet is either decoded or says why not.
     for (i, row) in rows.iter().enumerate() {

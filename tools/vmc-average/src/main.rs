@@ -144,7 +144,10 @@ fn parse_source(s: &str) -> Result<(String, SocketAddr), String> {
     let (name, addr) = s
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=ADDR, got {s:?}"))?;
-    Ok((name.to_owned(), cli::parse_host_port(addr).map_err(|e| e.0)?))
+    Ok((
+        name.to_owned(),
+        cli::parse_host_port(addr).map_err(|e| e.0)?,
+    ))
 }
 
 fn parse_weight(s: &str) -> Result<(String, f64), String> {

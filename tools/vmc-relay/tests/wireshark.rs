@@ -12,15 +12,14 @@
     reason = "test code: a panic is how a test reports"
 )]
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
-use mocap_core::pcap::PcapNgWriter;
-use mocap_core::testutil::Proc;
+use mocap_core::testutil::{Proc, tshark};
 use mocap_core::vmc::{self, Message};
 use serde_json::Value;
+use tshark::list;
 
 const BIN: &str = env!("CARGO_BIN_EXE_vmc-relay");
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
@@ -30,9 +29,7 @@ fn script() -> PathBuf {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("vmc-wireshark-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    tshark::scratch("vmc", name)
 }
 
 /// Frames as a VMC sender makes them, with values that are not round.
@@ -137,23 +134,8 @@ const FIELDS: [&str; 16] = [
     "_ws.expert.message",
 ];
 
-fn list(cell: &str) -> Vec<&str> {
-    if cell.is_empty() {
-        Vec::new()
-    } else {
-        cell.split(';').collect()
-    }
-}
-
 fn close(ours: &Value, theirs: &str, what: &str) {
-    let t: f64 = theirs
-        .parse()
-        .unwrap_or_else(|e| panic!("{what}: {theirs:?}: {e}"));
-    let o = ours.as_f64().unwrap();
-    assert!(
-        (o - t).abs() <= 1e-13 * o.abs().max(1e-300),
-        "{what}: ours {o}, tshark {t}"
-    );
+    tshark::close(ours, theirs, 1e-13, 1e-300, what);
 }
 
 #[test]
@@ -174,38 +156,14 @@ fn lua_dissector_agrees_with_vmc_relay_dump() {
         .into_iter()
         .filter(|r| r["type"] != "summary")
         .collect();
-    let mut cmd = Command::new("tshark");
-    cmd.arg("-n")
-        .arg("-X")
-        .arg(format!("lua_script:{}", script().display()))
-        .arg("-r")
-        .arg(&cap)
-        // The relay listened on an ephemeral port: decode it as VMC.
-        .arg("-d")
-        .arg(format!("udp.port=={port},vmc"))
-        .args([
-            "-Y",
-            "vmc",
-            "-T",
-            "fields",
-            "-E",
-            "separator=|",
-            "-E",
-            "aggregator=;",
-        ]);
-    for f in FIELDS {
-        cmd.args(["-e", f]);
-    }
-    let out = cmd.output().expect("tshark runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && !stderr.contains("Lua"), "{stderr}");
-    let text = String::from_utf8(out.stdout).unwrap();
-    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split('|').collect()).collect();
+    // The relay listened on an ephemeral port: decode it as VMC.
+    let decode = format!("udp.port=={port},vmc");
+    let rows = tshark::fields(&script(), &cap, &["-d", &decode, "-Y", "vmc"], &FIELDS);
     assert_eq!(rows.len(), input.len());
     let mut next = recs.iter();
     let mut bones_seen = 0;
     for (k, row) in rows.iter().enumerate() {
-        let col = |f: &str| row[FIELDS.iter().position(|x| *x == f).unwrap()];
+        let col = |f: &str| row[FIELDS.iter().position(|x| *x == f).unwrap()].as_str();
         let experts = list(col("_ws.expert.message"));
         let n: usize = col("vmc.messages").parse().unwrap_or(0);
         if n == 0 {
@@ -281,51 +239,16 @@ fn lua_dissector_agrees_with_vmc_relay_dump() {
 #[ignore = "needs tshark: scripts/test-all.sh"]
 fn no_prefix_or_byte_flip_makes_the_lua_script_fail() {
     let bundle = datagrams().remove(0);
-    let path = tmp("mutations.pcapng");
-    let mut w = PcapNgWriter::new(std::fs::File::create(&path).unwrap()).unwrap();
-    let (src, dst): (SocketAddr, SocketAddr) = (
+    let ends = (
         "127.0.0.1:50000".parse().unwrap(),
         "127.0.0.1:39539".parse().unwrap(),
     );
-    let mut n = 0u64;
-    let mut put = |bytes: &[u8]| {
-        n += 1;
-        w.write(Duration::from_micros(n), src, dst, bytes).unwrap();
-    };
-    for cut in 1..bundle.len() {
-        put(&bundle[..cut]);
-    }
-    for i in 0..bundle.len() {
-        let mut v = bundle.clone();
-        v[i] ^= 0xff;
-        put(&v);
-    }
-    w.flush().unwrap();
-    drop(w);
-    let out = Command::new("tshark")
-        .arg("-n")
-        .arg("-X")
-        .arg(format!("lua_script:{}", script().display()))
-        .arg("-r")
-        .arg(&path)
-        .args([
-            "-T",
-            "fields",
-            "-e",
-            "vmc.messages",
-            "-e",
-            "_ws.expert.message",
-        ])
-        .args(["-E", "separator=|"])
-        .output()
-        .expect("tshark runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(
-        !text.contains("Lua Error") && !stderr.contains("Lua Error"),
-        "{stderr}"
+    let rows = tshark::sweep(
+        &script(),
+        &tmp("mutations.pcapng"),
+        &bundle,
+        ends,
+        "vmc.messages",
     );
-    assert!(!text.contains("dissector error"), "{text}");
-    assert_eq!(text.lines().count(), 2 * bundle.len() - 1);
+    assert_eq!(rows.len(), 2 * bundle.len() - 1);
 }
