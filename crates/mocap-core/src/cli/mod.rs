@@ -10,6 +10,7 @@ mod records;
 mod runner;
 mod senders;
 mod source;
+mod tcp;
 pub mod take;
 
 pub use args::{
@@ -26,5 +27,6 @@ pub use runner::{
     Feed, FeedHandler, Flow, Handler, POLL, Pacer, Step, Stopped, UdpFeed, drive, run,
 };
 pub use senders::{MAX_SENDERS, Senders};
+pub use tcp::{Accept, Tcp, TcpFeed};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput, unix_now};
 pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, path_for};

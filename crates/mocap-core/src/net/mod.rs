@@ -15,6 +15,63 @@ pub fn set_send_buffer(tcp: &std::net::TcpStream, size: usize) -> io::Result<()>
     socket2::SockRef::from(tcp).set_send_buffer_size(size)
 }
 
+/// Listens on TCP at `addr`, non-blocking (accepts are polled with
+/// [`wait_acceptable`]); a port in use says so.
+///
+/// # Errors
+/// The OS error, with the port named when another program holds it.
+pub fn listen_tcp(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let listener = std::net::TcpListener::bind(addr).map_err(|e| {
+        if e.kind() == io::ErrorKind::AddrInUse {
+            io::Error::new(
+                e.kind(),
+                format!("TCP port {} is already in use by another program", addr.port()),
+            )
+        } else {
+            e
+        }
+    })?;
+    listener.set_nonblocking(true)?;
+    Ok(listener)
+}
+
+/// Waits until `listener` has a connection to accept or `wait` has passed;
+/// `true` when an accept should follow.
+///
+/// # Errors
+/// The OS error from waiting.
+#[cfg(target_os = "linux")]
+pub fn wait_acceptable(listener: &std::net::TcpListener, wait: Duration) -> io::Result<bool> {
+    use std::os::fd::AsFd as _;
+    wait_fd(listener.as_fd(), wait)
+}
+
+/// Waits until `listener` may have a connection (here: a short sleep, the
+/// listener being non-blocking); `true` when an accept should follow.
+///
+/// # Errors
+/// None here; the signature matches Linux's.
+#[cfg(not(target_os = "linux"))]
+pub fn wait_acceptable(_listener: &std::net::TcpListener, wait: Duration) -> io::Result<bool> {
+    std::thread::sleep(wait.min(Duration::from_millis(5)));
+    Ok(true)
+}
+
+#[cfg(target_os = "linux")]
+fn wait_fd(fd: std::os::fd::BorrowedFd<'_>, wait: Duration) -> io::Result<bool> {
+    use nix::poll::{PollFd, PollFlags, ppoll};
+    let mut fds = [PollFd::new(fd, PollFlags::POLLIN)];
+    match ppoll(
+        &mut fds,
+        Some(nix::sys::time::TimeSpec::from_duration(wait)),
+        None,
+    ) {
+        Ok(n) => Ok(n > 0),
+        Err(nix::errno::Errno::EINTR) => Ok(false),
+        Err(e) => Err(io::Error::from(e)),
+    }
+}
+
 /// Largest UDP payload; receive buffers are this big so nothing is cut.
 pub const MAX_DATAGRAM: usize = 65_535;
 /// Kernel receive buffer we ask for, so bursts (Wi-Fi catching up) are not dropped.
@@ -118,18 +175,8 @@ pub fn is_timeout(err: &io::Error) -> bool {
 /// The OS error from waiting.
 #[cfg(target_os = "linux")]
 pub fn wait_readable(socket: &UdpSocket, wait: Duration) -> io::Result<bool> {
-    use nix::poll::{PollFd, PollFlags, ppoll};
     use std::os::fd::AsFd as _;
-    let mut fds = [PollFd::new(socket.as_fd(), PollFlags::POLLIN)];
-    match ppoll(
-        &mut fds,
-        Some(nix::sys::time::TimeSpec::from_duration(wait)),
-        None,
-    ) {
-        Ok(n) => Ok(n > 0),
-        Err(nix::errno::Errno::EINTR) => Ok(false),
-        Err(e) => Err(io::Error::from(e)),
-    }
+    wait_fd(socket.as_fd(), wait)
 }
 
 /// Waits until `socket` has a datagram to read or `wait` has passed; `true`

@@ -1,5 +1,7 @@
 //! Bake mode: the recorded animation, fetched over TCP.
 
+use mocap_core::cli::{FeedHandler, Flow, Tcp, TcpFeed, drive};
+
 use super::*;
 
 /// Bake mode: ask for the recorded animation and receive it on TCP.
@@ -9,8 +11,7 @@ pub(super) fn run_bake(
     out_path: Option<&PathBuf>,
 ) -> anyhow::Result<()> {
     let listener =
-        TcpListener::bind(listen).with_context(|| format!("failed to listen on TCP {listen}"))?;
-    listener.set_nonblocking(true)?;
+        net::listen_tcp(listen).with_context(|| format!("failed to listen on TCP {listen}"))?;
     let log = Log::new(TOOL, opts.log.quiet, true);
     log.info(format_args!(
         "listening on TCP {} for the recording",
@@ -19,67 +20,30 @@ pub(super) fn run_bake(
     let Some(phone) = opts.phone_addr(Command::Bake) else {
         bail!("--bake needs the phone's address (PHONE_HOST)");
     };
-    let commands = command_socket(opts)?;
-    let deadline = opts
-        .stop
-        .duration
-        .and_then(|d| Instant::now().checked_add(d));
-    let mut last_send: Option<Instant> = None;
-    // Waiting for the phone: the command is re-sent every --keepalive.
-    let mut stream = loop {
-        if interrupted() || deadline.is_some_and(|d| Instant::now() >= d) {
-            log.always(format_args!("stopped before the phone sent a recording"));
-            return Ok(());
-        }
-        if last_send.is_none_or(|t| t.elapsed() >= opts.keepalive) {
-            send(&commands, phone, Command::Bake)?;
-            log.info(format_args!("sent the bake command to {phone}"));
-            last_send = Some(Instant::now());
-        }
-        match listener.accept() {
-            Ok((s, _)) => break s,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL),
-            Err(e) => return Err(e).context("failed to accept the phone's connection"),
-        }
+    let mut bake = Bake {
+        opts,
+        log: &log,
+        commands: command_socket(opts)?,
+        phone,
+        last_send: None,
+        last_byte: None,
+        data: Vec::new(),
     };
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(POLL))?;
-    let mut data = Vec::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let term = ifm::TERMINATOR.as_bytes();
-    let mut last_byte = Instant::now();
-    loop {
-        if interrupted() || deadline.is_some_and(|d| Instant::now() >= d) {
+    let mut feed = TcpFeed::new(listener);
+    let stopped = drive(&mut feed, opts.stop.duration, None, &mut bake)?;
+    if matches!(stopped, Stopped::Interrupted | Stopped::Duration) {
+        if bake.last_byte.is_none() {
+            log.always(format_args!("stopped before the phone sent a recording"));
+        } else {
             log.always(format_args!(
                 "stopped with the recording incomplete ({} bytes received)",
-                data.len()
+                bake.data.len()
             ));
-            return Ok(());
         }
-        // A phone that stops sending mid-recording would otherwise hang us.
-        if last_byte.elapsed() >= BAKE_STALL {
-            anyhow::bail!(
-                "the phone stopped sending the recording ({} bytes received, nothing for {:?})",
-                data.len(),
-                BAKE_STALL
-            );
-        }
-        match stream.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                last_byte = Instant::now();
-                data.extend_from_slice(buf.get(..n).unwrap_or_default());
-                if data.len() > MAX_RECORDING {
-                    anyhow::bail!("the recording is larger than {MAX_RECORDING} bytes");
-                }
-                if data.ends_with(term) {
-                    break;
-                }
-            }
-            Err(e) if net::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e).context("failed to receive the recording"),
-        }
+        return Ok(());
     }
+    let data = bake.data;
+    let term = ifm::TERMINATOR.as_bytes();
     let frames = ifm::parse_recording(&data)?;
     let bad = frames
         .iter()
@@ -109,4 +73,78 @@ pub(super) fn run_bake(
     }
     out.flush()?;
     Ok(())
+}
+
+/// Fetching the recording on the run loop: the bake command is re-sent every
+/// `--keepalive` until the phone connects; the recording ends at the
+/// terminator or when the phone closes.
+struct Bake<'o> {
+    opts: &'o Options,
+    log: &'o Log,
+    commands: UdpSocket,
+    phone: SocketAddr,
+    last_send: Option<Instant>,
+    /// When the last byte came (`None`: the phone has not connected yet).
+    last_byte: Option<Instant>,
+    data: Vec<u8>,
+}
+
+impl FeedHandler<TcpFeed> for Bake<'_> {
+    fn item(&mut self, item: Tcp<'_>) -> anyhow::Result<Flow> {
+        match item {
+            Tcp::Connected { replaced, .. } => {
+                // A new connection starts the recording over.
+                if replaced {
+                    self.data.clear();
+                }
+                self.last_byte = Some(Instant::now());
+            }
+            Tcp::Data { bytes, .. } => {
+                self.last_byte = Some(Instant::now());
+                self.data.extend_from_slice(bytes);
+                if self.data.len() > MAX_RECORDING {
+                    bail!("the recording is larger than {MAX_RECORDING} bytes");
+                }
+                if self.data.ends_with(ifm::TERMINATOR.as_bytes()) {
+                    return Ok(Flow::Stop(Stopped::EndOfInput));
+                }
+            }
+            Tcp::Closed { error: None, .. } => return Ok(Flow::Stop(Stopped::EndOfInput)),
+            Tcp::Closed { error: Some(e), .. } => {
+                return Err(e).context("failed to receive the recording");
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        match self.last_byte {
+            // Waiting for the phone: the command is re-sent every --keepalive.
+            None => {
+                if self
+                    .last_send
+                    .is_none_or(|t| t.elapsed() >= self.opts.keepalive)
+                {
+                    send(&self.commands, self.phone, Command::Bake)?;
+                    self.log
+                        .info(format_args!("sent the bake command to {}", self.phone));
+                    self.last_send = Some(Instant::now());
+                }
+            }
+            // A phone that stops sending mid-recording would otherwise hang us.
+            Some(t) if t.elapsed() >= BAKE_STALL => bail!(
+                "the phone stopped sending the recording ({} bytes received, nothing for {:?})",
+                self.data.len(),
+                BAKE_STALL
+            ),
+            Some(_) => {}
+        }
+        Ok(None)
+    }
+
+    fn wake_in(&self) -> Option<Duration> {
+        self.last_send
+            .filter(|_| self.last_byte.is_none())
+            .map(|t| self.opts.keepalive.saturating_sub(t.elapsed()))
+    }
 }

@@ -5,8 +5,7 @@
 use mocap_core::cli::Senders;
 use std::fmt::Write as _;
 use std::fs;
-use std::io::{self, Read as _};
-use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -27,10 +26,10 @@ use mocap_core::cli::Stopped;
 use mocap_core::cli::unix_now;
 use mocap_core::cli::{
     Datagram, ErrorRecord, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source,
-    StopArgs, TextInput, install_ctrlc, interrupted,
+    StopArgs, TextInput, install_ctrlc,
 };
 use mocap_core::cli::{report, round3, summary_kind};
-use mocap_core::ifm::handshake::{Action as HandshakeAction, ConnId, Handshake, Transport};
+use mocap_core::ifm::handshake::{Action as HandshakeAction, Handshake, Transport};
 use mocap_core::ifm::{self, Command, Frame};
 use mocap_core::net;
 use mocap_core::net::Fanout;
@@ -38,8 +37,6 @@ use mocap_core::vmc;
 
 /// The tool's name, as it prefixes log lines.
 pub(crate) const TOOL: &str = "ifm-handshake";
-/// How often blocking waits wake to check Ctrl-C and deadlines.
-const POLL: Duration = Duration::from_millis(50);
 /// A recording that stops arriving for this long has failed.
 const BAKE_STALL: Duration = Duration::from_secs(10);
 /// Largest baked recording accepted (a 10-minute recording is about 36 MB).
