@@ -19,7 +19,7 @@ use mocap_core::cli::round3;
 use mocap_core::cli::{Feed, FeedHandler, Flow, Step, Stopped, drive, report};
 use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc};
 use mocap_core::dlp3d::{self, Decoder, Event, Request, Stream};
-use mocap_core::net::{self as udp};
+use mocap_core::net;
 
 /// Everything `motion-stream dump` was asked to do.
 #[derive(Clone, Debug)]
@@ -194,7 +194,7 @@ fn next_received(socket: &mut tungstenite::WebSocket<ws::Conn>) -> anyhow::Resul
         )),
         Ok(Message::Text(t)) => Step::Item(Incoming::Text(t.len())),
         Ok(_) => Step::Idle,
-        Err(tungstenite::Error::Io(e)) if udp::is_timeout(&e) => Step::Idle,
+        Err(tungstenite::Error::Io(e)) if net::is_timeout(&e) => Step::Idle,
         Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
             Step::End(Stopped::ClosedByServer)
         }

@@ -10,8 +10,8 @@ mod records;
 mod runner;
 mod senders;
 mod source;
-mod tcp;
 pub mod take;
+mod tcp;
 
 pub use args::{
     Format, LogArgs, PaceArgs, RecordArgs, STATUS_INTERVAL, SmoothArgs, StopArgs, ValueError,
@@ -27,6 +27,6 @@ pub use runner::{
     Feed, FeedHandler, Flow, Handler, POLL, Pacer, Step, Stopped, UdpFeed, drive, run,
 };
 pub use senders::{MAX_SENDERS, Senders};
-pub use tcp::{Accept, Tcp, TcpFeed};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput, unix_now};
 pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, path_for};
+pub use tcp::{Accept, Tcp, TcpFeed};

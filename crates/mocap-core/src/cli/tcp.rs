@@ -31,8 +31,7 @@ impl Accept {
     }
 
     fn accept(&self, wait: Duration) -> anyhow::Result<Option<(TcpStream, SocketAddr)>> {
-        if !net::wait_acceptable(&self.listener, wait).context("failed to wait for a connection")?
-        {
+        if !net::wait_acceptable(&self.listener, wait).context("failed to wait for a connection")? {
             return Ok(None);
         }
         match self.listener.accept() {

@@ -25,7 +25,10 @@ pub fn listen_tcp(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
         if e.kind() == io::ErrorKind::AddrInUse {
             io::Error::new(
                 e.kind(),
-                format!("TCP port {} is already in use by another program", addr.port()),
+                format!(
+                    "TCP port {} is already in use by another program",
+                    addr.port()
+                ),
             )
         } else {
             e

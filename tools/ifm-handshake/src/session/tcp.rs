@@ -107,7 +107,13 @@ impl FeedHandler<TcpFeed> for TcpMode<'_> {
                 for f in &frames {
                     self.dec.frame_bytes(Some(peer), Some(unix_now()), f)?;
                     // `--count` frames: the rest of this read is not printed.
-                    if self.dec.opts.stop.count.is_some_and(|n| self.dec.frames >= n) {
+                    if self
+                        .dec
+                        .opts
+                        .stop
+                        .count
+                        .is_some_and(|n| self.dec.frames >= n)
+                    {
                         return Ok(Flow::Stop(Stopped::Count));
                     }
                 }

@@ -21,7 +21,7 @@ use mocap_core::dlp3d::{self, class};
 #[allow(clippy::too_many_arguments, reason = "one thread's whole context")]
 pub(super) fn connection(
     id: u64,
-    tcp: std::net::TcpStream,
+    tcp: TcpStream,
     tls: Option<&Arc<rustls::ServerConfig>>,
     queue: usize,
     join: &mpsc::Sender<Joined>,

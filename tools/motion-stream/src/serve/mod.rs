@@ -13,7 +13,7 @@ mod writer;
 use accept::connection;
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, TcpListener};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -28,11 +28,11 @@ use crate::TOOL;
 use crate::records::{ClientEndRecord, ClientRecord, ServeSummary};
 use crate::ws::close;
 use mocap_core::cli::round3;
-use mocap_core::cli::{FeedHandler, Flow, Stopped, report, summary_kind};
+use mocap_core::cli::{Accept, FeedHandler, Flow, Stopped, report, summary_kind};
 use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc};
 use mocap_core::dlp3d::server::{self, Action, ClientId, Refusal, Session};
 use mocap_core::dlp3d::{self, Request};
-use mocap_core::net as udp;
+use mocap_core::net;
 
 /// A client sent nothing this long gets a ping.
 const KEEPALIVE: Duration = Duration::from_secs(5);
@@ -117,10 +117,10 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     install_ctrlc()?;
     let log = Arc::new(Mutex::new(Log::new(TOOL, opts.log.quiet, true)));
     let mut out = Output::stdout(true);
-    let listener = TcpListener::bind(opts.listen)
+    let listener = net::listen_tcp(opts.listen)
         .with_context(|| format!("cannot listen on {}", opts.listen))?;
     let local = listener.local_addr()?;
-    let socket = udp::bind_udp(opts.vmc, Some(Duration::from_millis(5)))
+    let socket = net::bind_udp(opts.vmc, Some(Duration::from_millis(5)))
         .with_context(|| format!("cannot listen for VMC on {}", opts.vmc))?;
     let vmc_addr = socket.local_addr()?;
     let scheme = if opts.tls.is_some() { "https" } else { "http" };
@@ -140,68 +140,25 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     let active = Arc::new(AtomicUsize::new(0));
     let shared = Arc::new(Mutex::new(Shared::default()));
     let page = Arc::new(viewer_info(opts));
-    {
-        let tls = opts.tls.clone();
-        let log = Arc::clone(&log);
-        let shared = Arc::clone(&shared);
-        let queue = opts.queue;
-        let active = Arc::clone(&active);
-        thread::Builder::new()
-            .name("accept".into())
-            .spawn(move || {
-                let mut next_id = 0u64;
-                for conn in listener.incoming() {
-                    let Ok(tcp) = conn else { continue };
-                    next_id += 1;
-                    // Bounded: a connection flood costs refusals, not threads.
-                    if active.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
-                        if let Ok(mut s) = shared.lock() {
-                            s.refused += 1;
-                        }
-                        if let Ok(l) = log.lock() {
-                            l.info(format_args!(
-                                "refused a connection: {MAX_CONNECTIONS} already open"
-                            ));
-                        }
-                        continue;
-                    }
-                    let (id, c_tls, c_log, c_shared, c_join, c_page) = (
-                        next_id,
-                        tls.clone(),
-                        Arc::clone(&log),
-                        Arc::clone(&shared),
-                        join_tx.clone(),
-                        Arc::clone(&page),
-                    );
-                    let counted = Counted::new(Arc::clone(&active));
-                    let spawned =
-                        thread::Builder::new()
-                            .name(format!("client-{id}"))
-                            .spawn(move || {
-                                let _counted = counted;
-                                connection(
-                                    id,
-                                    tcp,
-                                    c_tls.as_ref(),
-                                    queue,
-                                    &c_join,
-                                    &c_log,
-                                    &c_shared,
-                                    &c_page,
-                                );
-                            });
-                    if let Err(e) = spawned {
-                        // The connection went with the closure; count and say why.
-                        if let Ok(mut s) = shared.lock() {
-                            s.refused += 1;
-                        }
-                        if let Ok(l) = log.lock() {
-                            l.info(format_args!("cannot start a connection thread: {e}"));
-                        }
-                    }
-                }
-            })?;
-    }
+    let mut acceptor = Acceptor {
+        tls: opts.tls.clone(),
+        log: Arc::clone(&log),
+        shared: Arc::clone(&shared),
+        queue: opts.queue,
+        active: Arc::clone(&active),
+        join_tx,
+        page,
+        next_id: 0,
+    };
+    thread::Builder::new()
+        .name("accept".into())
+        .spawn(move || {
+            let mut feed = Accept::new(listener);
+            // Ends with the process (or on Ctrl-C); only a failing listener ends it early.
+            if let Err(e) = mocap_core::cli::drive(&mut feed, None, None, &mut acceptor) {
+                info(&acceptor.log, format_args!("stopped accepting: {e:#}"));
+            }
+        })?;
     let mut feed = mocap_core::cli::UdpFeed::new(socket);
     let mut server = Server {
         opts,
@@ -248,6 +205,64 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     )?;
     out.flush()?;
     Ok(())
+}
+
+/// The accept thread on the run loop: each connection gets a thread of its
+/// own (bounded by [`MAX_CONNECTIONS`]), which reads the HTTP head and serves
+/// the page or joins the session.
+struct Acceptor {
+    tls: Option<Arc<rustls::ServerConfig>>,
+    log: Arc<Mutex<Log>>,
+    shared: Arc<Mutex<Shared>>,
+    queue: usize,
+    active: Arc<AtomicUsize>,
+    join_tx: mpsc::Sender<Joined>,
+    page: Arc<String>,
+    next_id: u64,
+}
+
+impl FeedHandler<Accept> for Acceptor {
+    fn item(&mut self, (tcp, _peer): (TcpStream, SocketAddr)) -> anyhow::Result<Flow> {
+        self.next_id += 1;
+        // Bounded: a connection flood costs refusals, not threads.
+        if self.active.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
+            if let Ok(mut s) = self.shared.lock() {
+                s.refused += 1;
+            }
+            info(
+                &self.log,
+                format_args!("refused a connection: {MAX_CONNECTIONS} already open"),
+            );
+            return Ok(Flow::Continue);
+        }
+        let (id, tls, log, shared, join, page, queue) = (
+            self.next_id,
+            self.tls.clone(),
+            Arc::clone(&self.log),
+            Arc::clone(&self.shared),
+            self.join_tx.clone(),
+            Arc::clone(&self.page),
+            self.queue,
+        );
+        let counted = Counted::new(Arc::clone(&self.active));
+        let spawned = thread::Builder::new()
+            .name(format!("client-{id}"))
+            .spawn(move || {
+                let _counted = counted;
+                connection(id, tcp, tls.as_ref(), queue, &join, &log, &shared, &page);
+            });
+        if let Err(e) = spawned {
+            // The connection went with the closure; count and say why.
+            if let Ok(mut s) = self.shared.lock() {
+                s.refused += 1;
+            }
+            info(
+                &self.log,
+                format_args!("cannot start a connection thread: {e}"),
+            );
+        }
+        Ok(Flow::Continue)
+    }
 }
 
 /// Joins and writers' verdicts come on a channel and flags: looked at this often.

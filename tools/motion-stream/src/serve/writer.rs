@@ -10,7 +10,7 @@ use tungstenite::{Bytes, Message, WebSocket};
 use super::*;
 use crate::http::Replay;
 use crate::ws::Conn;
-use mocap_core::net::{self as udp};
+use mocap_core::net;
 
 /// Writes what the main thread queues, a batch per flush; every 50 ms reads
 /// (and drops) what the client sends, answering pings; ends on a close
@@ -90,7 +90,7 @@ pub(super) fn write_loop(
                 return;
             }
             Ok(_) => {}
-            Err(tungstenite::Error::Io(e)) if udp::is_timeout(&e) => {}
+            Err(tungstenite::Error::Io(e)) if net::is_timeout(&e) => {}
             Err(_) => {
                 kicked.store(true, Ordering::Relaxed);
                 return;
