@@ -36,7 +36,7 @@ pub(super) fn connection(
     // A bounded kernel buffer (the kernel doubles it): a client that stops
     // reading fills it within seconds and is then dropped, instead of
     // megabytes of autotuned buffer hiding it.
-    let _ = mocap_core::net::set_send_buffer(&tcp, SEND_BUFFER);
+    let _ = net::set_send_buffer(&tcp, SEND_BUFFER);
     let say = |args: std::fmt::Arguments<'_>| {
         if let Ok(l) = log.lock() {
             l.info(args);
