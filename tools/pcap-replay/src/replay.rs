@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -135,13 +135,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         }
         None => {
             let ip = opts.to.map_or(IpAddr::V4(Ipv4Addr::LOCALHOST), |a| a.ip());
-            let bind: SocketAddr = if ip.is_ipv4() {
-                (Ipv4Addr::UNSPECIFIED, 0).into()
-            } else {
-                (Ipv6Addr::UNSPECIFIED, 0).into()
-            };
-            let socket = UdpSocket::bind(bind).context("failed to open a UDP socket")?;
-            socket.set_broadcast(ip.is_ipv4()).ok();
+            let socket = net::sender_udp(ip).context("failed to open a UDP socket")?;
             (
                 socket,
                 Target {

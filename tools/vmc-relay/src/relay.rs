@@ -3,7 +3,7 @@
 //! into [`Options`] and calls [`run`].
 
 use mocap_core::cli::Senders;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -236,16 +236,13 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     let live = source.is_live();
     let log = Log::new(TOOL, opts.log.quiet, live);
     source.announce(&log);
-    let v6 = opts.destinations.iter().any(|d| d.addr.is_ipv6());
-    // Sends go out of their own socket: an ICMP "port unreachable" for a dead
-    // receiver must not surface as an error on the listening socket.
-    let bind: SocketAddr = if v6 {
-        (Ipv6Addr::UNSPECIFIED, 0).into()
-    } else {
-        (Ipv4Addr::UNSPECIFIED, 0).into()
-    };
-    let socket = UdpSocket::bind(bind).context("failed to open the sending socket")?;
-    socket.set_broadcast(!v6).ok();
+    let family = opts
+        .destinations
+        .iter()
+        .find(|d| d.addr.is_ipv6())
+        .map_or_else(|| Ipv4Addr::UNSPECIFIED.into(), |d| d.addr.ip());
+    let socket =
+        mocap_core::net::sender_udp(family).context("failed to open the sending socket")?;
     for d in &opts.destinations {
         let mode = if d.rules.is_raw() { "raw" } else { "filtered" };
         log.info(format_args!("forwarding to {} ({mode})", d.addr));

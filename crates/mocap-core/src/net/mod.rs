@@ -75,6 +75,36 @@ fn wait_fd(fd: std::os::fd::BorrowedFd<'_>, wait: Duration) -> io::Result<bool> 
     }
 }
 
+/// A UDP socket for sending only, on an ephemeral port of every interface of
+/// the family of `to` (IPv4 may broadcast). Senders keep their own socket: an
+/// ICMP "port unreachable" from a dead receiver must not surface as an error
+/// on a listening socket.
+///
+/// # Errors
+/// The OS error from binding.
+pub fn sender_udp(to: std::net::IpAddr) -> io::Result<UdpSocket> {
+    let any: std::net::IpAddr = if to.is_ipv4() {
+        std::net::Ipv4Addr::UNSPECIFIED.into()
+    } else {
+        std::net::Ipv6Addr::UNSPECIFIED.into()
+    };
+    sender_udp_from(any)
+}
+
+/// A UDP socket for sending only, on an ephemeral port of `local` (commands
+/// that must leave from the interface a tool listens on).
+///
+/// # Errors
+/// The OS error from binding.
+pub fn sender_udp_from(local: std::net::IpAddr) -> io::Result<UdpSocket> {
+    let socket = UdpSocket::bind(SocketAddr::new(local, 0))?;
+    if local.is_ipv4() {
+        // Best effort: broadcast targets need it, others do not care.
+        let _ = socket.set_broadcast(true);
+    }
+    Ok(socket)
+}
+
 /// Largest UDP payload; receive buffers are this big so nothing is cut.
 pub const MAX_DATAGRAM: usize = 65_535;
 /// Kernel receive buffer we ask for, so bursts (Wi-Fi catching up) are not dropped.

@@ -202,7 +202,7 @@ fn command_socket(opts: &Options) -> anyhow::Result<UdpSocket> {
         Input::Listen(a) => a.ip(),
         Input::Read(_) => IpAddr::from([0, 0, 0, 0]),
     };
-    UdpSocket::bind(SocketAddr::new(ip, 0)).context("failed to open a UDP socket for commands")
+    net::sender_udp_from(ip).context("failed to open a UDP socket for commands")
 }
 
 fn send(socket: &UdpSocket, to: SocketAddr, cmd: Command) -> anyhow::Result<()> {
