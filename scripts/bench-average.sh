@@ -15,11 +15,13 @@ cd "$(dirname "$0")/.."
 cargo build -q --release -p vmc-average
 cargo build -q --release -p mocap-core --examples
 ex=target/release/examples
+# VMC_AVERAGE=path compares another build (e.g. an older commit) under the same conditions.
+bin=${VMC_AVERAGE:-target/release/vmc-average}
 run() { # senders fps seconds label [vmc-average flags...]
   local in=42100 out=42101 senders=$1 fps=$2 secs=$3 label=$4
   shift 4
   /usr/bin/time -f "%U %S" -o /tmp/vmc-average-time.$$ \
-    target/release/vmc-average -q -l 127.0.0.1:$in --to 127.0.0.1:$out "$@" --duration "$(( secs + 1 ))s" &
+    "$bin" -q -l 127.0.0.1:$in --to 127.0.0.1:$out "$@" --duration "$(( secs + 1 ))s" &
   local pid=$!
   sleep 0.5
   local res; res=$("$ex/vmc_load" 127.0.0.1:$in "$senders" "$fps" "$secs" 127.0.0.1:$out)
@@ -50,7 +52,7 @@ run 4 60 10 "tick 1 kHz" --mode tick --rate 1000
 # threads share the cores with the mixer, so the top rates also measure them.
 keepup() { # fps
   local in=42102 out=42103
-  target/release/vmc-average -l 127.0.0.1:$in --to 127.0.0.1:$out --rate 60 --duration 4s \
+  "$bin" -l 127.0.0.1:$in --to 127.0.0.1:$out --rate 60 --duration 4s \
     2> /tmp/vmc-average-log.$$ &
   local pid=$!
   sleep 0.5

@@ -22,7 +22,8 @@ trap cleanup EXIT
 cargo build -q --release -p pcap-replay
 cargo build -q --release -p mocap-core --examples
 ex=target/release/examples
-replay=target/release/pcap-replay
+# REPLAY=path compares another build (e.g. an older commit) under the same conditions.
+replay=${REPLAY:-target/release/pcap-replay}
 "$ex/make_captures" --long "$work/long.pcapng" 12 2>/dev/null
 echo "capture: 12 s of 60 Hz mocopi frames (+ skeletons), $(du -h "$work/long.pcapng" | cut -f1)"
 

@@ -139,7 +139,8 @@ impl Feed for TcpFeed {
             wait
         };
         if let Some((s, peer)) = self.accept.accept(accept_wait)? {
-            s.set_read_timeout(Some(wait.clamp(Duration::from_millis(1), POLL)))?;
+            // Reads wait at most a poll interval, so Ctrl-C and newer connections are seen.
+            s.set_read_timeout(Some(POLL))?;
             self.connections += 1;
             let id = self.connections;
             let replaced = self.conn.replace((s, peer, id)).is_some();
