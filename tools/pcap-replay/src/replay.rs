@@ -16,7 +16,7 @@ use mocap_core::cli::CaptureRecord;
 use mocap_core::cli::round3;
 use mocap_core::cli::{
     Feed, FeedHandler, Flow, Format, Log, Output, Record, Step, StopArgs, Stopped, UdpFeed, drive,
-    install_ctrlc, report,
+    install_ctrlc, interrupted, report,
 };
 use mocap_core::net;
 use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Lateness, Pace, Schedule};
@@ -26,7 +26,7 @@ pub(crate) const TOOL: &str = "pcap-replay";
 
 /// Shortest gap between passes of `--loop`, whatever the capture's spacing.
 const MIN_LOOP_GAP: Duration = Duration::from_millis(1);
-/// Longest single sleep, so Ctrl-C and `--duration` are noticed during long gaps.
+/// Read timeout of the trigger socket (waits are bounded by the run loop's poll interval).
 const MAX_NAP: Duration = Duration::from_millis(50);
 
 /// Everything `pcap-replay` was asked to do.
@@ -166,6 +166,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         done: CaptureStats::default(),
         skipped: 0,
         loops: 0,
+        played: 0,
     };
     let mut send = Send {
         opts,
@@ -245,6 +246,8 @@ struct Playback<'o, O> {
     done: CaptureStats,
     skipped: u64,
     loops: u64,
+    /// Datagrams handed out to be sent (what `--count` counts).
+    played: u64,
 }
 
 impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'_, O> {
@@ -321,6 +324,11 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
                 continue;
             }
             match self.read_next()? {
+                // `--count` reached with a datagram still to play (at the end
+                // of a pass the pass ends first, so it counts in `loops`).
+                Ok(true) if self.opts.stop.count.is_some_and(|c| self.played >= c) => {
+                    return Ok(Step::End(Stopped::Count));
+                }
                 Ok(true) => {}
                 Ok(false) => self.pass.over = true,
                 Err(why) => {
@@ -333,20 +341,30 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
             return Ok(Step::Idle);
         };
         let spin = self.opts.spin;
-        let now = Instant::now();
-        let left = due.saturating_duration_since(now);
-        if left > wait {
-            // Not due within this turn: sleep the turn out, keep the datagram.
-            self.sleeper.sleep_until(now + wait);
-            return Ok(Step::Idle);
-        }
-        if left > spin {
-            self.sleeper.sleep_until(due - spin);
-        }
-        while Instant::now() < due {
-            std::hint::spin_loop();
+        loop {
+            let now = Instant::now();
+            let left = due.saturating_duration_since(now);
+            if left.is_zero() {
+                break;
+            }
+            // Ctrl-C cuts a sleep short: keep the datagram, let the loop stop.
+            if interrupted() {
+                return Ok(Step::Idle);
+            }
+            if left.saturating_sub(spin) > wait {
+                // Not due within this turn: sleep the turn out (never into
+                // the spin window), keep the datagram.
+                self.sleeper.sleep_until(now + wait);
+                return Ok(Step::Idle);
+            }
+            if left > spin {
+                self.sleeper.sleep_until(due - spin);
+            } else {
+                std::hint::spin_loop();
+            }
         }
         self.held = None;
+        self.played += 1;
         Ok(Step::Item(Played::Due {
             payload: &self.payload,
             dst_port,
@@ -407,15 +425,6 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> FeedHandler<Playback<'_, O>> fo
             pb.inc(1);
         }
         Ok(Flow::Continue)
-    }
-
-    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
-        Ok(self
-            .opts
-            .stop
-            .count
-            .is_some_and(|c| self.counts.sent >= c)
-            .then_some(Stopped::Count))
     }
 }
 

@@ -280,6 +280,45 @@ fn count_and_duration_stop_early() {
 }
 
 #[test]
+fn a_count_at_the_end_of_a_pass_finishes_the_pass() {
+    let name = "mocopi-sizes.pcapng";
+    let n = payloads(name).len();
+    let rx = receiver();
+    // Exactly the capture: it ends first, and the pass counts.
+    let (got, sum) = run_to(
+        &rx,
+        &capture(name),
+        &["-n", &n.to_string(), "--topspeed"],
+        n,
+    );
+    assert_eq!(got.len(), n);
+    assert_eq!(
+        (
+            sum["sent"].as_u64(),
+            sum["loops"].as_u64(),
+            sum["stopped"].as_str()
+        ),
+        (Some(n as u64), Some(1), Some("end of input"))
+    );
+    // Two passes of three: the count ends it, two passes played in full.
+    let (got, sum) = run_to(
+        &rx,
+        &capture(name),
+        &["-n", &(2 * n).to_string(), "--loop", "3", "--topspeed"],
+        2 * n,
+    );
+    assert_eq!(got.len(), 2 * n);
+    assert_eq!(
+        (
+            sum["sent"].as_u64(),
+            sum["loops"].as_u64(),
+            sum["stopped"].as_str()
+        ),
+        (Some(2 * n as u64), Some(2), Some("count"))
+    );
+}
+
+#[test]
 fn ctrl_c_stops_with_a_summary() {
     let rx = receiver();
     let to = rx.local_addr().unwrap().to_string();
