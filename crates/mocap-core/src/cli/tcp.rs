@@ -10,16 +10,28 @@ use anyhow::Context as _;
 use super::{Feed, POLL, Step};
 use crate::net;
 
-/// Connections, handed over as they are accepted.
+/// Connections, handed over as they are accepted. Failed accepts never end
+/// the feed: a connection that died while queued is skipped, and running out
+/// of descriptors or memory is waited out (and counted).
 #[derive(Debug)]
 pub struct Accept {
     listener: TcpListener,
+    failed: u64,
 }
 
 impl Accept {
     /// Accepts on `listener` (from [`net::listen_tcp`]).
     pub fn new(listener: TcpListener) -> Self {
-        Self { listener }
+        Self {
+            listener,
+            failed: 0,
+        }
+    }
+
+    /// Accepts that failed for want of descriptors or memory (the connection
+    /// stays queued and is taken when the resource is back).
+    pub fn failed(&self) -> u64 {
+        self.failed
     }
 
     /// The address listened on.
@@ -30,7 +42,7 @@ impl Accept {
         self.listener.local_addr()
     }
 
-    fn accept(&self, wait: Duration) -> anyhow::Result<Option<(TcpStream, SocketAddr)>> {
+    fn accept(&mut self, wait: Duration) -> anyhow::Result<Option<(TcpStream, SocketAddr)>> {
         if !net::wait_acceptable(&self.listener, wait).context("failed to wait for a connection")? {
             return Ok(None);
         }
@@ -40,15 +52,53 @@ impl Accept {
                 s.set_nonblocking(false)?;
                 Ok(Some((s, peer)))
             }
+            // Nothing there after all, or a peer that gave up while queued
+            // (Linux also reports its network errors here: retry, as accept(2) says).
             Err(e)
-                if e.kind() == io::ErrorKind::WouldBlock
-                    || e.kind() == io::ErrorKind::Interrupted
-                    || e.kind() == io::ErrorKind::ConnectionAborted =>
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::Interrupted
+                        | io::ErrorKind::ConnectionAborted
+                        | io::ErrorKind::ConnectionReset
+                        | io::ErrorKind::NetworkUnreachable
+                        | io::ErrorKind::HostUnreachable
+                        | io::ErrorKind::NetworkDown
+                        | io::ErrorKind::TimedOut
+                ) || e.raw_os_error().is_some_and(is_transient_accept_errno) =>
             {
                 Ok(None)
             }
-            Err(e) => Err(e).context("failed to accept a connection"),
+            // Out of descriptors or memory: the listener stays readable, so
+            // wait a turn rather than spin, and try again.
+            Err(_) => {
+                self.failed += 1;
+                std::thread::sleep(wait.min(POLL));
+                Ok(None)
+            }
         }
+    }
+}
+
+/// Errors accept(2) passes on from a connection that is already gone
+/// (EPROTO, ENOPROTOOPT, EHOSTDOWN, ENONET, EOPNOTSUPP on Linux).
+fn is_transient_accept_errno(code: i32) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::errno::Errno;
+        [
+            Errno::EPROTO,
+            Errno::ENOPROTOOPT,
+            Errno::EHOSTDOWN,
+            Errno::ENONET,
+            Errno::EOPNOTSUPP,
+        ]
+        .contains(&Errno::from_raw(code))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = code;
+        false
     }
 }
 
@@ -101,6 +151,8 @@ pub struct TcpFeed {
     conn: Option<(TcpStream, SocketAddr, u64)>,
     connections: u64,
     buf: Vec<u8>,
+    /// Keep the first connection: later ones wait in the backlog, unread.
+    first_wins: bool,
 }
 
 impl TcpFeed {
@@ -111,7 +163,16 @@ impl TcpFeed {
             conn: None,
             connections: 0,
             buf: vec![0; 64 * 1024],
+            first_wins: false,
         }
+    }
+
+    /// Keeps the connection it has: later connections are not accepted while
+    /// it lasts (a transfer that a stray connection must not cut short).
+    #[must_use]
+    pub fn first_wins(mut self) -> Self {
+        self.first_wins = true;
+        self
     }
 
     /// The address listened on.
@@ -138,7 +199,12 @@ impl Feed for TcpFeed {
         } else {
             wait
         };
-        if let Some((s, peer)) = self.accept.accept(accept_wait)? {
+        let accepted = if self.conn.is_some() && self.first_wins {
+            None
+        } else {
+            self.accept.accept(accept_wait)?
+        };
+        if let Some((s, peer)) = accepted {
             // Reads wait at most a poll interval, so Ctrl-C and newer connections are seen.
             s.set_read_timeout(Some(POLL))?;
             self.connections += 1;
@@ -221,6 +287,23 @@ mod tests {
         drop(second);
         assert_eq!(next_item(&mut feed), "closed 2 false");
         assert!(!feed.is_connected());
+    }
+
+    #[test]
+    fn first_wins_keeps_reading_the_first_connection() {
+        let (l, at) = listener();
+        let mut feed = TcpFeed::new(l).first_wins();
+        let mut first = TcpStream::connect(at).unwrap();
+        assert_eq!(next_item(&mut feed), "connected 1 false");
+        let mut stray = TcpStream::connect(at).unwrap();
+        stray.write_all(b"stray").unwrap();
+        first.write_all(b"one").unwrap();
+        assert_eq!(next_item(&mut feed), "data one");
+        drop(first);
+        assert_eq!(next_item(&mut feed), "closed 1 false");
+        // Then the queued one.
+        assert_eq!(next_item(&mut feed), "connected 2 false");
+        assert_eq!(next_item(&mut feed), "data stray");
     }
 
     #[test]

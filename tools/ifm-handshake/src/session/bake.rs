@@ -29,7 +29,8 @@ pub(super) fn run_bake(
         last_byte: None,
         data: Vec::new(),
     };
-    let mut feed = TcpFeed::new(listener);
+    // The phone's connection is kept: a stray connection must not cut the recording.
+    let mut feed = TcpFeed::new(listener).first_wins();
     let stopped = drive(&mut feed, opts.stop.duration, None, &mut bake)?;
     if matches!(stopped, Stopped::Interrupted | Stopped::Duration) {
         if bake.last_byte.is_none() {
@@ -92,13 +93,7 @@ struct Bake<'o> {
 impl FeedHandler<TcpFeed> for Bake<'_> {
     fn item(&mut self, item: Tcp<'_>) -> anyhow::Result<Flow> {
         match item {
-            Tcp::Connected { replaced, .. } => {
-                // A new connection starts the recording over.
-                if replaced {
-                    self.data.clear();
-                }
-                self.last_byte = Some(Instant::now());
-            }
+            Tcp::Connected { .. } => self.last_byte = Some(Instant::now()),
             Tcp::Data { bytes, .. } => {
                 self.last_byte = Some(Instant::now());
                 self.data.extend_from_slice(bytes);
