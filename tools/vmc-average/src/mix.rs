@@ -246,6 +246,11 @@ impl FeedHandler<Inbox> for Mix<'_> {
             (listen, local),
             from,
         ) else {
+            if self.refused == 0 {
+                self.log.always(format_args!(
+                    "{MAX_SENDERS} sources already: datagrams of new senders (first {from}) are not mixed"
+                ));
+            }
             self.refused += 1;
             return Ok(Flow::Continue);
         };
@@ -405,6 +410,13 @@ impl Record for SummaryRecord<'_> {
                 f,
                 "; {} {} frames, {} stale periods, {} decode errors",
                 s.name, s.frames, s.stale_periods, s.decode_errors
+            )?;
+        }
+        if self.refused > 0 {
+            write!(
+                f,
+                "; {} datagrams of senders past {MAX_SENDERS} not mixed",
+                self.refused
             )?;
         }
         Ok(())

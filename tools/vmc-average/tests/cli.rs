@@ -506,7 +506,15 @@ fn a_flood_of_sender_addresses_is_bounded() {
         }
     }
     thread::sleep(Duration::from_millis(300));
-    let sum = finish(tool).json().pop().unwrap();
+    let done = finish(tool);
+    // Said once, when the first datagram is refused.
+    assert_eq!(
+        done.stderr.matches("are not mixed").count(),
+        1,
+        "{}",
+        done.stderr
+    );
+    let sum = done.json().pop().unwrap();
     assert_eq!(
         sum["sources"].as_array().unwrap().len(),
         mocap_core::cli::MAX_SENDERS,

@@ -167,9 +167,14 @@ impl Dest {
         ) {
             return m;
         }
-        let (s, seen) = self
+        // Past the bound a new sender passes unsmoothed: a shared filter
+        // would blend its bones with another sender's.
+        let Some((s, seen)) = self
             .smoothers
-            .get_or_insert_with(src, || (vmc::Smoother::new(opts.clone()), now));
+            .try_insert_with(src, || (vmc::Smoother::new(opts.clone()), now))
+        else {
+            return m;
+        };
         *seen = now;
         s.apply(&mut typed, now.as_secs_f64());
         match typed {

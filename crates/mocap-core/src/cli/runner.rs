@@ -77,8 +77,9 @@ pub trait Feed {
     where
         Self: 'a;
 
-    /// The next item, waiting about `wait` at most (a feed with its own short
-    /// read timeout may come back sooner, never much later).
+    /// The next item, waiting about `wait` at most. Feeds that block in a read
+    /// with a fixed timeout (a live `Source`, TCP, a WebSocket) wait up to
+    /// that timeout instead (50 to 100 ms), so Ctrl-C is still seen promptly.
     ///
     /// # Errors
     /// Errors that end the run (a socket or file that failed).
@@ -197,7 +198,8 @@ pub trait Handler {
         Ok(())
     }
 
-    /// Called while waiting on a live source, about every poll interval.
+    /// Called when a turn brought nothing: a live source was quiet for a poll
+    /// interval, or paced file input had nothing due yet.
     fn idle(&mut self) {}
 
     /// Whether the handler has what it was asked for (e.g. `--count` frames,

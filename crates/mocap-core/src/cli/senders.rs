@@ -16,7 +16,7 @@ pub const MAX_SENDERS: usize = 256;
 #[derive(Debug)]
 pub struct Senders<T> {
     map: BTreeMap<Option<SocketAddr>, T>,
-    /// Datagrams of senders past the bound that were folded or refused.
+    /// Lookups of new senders past the bound (folded or refused).
     overflow: u64,
 }
 
@@ -86,7 +86,8 @@ impl<T> Senders<T> {
         self.map.values_mut()
     }
 
-    /// Datagrams from senders past the bound (shared or refused).
+    /// How often a new sender past the bound was folded or refused (one per
+    /// lookup, so a tool that looks up once per datagram counts datagrams).
     pub fn overflow(&self) -> u64 {
         self.overflow
     }

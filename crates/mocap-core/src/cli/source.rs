@@ -72,7 +72,8 @@ pub enum Event<'a> {
     Datagram(Datagram<'a>),
     /// Input that could not be turned into a datagram.
     Unreadable(InputError),
-    /// Nothing arrived within the poll interval (live input).
+    /// Nothing arrived within the poll interval (live input), or paced file
+    /// input has nothing due yet.
     Idle,
     /// The input is exhausted.
     End,

@@ -273,10 +273,18 @@ impl VmcTakes {
         feed: impl FnOnce(&mut Recorder) -> bool,
     ) -> anyhow::Result<()> {
         // A new sender past the bound gets no take (and no file).
+        let refused = self.takes.overflow();
         let Some(t) = self.takes.try_insert_with(src, || VmcTake {
             recorder: Recorder::new(),
             take: None,
         }) else {
+            if refused == 0 {
+                log.always(format_args!(
+                    "{} senders recorded already: no BVH take for {} or later new senders",
+                    super::MAX_SENDERS,
+                    src.map_or_else(|| "-".to_owned(), |s| s.to_string())
+                ));
+            }
             return Ok(());
         };
         if !feed(&mut t.recorder) {

@@ -47,6 +47,7 @@ pub struct PatternError {
 
 impl std::fmt::Display for PatternError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The cause is in the message too: clap shows only this line.
         write!(
             f,
             "bad OSC address pattern {:?}: {}",
@@ -55,11 +56,9 @@ impl std::fmt::Display for PatternError {
     }
 }
 
-impl std::error::Error for PatternError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
-    }
-}
+/// The cause is kept in the `source` field and shown by `Display`, so it is
+/// not returned again by `source()` (an error chain would print it twice).
+impl std::error::Error for PatternError {}
 
 #[cfg(test)]
 mod tests {
@@ -79,7 +78,7 @@ mod tests {
             e.to_string()
                 .starts_with("bad OSC address pattern \"no-slash\": ")
         );
-        assert!(std::error::Error::source(&e).is_some());
+        assert!(e.to_string().ends_with(&e.source.to_string()));
         assert_eq!(q.as_str(), "/VMC/Ext/{Bone,Root}/Pos");
     }
 }

@@ -11,6 +11,8 @@ struct UdpMode<'o> {
     /// When to (re)send the start command; `None` when listening only.
     handshake: Option<Handshake>,
     started: Instant,
+    /// A socket or stdin, not a file.
+    live: bool,
 }
 
 impl UdpMode<'_> {
@@ -71,7 +73,10 @@ impl Handler for UdpMode<'_> {
     }
 
     fn idle(&mut self) {
-        self.dec.check_silence();
+        // Silence means a live phone went quiet; a paced capture's gap is not news.
+        if self.live {
+            self.dec.check_silence();
+        }
         if let Some(h) = &mut self.handshake {
             h.handle_timeout(self.started.elapsed());
         }
@@ -119,6 +124,7 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
         phone,
         handshake,
         started,
+        live: source.is_live(),
     };
     mode.act()?;
     // `--count` counts frames here, not datagrams: commands looped back do not count.

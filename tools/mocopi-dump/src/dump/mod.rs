@@ -106,6 +106,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         capture: None,
         vmc: opts.vmc.as_ref().map(VmcSink::new).transpose()?,
         takes: Senders::new(),
+        takes_full_logged: false,
         takes_done: Vec::new(),
     };
     let every = match opts.format {
@@ -146,6 +147,8 @@ struct Dump<'o> {
     capture: Option<CaptureStats>,
     vmc: Option<VmcSink>,
     takes: Senders<BvhTake>,
+    /// Whether a sender past the bound was told it gets no take.
+    takes_full_logged: bool,
     takes_done: Vec<mocap_core::cli::TakeSummary>,
 }
 

@@ -29,8 +29,19 @@ impl Dump<'_> {
         p: &Packet<'_>,
     ) -> anyhow::Result<()> {
         match &p.body {
-            // A new sender past the bound gets no take (and no file).
-            Body::Skeleton(s) if !self.takes.contains_key(&src) && self.takes.admits(src) => {
+            Body::Skeleton(s) if !self.takes.contains_key(&src) => {
+                // A new sender past the bound gets no take (and no file).
+                if !self.takes.admits(src) {
+                    if !self.takes_full_logged {
+                        self.takes_full_logged = true;
+                        self.log.always(format_args!(
+                            "{} senders recorded already: no BVH take for {} or later new senders",
+                            mocap_core::cli::MAX_SENDERS,
+                            src.map_or_else(|| "-".to_owned(), |s| s.to_string())
+                        ));
+                    }
+                    return Ok(());
+                }
                 let defs: Vec<_> = s.bones().collect();
                 let ids: Vec<u16> = defs.iter().map(|d| d.id).collect();
                 let joints: Vec<mocap_core::bvh::Joint> = defs

@@ -459,10 +459,11 @@ fn summary(
         elapsed_s: round3(started.elapsed().as_secs_f64()),
         stopped,
     };
-    // The log is shared with the connection threads.
+    // The log is shared with the connection threads (one that panicked
+    // while logging leaves it usable).
     let log = log
         .lock()
-        .map_err(|_| anyhow::anyhow!("log lock poisoned"))?;
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     report(
         out,
         &log,
