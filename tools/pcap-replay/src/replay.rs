@@ -149,7 +149,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     let progress = progress_bar(opts, &log)?;
     // Deadlines to keep: make this thread's sleeps and sends precise.
     if opts.pace != Pace::TopSpeed {
-        let tuned = crate::timing::tune_current_thread(opts.realtime);
+        let tuned = mocap_core::cli::tune_current_thread(opts.realtime);
         log.info(format_args!("{}", tuned.describe(opts.realtime)));
     }
     let mut feed = Playback {

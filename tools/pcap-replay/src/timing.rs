@@ -7,68 +7,12 @@
 //! `--realtime`, SCHED_FIFO priority where it may), and sleeps to absolute
 //! CLOCK_MONOTONIC deadlines (the clock `Instant` reads), ending in a short
 //! spin. Each step is best effort: without privileges it still runs, and the
-//! log says what was granted. (Locking memory with mlockall was tried and
+//! log says what was granted. The thread tuning is `cli::tune_current_thread`,
+//! shared with vmc-average. (Locking memory with mlockall was tried and
 //! dropped: it delayed the first send by tens of milliseconds and did not
 //! shorten the tail.)
 
 use std::time::{Duration, Instant};
-
-/// What [`tune_current_thread`] obtained.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Tuned {
-    /// Timer slack set to 1 ns.
-    pub(crate) slack: bool,
-    /// SCHED_FIFO granted.
-    pub(crate) realtime: bool,
-}
-
-impl Tuned {
-    /// For the log: what was granted (and why real-time was not, when asked).
-    pub(crate) fn describe(self, asked_realtime: bool) -> String {
-        let yes_no = |b: bool| if b { "on" } else { "off" };
-        format!(
-            "timing: timer slack 1 ns {}, real-time priority {}{}",
-            yes_no(self.slack),
-            yes_no(self.realtime),
-            if asked_realtime && !self.realtime {
-                " (not permitted: needs root or CAP_SYS_NICE)"
-            } else {
-                ""
-            }
-        )
-    }
-}
-
-/// Tunes the calling thread for precise sending (see the module docs);
-/// SCHED_FIFO only when `realtime`.
-#[cfg(target_os = "linux")]
-pub(crate) fn tune_current_thread(realtime: bool) -> Tuned {
-    use thread_priority::unix::{
-        RealtimeThreadSchedulePolicy, ThreadSchedulePolicy, set_thread_priority_and_policy,
-        thread_native_id,
-    };
-    let slack = nix::sys::prctl::set_timerslack(1).is_ok();
-    // A middle real-time priority: above every normal thread, below the
-    // kernel's own high-priority threads.
-    let realtime = realtime
-        && thread_priority::ThreadPriorityValue::try_from(50u8)
-            .ok()
-            .is_some_and(|p| {
-                set_thread_priority_and_policy(
-                    thread_native_id(),
-                    thread_priority::ThreadPriority::Crossplatform(p),
-                    ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
-                )
-                .is_ok()
-            });
-    Tuned { slack, realtime }
-}
-
-/// Tunes nothing where these calls do not exist.
-#[cfg(not(target_os = "linux"))]
-pub(crate) fn tune_current_thread(_realtime: bool) -> Tuned {
-    Tuned::default()
-}
 
 /// Sleeps to absolute deadlines given as `Instant`s.
 #[derive(Debug)]

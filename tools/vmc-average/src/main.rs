@@ -22,7 +22,9 @@ Examples:
               --prefer face:Head,Neck --weight face=0.5 --to 127.0.0.1:39539
       head and neck from one source, the body averaged
   vmc-average -l 0.0.0.0:39541 -l 0.0.0.0:39542 --to 127.0.0.1:39539 --bvh mix.bvh
-      also record the mix as a BVH take";
+      also record the mix as a BVH take
+  sudo vmc-average -l 0.0.0.0:39541 -l 0.0.0.0:39542 --to 127.0.0.1:39539 --realtime
+      mix at real-time priority: fewer late frames on a busy machine";
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Mode {
@@ -123,6 +125,11 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
 
+    /// Run the mixing thread at real-time priority (SCHED_FIFO; root or
+    /// CAP_SYS_NICE): shorter latency tails when the machine is busy.
+    #[arg(long)]
+    realtime: bool,
+
     #[command(flatten)]
     stop: StopArgs,
 
@@ -213,6 +220,7 @@ fn main() -> ExitCode {
         log: args.log,
         smooth: args.smooth.options(),
         bvh: args.bvh.out(),
+        realtime: args.realtime,
     };
     cli::exit(average::run(&opts), average::TOOL)
 }

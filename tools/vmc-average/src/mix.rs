@@ -58,6 +58,8 @@ pub(crate) struct Options {
     pub(crate) smooth: Option<vmc::SmoothOptions>,
     /// `--bvh FILE`: record the mix as BVH.
     pub(crate) bvh: Option<mocap_core::cli::BvhOut>,
+    /// `--realtime`: SCHED_FIFO for the mixing thread.
+    pub(crate) realtime: bool,
 }
 
 struct SourceInfo {
@@ -162,6 +164,11 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         takes: opts.bvh.clone().map(mocap_core::cli::VmcTakes::new),
         refused: 0,
     };
+    // The mixing thread wakes for every datagram: precise wake-ups, and with
+    // --realtime ahead of every normal thread.
+    let tuned = mocap_core::cli::tune_current_thread(opts.realtime);
+    mix.log
+        .info(format_args!("{}", tuned.describe(opts.realtime)));
     let stopped = mocap_core::cli::drive(
         &mut inbox,
         opts.stop.duration,

@@ -526,3 +526,27 @@ fn a_flood_of_sender_addresses_is_bounded() {
         "{sum}"
     );
 }
+
+#[test]
+fn realtime_says_what_was_granted_and_still_mixes() {
+    let p = free_port();
+    let l = format!("127.0.0.1:{p}");
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    let tool = start(&["-l", &l, "--to", &to, "--realtime", "--format", "json"]);
+    let a = sender("127.0.0.1:0", l.parse().unwrap(), 10.0, false);
+    thread::sleep(Duration::from_millis(300));
+    assert!((last_head(&receive(&rx, Duration::from_millis(200))) - 10.0).abs() < 1e-3);
+    a.stop();
+    let done = finish(tool);
+    // Granted as root; otherwise the log says why not. Either way it is said.
+    let line = done
+        .stderr
+        .lines()
+        .find(|l| l.contains("real-time priority"))
+        .unwrap_or_else(|| panic!("{}", done.stderr));
+    assert!(
+        line.ends_with("real-time priority on") || line.contains("not permitted"),
+        "{line}"
+    );
+}

@@ -6,6 +6,8 @@ mod args;
 mod exit;
 mod generate;
 mod output;
+#[cfg(feature = "realtime")]
+mod realtime;
 mod records;
 mod runner;
 mod senders;
@@ -22,6 +24,8 @@ pub use generate::{Generate, GenerateArgs, generated};
 pub use output::{
     CaptureRecord, Human, Log, Output, Record, report, round3, summary_head, summary_kind,
 };
+#[cfg(feature = "realtime")]
+pub use realtime::{Tuned, tune_current_thread};
 pub use records::{ArgRecord, ErrorRecord, VmcOut, VmcRecord};
 pub use runner::{
     Feed, FeedHandler, Flow, Handler, POLL, Pacer, Step, Stopped, UdpFeed, drive, run,
