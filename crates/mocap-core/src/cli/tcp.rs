@@ -12,37 +12,19 @@ use crate::net;
 
 /// Connections, handed over as they are accepted. Failed accepts never end
 /// the feed: a connection that died while queued is skipped, and running out
-/// of descriptors or memory is waited out (and counted).
+/// of descriptors or memory is waited out (the connection stays queued).
 #[derive(Debug)]
 pub struct Accept {
     listener: TcpListener,
-    failed: u64,
 }
 
 impl Accept {
     /// Accepts on `listener` (from [`net::listen_tcp`]).
     pub fn new(listener: TcpListener) -> Self {
-        Self {
-            listener,
-            failed: 0,
-        }
+        Self { listener }
     }
 
-    /// Accepts that failed for want of descriptors or memory (the connection
-    /// stays queued and is taken when the resource is back).
-    pub fn failed(&self) -> u64 {
-        self.failed
-    }
-
-    /// The address listened on.
-    ///
-    /// # Errors
-    /// The OS error.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.listener.local_addr()
-    }
-
-    fn accept(&mut self, wait: Duration) -> anyhow::Result<Option<(TcpStream, SocketAddr)>> {
+    fn accept(&self, wait: Duration) -> anyhow::Result<Option<(TcpStream, SocketAddr)>> {
         if !net::wait_acceptable(&self.listener, wait).context("failed to wait for a connection")? {
             return Ok(None);
         }
@@ -72,7 +54,6 @@ impl Accept {
             // Out of descriptors or memory: the listener stays readable, so
             // wait a turn rather than spin, and try again.
             Err(_) => {
-                self.failed += 1;
                 std::thread::sleep(wait.min(POLL));
                 Ok(None)
             }
@@ -173,14 +154,6 @@ impl TcpFeed {
     pub fn first_wins(mut self) -> Self {
         self.first_wins = true;
         self
-    }
-
-    /// The address listened on.
-    ///
-    /// # Errors
-    /// The OS error.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.accept.local_addr()
     }
 
     /// Whether a peer is connected.

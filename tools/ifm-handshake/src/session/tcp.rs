@@ -28,6 +28,7 @@ pub(super) fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> 
         connected: false,
         connections: 0,
         splitter: new_splitter(),
+        frames: Vec::new(),
     };
     let stopped =
         mocap_core::cli::drive(&mut feed, opts.stop.duration, opts.stats_every(), &mut mode)?;
@@ -56,6 +57,8 @@ struct TcpMode<'o> {
     connections: u64,
     /// Frames end in the terminator, anywhere in the byte stream.
     splitter: ifm::Splitter,
+    /// Frames split from the last read (kept to reuse its allocation).
+    frames: Vec<Vec<u8>>,
 }
 
 impl TcpMode<'_> {
@@ -102,9 +105,10 @@ impl FeedHandler<TcpFeed> for TcpMode<'_> {
                 self.act()?;
             }
             Tcp::Data { peer, bytes } => {
-                let mut frames = Vec::new();
+                let frames = &mut self.frames;
+                frames.clear();
                 self.splitter.push(bytes, &mut |f| frames.push(f.to_vec()));
-                for f in &frames {
+                for f in &self.frames {
                     self.dec.frame_bytes(Some(peer), Some(unix_now()), f)?;
                     // `--count` frames: the rest of this read is not printed.
                     if self

@@ -270,13 +270,7 @@ impl Dump<'_> {
                     }),
                 bones: f
                     .bones()
-                    .map(|b| BoneRecord {
-                        id: b.id,
-                        name: smf::bone_name(b.id),
-                        parent: None,
-                        rot: b.rot.map(f64::from),
-                        pos: b.pos.map(f64::from),
-                    })
+                    .map(|b| BoneRecord::new(b.id, None, b.rot, b.pos))
                     .collect(),
                 unknown,
                 warnings,
@@ -286,13 +280,7 @@ impl Dump<'_> {
                 head,
                 bones: s
                     .bones()
-                    .map(|b| BoneRecord {
-                        id: b.id,
-                        name: smf::bone_name(b.id),
-                        parent: Some(b.parent),
-                        rot: b.rot.map(f64::from),
-                        pos: b.pos.map(f64::from),
-                    })
+                    .map(|b| BoneRecord::new(b.id, Some(b.parent), b.rot, b.pos))
                     .collect(),
                 unknown,
                 warnings,

@@ -101,6 +101,19 @@ pub(super) struct BoneRecord {
     pub(super) pos: [f64; 3],
 }
 
+impl BoneRecord {
+    /// A bone as decoded (`parent` only in skeletons), float32 widened.
+    pub(super) fn new(id: u16, parent: Option<i16>, rot: [f32; 4], pos: [f32; 3]) -> Self {
+        Self {
+            id,
+            name: smf::bone_name(id),
+            parent,
+            rot: rot.map(f64::from),
+            pos: pos.map(f64::from),
+        }
+    }
+}
+
 #[derive(Serialize)]
 pub(super) struct ChildRecord {
     pub(super) tag: String,
