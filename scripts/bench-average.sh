@@ -9,9 +9,14 @@
 # 60 Hz, depending on the senders' phase against the tick).
 #
 #   scripts/bench-average.sh           every row, once
-#   RUNS=3 scripts/bench-average.sh    the 4 x 60 fps rows three times each
+#   RUNS=3 scripts/bench-average.sh    the 4 x 60 fps frame-mode rows three times each
+#
+# Each round also runs the senders straight to the receiver ("direct", what
+# the mixer's rows are read against: the issue's "T age minus network") and
+# the machine's own wake-up latency (scripts/lib/machine-floor.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/machine-floor.sh
 cargo build -q --release -p vmc-average
 cargo build -q --release -p mocap-core --examples
 ex=target/release/examples
@@ -36,10 +41,28 @@ print("%d senders x %g fps, %-14s CPU %.2f %% of one core; %d mixed frames; T ag
          r["latency_us"]["p50"] / 1000, r["latency_us"]["p99"] / 1000))
 PY
 }
+# The same senders straight to the receiver, no mixer: the T age that
+# sending, the kernel and the receiver's wake-up make by themselves (the
+# "network" part), to read the mixer rows against.
+direct() { # senders fps seconds
+  local out=42101
+  local res; res=$("$ex/vmc_load" 127.0.0.1:$out "$1" "$2" "$3" 127.0.0.1:$out)
+  python3 - "$res" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+print("%d senders x %g fps, %-14s %d frames received; T age p50 %.2f ms, p99 %.2f ms"
+      % (r["senders"], r["fps"], "direct:", r["mixed_frames_received"],
+         r["latency_us"]["p50"] / 1000, r["latency_us"]["p99"] / 1000))
+PY
+}
 for _ in $(seq "${RUNS:-1}"); do
   run 4 60 30 "frame mode"
-  run 4 60 30 "tick 60 Hz" --mode tick --rate 60
+  run 4 60 30 "--realtime" --realtime
+  direct 4 60 30
+  # The machine's own wake-up latency in the same period (scripts/lib/machine-floor.sh).
+  echo "machine floor, 12 s: $(floor 12)"
 done
+run 4 60 30 "tick 60 Hz" --mode tick --rate 60
 run 4 240 10 "frame mode"
 # A 1 kHz tick waits at most 1 ms: another bound on what mixing itself adds.
 run 4 60 10 "tick 1 kHz" --mode tick --rate 1000
