@@ -6,7 +6,8 @@
 #    records while each tool replays the capture; the gaps between recorded
 #    packets are compared with the original gaps, and each packet's time since
 #    the first with the capture's (schedule error: drift), p50/p99/max µs,
-#    RUNS times (default 5), the tools alternating. Under each pcap-replay
+#    RUNS times (default 5), the tools alternating (pcap-replay plain, with
+#    --realtime and with --hedge, and tcpreplay). Under each pcap-replay
 #    row: what it measured itself (due time to the send call) and the steal
 #    time meanwhile; after each round, the machine floor
 #    (scripts/lib/machine-floor.sh), to tell the tool's tail from the VM's. Both tools
@@ -66,10 +67,12 @@ if [ "$(id -u)" = 0 ] && command -v tcpdump >/dev/null; then
   # the rest look early): one untimed pass of a second first.
   tap warm-up "$replay" -q --format json -n 60 "$work/long.pcapng" >/dev/null
   echo "timing at the packet tap (tcpdump -i lo), ${RUNS:-5} runs, alternating:"
-  # "realtime" is pcap-replay --realtime (SCHED_FIFO for the sending thread).
+  # "realtime" is pcap-replay --realtime (SCHED_FIFO for the sending thread),
+  # "hedge" pcap-replay --hedge (a second sending thread on another CPU).
   for _ in $(seq "${RUNS:-5}"); do
     tap pcap-replay "$replay" -q --format json "$work/long.pcapng"
     tap realtime "$replay" -q --format json --realtime "$work/long.pcapng"
+    tap hedge "$replay" -q --format json --hedge "$work/long.pcapng"
     if command -v tcpreplay >/dev/null; then
       tap tcpreplay tcpreplay -q -i lo "$work/long.pcapng"
     else

@@ -9,6 +9,7 @@ use clap::Parser;
 use mocap_core::cli::{self, Format, StopArgs};
 use mocap_core::pcap::Pace;
 
+mod hedge;
 mod replay;
 mod timing;
 
@@ -88,6 +89,13 @@ struct Args {
     #[arg(long)]
     realtime: bool,
 
+    /// Race a second sending thread, on another CPU, for every datagram;
+    /// the first to be on time sends it. For virtual machines, whose CPUs
+    /// stall for milliseconds now and then (rarely two at once). Costs a
+    /// second thread's sleeps and --spin.
+    #[arg(long, conflicts_with = "topspeed")]
+    hedge: bool,
+
     /// Play the capture N times; 0 loops until stopped.
     #[arg(long = "loop", value_name = "N", default_value_t = 1)]
     loops: u64,
@@ -160,6 +168,7 @@ fn main() -> ExitCode {
         pace,
         spin: args.spin,
         realtime: args.realtime,
+        hedge: args.hedge,
         loops: args.loops,
         trigger: args.trigger,
         to_port: args.to_port,

@@ -21,6 +21,8 @@ use mocap_core::cli::{
 use mocap_core::net;
 use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Lateness, Pace, Schedule};
 
+use crate::hedge::{Hedge, HedgeSetup};
+
 /// The tool's name, as it prefixes log lines.
 pub(crate) const TOOL: &str = "pcap-replay";
 
@@ -50,6 +52,8 @@ pub(crate) struct Options {
     pub(crate) spin: Duration,
     /// `--realtime`: ask for SCHED_FIFO for the sending thread.
     pub(crate) realtime: bool,
+    /// `--hedge`: a second sending thread on another CPU races the first.
+    pub(crate) hedge: bool,
     /// Passes over the capture; 0 = until stopped.
     pub(crate) loops: u64,
     /// Wait for a datagram here, then play to its sender.
@@ -72,6 +76,16 @@ struct Target {
     port: Option<u16>,
 }
 
+impl Target {
+    /// Where a datagram captured to `dst_port` goes.
+    fn to(self, port_map: &[(u16, u16)], dst_port: u16) -> SocketAddr {
+        SocketAddr::new(
+            self.ip,
+            self.port.unwrap_or_else(|| map_port(port_map, dst_port)),
+        )
+    }
+}
+
 #[derive(Default)]
 struct Counts {
     sent: u64,
@@ -79,6 +93,8 @@ struct Counts {
     skipped: u64,
     send_errors: u64,
     loops: u64,
+    /// Of `sent`, what the `--hedge` thread sent (`None` without one).
+    hedged: Option<u64>,
 }
 
 /// Runs the replay and prints the summary.
@@ -152,28 +168,16 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         let tuned = mocap_core::cli::tune_current_thread(opts.realtime);
         log.info(format_args!("{}", tuned.describe(opts.realtime)));
     }
-    let mut feed = Playback {
-        opts,
-        open: &open,
-        capture,
-        sleeper: crate::timing::Sleeper::new(),
-        schedule: Schedule::new(opts.pace),
-        start: None,
-        held: None,
-        payload: Vec::with_capacity(net::MAX_DATAGRAM),
-        pass: Pass::default(),
-        first_pass: None,
-        done: CaptureStats::default(),
-        skipped: 0,
-        loops: 0,
-        played: 0,
-    };
+    let hedge = start_hedge(opts, &log, &socket, progress.as_ref())?;
+    let mut feed = Playback::new(opts, &open, capture);
+    feed.hedge = hedge.as_ref().map(|h| (h, target));
     let mut send = Send {
         opts,
         log: &log,
         socket,
         target,
         progress,
+        hedge: hedge.as_ref(),
         lateness: Lateness::default(),
         counts: Counts::default(),
     };
@@ -187,19 +191,72 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         pb.finish_and_clear();
     }
     let mut counts = send.counts;
+    let mut lateness = send.lateness;
     counts.skipped = feed.skipped;
     counts.loops = feed.loops;
     let stats = add_stats(feed.done, feed.capture.stats());
+    drop(feed);
+    if let Some(h) = hedge {
+        let theirs = h.finish();
+        counts.sent += theirs.sent;
+        counts.bytes += theirs.bytes;
+        counts.send_errors += theirs.send_errors;
+        counts.hedged = Some(theirs.sent);
+        lateness.merge(&theirs.lateness);
+    }
     finish(
         opts,
         &log,
         &mut out,
         &counts,
-        &send.lateness,
+        &lateness,
         Some(stats),
         stopped,
         start_wall,
     )
+}
+
+/// Starts the `--hedge` thread: this thread stays on the CPU it is on, the
+/// second goes to the others. `None` without `--hedge`, at top speed, or
+/// with a single CPU (logged).
+fn start_hedge(
+    opts: &Options,
+    log: &Log,
+    socket: &UdpSocket,
+    progress: Option<&ProgressBar>,
+) -> anyhow::Result<Option<Hedge>> {
+    if !opts.hedge || opts.pace == Pace::TopSpeed {
+        return Ok(None);
+    }
+    #[cfg(target_os = "linux")]
+    let cpus = {
+        let Some((mine, others)) = crate::hedge::split_cpus() else {
+            log.info(format_args!(
+                "--hedge needs a second CPU to run on; sending from one thread"
+            ));
+            return Ok(None);
+        };
+        if !crate::hedge::pin_current_thread(&mine) {
+            log.info(format_args!(
+                "--hedge could not pin the sending threads to CPUs; sending from one thread"
+            ));
+            return Ok(None);
+        }
+        Some(others)
+    };
+    let hedge = Hedge::start(HedgeSetup {
+        socket: socket.try_clone()?,
+        spin: opts.spin,
+        realtime: opts.realtime,
+        progress: progress.cloned(),
+        #[cfg(target_os = "linux")]
+        cpus,
+    })
+    .context("failed to start the --hedge thread")?;
+    log.info(format_args!(
+        "--hedge: a second sending thread on another CPU races this one for every datagram"
+    ));
+    Ok(Some(hedge))
 }
 
 /// What one pass over the capture has seen (for the next pass's spacing).
@@ -219,6 +276,8 @@ enum Played<'a> {
         payload: &'a [u8],
         dst_port: u16,
         due: Instant,
+        /// Its number in playing order (what `--hedge` claims).
+        seq: u64,
     },
     /// The capture cannot be read past this point (this pass ends).
     ReadStopped(String),
@@ -246,11 +305,39 @@ struct Playback<'o, O> {
     done: CaptureStats,
     skipped: u64,
     loops: u64,
-    /// Datagrams handed out to be sent (what `--count` counts).
+    /// Datagrams handed out to be sent (what `--count` counts); the number
+    /// of the held one.
     played: u64,
+    /// `--hedge`: the second sending thread, told of each held datagram
+    /// (sent where `Target` says) before it is due.
+    hedge: Option<(&'o Hedge, Target)>,
+    /// The number of the last datagram posted to it.
+    posted: Option<u64>,
 }
 
-impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'_, O> {
+impl<'o, O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'o, O> {
+    /// Plays `capture` (the first pass; `open` opens it again for the next).
+    fn new(opts: &'o Options, open: &'o O, capture: Datagrams<File>) -> Self {
+        Self {
+            opts,
+            open,
+            capture,
+            sleeper: crate::timing::Sleeper::new(),
+            schedule: Schedule::new(opts.pace),
+            start: None,
+            held: None,
+            payload: Vec::with_capacity(net::MAX_DATAGRAM),
+            pass: Pass::default(),
+            first_pass: None,
+            done: CaptureStats::default(),
+            skipped: 0,
+            loops: 0,
+            played: 0,
+            hedge: None,
+            posted: None,
+        }
+    }
+
     /// Reads up to the next datagram the filters keep; `Ok(false)` at the end of
     /// the pass, `Err(text)` when the capture cannot be read on.
     fn read_next(&mut self) -> anyhow::Result<Result<bool, String>> {
@@ -340,6 +427,18 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
         let Some((dst_port, due)) = self.held else {
             return Ok(Step::Idle);
         };
+        let seq = self.played;
+        if let Some((hedge, target)) = self.hedge
+            && self.posted.is_none_or(|p| p < seq)
+        {
+            hedge.post(
+                seq,
+                due,
+                target.to(&self.opts.port_map, dst_port),
+                &self.payload,
+            );
+            self.posted = Some(seq);
+        }
         let spin = self.opts.spin;
         loop {
             let now = Instant::now();
@@ -369,6 +468,7 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
             payload: &self.payload,
             dst_port,
             due,
+            seq,
         }))
     }
 }
@@ -380,30 +480,40 @@ struct Send<'o> {
     socket: UdpSocket,
     target: Target,
     progress: Option<ProgressBar>,
+    hedge: Option<&'o Hedge>,
     lateness: Lateness,
     counts: Counts,
 }
 
 impl<O: Fn() -> anyhow::Result<Datagrams<File>>> FeedHandler<Playback<'_, O>> for Send<'_> {
     fn item(&mut self, played: Played<'_>) -> anyhow::Result<Flow> {
-        let (payload, dst_port, due) = match played {
+        let (payload, dst_port, due, seq) = match played {
             Played::Due {
                 payload,
                 dst_port,
                 due,
-            } => (payload, dst_port, due),
+                seq,
+            } => (payload, dst_port, due, seq),
             Played::ReadStopped(why) => {
                 self.log.info(format_args!("{why}"));
                 return Ok(Flow::Continue);
             }
         };
-        let port = self
-            .target
-            .port
-            .unwrap_or_else(|| map_port(&self.opts.port_map, dst_port));
-        let to = SocketAddr::new(self.target.ip, port);
+        let claims = self.hedge.map(Hedge::claims);
+        if let Some(c) = claims {
+            // The second thread got there first: it sends and counts this one.
+            if !c.claim(seq) {
+                return Ok(Flow::Continue);
+            }
+            c.wait_turn(seq);
+        }
+        let to = self.target.to(&self.opts.port_map, dst_port);
         let sent_at = Instant::now();
-        match self.socket.send_to(payload, to) {
+        let result = self.socket.send_to(payload, to);
+        if let Some(c) = claims {
+            c.sent(seq);
+        }
+        match result {
             Ok(_) => {
                 // At top speed there are no deadlines to be late for.
                 if self.opts.pace != Pace::TopSpeed {
@@ -514,6 +624,9 @@ struct Summary<'a> {
     skipped: u64,
     send_errors: u64,
     loops: u64,
+    /// With `--hedge`: how many of `sent` the second thread sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hedged: Option<u64>,
     timing_error_us: Option<Timing>,
     elapsed_s: f64,
     stopped: Stopped,
@@ -544,6 +657,7 @@ fn finish(
         skipped: counts.skipped,
         send_errors: counts.send_errors,
         loops: counts.loops,
+        hedged: counts.hedged,
         timing_error_us: timing,
         elapsed_s: round3(elapsed),
         stopped,
@@ -560,6 +674,9 @@ impl Record for Summary<'_> {
             "done ({}): sent {} datagrams ({} bytes) in {:.3} s, {} skipped by filters, {} send errors",
             self.stopped, self.sent, self.bytes, self.elapsed_s, self.skipped, self.send_errors
         )?;
+        if let Some(h) = self.hedged {
+            write!(f, " ({h} sent by the --hedge thread)")?;
+        }
         if let Some(t) = &self.timing_error_us {
             write!(
                 f,

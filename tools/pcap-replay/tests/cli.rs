@@ -93,6 +93,36 @@ fn every_payload_arrives_intact_and_in_order() {
     }
 }
 
+/// Two threads race for each datagram under `--hedge`: still each payload
+/// once, in order, and the summary counts what each sent.
+#[test]
+fn hedged_replay_sends_every_datagram_once_in_order() {
+    let name = "mocopi-frame-loss.pcapng";
+    let want = payloads(name);
+    let rx = receiver();
+    let (got, sum) = run_to(
+        &rx,
+        &capture(name),
+        &["--hedge", "--speed", "4", "--spin", "200us"],
+        want.len(),
+    );
+    assert_eq!(got, want);
+    let mut buf = vec![0u8; 65_535];
+    assert!(
+        rx.recv_from(&mut buf).is_err(),
+        "a datagram arrived a second time"
+    );
+    assert_eq!(sum["sent"], want.len() as u64);
+    assert!(sum["timing_error_us"]["p99"].is_u64());
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    if cpus >= 2 {
+        assert!(sum["hedged"].as_u64().unwrap() <= want.len() as u64, "{sum}");
+    } else {
+        // One CPU: no second thread, and no such field.
+        assert!(sum["hedged"].is_null(), "{sum}");
+    }
+}
+
 #[test]
 fn fragmented_captures_are_reassembled_before_sending() {
     for name in [

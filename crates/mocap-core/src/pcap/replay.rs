@@ -158,6 +158,15 @@ impl Lateness {
         };
         Some((rank(0.50), rank(0.99), self.max))
     }
+
+    /// Adds the samples of `other` (e.g. another sending thread's).
+    pub fn merge(&mut self, other: &Self) {
+        for (c, o) in self.counts.iter_mut().zip(&other.counts) {
+            *c += o;
+        }
+        self.total += other.total;
+        self.max = self.max.max(other.max);
+    }
 }
 
 #[cfg(test)]
@@ -166,6 +175,20 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    #[test]
+    fn merged_lateness_ranks_both_sets_of_samples() {
+        let (mut a, mut b) = (Lateness::default(), Lateness::default());
+        for us in [1, 2, 3] {
+            a.record(Duration::from_micros(us));
+        }
+        for us in [10, 20, 5000] {
+            b.record(Duration::from_micros(us));
+        }
+        a.merge(&b);
+        assert_eq!(a.len(), 6);
+        assert_eq!(a.summary(), Some((3, 5000, 5000)));
     }
 
     #[test]

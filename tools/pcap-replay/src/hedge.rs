@@ -1,0 +1,414 @@
+//! `--hedge`: a second sending thread, on another CPU, races the main one
+//! for every datagram.
+//!
+//! On a shared virtual machine the host stops a virtual CPU now and then for
+//! milliseconds, and a thread on that CPU cannot help being late, whatever
+//! its priority. The stalls of two virtual CPUs are independent: two
+//! SCHED_FIFO threads waking together 30 000 times (cyclictest, one per
+//! vCPU) were each over 1 ms late about ten times, and never both over
+//! 200 µs late at once. So the playback posts each datagram to this thread,
+//! pinned away from the main one, before it is due; both wait for the due
+//! time, and the first to get there claims it (one atomic step) and sends
+//! it. The loser skips it. It costs a second thread's sleeps and spins.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use indicatif::ProgressBar;
+use mocap_core::cli::interrupted;
+use mocap_core::pcap::Lateness;
+
+/// No claim is possible any more: the run is over.
+const CLOSED: u64 = u64::MAX;
+/// How long the thread waits for a post before it looks at `next` again.
+const NAP: Duration = Duration::from_millis(50);
+
+/// The longest a sender waits for the one before it to finish sending.
+const TURN_LIMIT: Duration = Duration::from_millis(50);
+
+/// Who sends datagram `seq`: the first to move `next` from `seq` to
+/// `seq + 1`. Datagrams are numbered in playing order from 0. `done` counts
+/// the datagrams whose send call has returned, so that a sender can wait
+/// for the other thread's send of the one before (order is kept).
+#[derive(Debug, Default)]
+pub(crate) struct Claims {
+    next: AtomicU64,
+    done: AtomicU64,
+}
+
+impl Claims {
+    /// Claims datagram `seq`; `false` when someone else already has (or the
+    /// run is over).
+    pub(crate) fn claim(&self, seq: u64) -> bool {
+        self.next
+            .compare_exchange(seq, seq + 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    }
+
+    /// Waits until every datagram before `seq` is out (at most
+    /// `TURN_LIMIT`: a lost thread must not stop the other).
+    pub(crate) fn wait_turn(&self, seq: u64) {
+        let limit = Instant::now() + TURN_LIMIT;
+        while self.done.load(Ordering::Acquire) < seq && Instant::now() < limit {
+            std::hint::spin_loop();
+        }
+    }
+
+    /// Datagram `seq` is out.
+    pub(crate) fn sent(&self, seq: u64) {
+        self.done.fetch_max(seq + 1, Ordering::AcqRel);
+    }
+
+    /// Whether datagram `seq` is still unclaimed (and the run not over).
+    fn open(&self, seq: u64) -> bool {
+        self.next.load(Ordering::Acquire) == seq
+    }
+
+    /// Ends the run: nothing can be claimed after this.
+    fn close(&self) {
+        self.next.store(CLOSED, Ordering::Release);
+    }
+}
+
+/// The datagram posted to the second thread.
+#[derive(Debug, Default)]
+struct Slot {
+    seq: Option<u64>,
+    due: Option<Instant>,
+    to: Option<SocketAddr>,
+    payload: Vec<u8>,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    claims: Claims,
+    slot: Mutex<Slot>,
+    posted: Condvar,
+}
+
+/// What the second thread sent.
+#[derive(Debug, Default)]
+pub(crate) struct HedgeSent {
+    pub(crate) sent: u64,
+    pub(crate) bytes: u64,
+    pub(crate) send_errors: u64,
+    pub(crate) lateness: Lateness,
+}
+
+/// The main thread's side: post, claim, and at the end collect.
+#[derive(Debug)]
+pub(crate) struct Hedge {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<HedgeSent>>,
+}
+
+/// How the second thread sends and waits.
+pub(crate) struct HedgeSetup {
+    pub(crate) socket: UdpSocket,
+    pub(crate) spin: Duration,
+    pub(crate) realtime: bool,
+    pub(crate) progress: Option<ProgressBar>,
+    /// The CPUs the thread may run on (none: wherever the scheduler likes).
+    #[cfg(target_os = "linux")]
+    pub(crate) cpus: Option<nix::sched::CpuSet>,
+}
+
+impl Hedge {
+    /// Starts the second thread.
+    ///
+    /// # Errors
+    /// The thread could not be spawned.
+    pub(crate) fn start(setup: HedgeSetup) -> std::io::Result<Self> {
+        let shared = Arc::new(Shared::default());
+        let theirs = Arc::clone(&shared);
+        let thread = std::thread::Builder::new()
+            .name("pcap-replay hedge".into())
+            .spawn(move || run(&theirs, setup))?;
+        Ok(Self {
+            shared,
+            thread: Some(thread),
+        })
+    }
+
+    /// Hands datagram `seq`, due at `due`, to the second thread.
+    pub(crate) fn post(&self, seq: u64, due: Instant, to: SocketAddr, payload: &[u8]) {
+        let mut slot = self
+            .shared
+            .slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        slot.seq = Some(seq);
+        slot.due = Some(due);
+        slot.to = Some(to);
+        slot.payload.clear();
+        slot.payload.extend_from_slice(payload);
+        drop(slot);
+        self.shared.posted.notify_one();
+    }
+
+    /// The claims both threads share.
+    pub(crate) fn claims(&self) -> &Claims {
+        &self.shared.claims
+    }
+
+    /// Ends the run (no datagram is claimed after this) and returns what
+    /// the second thread sent.
+    pub(crate) fn finish(mut self) -> HedgeSent {
+        self.stop().unwrap_or_default()
+    }
+
+    fn stop(&mut self) -> Option<HedgeSent> {
+        self.shared.claims.close();
+        self.shared.posted.notify_one();
+        self.thread.take()?.join().ok()
+    }
+}
+
+impl Drop for Hedge {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}
+
+/// The second thread: takes each new post, waits for its due time the way
+/// the main thread does, and sends it if it gets there first.
+fn run(shared: &Shared, setup: HedgeSetup) -> HedgeSent {
+    #[cfg(target_os = "linux")]
+    if let Some(cpus) = &setup.cpus {
+        let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), cpus);
+    }
+    mocap_core::cli::tune_current_thread(setup.realtime);
+    let sleeper = crate::timing::Sleeper::new();
+    let mut out = HedgeSent::default();
+    let mut payload = Vec::with_capacity(mocap_core::net::MAX_DATAGRAM);
+    let mut last: Option<u64> = None;
+    loop {
+        let (seq, due, to) = {
+            let mut slot = shared.slot.lock().unwrap_or_else(PoisonError::into_inner);
+            loop {
+                if shared.claims.next.load(Ordering::Acquire) == CLOSED {
+                    return out;
+                }
+                if let (Some(seq), Some(due), Some(to)) = (slot.seq, slot.due, slot.to)
+                    && last.is_none_or(|l| seq > l)
+                {
+                    payload.clear();
+                    payload.extend_from_slice(&slot.payload);
+                    break (seq, due, to);
+                }
+                slot = shared
+                    .posted
+                    .wait_timeout(slot, NAP)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0;
+            }
+        };
+        last = Some(seq);
+        if !wait_for(shared, &sleeper, seq, due, setup.spin) || !shared.claims.claim(seq) {
+            continue;
+        }
+        shared.claims.wait_turn(seq);
+        let sent_at = Instant::now();
+        let result = setup.socket.send_to(&payload, to);
+        shared.claims.sent(seq);
+        match result {
+            Ok(_) => {
+                out.lateness.record(sent_at.saturating_duration_since(due));
+                out.sent += 1;
+                out.bytes += payload.len() as u64;
+            }
+            Err(_) => out.send_errors += 1,
+        }
+        if let Some(pb) = &setup.progress {
+            pb.inc(1);
+        }
+    }
+}
+
+/// Sleeps to `spin` before `due`, then spins to `due`; `false` as soon as
+/// the datagram is no longer open (the main thread sent it, or the run is
+/// over) or on Ctrl-C.
+fn wait_for(
+    shared: &Shared,
+    sleeper: &crate::timing::Sleeper,
+    seq: u64,
+    due: Instant,
+    spin: Duration,
+) -> bool {
+    loop {
+        if !shared.claims.open(seq) || interrupted() {
+            return false;
+        }
+        let left = due.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        if left > spin {
+            // A long wait is cut into naps, to notice the end of the run.
+            sleeper.sleep_until((due - spin).min(Instant::now() + NAP));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// The CPU this thread is on, and every other CPU it may use: the main
+/// thread stays on the first, the second thread goes to the others.
+/// `None` with fewer than two CPUs.
+#[cfg(target_os = "linux")]
+pub(crate) fn split_cpus() -> Option<(nix::sched::CpuSet, nix::sched::CpuSet)> {
+    use nix::sched::{CpuSet, sched_getaffinity, sched_getcpu};
+    let allowed = sched_getaffinity(nix::unistd::Pid::from_raw(0)).ok()?;
+    let here = sched_getcpu().ok()?;
+    let mut mine = CpuSet::new();
+    mine.set(here).ok()?;
+    let mut others = CpuSet::new();
+    let mut any = false;
+    for cpu in (0..CpuSet::count()).filter(|&c| c != here) {
+        if allowed.is_set(cpu).unwrap_or(false) {
+            others.set(cpu).ok()?;
+            any = true;
+        }
+    }
+    any.then_some((mine, others))
+}
+
+/// Pins the calling thread to `cpus`.
+#[cfg(target_os = "linux")]
+pub(crate) fn pin_current_thread(cpus: &nix::sched::CpuSet) -> bool {
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), cpus).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_datagram_is_claimed_once() {
+        let c = Claims::default();
+        assert!(c.claim(0));
+        assert!(!c.claim(0), "claimed twice");
+        assert!(!c.claim(2), "claimed out of order");
+        assert!(c.claim(1));
+        c.close();
+        assert!(!c.claim(2), "claimed after the end");
+    }
+
+    #[test]
+    fn a_sender_waits_for_the_send_before_its_own() {
+        let c = Arc::new(Claims::default());
+        assert!(c.claim(0));
+        assert!(c.claim(1));
+        let first = {
+            let c = Arc::clone(&c);
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(10));
+                c.sent(0);
+            })
+        };
+        c.wait_turn(1);
+        // It returned because datagram 0 was out, not at the limit.
+        assert_eq!(c.done.load(Ordering::Acquire), 1);
+        first.join().expect("thread");
+    }
+
+    #[test]
+    fn racing_threads_never_both_win() {
+        let c = Arc::new(Claims::default());
+        let race = |c: Arc<Claims>| {
+            std::thread::spawn(move || {
+                (0..20_000u64)
+                    .filter(|&s| {
+                        while c.next.load(Ordering::Acquire) < s {
+                            std::hint::spin_loop();
+                        }
+                        c.claim(s)
+                    })
+                    .count()
+            })
+        };
+        let (a, b) = (race(Arc::clone(&c)), race(Arc::clone(&c)));
+        let won = a.join().expect("thread") + b.join().expect("thread");
+        assert_eq!(won, 20_000);
+    }
+
+    fn receiver() -> UdpSocket {
+        let rx = UdpSocket::bind("127.0.0.1:0").expect("bind");
+        rx.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        rx
+    }
+
+    fn setup() -> HedgeSetup {
+        HedgeSetup {
+            socket: UdpSocket::bind("127.0.0.1:0").expect("bind"),
+            spin: Duration::from_micros(200),
+            realtime: false,
+            progress: None,
+            #[cfg(target_os = "linux")]
+            cpus: None,
+        }
+    }
+
+    /// A main thread that stalls past the due time: the second thread sends
+    /// the datagram, at its due time, and the main thread's claim fails.
+    #[test]
+    fn the_second_thread_sends_what_a_stalled_main_thread_has_not() {
+        let rx = receiver();
+        let to = rx.local_addr().expect("addr");
+        let hedge = Hedge::start(setup()).expect("start");
+        let due = Instant::now() + Duration::from_millis(20);
+        hedge.post(0, due, to, b"first");
+        let mut buf = [0u8; 16];
+        let (n, _) = rx
+            .recv_from(&mut buf)
+            .expect("the second thread sent nothing");
+        assert!(Instant::now() >= due, "sent before it was due");
+        assert_eq!(buf.get(..n), Some(&b"first"[..]));
+        assert!(
+            !hedge.claims().claim(0),
+            "the main thread could claim it as well"
+        );
+        let sent = hedge.finish();
+        assert_eq!((sent.sent, sent.bytes, sent.lateness.len()), (1, 5, 1));
+    }
+
+    /// The main thread on time: the second thread sends nothing, and stops.
+    #[test]
+    fn the_second_thread_stands_back_when_the_main_one_sends() {
+        let rx = receiver();
+        rx.set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("timeout");
+        let to = rx.local_addr().expect("addr");
+        let hedge = Hedge::start(setup()).expect("start");
+        let due = Instant::now() + Duration::from_millis(30);
+        hedge.post(0, due, to, b"mine");
+        assert!(hedge.claims().claim(0));
+        std::thread::sleep(Duration::from_millis(60));
+        let sent = hedge.finish();
+        assert_eq!(sent.sent, 0);
+        let mut buf = [0u8; 16];
+        assert!(
+            rx.recv_from(&mut buf).is_err(),
+            "the second thread sent it too"
+        );
+    }
+
+    /// After the end, nothing posted is sent.
+    #[test]
+    fn nothing_is_sent_after_finish() {
+        let rx = receiver();
+        rx.set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("timeout");
+        let to = rx.local_addr().expect("addr");
+        let hedge = Hedge::start(setup()).expect("start");
+        hedge.post(0, Instant::now() + Duration::from_millis(30), to, b"late");
+        let sent = hedge.finish();
+        assert_eq!(sent.sent, 0);
+        let mut buf = [0u8; 16];
+        assert!(rx.recv_from(&mut buf).is_err(), "sent after the end");
+    }
+}
