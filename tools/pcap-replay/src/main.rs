@@ -25,7 +25,8 @@ Examples:
       one protocol's datagrams, as fast as possible
   pcap-replay face.pcapng --trigger 127.0.0.1:49983
       act as the phone: wait for the handshake, then stream to its sender
-  pcap-replay session.pcapng --format json | jq .timing_error_us
+  pcap-replay session.pcapng --hedge --format json | jq .timing_error_us
+      microsecond timing on a virtual machine: two threads race each send
 
 --speed follows tcpreplay's --multiplier (2.0 = twice as fast), not
 udpreplay's -s (which multiplies the delays).";

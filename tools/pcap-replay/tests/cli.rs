@@ -116,7 +116,10 @@ fn hedged_replay_sends_every_datagram_once_in_order() {
     assert!(sum["timing_error_us"]["p99"].is_u64());
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
     if cpus >= 2 {
-        assert!(sum["hedged"].as_u64().unwrap() <= want.len() as u64, "{sum}");
+        assert!(
+            sum["hedged"].as_u64().unwrap() <= want.len() as u64,
+            "{sum}"
+        );
     } else {
         // One CPU: no second thread, and no such field.
         assert!(sum["hedged"].is_null(), "{sum}");
