@@ -26,8 +26,13 @@ const CLOSED: u64 = u64::MAX;
 /// How long the thread waits for a post before it looks at `next` again.
 const NAP: Duration = Duration::from_millis(50);
 
-/// The longest a sender waits for the one before it to finish sending.
-const TURN_LIMIT: Duration = Duration::from_millis(50);
+/// The longest a sender waits for the other thread to finish sending the
+/// datagram before its own (a stalled vCPU can hold it for a few hundred
+/// ms): order is worth more than time here, but a lost thread must not stop
+/// the other for good.
+const TURN_LIMIT: Duration = Duration::from_secs(1);
+/// Spin this long for the other thread's send, then yield the CPU.
+const TURN_SPIN: Duration = Duration::from_micros(50);
 
 /// Who sends datagram `seq`: the first to move `next` from `seq` to
 /// `seq + 1`. Datagrams are numbered in playing order from 0. `done` counts
@@ -48,13 +53,22 @@ impl Claims {
             .is_ok()
     }
 
-    /// Waits until every datagram before `seq` is out (at most
-    /// `TURN_LIMIT`: a lost thread must not stop the other).
-    pub(crate) fn wait_turn(&self, seq: u64) {
-        let limit = Instant::now() + TURN_LIMIT;
-        while self.done.load(Ordering::Acquire) < seq && Instant::now() < limit {
-            std::hint::spin_loop();
+    /// Waits until every datagram before `seq` is out; `false` if that
+    /// took longer than `TURN_LIMIT` (the send goes ahead out of order).
+    pub(crate) fn wait_turn(&self, seq: u64) -> bool {
+        let start = Instant::now();
+        while self.done.load(Ordering::Acquire) < seq {
+            let waited = start.elapsed();
+            if waited > TURN_LIMIT {
+                return false;
+            }
+            if waited < TURN_SPIN {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
         }
+        true
     }
 
     /// Datagram `seq` is out.
@@ -70,6 +84,10 @@ impl Claims {
     /// Ends the run: nothing can be claimed after this.
     fn close(&self) {
         self.next.store(CLOSED, Ordering::Release);
+    }
+
+    fn closed(&self) -> bool {
+        self.next.load(Ordering::Acquire) == CLOSED
     }
 }
 
@@ -95,6 +113,11 @@ pub(crate) struct HedgeSent {
     pub(crate) sent: u64,
     pub(crate) bytes: u64,
     pub(crate) send_errors: u64,
+    /// The first send error, for the log.
+    pub(crate) first_error: Option<std::io::Error>,
+    /// Sends that went ahead before the other thread's previous send was
+    /// out (it stalled past `TURN_LIMIT`).
+    pub(crate) out_of_order: u64,
     pub(crate) lateness: Lateness,
 }
 
@@ -117,29 +140,39 @@ pub(crate) struct HedgeSetup {
 }
 
 impl Hedge {
-    /// Starts the second thread.
+    /// Starts the second thread; also whether it runs where `setup.cpus`
+    /// says (`true` when no CPUs were asked for).
     ///
     /// # Errors
     /// The thread could not be spawned.
-    pub(crate) fn start(setup: HedgeSetup) -> std::io::Result<Self> {
+    pub(crate) fn start(setup: HedgeSetup) -> std::io::Result<(Self, bool)> {
         let shared = Arc::new(Shared::default());
         let theirs = Arc::clone(&shared);
+        let (pinned_tx, pinned_rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new()
             .name("pcap-replay hedge".into())
-            .spawn(move || run(&theirs, setup))?;
-        Ok(Self {
-            shared,
-            thread: Some(thread),
-        })
+            .spawn(move || run(&theirs, setup, &pinned_tx))?;
+        let pinned = pinned_rx
+            .recv_timeout(Duration::from_secs(1))
+            .unwrap_or(false);
+        Ok((
+            Self {
+                shared,
+                thread: Some(thread),
+            },
+            pinned,
+        ))
     }
 
-    /// Hands datagram `seq`, due at `due`, to the second thread.
-    pub(crate) fn post(&self, seq: u64, due: Instant, to: SocketAddr, payload: &[u8]) {
-        let mut slot = self
-            .shared
-            .slot
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+    /// Hands datagram `seq`, due at `due`, to the second thread; `false`
+    /// if the thread was busy with the slot (never wait on it: it may be
+    /// on a stalled CPU), so that this datagram is not hedged.
+    pub(crate) fn post(&self, seq: u64, due: Instant, to: SocketAddr, payload: &[u8]) -> bool {
+        let mut slot = match self.shared.slot.try_lock() {
+            Ok(slot) => slot,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return false,
+        };
         slot.seq = Some(seq);
         slot.due = Some(due);
         slot.to = Some(to);
@@ -147,6 +180,7 @@ impl Hedge {
         slot.payload.extend_from_slice(payload);
         drop(slot);
         self.shared.posted.notify_one();
+        true
     }
 
     /// The claims both threads share.
@@ -154,15 +188,27 @@ impl Hedge {
         &self.shared.claims
     }
 
-    /// Ends the run (no datagram is claimed after this) and returns what
-    /// the second thread sent.
+    /// Ends the run: nothing is claimed (so sent) after this.
+    pub(crate) fn close(&self) {
+        // Under the lock, so that the thread cannot miss the wake-up between
+        // looking at the claims and going to wait.
+        let slot = self
+            .shared
+            .slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        self.shared.claims.close();
+        drop(slot);
+        self.shared.posted.notify_one();
+    }
+
+    /// Ends the run and returns what the second thread sent.
     pub(crate) fn finish(mut self) -> HedgeSent {
         self.stop().unwrap_or_default()
     }
 
     fn stop(&mut self) -> Option<HedgeSent> {
-        self.shared.claims.close();
-        self.shared.posted.notify_one();
+        self.close();
         self.thread.take()?.join().ok()
     }
 }
@@ -175,11 +221,11 @@ impl Drop for Hedge {
 
 /// The second thread: takes each new post, waits for its due time the way
 /// the main thread does, and sends it if it gets there first.
-fn run(shared: &Shared, setup: HedgeSetup) -> HedgeSent {
+fn run(shared: &Shared, setup: HedgeSetup, pinned: &std::sync::mpsc::Sender<bool>) -> HedgeSent {
     #[cfg(target_os = "linux")]
-    if let Some(cpus) = &setup.cpus {
-        let _ = nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), cpus);
-    }
+    let _ = pinned.send(setup.cpus.as_ref().is_none_or(pin_current_thread));
+    #[cfg(not(target_os = "linux"))]
+    let _ = pinned.send(true);
     mocap_core::cli::tune_current_thread(setup.realtime);
     let sleeper = crate::timing::Sleeper::new();
     let mut out = HedgeSent::default();
@@ -189,7 +235,7 @@ fn run(shared: &Shared, setup: HedgeSetup) -> HedgeSent {
         let (seq, due, to) = {
             let mut slot = shared.slot.lock().unwrap_or_else(PoisonError::into_inner);
             loop {
-                if shared.claims.next.load(Ordering::Acquire) == CLOSED {
+                if shared.claims.closed() {
                     return out;
                 }
                 if let (Some(seq), Some(due), Some(to)) = (slot.seq, slot.due, slot.to)
@@ -210,7 +256,9 @@ fn run(shared: &Shared, setup: HedgeSetup) -> HedgeSent {
         if !wait_for(shared, &sleeper, seq, due, setup.spin) || !shared.claims.claim(seq) {
             continue;
         }
-        shared.claims.wait_turn(seq);
+        if !shared.claims.wait_turn(seq) {
+            out.out_of_order += 1;
+        }
         let sent_at = Instant::now();
         let result = setup.socket.send_to(&payload, to);
         shared.claims.sent(seq);
@@ -220,7 +268,10 @@ fn run(shared: &Shared, setup: HedgeSetup) -> HedgeSent {
                 out.sent += 1;
                 out.bytes += payload.len() as u64;
             }
-            Err(_) => out.send_errors += 1,
+            Err(e) => {
+                out.send_errors += 1;
+                out.first_error.get_or_insert(e);
+            }
         }
         if let Some(pb) = &setup.progress {
             pb.inc(1);
@@ -309,8 +360,7 @@ mod tests {
                 c.sent(0);
             })
         };
-        c.wait_turn(1);
-        // It returned because datagram 0 was out, not at the limit.
+        assert!(c.wait_turn(1), "gave up waiting");
         assert_eq!(c.done.load(Ordering::Acquire), 1);
         first.join().expect("thread");
     }
@@ -359,9 +409,10 @@ mod tests {
     fn the_second_thread_sends_what_a_stalled_main_thread_has_not() {
         let rx = receiver();
         let to = rx.local_addr().expect("addr");
-        let hedge = Hedge::start(setup()).expect("start");
+        let (hedge, pinned) = Hedge::start(setup()).expect("start");
+        assert!(pinned, "no CPUs were asked for");
         let due = Instant::now() + Duration::from_millis(20);
-        hedge.post(0, due, to, b"first");
+        assert!(hedge.post(0, due, to, b"first"));
         let mut buf = [0u8; 16];
         let (n, _) = rx
             .recv_from(&mut buf)
@@ -383,9 +434,9 @@ mod tests {
         rx.set_read_timeout(Some(Duration::from_millis(100)))
             .expect("timeout");
         let to = rx.local_addr().expect("addr");
-        let hedge = Hedge::start(setup()).expect("start");
+        let (hedge, _) = Hedge::start(setup()).expect("start");
         let due = Instant::now() + Duration::from_millis(30);
-        hedge.post(0, due, to, b"mine");
+        assert!(hedge.post(0, due, to, b"mine"));
         assert!(hedge.claims().claim(0));
         std::thread::sleep(Duration::from_millis(60));
         let sent = hedge.finish();
@@ -404,8 +455,8 @@ mod tests {
         rx.set_read_timeout(Some(Duration::from_millis(100)))
             .expect("timeout");
         let to = rx.local_addr().expect("addr");
-        let hedge = Hedge::start(setup()).expect("start");
-        hedge.post(0, Instant::now() + Duration::from_millis(30), to, b"late");
+        let (hedge, _) = Hedge::start(setup()).expect("start");
+        assert!(hedge.post(0, Instant::now() + Duration::from_millis(30), to, b"late"));
         let sent = hedge.finish();
         assert_eq!(sent.sent, 0);
         let mut buf = [0u8; 16];

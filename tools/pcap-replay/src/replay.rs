@@ -95,6 +95,8 @@ struct Counts {
     loops: u64,
     /// Of `sent`, what the `--hedge` thread sent (`None` without one).
     hedged: Option<u64>,
+    /// `--hedge`: sends that went ahead of the other thread's stalled one.
+    out_of_order: u64,
 }
 
 /// Runs the replay and prints the summary.
@@ -187,6 +189,11 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         .duration
         .map(|d| d.saturating_sub(start_wall.elapsed()));
     let stopped = drive(&mut feed, left, None, &mut send)?;
+    // Nothing goes out once the run is over (the second thread may hold
+    // the next datagram).
+    if let Some(h) = &hedge {
+        h.close();
+    }
     if let Some(pb) = &send.progress {
         pb.finish_and_clear();
     }
@@ -202,7 +209,20 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         counts.bytes += theirs.bytes;
         counts.send_errors += theirs.send_errors;
         counts.hedged = Some(theirs.sent);
+        counts.out_of_order += theirs.out_of_order;
         lateness.merge(&theirs.lateness);
+        if let Some(e) = theirs.first_error {
+            log.info(format_args!(
+                "the --hedge thread failed to send {} datagrams, the first: {e}",
+                theirs.send_errors
+            ));
+        }
+        if counts.out_of_order > 0 {
+            log.info(format_args!(
+                "{} datagrams went out before the one ahead of them: the other sending thread stalled for over a second",
+                counts.out_of_order
+            ));
+        }
     }
     finish(
         opts,
@@ -229,30 +249,32 @@ fn start_hedge(
         return Ok(None);
     }
     #[cfg(target_os = "linux")]
-    let cpus = {
-        let Some((mine, others)) = crate::hedge::split_cpus() else {
-            log.info(format_args!(
-                "--hedge needs a second CPU to run on; sending from one thread"
-            ));
-            return Ok(None);
-        };
-        if !crate::hedge::pin_current_thread(&mine) {
-            log.info(format_args!(
-                "--hedge could not pin the sending threads to CPUs; sending from one thread"
-            ));
-            return Ok(None);
-        }
-        Some(others)
+    let Some((mine, others)) = crate::hedge::split_cpus() else {
+        log.info(format_args!(
+            "--hedge needs a second CPU to run on; sending from one thread"
+        ));
+        return Ok(None);
     };
-    let hedge = Hedge::start(HedgeSetup {
+    // The second thread first, so that it does not inherit this thread's
+    // pinning; it pins itself to the other CPUs and says whether it could.
+    let (hedge, pinned) = Hedge::start(HedgeSetup {
         socket: socket.try_clone()?,
         spin: opts.spin,
         realtime: opts.realtime,
         progress: progress.cloned(),
         #[cfg(target_os = "linux")]
-        cpus,
+        cpus: Some(others),
     })
     .context("failed to start the --hedge thread")?;
+    #[cfg(target_os = "linux")]
+    let pinned = pinned && crate::hedge::pin_current_thread(&mine);
+    if !pinned {
+        log.info(format_args!(
+            "--hedge could not put the two sending threads on different CPUs; sending from one thread"
+        ));
+        hedge.finish();
+        return Ok(None);
+    }
     log.info(format_args!(
         "--hedge: a second sending thread on another CPU races this one for every datagram"
     ));
@@ -430,13 +452,13 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
         let seq = self.played;
         if let Some((hedge, target)) = self.hedge
             && self.posted.is_none_or(|p| p < seq)
-        {
-            hedge.post(
+            && hedge.post(
                 seq,
                 due,
                 target.to(&self.opts.port_map, dst_port),
                 &self.payload,
-            );
+            )
+        {
             self.posted = Some(seq);
         }
         let spin = self.opts.spin;
@@ -505,7 +527,9 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> FeedHandler<Playback<'_, O>> fo
             if !c.claim(seq) {
                 return Ok(Flow::Continue);
             }
-            c.wait_turn(seq);
+            if !c.wait_turn(seq) {
+                self.counts.out_of_order += 1;
+            }
         }
         let to = self.target.to(&self.opts.port_map, dst_port);
         let sent_at = Instant::now();
