@@ -91,9 +91,9 @@ struct Args {
     realtime: bool,
 
     /// Race a second sending thread, on another CPU, for every datagram;
-    /// the first to be on time sends it. For virtual machines, whose CPUs
-    /// stall for milliseconds now and then (rarely two at once). Costs a
-    /// second thread's sleeps and --spin.
+    /// the first to be on time sends it. For frame-rate streams on virtual
+    /// machines, whose CPUs stall for milliseconds now and then (rarely two
+    /// at once). Costs a second thread's sleeps and --spin.
     #[arg(long, conflicts_with = "topspeed")]
     hedge: bool,
 
