@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 use mocap_core::cli::interrupted;
-use mocap_core::pcap::Lateness;
+
+use crate::replay::Tally;
+use crate::timing::{Sleeper, Waited};
 
 /// No claim is possible any more: the run is over.
 const CLOSED: u64 = u64::MAX;
@@ -91,12 +93,11 @@ impl Claims {
     }
 }
 
-/// The datagram posted to the second thread.
+/// The datagram posted to the second thread: its number, due time and
+/// destination, and its bytes.
 #[derive(Debug, Default)]
 struct Slot {
-    seq: Option<u64>,
-    due: Option<Instant>,
-    to: Option<SocketAddr>,
+    posted: Option<(u64, Instant, SocketAddr)>,
     payload: Vec<u8>,
 }
 
@@ -110,15 +111,12 @@ struct Shared {
 /// What the second thread sent.
 #[derive(Debug, Default)]
 pub(crate) struct HedgeSent {
-    pub(crate) sent: u64,
-    pub(crate) bytes: u64,
-    pub(crate) send_errors: u64,
+    pub(crate) tally: Tally,
     /// The first send error, for the log.
     pub(crate) first_error: Option<std::io::Error>,
     /// Sends that went ahead before the other thread's previous send was
     /// out (it stalled past `TURN_LIMIT`).
     pub(crate) out_of_order: u64,
-    pub(crate) lateness: Lateness,
 }
 
 /// The main thread's side: post, claim, and at the end collect.
@@ -173,9 +171,7 @@ impl Hedge {
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
             Err(std::sync::TryLockError::WouldBlock) => return false,
         };
-        slot.seq = Some(seq);
-        slot.due = Some(due);
-        slot.to = Some(to);
+        slot.posted = Some((seq, due, to));
         slot.payload.clear();
         slot.payload.extend_from_slice(payload);
         drop(slot);
@@ -227,7 +223,7 @@ fn run(shared: &Shared, setup: HedgeSetup, pinned: &std::sync::mpsc::Sender<bool
     #[cfg(not(target_os = "linux"))]
     let _ = pinned.send(true);
     mocap_core::cli::tune_current_thread(setup.realtime);
-    let sleeper = crate::timing::Sleeper::new();
+    let sleeper = Sleeper::new();
     let mut out = HedgeSent::default();
     let mut payload = Vec::with_capacity(mocap_core::net::MAX_DATAGRAM);
     let mut last: Option<u64> = None;
@@ -238,11 +234,11 @@ fn run(shared: &Shared, setup: HedgeSetup, pinned: &std::sync::mpsc::Sender<bool
                 if shared.claims.closed() {
                     return out;
                 }
-                if let (Some(seq), Some(due), Some(to)) = (slot.seq, slot.due, slot.to)
+                if let Some((seq, due, to)) = slot.posted
                     && last.is_none_or(|l| seq > l)
                 {
-                    payload.clear();
-                    payload.extend_from_slice(&slot.payload);
+                    // Take the bytes; the main thread refills the buffer.
+                    std::mem::swap(&mut payload, &mut slot.payload);
                     break (seq, due, to);
                 }
                 slot = shared
@@ -253,7 +249,18 @@ fn run(shared: &Shared, setup: HedgeSetup, pinned: &std::sync::mpsc::Sender<bool
             }
         };
         last = Some(seq);
-        if !wait_for(shared, &sleeper, seq, due, setup.spin) || !shared.claims.claim(seq) {
+        // Until it is due, unless the main thread sends it first, the run
+        // ends or Ctrl-C; long waits in naps, to notice those.
+        let due_now = loop {
+            match sleeper.wait_for(due, setup.spin, NAP, || {
+                shared.claims.open(seq) && !interrupted()
+            }) {
+                Waited::Due => break true,
+                Waited::NotYet => {}
+                Waited::Stopped => break false,
+            }
+        };
+        if !due_now || !shared.claims.claim(seq) {
             continue;
         }
         if !shared.claims.wait_turn(seq) {
@@ -262,46 +269,16 @@ fn run(shared: &Shared, setup: HedgeSetup, pinned: &std::sync::mpsc::Sender<bool
         let sent_at = Instant::now();
         let result = setup.socket.send_to(&payload, to);
         shared.claims.sent(seq);
-        match result {
-            Ok(_) => {
-                out.lateness.record(sent_at.saturating_duration_since(due));
-                out.sent += 1;
-                out.bytes += payload.len() as u64;
-            }
-            Err(e) => {
-                out.send_errors += 1;
-                out.first_error.get_or_insert(e);
-            }
+        out.tally.count(
+            &result,
+            payload.len(),
+            Some(sent_at.saturating_duration_since(due)),
+        );
+        if let Err(e) = result {
+            out.first_error.get_or_insert(e);
         }
         if let Some(pb) = &setup.progress {
             pb.inc(1);
-        }
-    }
-}
-
-/// Sleeps to `spin` before `due`, then spins to `due`; `false` as soon as
-/// the datagram is no longer open (the main thread sent it, or the run is
-/// over) or on Ctrl-C.
-fn wait_for(
-    shared: &Shared,
-    sleeper: &crate::timing::Sleeper,
-    seq: u64,
-    due: Instant,
-    spin: Duration,
-) -> bool {
-    loop {
-        if !shared.claims.open(seq) || interrupted() {
-            return false;
-        }
-        let left = due.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return true;
-        }
-        if left > spin {
-            // A long wait is cut into naps, to notice the end of the run.
-            sleeper.sleep_until((due - spin).min(Instant::now() + NAP));
-        } else {
-            std::hint::spin_loop();
         }
     }
 }
@@ -385,10 +362,9 @@ mod tests {
         assert_eq!(won, 20_000);
     }
 
-    fn receiver() -> UdpSocket {
+    fn receiver(timeout: Duration) -> UdpSocket {
         let rx = UdpSocket::bind("127.0.0.1:0").expect("bind");
-        rx.set_read_timeout(Some(Duration::from_secs(5)))
-            .expect("timeout");
+        rx.set_read_timeout(Some(timeout)).expect("timeout");
         rx
     }
 
@@ -407,7 +383,7 @@ mod tests {
     /// the datagram, at its due time, and the main thread's claim fails.
     #[test]
     fn the_second_thread_sends_what_a_stalled_main_thread_has_not() {
-        let rx = receiver();
+        let rx = receiver(Duration::from_secs(5));
         let to = rx.local_addr().expect("addr");
         let (hedge, pinned) = Hedge::start(setup()).expect("start");
         assert!(pinned, "no CPUs were asked for");
@@ -424,15 +400,14 @@ mod tests {
             "the main thread could claim it as well"
         );
         let sent = hedge.finish();
-        assert_eq!((sent.sent, sent.bytes, sent.lateness.len()), (1, 5, 1));
+        let t = &sent.tally;
+        assert_eq!((t.sent, t.bytes, t.lateness.len()), (1, 5, 1));
     }
 
     /// The main thread on time: the second thread sends nothing, and stops.
     #[test]
     fn the_second_thread_stands_back_when_the_main_one_sends() {
-        let rx = receiver();
-        rx.set_read_timeout(Some(Duration::from_millis(100)))
-            .expect("timeout");
+        let rx = receiver(Duration::from_millis(100));
         let to = rx.local_addr().expect("addr");
         let (hedge, _) = Hedge::start(setup()).expect("start");
         let due = Instant::now() + Duration::from_millis(30);
@@ -440,7 +415,7 @@ mod tests {
         assert!(hedge.claims().claim(0));
         std::thread::sleep(Duration::from_millis(60));
         let sent = hedge.finish();
-        assert_eq!(sent.sent, 0);
+        assert_eq!(sent.tally.sent, 0);
         let mut buf = [0u8; 16];
         assert!(
             rx.recv_from(&mut buf).is_err(),
@@ -451,14 +426,12 @@ mod tests {
     /// After the end, nothing posted is sent.
     #[test]
     fn nothing_is_sent_after_finish() {
-        let rx = receiver();
-        rx.set_read_timeout(Some(Duration::from_millis(100)))
-            .expect("timeout");
+        let rx = receiver(Duration::from_millis(100));
         let to = rx.local_addr().expect("addr");
         let (hedge, _) = Hedge::start(setup()).expect("start");
         assert!(hedge.post(0, Instant::now() + Duration::from_millis(30), to, b"late"));
         let sent = hedge.finish();
-        assert_eq!(sent.sent, 0);
+        assert_eq!(sent.tally.sent, 0);
         let mut buf = [0u8; 16];
         assert!(rx.recv_from(&mut buf).is_err(), "sent after the end");
     }

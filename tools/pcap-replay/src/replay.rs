@@ -22,6 +22,7 @@ use mocap_core::net;
 use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Lateness, Pace, Schedule};
 
 use crate::hedge::{Hedge, HedgeSetup};
+use crate::timing::Waited;
 
 /// The tool's name, as it prefixes log lines.
 pub(crate) const TOOL: &str = "pcap-replay";
@@ -88,10 +89,9 @@ impl Target {
 
 #[derive(Default)]
 struct Counts {
-    sent: u64,
-    bytes: u64,
+    /// What was sent, by both threads under `--hedge`.
+    tally: Tally,
     skipped: u64,
-    send_errors: u64,
     loops: u64,
     /// Of `sent`, what the `--hedge` thread sent (`None` without one).
     hedged: Option<u64>,
@@ -133,7 +133,6 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                     &log,
                     &mut out,
                     &Counts::default(),
-                    &Lateness::default(),
                     None,
                     why,
                     start_wall,
@@ -180,7 +179,6 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         target,
         progress,
         hedge: hedge.as_ref(),
-        lateness: Lateness::default(),
         counts: Counts::default(),
     };
     // `--duration` counts from the start, the wait for a trigger included.
@@ -198,23 +196,19 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         pb.finish_and_clear();
     }
     let mut counts = send.counts;
-    let mut lateness = send.lateness;
     counts.skipped = feed.skipped;
     counts.loops = feed.loops;
     let stats = add_stats(feed.done, feed.capture.stats());
     drop(feed);
     if let Some(h) = hedge {
         let theirs = h.finish();
-        counts.sent += theirs.sent;
-        counts.bytes += theirs.bytes;
-        counts.send_errors += theirs.send_errors;
-        counts.hedged = Some(theirs.sent);
+        counts.tally.merge(&theirs.tally);
+        counts.hedged = Some(theirs.tally.sent);
         counts.out_of_order += theirs.out_of_order;
-        lateness.merge(&theirs.lateness);
         if let Some(e) = theirs.first_error {
             log.info(format_args!(
                 "the --hedge thread failed to send {} datagrams, the first: {e}",
-                theirs.send_errors
+                theirs.tally.send_errors
             ));
         }
         if counts.out_of_order > 0 {
@@ -229,7 +223,6 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         &log,
         &mut out,
         &counts,
-        &lateness,
         Some(stats),
         stopped,
         start_wall,
@@ -461,28 +454,14 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
         {
             self.posted = Some(seq);
         }
-        let spin = self.opts.spin;
-        loop {
-            let now = Instant::now();
-            let left = due.saturating_duration_since(now);
-            if left.is_zero() {
-                break;
-            }
-            // Ctrl-C cuts a sleep short: keep the datagram, let the loop stop.
-            if interrupted() {
-                return Ok(Step::Idle);
-            }
-            if left.saturating_sub(spin) > wait {
-                // Not due within this turn: sleep the turn out (never into
-                // the spin window), keep the datagram.
-                self.sleeper.sleep_until(now + wait);
-                return Ok(Step::Idle);
-            }
-            if left > spin {
-                self.sleeper.sleep_until(due - spin);
-            } else {
-                std::hint::spin_loop();
-            }
+        // Not due within this turn, or Ctrl-C: keep the datagram, go idle
+        // (the run loop stops on Ctrl-C).
+        if self
+            .sleeper
+            .wait_for(due, self.opts.spin, wait, || !interrupted())
+            != Waited::Due
+        {
+            return Ok(Step::Idle);
         }
         self.held = None;
         self.played += 1;
@@ -495,6 +474,39 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
     }
 }
 
+/// What one sending thread sent.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub(crate) sent: u64,
+    pub(crate) bytes: u64,
+    pub(crate) send_errors: u64,
+    /// Lateness of paced sends.
+    pub(crate) lateness: Lateness,
+}
+
+impl Tally {
+    /// Counts one send call of `len` bytes; `late`: how late it was, for
+    /// a paced send.
+    pub(crate) fn count(&mut self, result: &io::Result<usize>, len: usize, late: Option<Duration>) {
+        if result.is_ok() {
+            if let Some(l) = late {
+                self.lateness.record(l);
+            }
+            self.sent += 1;
+            self.bytes += len as u64;
+        } else {
+            self.send_errors += 1;
+        }
+    }
+
+    fn merge(&mut self, other: &Self) {
+        self.sent += other.sent;
+        self.bytes += other.bytes;
+        self.send_errors += other.send_errors;
+        self.lateness.merge(&other.lateness);
+    }
+}
+
 /// Sends what the playback hands out and keeps the lateness.
 struct Send<'o> {
     opts: &'o Options,
@@ -503,7 +515,6 @@ struct Send<'o> {
     target: Target,
     progress: Option<ProgressBar>,
     hedge: Option<&'o Hedge>,
-    lateness: Lateness,
     counts: Counts,
 }
 
@@ -537,24 +548,17 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> FeedHandler<Playback<'_, O>> fo
         if let Some(c) = claims {
             c.sent(seq);
         }
-        match result {
-            Ok(_) => {
-                // At top speed there are no deadlines to be late for.
-                if self.opts.pace != Pace::TopSpeed {
-                    self.lateness.record(sent_at.saturating_duration_since(due));
-                }
-                self.counts.sent += 1;
-                self.counts.bytes += payload.len() as u64;
-            }
-            Err(e) => {
-                if self.counts.send_errors == 0 {
-                    self.log.info(format_args!(
-                        "failed to send to {to}: {e} (counting further failures)"
-                    ));
-                }
-                self.counts.send_errors += 1;
-            }
+        if let Err(e) = &result
+            && self.counts.tally.send_errors == 0
+        {
+            self.log.info(format_args!(
+                "failed to send to {to}: {e} (counting further failures)"
+            ));
         }
+        // At top speed there are no deadlines to be late for.
+        let late =
+            (self.opts.pace != Pace::TopSpeed).then(|| sent_at.saturating_duration_since(due));
+        self.counts.tally.count(&result, payload.len(), late);
         if let Some(pb) = &self.progress {
             pb.inc(1);
         }
@@ -658,28 +662,28 @@ struct Summary<'a> {
     capture: Option<CaptureRecord>,
 }
 
-#[expect(clippy::too_many_arguments, reason = "the summary's inputs")]
 fn finish(
     opts: &Options,
     log: &Log,
     out: &mut Output,
     counts: &Counts,
-    lateness: &Lateness,
     stats: Option<CaptureStats>,
     stopped: Stopped,
     start: Instant,
 ) -> anyhow::Result<()> {
     let elapsed = start.elapsed().as_secs_f64();
-    let timing = lateness
+    let timing = counts
+        .tally
+        .lateness
         .summary()
         .map(|(p50, p99, max)| Timing { p50, p99, max });
     let rec = Summary {
         kind: "summary",
         tool: TOOL,
-        sent: counts.sent,
-        bytes: counts.bytes,
+        sent: counts.tally.sent,
+        bytes: counts.tally.bytes,
         skipped: counts.skipped,
-        send_errors: counts.send_errors,
+        send_errors: counts.tally.send_errors,
         loops: counts.loops,
         hedged: counts.hedged,
         timing_error_us: timing,

@@ -14,6 +14,17 @@
 
 use std::time::{Duration, Instant};
 
+/// How [`Sleeper::wait_for`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Waited {
+    /// The due time has come.
+    Due,
+    /// Not due within the turn (which was slept).
+    NotYet,
+    /// The caller's condition said stop.
+    Stopped,
+}
+
 /// Sleeps to absolute deadlines given as `Instant`s.
 #[derive(Debug)]
 pub(crate) struct Sleeper {
@@ -37,9 +48,43 @@ impl Sleeper {
         }
     }
 
+    /// Waits for `due`: sleeps to `spin` before it, then spins. Comes back
+    /// `NotYet` after sleeping `turn` when the due time (less the spin) is
+    /// further away than that, and `Stopped` as soon as `go_on` says no
+    /// (asked before each sleep and on each turn of the spin). Both sending
+    /// threads wait this way.
+    pub(crate) fn wait_for(
+        &self,
+        due: Instant,
+        spin: Duration,
+        turn: Duration,
+        go_on: impl Fn() -> bool,
+    ) -> Waited {
+        loop {
+            if !go_on() {
+                return Waited::Stopped;
+            }
+            let now = Instant::now();
+            let left = due.saturating_duration_since(now);
+            if left.is_zero() {
+                return Waited::Due;
+            }
+            if left.saturating_sub(spin) > turn {
+                // Never sleep into the spin window.
+                self.sleep_until(now + turn);
+                return Waited::NotYet;
+            }
+            if left > spin {
+                self.sleep_until(due - spin);
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
     /// Sleeps until `until` (or returns at once if it has passed). May wake
     /// early on a signal; callers loop on their own clock.
-    pub(crate) fn sleep_until(&self, until: Instant) {
+    fn sleep_until(&self, until: Instant) {
         #[cfg(target_os = "linux")]
         {
             use nix::sys::time::TimeSpec;
@@ -71,5 +116,24 @@ mod tests {
         }
         // A deadline in the past returns at once (no panic, no wrap).
         s.sleep_until(Instant::now() - Duration::from_millis(5));
+    }
+
+    #[test]
+    fn waits_end_due_not_yet_or_stopped() {
+        let s = Sleeper::new();
+        let spin = Duration::from_micros(300);
+        let due = Instant::now() + Duration::from_millis(3);
+        assert_eq!(
+            s.wait_for(due, spin, Duration::from_secs(1), || true),
+            Waited::Due
+        );
+        assert!(Instant::now() >= due, "due before its time");
+        // Further than a turn away: the turn is slept, the wait comes back.
+        let far = Instant::now() + Duration::from_secs(60);
+        let before = Instant::now();
+        let turn = Duration::from_millis(2);
+        assert_eq!(s.wait_for(far, spin, turn, || true), Waited::NotYet);
+        assert!(before.elapsed() >= turn);
+        assert_eq!(s.wait_for(due, spin, turn, || false), Waited::Stopped);
     }
 }

@@ -32,5 +32,5 @@ pub use runner::{
 };
 pub use senders::{MAX_SENDERS, Senders};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput, unix_now};
-pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, path_for};
+pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, log_no_take, path_for};
 pub use tcp::{Accept, Tcp, TcpFeed};

@@ -233,6 +233,16 @@ struct VmcTake {
     take: Option<Take>,
 }
 
+/// Says (even under `--quiet`) that the sender bound is reached: `src` and
+/// later new senders get no BVH take. Tools say it once.
+pub fn log_no_take(log: &Log, src: Option<SocketAddr>) {
+    log.always(format_args!(
+        "{} senders recorded already: no BVH take for {} or later new senders",
+        super::MAX_SENDERS,
+        src.map_or_else(|| "-".to_owned(), |s| s.to_string())
+    ));
+}
+
 impl VmcTakes {
     /// Takes to be written at `out` (one per sender).
     pub fn new(out: BvhOut) -> Self {
@@ -279,11 +289,7 @@ impl VmcTakes {
             take: None,
         }) else {
             if refused == 0 {
-                log.always(format_args!(
-                    "{} senders recorded already: no BVH take for {} or later new senders",
-                    super::MAX_SENDERS,
-                    src.map_or_else(|| "-".to_owned(), |s| s.to_string())
-                ));
+                log_no_take(log, src);
             }
             return Ok(());
         };

@@ -34,11 +34,7 @@ impl Dump<'_> {
                 if !self.takes.admits(src) {
                     if !self.takes_full_logged {
                         self.takes_full_logged = true;
-                        self.log.always(format_args!(
-                            "{} senders recorded already: no BVH take for {} or later new senders",
-                            mocap_core::cli::MAX_SENDERS,
-                            src.map_or_else(|| "-".to_owned(), |s| s.to_string())
-                        ));
+                        mocap_core::cli::log_no_take(&self.log, src);
                     }
                     return Ok(());
                 }
