@@ -18,6 +18,12 @@
 #   tshark              Debian (apt-get)          pcapng files read by Wireshark
 #   man-db              Debian (apt-get)          man pages render (every tool)
 #   blender             Debian (apt-get)          BVH takes imported by Blender (mocopi-dump, vmc-relay)
+#   wine64, mingw-w64   Debian (apt-get),         the Windows build of every tool
+#   + rustup targets    rustup                    (tools/*/tests/windows.rs), macOS checked
+#
+# The Windows stage (scripts/lib/platforms.sh): the workspace is cross-built
+# for x86_64-pc-windows-gnu and the .exe files run under Wine in the one
+# `cargo test` run below; the macOS targets are type-checked.
 #
 # Debian packages are installed when this runs as root or sudo works; where
 # neither does, the script names what is missing and exits 1.
@@ -86,6 +92,11 @@ if command -v npm >/dev/null; then
   fi
 fi
 
+. scripts/lib/platforms.sh
+if [ $install = 1 ]; then
+  windows_install || missing+=("wine64, gcc-mingw-w64-x86-64 or a rustup target (windows_install failed)")
+fi
+
 if [ ${#missing[@]} != 0 ]; then
   echo "test-all: cannot run the peer tests; missing:" >&2
   printf '  %s\n' "${missing[@]}" >&2
@@ -94,6 +105,13 @@ fi
 chromium --version
 tshark --version | head -n 1
 blender --version 2>/dev/null | head -n 1
+
+say "windows stage: cross-build and Wine prefix"
+windows_start=$(date +%s)
+windows_prepare
+trap windows_stop EXIT
+echo "windows stage: prepared in $(( $(date +%s) - windows_start )) s"
+macos_check
 
 say "cargo test --workspace -- --include-ignored"
 cargo test --workspace -- --include-ignored

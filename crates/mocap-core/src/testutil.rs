@@ -58,8 +58,9 @@ impl Lines {
             // Lossy, so a stray non-UTF-8 byte shows up in an assertion instead of ending the pipe.
             while matches!(r.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
                 let line = String::from_utf8_lossy(&buf);
+                // A carriage return is kept: the tools write `\n` alone on
+                // every system, and a Windows build that wrote CRLF must show.
                 let line = line.strip_suffix('\n').unwrap_or(&line);
-                let line = line.strip_suffix('\r').unwrap_or(line);
                 if tx.send(line.to_owned()).is_err() {
                     break;
                 }
@@ -339,6 +340,199 @@ pub fn check_generate_with_shell_and_man(bin: &str, tool: &str, flag: &str) {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `command` to its end with no stdin, its output read whole, killing it
+/// when it takes longer than [`LIMIT`].
+///
+/// # Panics
+/// When it cannot start or does not end within the limit.
+#[must_use]
+pub fn output(mut command: Command) -> std::process::Output {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    // Read on threads whose results are waited for with a deadline too: a
+    // daemon the child started (Wine's wineserver) may hold the pipes open.
+    let drain = |mut r: Box<dyn Read + Send>| {
+        let (tx, rx) = channel();
+        thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            let _ = tx.send(v);
+        });
+        rx
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = Instant::now() + LIMIT;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} did not end within {LIMIT:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    let collect = |rx: Receiver<Vec<u8>>, what: &str| {
+        rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .unwrap_or_else(|_| panic!("{command:?}: {what} still open {LIMIT:?} after the start"))
+    };
+    std::process::Output {
+        status,
+        stdout: collect(out, "stdout"),
+        stderr: collect(err, "stderr"),
+    }
+}
+
+/// The Windows builds of the tools, run under Wine on this machine
+/// (`scripts/test-windows.sh` cross-builds them and prepares the Wine prefix).
+///
+/// The environment names them: `MOCAP_WINDOWS_BIN`, the folder of the `.exe`
+/// files; `MOCAP_WINE`, the Wine loader (default `wine64` on `PATH`, else
+/// Debian's `/usr/lib/wine/wine64`); `WINEPREFIX` as Wine reads it. A test
+/// that finds none of it fails, saying how to run it: it never passes
+/// without having run the Windows build.
+pub mod wine {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    use super::Proc;
+
+    /// The Wine loader and the `.exe` of `tool`.
+    ///
+    /// # Panics
+    /// When `MOCAP_WINDOWS_BIN` is unset or holds no `tool.exe`.
+    #[must_use]
+    pub fn program(tool: &str) -> (PathBuf, PathBuf) {
+        let dir = std::env::var_os("MOCAP_WINDOWS_BIN").unwrap_or_else(|| {
+            panic!(
+                "MOCAP_WINDOWS_BIN is not set: run the Windows tests with scripts/test-windows.sh"
+            )
+        });
+        let exe = Path::new(&dir).join(format!("{tool}.exe"));
+        assert!(
+            exe.is_file(),
+            "{} is missing: scripts/test-windows.sh builds it",
+            exe.display()
+        );
+        (loader(), exe)
+    }
+
+    fn loader() -> PathBuf {
+        if let Some(w) = std::env::var_os("MOCAP_WINE") {
+            return w.into();
+        }
+        let on_path = std::env::var_os("PATH").and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("wine64"))
+                .find(|w| w.is_file())
+        });
+        on_path.unwrap_or_else(|| "/usr/lib/wine/wine64".into())
+    }
+
+    /// `tool.exe args` under Wine, its output drained and every wait bounded
+    /// as for [`Proc::spawn`].
+    #[must_use]
+    pub fn spawn(tool: &str, args: &[&str], stdin: Option<Vec<u8>>) -> Proc {
+        let (wine, exe) = program(tool);
+        let exe = exe.to_string_lossy().into_owned();
+        let all: Vec<&str> = std::iter::once(exe.as_str())
+            .chain(args.iter().copied())
+            .collect();
+        Proc::spawn(&wine.to_string_lossy(), &all, stdin)
+    }
+
+    /// `tool.exe args` under Wine to its end, with its output byte for byte
+    /// (no line splitting: a stray `\r` shows), bounded as [`super::output`].
+    #[must_use]
+    pub fn output(tool: &str, args: &[&str]) -> std::process::Output {
+        let (wine, exe) = program(tool);
+        let mut c = Command::new(wine);
+        c.arg(exe).args(args);
+        super::output(c)
+    }
+
+    /// Runs `args` on the Linux build `linux_bin` and on `tool.exe` and
+    /// checks the Windows build gives the same exit code and the same bytes
+    /// on stdout and stderr, none of them a carriage return. Returns the
+    /// Windows run.
+    #[allow(clippy::must_use_candidate, reason = "the checks are the point")]
+    pub fn same_as(linux_bin: &str, tool: &str, args: &[&str]) -> std::process::Output {
+        same_run(linux_bin, args, tool, args, true)
+    }
+
+    /// Runs `linux_args` on the Linux build and `windows_args` (the same,
+    /// with Windows paths) on `tool.exe`: the same exit code, the same stdout
+    /// (and with `stderr` the same stderr) but for the run time
+    /// (`"elapsed_s":…`), and no carriage return. Returns the Windows run.
+    #[allow(clippy::must_use_candidate, reason = "the checks are the point")]
+    pub fn same_run(
+        linux_bin: &str,
+        linux_args: &[&str],
+        tool: &str,
+        windows_args: &[&str],
+        stderr: bool,
+    ) -> std::process::Output {
+        let mut linux = Command::new(linux_bin);
+        linux.args(linux_args);
+        let linux = super::output(linux);
+        let windows = output(tool, windows_args);
+        let what = format!("{tool} {}", windows_args.join(" "));
+        assert_eq!(
+            windows.status.code(),
+            linux.status.code(),
+            "{what}: exit code"
+        );
+        let pipes = [
+            (&windows.stdout, &linux.stdout, "stdout"),
+            (&windows.stderr, &linux.stderr, "stderr"),
+        ];
+        for (w, l, pipe) in pipes.into_iter().take(if stderr { 2 } else { 1 }) {
+            assert!(!w.contains(&b'\r'), "{what}: CR on {pipe}");
+            assert_eq!(
+                without_elapsed(&String::from_utf8_lossy(w)),
+                without_elapsed(&String::from_utf8_lossy(l)),
+                "{what}: {pipe} differs"
+            );
+        }
+        windows
+    }
+
+    /// `text` without the one value that differs between two runs of the
+    /// same input, the summary's `"elapsed_s":N`.
+    #[must_use]
+    pub fn without_elapsed(text: &str) -> String {
+        text.split_inclusive('\n')
+            .map(|l| match l.find("\"elapsed_s\":") {
+                Some(i) => {
+                    let rest = &l[i..];
+                    let end = rest.find([',', '}']).unwrap_or(rest.len());
+                    let cut = if rest[end..].starts_with(',') {
+                        end + 1
+                    } else {
+                        end
+                    };
+                    format!("{}{}", &l[..i], &rest[cut..])
+                }
+                None => l.to_owned(),
+            })
+            .collect()
+    }
+
+    /// `path` as a Windows program under Wine names it: Wine's `Z:` drive is
+    /// the Linux root, so `/tmp/a b.pcapng` is `Z:\tmp\a b.pcapng`.
+    #[must_use]
+    pub fn path(path: &Path) -> String {
+        let abs = std::path::absolute(path).unwrap();
+        format!("Z:{}", abs.to_string_lossy().replace('/', "\\"))
+    }
 }
 
 /// A small VMC humanoid for `--bvh` tests, with forward kinematics written

@@ -187,7 +187,7 @@ fn main() -> ExitCode {
     if let Some(code) = cli::generated::<Args>() {
         return code;
     }
-    let args = Args::parse();
+    let args: Args = cli::parse();
     let phone = match args.phone.as_deref().map(resolve).transpose() {
         Ok(p) => p,
         Err(e) => return cli::exit(Err(e), ifm::TOOL),

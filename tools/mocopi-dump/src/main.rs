@@ -106,7 +106,7 @@ fn main() -> ExitCode {
     if let Some(code) = cli::generated::<Args>() {
         return code;
     }
-    let args = Args::parse();
+    let args: Args = cli::parse();
     if args.smooth.smooth && args.vmc.is_empty() {
         let e = cli::UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
         return cli::exit(Err(e.into()), mocopi::TOOL);

@@ -302,7 +302,7 @@ fn main() -> ExitCode {
     if let Some(code) = cli::generated::<Args>() {
         return code;
     }
-    let result = match Args::parse().command {
+    let result = match cli::parse::<Args>().command {
         Command::Serve(a) => serve(a),
         Command::Dump(a) => dump(a),
     };

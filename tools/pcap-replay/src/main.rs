@@ -148,7 +148,7 @@ fn main() -> ExitCode {
     if let Some(code) = cli::generated::<Args>() {
         return code;
     }
-    let args = Args::parse();
+    let args: Args = cli::parse();
     let pace = if args.topspeed {
         Pace::TopSpeed
     } else if let Some(pps) = args.pps {

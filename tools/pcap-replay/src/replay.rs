@@ -248,6 +248,15 @@ fn start_hedge(
         ));
         return Ok(None);
     };
+    // Without pinning the race still helps when a thread is preempted, but
+    // two spinning threads on one CPU would only take turns.
+    #[cfg(not(target_os = "linux"))]
+    if std::thread::available_parallelism().map_or(1, std::num::NonZero::get) < 2 {
+        log.info(format_args!(
+            "--hedge needs a second CPU to run on; sending from one thread"
+        ));
+        return Ok(None);
+    }
     // The second thread first, so that it does not inherit this thread's
     // pinning; it pins itself to the other CPUs and says whether it could.
     let (hedge, pinned) = Hedge::start(HedgeSetup {
@@ -268,9 +277,15 @@ fn start_hedge(
         hedge.finish();
         return Ok(None);
     }
-    log.info(format_args!(
-        "--hedge: a second sending thread on another CPU races this one for every datagram"
-    ));
+    if cfg!(target_os = "linux") {
+        log.info(format_args!(
+            "--hedge: a second sending thread on another CPU races this one for every datagram"
+        ));
+    } else {
+        log.info(format_args!(
+            "--hedge: a second sending thread races this one for every datagram (CPU pinning is Linux-only: the system places the two threads)"
+        ));
+    }
     Ok(Some(hedge))
 }
 

@@ -181,7 +181,7 @@ fn main() -> ExitCode {
     if let Some(code) = cli::generated::<Args>() {
         return code;
     }
-    let args = Args::parse();
+    let args: Args = cli::parse();
     let opts = average::Options {
         listen: args.listen,
         to: args.to,

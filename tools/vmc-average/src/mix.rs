@@ -528,5 +528,5 @@ impl Feed for Inbox {
 }
 
 fn retry(e: &std::io::Error) -> bool {
-    net::is_timeout(e) || e.kind() == std::io::ErrorKind::Interrupted
+    net::recv_failure(e) != net::RecvFailure::Fatal
 }

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{ArgAction, ArgMatches, CommandFactory as _, FromArgMatches as _, Parser};
+use clap::{ArgAction, ArgMatches, FromArgMatches as _, Parser};
 mod relay;
 
 use mocap_core::cli::{self, Format, Input, LogArgs, RecordArgs, StopArgs};
@@ -251,7 +251,7 @@ fn main() -> ExitCode {
     if let Some(code) = cli::generated::<Args>() {
         return code;
     }
-    let matches = Args::command().get_matches();
+    let matches = cli::command::<Args>().get_matches();
     let args = match Args::from_arg_matches(&matches) {
         Ok(a) => a,
         Err(e) => e.exit(),
@@ -279,6 +279,7 @@ fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::CommandFactory as _;
 
     fn dests(argv: &[&str]) -> Vec<Destination> {
         let m = Args::command().try_get_matches_from(argv).unwrap();

@@ -294,17 +294,26 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         takes_done: Vec::new(),
     };
     // Every destination raw and nothing to look at: forward in batches.
-    #[cfg(target_os = "linux")]
     let batched = !relay.decode
         && relay.allow.is_empty()
         && relay.max_pps.is_none()
         && !recording
         && source.socket().is_some();
-    #[cfg(not(target_os = "linux"))]
-    let batched = false;
+    #[cfg(target_os = "linux")]
     let stopped = if batched {
         relay.run_batched(&source, &stop, log_args.stats_interval)
     } else {
+        mocap_core::cli::run(&mut source, &stop, log_args.stats_interval, &mut relay)
+    };
+    // recvmmsg/sendmmsg are Linux's: elsewhere the raw path is the portable
+    // loop, a datagram at a time, with the same bytes out.
+    #[cfg(not(target_os = "linux"))]
+    let stopped = {
+        if batched {
+            relay.log.info(format_args!(
+                "batched forwarding (recvmmsg/sendmmsg) is Linux-only; forwarding one datagram at a time"
+            ));
+        }
         mocap_core::cli::run(&mut source, &stop, log_args.stats_interval, &mut relay)
     };
     // Takes are closed whatever ended the run (a closed pipe included).
@@ -699,9 +708,7 @@ mod batched {
         fn next(&mut self, _wait: Duration) -> anyhow::Result<Step<&batch::Batch>> {
             match self.batch.recv(&self.socket) {
                 Ok(_) => Ok(Step::Item(&self.batch)),
-                Err(e) if net::is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {
-                    Ok(Step::Idle)
-                }
+                Err(e) if net::recv_failure(&e) != net::RecvFailure::Fatal => Ok(Step::Idle),
                 Err(e) => Err(e).context("failed to receive"),
             }
         }

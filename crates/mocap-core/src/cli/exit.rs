@@ -69,8 +69,18 @@ pub fn exit(result: anyhow::Result<()>, tool: &str) -> ExitCode {
 
 /// A reader closing our stdout (`| head`) is a normal end, not an error.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        c.downcast_ref::<io::Error>()
-            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
-    })
+    e.chain()
+        .any(|c| c.downcast_ref::<io::Error>().is_some_and(is_closed_pipe))
+}
+
+/// Whether a write failed because the reader of the pipe went away. Linux and
+/// macOS say `EPIPE` (`BrokenPipe`); Windows says `ERROR_NO_DATA` (232, which
+/// the standard library calls `BrokenPipe` too) or, when the reader was gone
+/// before the write, `ERROR_PIPE_NOT_CONNECTED` (233, which it does not).
+#[must_use]
+pub fn is_closed_pipe(e: &io::Error) -> bool {
+    /// `ERROR_PIPE_NOT_CONNECTED` from winerror.h.
+    const WINDOWS_PIPE_NOT_CONNECTED: i32 = 233;
+    e.kind() == io::ErrorKind::BrokenPipe
+        || (cfg!(windows) && e.raw_os_error() == Some(WINDOWS_PIPE_NOT_CONNECTED))
 }

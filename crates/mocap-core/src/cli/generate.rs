@@ -54,7 +54,7 @@ pub fn generated<A: CommandFactory>() -> Option<ExitCode> {
     Some(match written {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`| head`) is the reader's choice, not an error.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) if super::is_closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             #[expect(clippy::print_stderr, reason = "a generator's only error path")]
             {
@@ -63,6 +63,32 @@ pub fn generated<A: CommandFactory>() -> Option<ExitCode> {
             ExitCode::from(1)
         }
     })
+}
+
+/// Parses the command line as `A`, as `A::parse()` does, but names the
+/// program by its tool name rather than by how it was started: on Windows
+/// that is `mocopi-dump.exe`, and help, usage and errors would read
+/// differently from Linux and macOS.
+#[must_use]
+pub fn parse<A: clap::Parser>() -> A {
+    try_parse_from(std::env::args_os()).unwrap_or_else(|e| e.exit())
+}
+
+/// `A`'s clap command with the program named by the tool (see [`parse`]),
+/// for a tool that reads the matches itself.
+#[must_use]
+pub fn command<A: CommandFactory>() -> clap::Command {
+    let cmd = A::command();
+    let name = cmd.get_name().to_owned();
+    cmd.bin_name(name)
+}
+
+fn try_parse_from<A: clap::Parser>(
+    args: impl IntoIterator<Item = OsString>,
+) -> Result<A, clap::Error> {
+    let mut cmd = command::<A>();
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    A::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
 }
 
 /// The kind asked for when the arguments are `--generate KIND` or
@@ -150,5 +176,31 @@ mod tests {
         let long = Demo::command().render_long_help().to_string();
         assert!(!short.contains("--generate"), "{short}");
         assert!(long.contains("--generate"), "{long}");
+    }
+
+    #[test]
+    fn the_program_is_named_by_the_tool_not_by_its_file() {
+        let started_as = |argv0: &str, rest: &[&str]| {
+            std::iter::once(argv0)
+                .chain(rest.iter().copied())
+                .map(OsString::from)
+                .collect::<Vec<_>>()
+        };
+        let d: Demo = try_parse_from(started_as("/opt/tools/demo.exe", &["x"])).unwrap();
+        assert_eq!(d.file, "x");
+        for argv0 in ["/opt/tools/demo.exe", "demo.exe", "./demo"] {
+            let err = try_parse_from::<Demo>(started_as(argv0, &[]))
+                .err()
+                .unwrap();
+            let text = err.to_string();
+            assert!(text.contains("Usage: demo <FILE>"), "{argv0}: {text}");
+            assert!(!text.contains(".exe"), "{argv0}: {text}");
+        }
+        // clap's own parse names the program by its file.
+        use clap::Parser as _;
+        let err = Demo::try_parse_from(started_as("/opt/tools/demo.exe", &[]))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("demo.exe"), "{err}");
     }
 }

@@ -19,8 +19,8 @@ pub use args::{
     Format, LogArgs, PaceArgs, RecordArgs, STATUS_INTERVAL, SmoothArgs, StopArgs, ValueError,
     parse_duration, parse_host_port, parse_non_negative, parse_positive, smooth_options,
 };
-pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted};
-pub use generate::{Generate, GenerateArgs, generated};
+pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted, is_closed_pipe};
+pub use generate::{Generate, GenerateArgs, command, generated, parse};
 pub use output::{
     CaptureRecord, Human, Log, Output, Record, report, round3, summary_head, summary_kind,
 };

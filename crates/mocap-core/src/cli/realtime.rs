@@ -15,6 +15,16 @@ pub struct Tuned {
 impl Tuned {
     /// For the log: what was granted (and why real-time was not, when asked).
     pub fn describe(self, asked_realtime: bool) -> String {
+        if !cfg!(target_os = "linux") {
+            return format!(
+                "timing: timer slack{} and absolute-deadline sleeps are Linux-only; plain sleeps at normal priority here",
+                if asked_realtime {
+                    ", real-time priority (--realtime)"
+                } else {
+                    ""
+                }
+            );
+        }
         let yes_no = |b: bool| if b { "on" } else { "off" };
         format!(
             "timing: timer slack 1 ns {}, real-time priority {}{}",

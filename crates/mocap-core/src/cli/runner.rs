@@ -276,6 +276,7 @@ impl Feed for Source {
 pub struct UdpFeed {
     socket: std::net::UdpSocket,
     buf: Vec<u8>,
+    port_unreachable: u64,
 }
 
 impl UdpFeed {
@@ -284,7 +285,14 @@ impl UdpFeed {
         Self {
             socket,
             buf: vec![0; crate::net::MAX_DATAGRAM],
+            port_unreachable: 0,
         }
+    }
+
+    /// Receives skipped because they only reported an ICMP "port
+    /// unreachable" for a datagram sent from this socket (Windows).
+    pub fn port_unreachable(&self) -> u64 {
+        self.port_unreachable
     }
 }
 
@@ -298,10 +306,14 @@ impl Feed for UdpFeed {
         }
         match self.socket.recv_from(&mut self.buf) {
             Ok((n, from)) => Ok(Step::Item((from, self.buf.get(..n).unwrap_or_default()))),
-            Err(e) if crate::net::is_timeout(&e) || e.kind() == std::io::ErrorKind::Interrupted => {
-                Ok(Step::Idle)
-            }
-            Err(e) => Err(e).context("failed to receive"),
+            Err(e) => match crate::net::recv_failure(&e) {
+                crate::net::RecvFailure::Idle => Ok(Step::Idle),
+                crate::net::RecvFailure::PortUnreachable => {
+                    self.port_unreachable += 1;
+                    Ok(Step::Idle)
+                }
+                crate::net::RecvFailure::Fatal => Err(e).context("failed to receive"),
+            },
         }
     }
 }

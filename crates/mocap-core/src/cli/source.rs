@@ -90,6 +90,9 @@ pub struct Source {
     pacing: Option<Pacing>,
     /// A paced datagram read but not yet due (it stays in `buf`).
     held: Option<(Got, Instant)>,
+    /// Receives that only reported an ICMP "port unreachable" for something
+    /// sent from this socket (Windows), skipped.
+    port_unreachable: u64,
 }
 
 /// Longest capture gap played as recorded when pacing file input; longer idle
@@ -171,6 +174,7 @@ impl Source {
             recorder: None,
             pacing: None,
             held: None,
+            port_unreachable: 0,
         })
     }
 
@@ -283,6 +287,12 @@ impl Source {
     /// # Errors
     /// Write errors on the recording.
     pub fn finish(&mut self, log: &super::Log) -> anyhow::Result<()> {
+        if self.port_unreachable > 0 {
+            log.info(format_args!(
+                "{} receives reported only an ICMP port unreachable for a datagram sent earlier; skipped",
+                self.port_unreachable
+            ));
+        }
         if let Some(r) = &mut self.recorder {
             r.writer
                 .flush()
@@ -318,13 +328,19 @@ impl Source {
                         arrival: Some(unix_now()),
                     }
                 }
-                Err(e) if net::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {
-                    if let Some(r) = &mut self.recorder {
-                        r.writer.flush().context("failed to write the recording")?;
+                Err(e) => match net::recv_failure(&e) {
+                    net::RecvFailure::Idle => {
+                        if let Some(r) = &mut self.recorder {
+                            r.writer.flush().context("failed to write the recording")?;
+                        }
+                        Got::Idle
                     }
-                    Got::Idle
-                }
-                Err(e) => return Err(e).context("failed to receive"),
+                    net::RecvFailure::PortUnreachable => {
+                        self.port_unreachable += 1;
+                        Got::Idle
+                    }
+                    net::RecvFailure::Fatal => return Err(e).context("failed to receive"),
+                },
             },
             Kind::Raw(data) => match data.take() {
                 Some(bytes) => {

@@ -127,7 +127,15 @@ pub fn bind_udp(addr: SocketAddr, poll: Option<Duration>) -> io::Result<UdpSocke
         drop(UdpSocket::bind(addr)?);
     }
     let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
-    socket.set_reuse_address(true)?;
+    // On Windows SO_REUSEADDR lets a later socket take over a port another
+    // one holds, so there it is kept for multicast, where sharing is the point.
+    if !cfg!(windows) || addr.ip().is_multicast() {
+        socket.set_reuse_address(true)?;
+    }
+    // `[::]` takes IPv4 too, as on Linux and macOS (Windows defaults to IPv6 only).
+    if addr.is_ipv6() && addr.ip().is_unspecified() {
+        let _ = socket.set_only_v6(false);
+    }
     if addr.is_ipv4() {
         socket.set_broadcast(true)?;
     }
@@ -196,6 +204,45 @@ pub fn is_timeout(err: &io::Error) -> bool {
     matches!(
         err.kind(),
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// What a failed UDP receive means to a receiver that keeps running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecvFailure {
+    /// Nothing arrived in time, or a signal interrupted the wait: read again.
+    Idle,
+    /// An ICMP "port unreachable" answered a datagram this socket sent
+    /// earlier, reported on this receive instead: count it, read again.
+    /// Windows does this to every UDP socket (`WSAECONNRESET`, 10054, on the
+    /// next `recvfrom`) when it sent to a port where nothing listens, e.g. a
+    /// handshake to a phone whose app is not open yet; Linux and macOS do
+    /// it to connected sockets only (`ECONNREFUSED`).
+    PortUnreachable,
+    /// The socket itself failed: the run ends with this error.
+    Fatal,
+}
+
+/// Sorts a UDP receive error (see [`RecvFailure`]).
+#[must_use]
+pub fn recv_failure(err: &io::Error) -> RecvFailure {
+    match err.kind() {
+        _ if is_timeout(err) => RecvFailure::Idle,
+        io::ErrorKind::Interrupted => RecvFailure::Idle,
+        _ if is_port_unreachable(err) => RecvFailure::PortUnreachable,
+        _ => RecvFailure::Fatal,
+    }
+}
+
+/// Whether a UDP send or receive failed only because an ICMP "port
+/// unreachable" came back for an earlier datagram (see
+/// [`RecvFailure::PortUnreachable`]); Windows may report it on the next
+/// `sendto` as well. The socket still works: the next try may succeed.
+#[must_use]
+pub fn is_port_unreachable(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionRefused
     )
 }
 
@@ -407,5 +454,51 @@ mod tests {
         let mut buf = [0; 16];
         let err = rx.recv_from(&mut buf).unwrap_err();
         assert!(is_timeout(&err));
+        assert_eq!(recv_failure(&err), RecvFailure::Idle);
+    }
+
+    #[test]
+    fn receive_errors_are_sorted_as_a_receiver_must_treat_them() {
+        use io::ErrorKind as K;
+        for (kind, want) in [
+            (K::WouldBlock, RecvFailure::Idle),
+            (K::TimedOut, RecvFailure::Idle),
+            (K::Interrupted, RecvFailure::Idle),
+            (K::ConnectionReset, RecvFailure::PortUnreachable),
+            (K::ConnectionRefused, RecvFailure::PortUnreachable),
+            (K::PermissionDenied, RecvFailure::Fatal),
+            (K::InvalidInput, RecvFailure::Fatal),
+            (K::NotConnected, RecvFailure::Fatal),
+        ] {
+            assert_eq!(recv_failure(&io::Error::from(kind)), want, "{kind:?}");
+        }
+        // Windows' own code for it, as the standard library reports it there.
+        #[cfg(windows)]
+        assert_eq!(
+            recv_failure(&io::Error::from_raw_os_error(10054)),
+            RecvFailure::PortUnreachable
+        );
+    }
+
+    /// The same error for real: a connected socket that sent to a closed
+    /// port is told so on its next receive (Linux reports it on connected
+    /// sockets; Windows on every socket), and keeps receiving after it.
+    #[test]
+    fn a_port_unreachable_report_is_not_the_end_of_the_socket() {
+        let closed = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let closed_addr = closed.local_addr().unwrap();
+        drop(closed);
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.connect(closed_addr).unwrap();
+        s.send(b"hello?").unwrap();
+        let mut buf = [0; 16];
+        let err = s.recv(&mut buf).unwrap_err();
+        assert_eq!(recv_failure(&err), RecvFailure::PortUnreachable, "{err:?}");
+        // Still a working socket: a datagram from the (re-opened) peer arrives.
+        let peer = UdpSocket::bind(closed_addr).unwrap();
+        peer.send_to(b"here", s.local_addr().unwrap()).unwrap();
+        let n = s.recv(&mut buf).unwrap();
+        assert_eq!(buf.get(..n), Some(&b"here"[..]));
     }
 }

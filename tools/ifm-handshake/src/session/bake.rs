@@ -120,9 +120,15 @@ impl FeedHandler<TcpFeed> for Bake<'_> {
                     .last_send
                     .is_none_or(|t| t.elapsed() >= self.opts.keepalive)
                 {
-                    send(&self.commands, self.phone, Command::Bake)?;
-                    self.log
-                        .info(format_args!("sent the bake command to {}", self.phone));
+                    if send(&self.commands, self.phone, Command::Bake)? {
+                        self.log
+                            .info(format_args!("sent the bake command to {}", self.phone));
+                    } else {
+                        self.log.info(format_args!(
+                            "{} refused the bake command (ICMP port unreachable: is the app open?); sending it again",
+                            self.phone
+                        ));
+                    }
                     self.last_send = Some(Instant::now());
                 }
             }

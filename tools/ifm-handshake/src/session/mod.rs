@@ -205,11 +205,16 @@ fn command_socket(opts: &Options) -> anyhow::Result<UdpSocket> {
     net::sender_udp_from(ip).context("failed to open a UDP socket for commands")
 }
 
-fn send(socket: &UdpSocket, to: SocketAddr, cmd: Command) -> anyhow::Result<()> {
-    socket
-        .send_to(cmd.text().as_bytes(), to)
-        .with_context(|| format!("failed to send the command to {to}"))?;
-    Ok(())
+/// Sends a command: `Ok(false)` when the send was refused only because the
+/// phone answered an earlier one with ICMP "port unreachable" (its app is not
+/// open yet; Windows reports that on the next `sendto`). The handshake sends
+/// again, so that is not the end of the run.
+fn send(socket: &UdpSocket, to: SocketAddr, cmd: Command) -> anyhow::Result<bool> {
+    match socket.send_to(cmd.text().as_bytes(), to) {
+        Ok(_) => Ok(true),
+        Err(e) if net::is_port_unreachable(&e) => Ok(false),
+        Err(e) => Err(e).with_context(|| format!("failed to send the command to {to}")),
+    }
 }
 
 fn send_only(opts: &Options, cmd: Command) -> anyhow::Result<()> {
@@ -217,7 +222,9 @@ fn send_only(opts: &Options, cmd: Command) -> anyhow::Result<()> {
         bail!("this command needs the phone's address (PHONE_HOST)");
     };
     let log = Log::new(TOOL, opts.log.quiet, false);
-    send(&command_socket(opts)?, to, cmd)?;
+    if !send(&command_socket(opts)?, to, cmd)? {
+        bail!("{to} refused the command (ICMP port unreachable): is the app open?");
+    }
     log.info(format_args!("sent {:?} to {to}", cmd.text()));
     Ok(())
 }
@@ -251,6 +258,8 @@ struct Decoder<'o> {
     log: Log,
     sources: Senders<SourceStats>,
     commands_ignored: u64,
+    /// Commands the phone's address refused (ICMP port unreachable), resent.
+    commands_refused: u64,
     frames: u64,
     started: Instant,
     /// Receive time of the last frame, for start/stop/resume reports.
@@ -261,6 +270,16 @@ struct Decoder<'o> {
 }
 
 impl<'o> Decoder<'o> {
+    /// Counts a command the phone's address refused; the first one is logged.
+    fn refused(&mut self, to: SocketAddr) {
+        if self.commands_refused == 0 {
+            self.log.info(format_args!(
+                "{to} refused the command (ICMP port unreachable: is the app open?); sending it again"
+            ));
+        }
+        self.commands_refused += 1;
+    }
+
     fn new(opts: &'o Options, live: bool) -> anyhow::Result<Self> {
         let vmc = match &opts.vmc {
             Some(v) => Some(VmcSink {
@@ -277,6 +296,7 @@ impl<'o> Decoder<'o> {
             log: Log::new(TOOL, opts.log.quiet, live),
             sources: Senders::new(),
             commands_ignored: 0,
+            commands_refused: 0,
             frames: 0,
             started: Instant::now(),
             last_frame: None,
@@ -451,6 +471,7 @@ impl<'o> Decoder<'o> {
             gaps: total(|s| s.gaps),
             fps: senders.iter().filter_map(|s| s.fps).reduce(f64::max),
             commands_ignored: self.commands_ignored,
+            commands_refused: self.commands_refused,
             connections,
             vmc_datagrams: self.vmc.as_ref().map(|v| v.out.sent()),
             elapsed_s: round3(self.started.elapsed().as_secs_f64()),

@@ -50,6 +50,7 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) gaps: u64,
     pub(super) fps: Option<f64>,
     pub(super) commands_ignored: u64,
+    pub(super) commands_refused: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) connections: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -71,6 +72,9 @@ impl Record for SummaryRecord<'_> {
             self.gaps,
             self.commands_ignored
         )?;
+        if self.commands_refused > 0 {
+            write!(f, ", {} commands refused", self.commands_refused)?;
+        }
         if let Some(fps) = self.fps {
             write!(f, "; {fps:.1} fps")?;
         }

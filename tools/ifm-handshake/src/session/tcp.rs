@@ -69,8 +69,9 @@ impl TcpMode<'_> {
             if let HandshakeAction::Send { command, .. } = a
                 && let Some(p) = self.dec.opts.phone_addr(command)
             {
-                send(&self.commands, p, command)?;
-                if command == Command::StopTcp {
+                if !send(&self.commands, p, command)? {
+                    self.dec.refused(p);
+                } else if command == Command::StopTcp {
                     self.dec
                         .log
                         .info(format_args!("sent the stop command to {p}"));

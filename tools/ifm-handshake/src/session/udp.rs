@@ -24,8 +24,9 @@ impl UdpMode<'_> {
         };
         while let Some(a) = h.poll_action() {
             if let HandshakeAction::Send { command, again } = a {
-                send(socket, phone, command)?;
-                if again {
+                if !send(socket, phone, command)? {
+                    self.dec.refused(phone);
+                } else if again {
                     self.dec.log.info(format_args!(
                         "no frames yet; sent the start command to {phone} again"
                     ));
