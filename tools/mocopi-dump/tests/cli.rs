@@ -1234,3 +1234,25 @@ fn bvh_take_imports_in_blender() {
     assert!(r["max_error"].as_f64().unwrap() < 0.01, "{r}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A hex file as Windows editors save it (a UTF-8 byte-order mark, CRLF line
+/// ends) reads exactly as the plain one, from a file and from stdin.
+#[test]
+fn hex_text_with_a_byte_order_mark_and_crlf_reads_as_plain_text() {
+    let plain = format!("{}\n{}\n", hex::encode(SKDF), hex::encode(SEED));
+    let windows = format!("\u{feff}{}", plain.replace('\n', "\r\n"));
+    let dir = std::env::temp_dir().join(format!("mocopi-dump-bom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("plain.txt"), dir.join("windows.txt"));
+    std::fs::write(&a, &plain).unwrap();
+    std::fs::write(&b, &windows).unwrap();
+    let want = offline(&["-r", a.to_str().unwrap(), "--format", "json"], None);
+    let recs = normalise(&want.json(), false);
+    assert_eq!(types(&recs), ["mocopi.skeleton", "mocopi.frame", "summary"]);
+    assert_eq!(recs[2]["errors"], 0);
+    let from_file = offline(&["-r", b.to_str().unwrap(), "--format", "json"], None);
+    assert_eq!(normalise(&from_file.json(), false), recs);
+    let from_stdin = offline(&["-r", "-", "--format", "json"], Some(windows.as_bytes()));
+    assert_eq!(normalise(&from_stdin.json(), false), recs);
+    let _ = std::fs::remove_dir_all(&dir);
+}

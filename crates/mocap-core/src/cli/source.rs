@@ -596,10 +596,16 @@ fn open_as(
             Kind::Raw(Some(data))
         }
         Sniffed::Text => Kind::Text {
-            lines: if stream {
-                Lines::thread(reader)
-            } else {
-                Lines::Direct(reader, Vec::new())
+            // The mark is no part of the first line.
+            lines: {
+                if reader.fill_buf().is_ok_and(|h| h.starts_with(UTF8_BOM)) {
+                    reader.consume(UTF8_BOM.len());
+                }
+                if stream {
+                    Lines::thread(reader)
+                } else {
+                    Lines::Direct(reader, Vec::new())
+                }
             },
             decoder: match text {
                 TextInput::Hex => TextDecoder::new(),
@@ -714,9 +720,16 @@ fn is_pcap(head: &[u8]) -> bool {
     head.first_chunk::<4>().is_some_and(|m| MAGICS.contains(m))
 }
 
-/// Hex text is ASCII; a binary datagram has NULs and high bytes early on.
+/// The UTF-8 byte-order mark Windows editors (and PowerShell 7's `>`) put
+/// at the start of a text file.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Hex text is ASCII (after a byte-order mark, if any); a binary datagram has
+/// NULs and high bytes early on.
 fn looks_like_text(head: &[u8]) -> bool {
-    head.iter()
+    head.strip_prefix(UTF8_BOM)
+        .unwrap_or(head)
+        .iter()
         .take(512)
         .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace())
 }
