@@ -85,6 +85,9 @@ struct Args {
     record: RecordArgs,
 
     #[command(flatten)]
+    allow: cli::AllowArgs,
+
+    #[command(flatten)]
     stop: StopArgs,
 
     #[command(flatten)]
@@ -130,6 +133,7 @@ fn main() -> ExitCode {
         log: args.log,
         topspeed: args.pace.topspeed,
         bvh: args.bvh.out(),
+        allow: args.allow,
         vmc: (!args.vmc.is_empty()).then(|| {
             let (mapping_name, mapping) = args.mapping;
             mocopi::VmcOut {

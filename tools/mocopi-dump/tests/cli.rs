@@ -1256,3 +1256,66 @@ fn hex_text_with_a_byte_order_mark_and_crlf_reads_as_plain_text() {
     assert_eq!(normalise(&from_stdin.json(), false), recs);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--allow`: a stranger's datagrams are refused before anything sees them
+/// (not decoded, not recorded), counted per sender, and logged once.
+#[test]
+fn allow_refuses_other_senders_before_decoding_and_recording() {
+    let dir = std::env::temp_dir().join(format!("mocopi-dump-allow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let rec = dir.join("rec.pcapng");
+    let (mut tool, addr) = live(&[
+        "--allow",
+        "127.0.0.1/32",
+        "--format",
+        "json",
+        "-w",
+        rec.to_str().unwrap(),
+    ]);
+    let friend = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let stranger = UdpSocket::bind("127.0.0.2:0").unwrap();
+    for _ in 0..3 {
+        stranger.send_to(SEED, addr).unwrap();
+    }
+    friend.send_to(SKDF, addr).unwrap();
+    friend.send_to(SEED, addr).unwrap();
+    tool.stdout_line("mocopi.frame");
+    tool.log_line(&format!(
+        "refused datagrams from {}",
+        stranger.local_addr().unwrap()
+    ));
+    tool.interrupt();
+    let run = tool.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    assert_eq!(types(&recs), ["mocopi.skeleton", "mocopi.frame", "summary"]);
+    let sum = &recs[2];
+    assert_eq!(sum["packets"], 2);
+    assert_eq!(sum["refused"], 3);
+    assert_eq!(
+        sum["refused_senders"][0]["src"],
+        stranger.local_addr().unwrap().to_string()
+    );
+    assert_eq!(sum["refused_senders"][0]["datagrams"], 3);
+    assert_eq!(
+        run.stderr.matches("refused datagrams from").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    // The recording holds the friend's two datagrams only.
+    let back = offline(&["-r", rec.to_str().unwrap(), "--format", "json"], None).json();
+    assert_eq!(types(&back), ["mocopi.skeleton", "mocopi.frame", "summary"]);
+    assert!(
+        back.iter()
+            .take(2)
+            .all(|r| r["src"] == friend.local_addr().unwrap().to_string())
+    );
+    // Without --allow nothing is refused, and the summary says nothing of it.
+    let (tool, addr) = live(&["--format", "json", "-n", "1"]);
+    stranger.send_to(SEED, addr).unwrap();
+    let sum = tool.finish().json().pop().unwrap();
+    assert_eq!(sum["packets"], 1);
+    assert!(sum.get("refused").is_none(), "{sum}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

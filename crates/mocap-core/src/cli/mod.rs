@@ -2,6 +2,7 @@
 //! the run loop, exit codes and Ctrl-C. Per-tool pieces (record shapes, human
 //! lines) sit next to it, one file per tool.
 
+mod allow;
 mod args;
 mod exit;
 mod generate;
@@ -15,6 +16,7 @@ mod source;
 pub mod take;
 mod tcp;
 
+pub use allow::{AllowArgs, Cidr, Guard, Refusals, RefusedSender};
 pub use args::{
     Format, LogArgs, PaceArgs, RecordArgs, STATUS_INTERVAL, SmoothArgs, StopArgs, ValueError,
     parse_duration, parse_host_port, parse_non_negative, parse_positive, smooth_options,

@@ -277,6 +277,7 @@ pub struct UdpFeed {
     socket: std::net::UdpSocket,
     buf: Vec<u8>,
     port_unreachable: u64,
+    guard: super::Guard,
 }
 
 impl UdpFeed {
@@ -286,7 +287,18 @@ impl UdpFeed {
             socket,
             buf: vec![0; crate::net::MAX_DATAGRAM],
             port_unreachable: 0,
+            guard: super::Guard::default(),
         }
+    }
+
+    /// Refuses datagrams from senders `guard` does not admit (`--allow`).
+    pub fn guard_with(&mut self, guard: super::Guard) {
+        self.guard = guard;
+    }
+
+    /// The sender check and what it refused.
+    pub fn guard(&self) -> &super::Guard {
+        &self.guard
     }
 
     /// Receives skipped because they only reported an ICMP "port
@@ -305,6 +317,7 @@ impl Feed for UdpFeed {
             return Ok(Step::Idle);
         }
         match self.socket.recv_from(&mut self.buf) {
+            Ok((_, from)) if !self.guard.admit(Some(from)) => Ok(Step::Idle),
             Ok((n, from)) => Ok(Step::Item((from, self.buf.get(..n).unwrap_or_default()))),
             Err(e) => match crate::net::recv_failure(&e) {
                 crate::net::RecvFailure::Idle => Ok(Step::Idle),

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, bail};
 
+use super::Guard;
 use crate::net;
 use crate::pcap::{CaptureError, CaptureStats, Datagrams, Pace, PcapNgWriter, Schedule};
 use crate::textcap::TextDecoder;
@@ -93,6 +94,8 @@ pub struct Source {
     /// Receives that only reported an ICMP "port unreachable" for something
     /// sent from this socket (Windows), skipped.
     port_unreachable: u64,
+    /// Who may send (`--allow`); open unless [`Source::guard_with`] set it.
+    guard: Guard,
 }
 
 /// Longest capture gap played as recorded when pacing file input; longer idle
@@ -175,6 +178,7 @@ impl Source {
             pacing: None,
             held: None,
             port_unreachable: 0,
+            guard: Guard::default(),
         })
     }
 
@@ -280,6 +284,17 @@ impl Source {
                 2 * net::RECV_BUFFER
             ));
         }
+    }
+
+    /// Refuses datagrams from senders `guard` does not admit, from now on
+    /// (live and from captures, which keep their senders).
+    pub fn guard_with(&mut self, guard: Guard) {
+        self.guard = guard;
+    }
+
+    /// The sender check and what it refused.
+    pub fn guard(&self) -> &Guard {
+        &self.guard
     }
 
     /// Flushes the recording, if any, and reports datagrams it could not hold.
@@ -447,8 +462,15 @@ impl Source {
         Ok(match got {
             Got::Datagram { src, dst, arrival } => {
                 let payload = self.buf.get(..self.len).unwrap_or_default();
-                if let Some(r) = &mut self.recorder {
+                // Refused before anything else sees it, the recording included.
+                let admitted = self.guard.admit(src);
+                if let Some(r) = &mut self.recorder
+                    && (admitted || self.guard.records_refused())
+                {
                     r.record(src, dst, arrival, payload)?;
+                }
+                if !admitted {
+                    return Ok(Event::Idle);
                 }
                 Event::Datagram(Datagram {
                     src,

@@ -1,7 +1,7 @@
 //! `mocopi-dump`: decode mocopi datagrams from a socket or a file and report
 //! stream health. The binary parses flags into [`Options`] and calls [`run`].
 
-use mocap_core::cli::Senders;
+use mocap_core::cli::{AllowArgs, Guard, Senders};
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -71,6 +71,8 @@ pub(crate) struct Options {
     pub(crate) topspeed: bool,
     /// `--bvh FILE`: record the take as BVH (one file per sender).
     pub(crate) bvh: Option<BvhOut>,
+    /// `--allow`: who may send.
+    pub(crate) allow: AllowArgs,
 }
 
 pub(crate) use mocap_core::cli::BvhOut;
@@ -92,10 +94,13 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     if opts.vmc.is_some() && !opts.topspeed {
         source.pace_recorded();
     }
+    let guard = Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    source.guard_with(guard.clone());
     let live = source.is_live();
     let log = Log::new(TOOL, opts.log.quiet, live);
     source.announce(&log);
     let mut dump = Dump {
+        guard,
         opts,
         out: Output::stdout(live),
         log,
@@ -137,6 +142,8 @@ struct SenderStats {
 }
 
 struct Dump<'o> {
+    /// What `--allow` refused (shared with the source, which checks).
+    guard: Guard,
     opts: &'o Options,
     out: Output,
     log: Log,
@@ -407,6 +414,7 @@ impl Dump<'_> {
             totals,
             elapsed_s: round3(elapsed),
             stopped,
+            refusals: self.guard.summary(),
             senders,
             capture: self.capture.map(CaptureRecord::from),
             vmc: self.vmc.as_ref().map(|v| VmcRecord {

@@ -229,6 +229,8 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) totals: Counters,
     pub(super) elapsed_s: f64,
     pub(super) stopped: Option<Stopped>,
+    #[serde(flatten)]
+    pub(super) refusals: mocap_core::cli::Refusals,
     pub(super) senders: Vec<SenderRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) capture: Option<CaptureRecord>,
@@ -249,6 +251,7 @@ impl Record for SummaryRecord<'_> {
             self.elapsed_s,
             self.totals.describe()
         )?;
+        f.write_str(&self.refusals.human())?;
         if let Some(v) = &self.vmc {
             write!(
                 f,
