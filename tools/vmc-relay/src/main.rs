@@ -10,7 +10,7 @@ mod relay;
 use mocap_core::cli::{self, Format, Input, LogArgs, RecordArgs, StopArgs};
 use mocap_core::osc::Pattern;
 use mocap_core::vmc::{Rename, Rules};
-use relay::{Cidr, Destination};
+use relay::Destination;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -108,9 +108,8 @@ struct Args {
     #[arg(long, action = ArgAction::Count)]
     no_smooth_blends: u8,
 
-    /// Accept datagrams only from this address or CIDR range (repeatable).
-    #[arg(long, value_name = "CIDR", value_parser = Cidr::parse)]
-    allow: Vec<Cidr>,
+    #[command(flatten)]
+    allow: cli::AllowArgs,
 
     /// Drop datagrams above this many per second (all sources together), counted.
     #[arg(long, value_name = "N")]

@@ -3,7 +3,7 @@
 //! into [`Options`] and calls [`run`].
 
 use mocap_core::cli::Senders;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -31,65 +31,6 @@ pub(crate) struct Destination {
     pub(crate) rules: Rules,
 }
 
-/// An address range for `--allow`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Cidr {
-    net: IpAddr,
-    prefix: u8,
-}
-
-impl Cidr {
-    /// Parses `10.0.0.0/8`, `::1/128`, or a single address.
-    ///
-    /// # Errors
-    /// A message naming the accepted forms.
-    pub(crate) fn parse(text: &str) -> Result<Self, String> {
-        let (ip, prefix) = match text.split_once('/') {
-            Some((ip, p)) => (ip, Some(p)),
-            None => (text, None),
-        };
-        let net: IpAddr = ip.parse().map_err(|_| {
-            format!("expected an address or CIDR range such as 192.168.1.0/24, got {text:?}")
-        })?;
-        let max = if net.is_ipv4() { 32 } else { 128 };
-        let prefix = match prefix {
-            Some(p) => p
-                .parse::<u8>()
-                .ok()
-                .filter(|p| *p <= max)
-                .ok_or_else(|| format!("bad prefix length in {text:?}"))?,
-            None => max,
-        };
-        Ok(Self { net, prefix })
-    }
-
-    /// Whether `ip` is in the range (IPv4-mapped IPv6 addresses count as IPv4).
-    pub(crate) fn contains(&self, ip: IpAddr) -> bool {
-        let v4 = |ip: IpAddr| match ip {
-            IpAddr::V4(a) => Some(a),
-            IpAddr::V6(a) => a.to_ipv4_mapped(),
-        };
-        match self.net {
-            IpAddr::V4(net) => v4(ip).is_some_and(|a| {
-                let mask = u32::MAX
-                    .checked_shl(32 - u32::from(self.prefix))
-                    .unwrap_or(0);
-                u32::from(a) & mask == u32::from(net) & mask
-            }),
-            IpAddr::V6(net) => {
-                let a = match ip {
-                    IpAddr::V6(a) => a,
-                    IpAddr::V4(a) => a.to_ipv6_mapped(),
-                };
-                let mask = u128::MAX
-                    .checked_shl(128 - u32::from(self.prefix))
-                    .unwrap_or(0);
-                u128::from(a) & mask == u128::from(net) & mask
-            }
-        }
-    }
-}
-
 /// Everything `vmc-relay` was asked to do.
 #[derive(Debug)]
 pub(crate) struct Options {
@@ -99,8 +40,8 @@ pub(crate) struct Options {
     pub(crate) record: RecordArgs,
     /// Receivers.
     pub(crate) destinations: Vec<Destination>,
-    /// Accept datagrams only from these ranges (empty: all).
-    pub(crate) allow: Vec<Cidr>,
+    /// `--allow`: who may send.
+    pub(crate) allow: mocap_core::cli::AllowArgs,
     /// Drop datagrams above this rate (all sources together), counted.
     pub(crate) max_pps: Option<f64>,
     /// Print what passes.
@@ -123,7 +64,6 @@ struct SourceStats {
     datagrams: u64,
     bytes: u64,
     decode_errors: u64,
-    refused: u64,
     flooded: u64,
     #[serde(skip)]
     last_report: Option<Instant>,
@@ -185,7 +125,8 @@ impl Dest {
 }
 
 struct Relay {
-    allow: Vec<Cidr>,
+    /// What `--allow` refused (shared with the source, which checks).
+    guard: mocap_core::cli::Guard,
     max_pps: Option<f64>,
     dump: bool,
     format: Format,
@@ -230,6 +171,8 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         }
     }
     let mut source = Source::open(&opts.input)?;
+    let guard = mocap_core::cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    source.guard_with(guard.clone());
     let recording = opts.record.write.is_some();
     if let Some(path) = &opts.record.write {
         source.record_to(path, vmc::MARIONETTE_PORT)?;
@@ -256,7 +199,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         input: _,
         record: _,
         destinations,
-        allow,
+        allow: _,
         max_pps,
         dump,
         format,
@@ -277,7 +220,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         .collect();
     let decode = dump || bvh.is_some() || dests.iter().any(|d| !d.rules.is_raw());
     let mut relay = Relay {
-        allow,
+        guard,
         max_pps,
         dump,
         format,
@@ -295,7 +238,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     };
     // Every destination raw and nothing to look at: forward in batches.
     let batched = !relay.decode
-        && relay.allow.is_empty()
+        && relay.guard.is_open()
         && relay.max_pps.is_none()
         && !recording
         && source.socket().is_some();
@@ -340,6 +283,9 @@ struct SummaryRecord<'a> {
     flooded: u64,
     elapsed_s: f64,
     stopped: Option<Stopped>,
+    /// Each sender `--allow` refused, with its count.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    refused_senders: Vec<mocap_core::cli::RefusedSender>,
     sources: Vec<SourceRecord<'a>>,
     destinations: Vec<DestRecord<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -397,13 +343,6 @@ impl Handler for Relay {
         let stats = self.sources.get_or_default(d.src);
         stats.datagrams += 1;
         stats.bytes += d.payload.len() as u64;
-        if let Some(src) = d.src
-            && !self.allow.is_empty()
-            && !self.allow.iter().any(|c| c.contains(src.ip()))
-        {
-            stats.refused += 1;
-            return Ok(());
-        }
         if let Some(max) = self.max_pps {
             let now = Instant::now();
             let refill = now.duration_since(self.last_refill).as_secs_f64() * max;
@@ -588,22 +527,23 @@ impl Relay {
 
     fn summary(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
         let total = |f: fn(&SourceStats) -> u64| self.sources.values().map(f).sum::<u64>();
-        let (datagrams, decode_errors, refused, flooded) = (
+        let (datagrams, decode_errors, flooded) = (
             total(|s| s.datagrams),
             total(|s| s.decode_errors),
-            total(|s| s.refused),
             total(|s| s.flooded),
         );
+        let refusals = self.guard.summary();
         let rec = SummaryRecord {
             kind: summary_kind(stopped),
             tool: TOOL,
             datagrams,
             bytes: total(|s| s.bytes),
             decode_errors,
-            refused,
+            refused: refusals.refused,
             flooded,
             elapsed_s: round3(self.start.elapsed().as_secs_f64()),
             stopped,
+            refused_senders: refusals.refused_senders,
             sources: self
                 .sources
                 .iter()
@@ -634,33 +574,6 @@ impl Relay {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cidr_ranges() {
-        let c = Cidr::parse("192.168.1.0/24").unwrap();
-        assert!(c.contains("192.168.1.77".parse().unwrap()));
-        assert!(!c.contains("192.168.2.1".parse().unwrap()));
-        assert!(
-            Cidr::parse("127.0.0.1")
-                .unwrap()
-                .contains("127.0.0.1".parse().unwrap())
-        );
-        assert!(
-            !Cidr::parse("127.0.0.1")
-                .unwrap()
-                .contains("127.0.0.2".parse().unwrap())
-        );
-        assert!(
-            Cidr::parse("0.0.0.0/0")
-                .unwrap()
-                .contains("8.8.8.8".parse().unwrap())
-        );
-        let v6 = Cidr::parse("fe80::/10").unwrap();
-        assert!(v6.contains("fe80::1".parse().unwrap()));
-        assert!(!v6.contains("2001:db8::1".parse().unwrap()));
-        assert!(Cidr::parse("10.0.0.0/33").is_err());
-        assert!(Cidr::parse("nope").is_err());
-    }
 
     #[test]
     fn loop_detection() {

@@ -286,19 +286,26 @@ fn allow_accepts_only_listed_sources() {
         "--allow",
         "127.0.0.2",
         "-n",
-        "2",
+        "1",
         "--format",
         "json",
     ]);
     let from_1 = UdpSocket::bind("127.0.0.1:0").unwrap();
     let from_2 = UdpSocket::bind("127.0.0.2:0").unwrap();
     let f = frame(1.0, 0.0);
-    from_1.send_to(&f[0], at).unwrap();
+    for _ in 0..3 {
+        from_1.send_to(&f[0], at).unwrap();
+    }
     thread::sleep(Duration::from_millis(20));
     from_2.send_to(&f[1], at).unwrap();
     assert_eq!(collect(&rx, 1), [f[1].clone()]);
+    // Refused datagrams are not counted by -n: the one allowed ends the run.
     let sum = p.finish().json().pop().unwrap();
-    assert_eq!(sum["refused"], 1);
+    assert_eq!(sum["refused"], 3);
+    assert_eq!(sum["datagrams"], 1);
+    assert_eq!(sum["refused_senders"][0]["src"], addr(&from_1));
+    assert_eq!(sum["refused_senders"][0]["datagrams"], 3);
+    assert_eq!(sum["sources"].as_array().unwrap().len(), 1);
 }
 
 #[test]
