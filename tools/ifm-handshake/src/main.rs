@@ -57,6 +57,11 @@ struct Args {
     #[command(flatten)]
     record: RecordArgs,
 
+    /// With PHONE_HOST, frames are accepted from the phone's address only,
+    /// and --allow adds others.
+    #[command(flatten)]
+    allow: cli::AllowArgs,
+
     /// The phone's command port (default 49983; with --facemotion3d 49993).
     #[arg(long, value_name = "PORT")]
     phone_port: Option<u16>,
@@ -218,6 +223,7 @@ fn main() -> ExitCode {
         phone_port: args.phone_port,
         input: args.read.map_or(Input::Listen(args.listen), Input::Read),
         record: args.record,
+        allow: args.allow,
         v2: args.v2,
         facemotion3d: args.facemotion3d,
         keepalive: args.keepalive,

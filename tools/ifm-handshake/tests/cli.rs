@@ -610,3 +610,50 @@ fn vmc_smooth_sends_every_frame_smoothed() {
     let usage = Proc::spawn(BIN, &["-r", cap, "--smooth"], None).finish();
     assert_eq!(usage.code, Some(2), "{}", usage.stderr);
 }
+
+/// With the phone given, only the phone's frames are decoded: a stranger on
+/// the same network is refused and counted, until `--allow` names it.
+#[test]
+fn frames_from_anyone_but_the_phone_are_refused() {
+    let stranger = UdpSocket::bind("127.0.0.3:0").unwrap();
+    for allow in [None, Some("127.0.0.3")] {
+        let (phone, port) = phone();
+        let extra: Vec<&str> = match allow {
+            Some(a) => vec!["--format", "json", "-n", "4", "--allow", a],
+            None => vec!["--format", "json", "-n", "2"],
+        };
+        let mut t = to_phone(&port, &extra);
+        let (_, pc) = recv_command(&phone);
+        t.log_line("phone at 127.0.0.2 only");
+        for f in frames(2) {
+            stranger.send_to(f.as_bytes(), pc).unwrap();
+        }
+        thread::sleep(Duration::from_millis(50));
+        for f in frames(2) {
+            phone.send_to(f.as_bytes(), pc).unwrap();
+        }
+        let run = t.finish();
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let recs = run.json();
+        let sum = recs.last().unwrap();
+        let phone_addr = phone.local_addr().unwrap().to_string();
+        let from = |who: &str| {
+            recs.iter()
+                .filter(|r| r["type"] == "ifm.frame" && r["src"] == who)
+                .count()
+        };
+        if allow.is_none() {
+            assert_eq!(from(&phone_addr), 2);
+            assert_eq!(from(&stranger.local_addr().unwrap().to_string()), 0);
+            assert_eq!(sum["refused"], 2);
+            assert_eq!(
+                sum["refused_senders"][0]["src"],
+                stranger.local_addr().unwrap().to_string()
+            );
+        } else {
+            assert_eq!(from(&phone_addr), 2);
+            assert_eq!(from(&stranger.local_addr().unwrap().to_string()), 2);
+            assert!(sum.get("refused").is_none(), "{sum}");
+        }
+    }
+}

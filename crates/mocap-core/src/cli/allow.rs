@@ -43,6 +43,12 @@ impl Cidr {
         Ok(Self { net, prefix })
     }
 
+    /// The range of one address.
+    pub fn host(ip: IpAddr) -> Self {
+        let prefix = if ip.is_ipv4() { 32 } else { 128 };
+        Self { net: ip, prefix }
+    }
+
     /// Whether `ip` is in the range (IPv4-mapped IPv6 addresses count as IPv4).
     pub fn contains(&self, ip: IpAddr) -> bool {
         let v4 = |ip: IpAddr| match ip {
@@ -126,9 +132,19 @@ impl Guard {
     /// Everyone is allowed when `args` names no range. `log` gets one line
     /// for the first refusal of each source.
     pub fn new(args: &AllowArgs, log: Option<Log>) -> Self {
-        let mut g = Self::only(args.allow.clone(), log);
-        g.record_refused = args.record_refused;
-        g
+        let g = Self::only(args.allow.clone(), log);
+        if args.record_refused {
+            g.recording_refused()
+        } else {
+            g
+        }
+    }
+
+    /// The same guard, with refused datagrams going to the `-w` recording.
+    #[must_use]
+    pub fn recording_refused(mut self) -> Self {
+        self.record_refused = true;
+        self
     }
 
     /// Only the senders in `ranges` (everyone when empty).
@@ -275,6 +291,8 @@ mod tests {
         assert!(Cidr::parse("10.0.0.0/33").is_err());
         assert!(Cidr::parse("nope").is_err());
         assert_eq!(cidr("10.1.2.3").to_string(), "10.1.2.3/32");
+        assert_eq!(Cidr::host("10.1.2.3".parse().unwrap()), cidr("10.1.2.3"));
+        assert_eq!(Cidr::host("::1".parse().unwrap()), cidr("::1/128"));
     }
 
     #[test]

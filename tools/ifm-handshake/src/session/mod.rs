@@ -2,7 +2,7 @@
 //! over UDP (the default) or TCP, or fetch a baked recording. The binary
 //! parses flags into [`Options`] and calls [`run`].
 
-use mocap_core::cli::Senders;
+use mocap_core::cli::{AllowArgs, Cidr, Guard, Senders};
 use std::fmt::Write as _;
 use std::fs;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
@@ -91,6 +91,8 @@ pub(crate) struct Options {
     pub(crate) input: Input,
     /// `-w`.
     pub(crate) record: RecordArgs,
+    /// `--allow`: who else may send frames (with a phone given, it may).
+    pub(crate) allow: AllowArgs,
     /// Ask for v2 (`&`) frames.
     pub(crate) v2: bool,
     /// Facemotion3d's command and port.
@@ -253,6 +255,8 @@ impl SourceStats {
 
 /// Decoding, output and counters shared by the UDP and TCP modes.
 struct Decoder<'o> {
+    /// What the sender check refused (shared with the source, which checks).
+    guard: Guard,
     opts: &'o Options,
     out: Output,
     log: Log,
@@ -291,6 +295,7 @@ impl<'o> Decoder<'o> {
             None => None,
         };
         Ok(Self {
+            guard: Guard::default(),
             opts,
             out: Output::stdout(live),
             log: Log::new(TOOL, opts.log.quiet, live),
@@ -472,6 +477,7 @@ impl<'o> Decoder<'o> {
             fps: senders.iter().filter_map(|s| s.fps).reduce(f64::max),
             commands_ignored: self.commands_ignored,
             commands_refused: self.commands_refused,
+            refusals: self.guard.summary(),
             connections,
             vmc_datagrams: self.vmc.as_ref().map(|v| v.out.sent()),
             elapsed_s: round3(self.started.elapsed().as_secs_f64()),

@@ -51,6 +51,8 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) fps: Option<f64>,
     pub(super) commands_ignored: u64,
     pub(super) commands_refused: u64,
+    #[serde(flatten)]
+    pub(super) refusals: mocap_core::cli::Refusals,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) connections: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -72,6 +74,7 @@ impl Record for SummaryRecord<'_> {
             self.gaps,
             self.commands_ignored
         )?;
+        f.write_str(&self.refusals.human())?;
         if self.commands_refused > 0 {
             write!(f, ", {} commands refused", self.commands_refused)?;
         }
