@@ -67,6 +67,10 @@ struct ServeArgs {
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:39539")]
     vmc: SocketAddr,
 
+    /// --allow applies to VMC senders and to WebSocket/HTTP connections alike.
+    #[command(flatten)]
+    allow: cli::AllowArgs,
+
     /// Joints file: one joint per line, optionally with its parent-relative
     /// rest rotation `qx qy qz qw` (default: Unity's 55 HumanBodyBones at identity).
     #[arg(long, value_name = "FILE")]
@@ -245,6 +249,7 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
             learn: a.learn,
         },
         queue: a.queue.max(8),
+        allow: a.allow,
         tls,
         format: a.format,
         stop: a.stop,

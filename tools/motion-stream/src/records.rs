@@ -145,6 +145,9 @@ pub(crate) struct ServeSummary {
     pub(crate) blendshapes: usize,
     pub(crate) elapsed_s: f64,
     pub(crate) stopped: Option<Stopped>,
+    /// Senders `--allow` refused (VMC datagrams and connections), with counts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) refused_senders: Vec<mocap_core::cli::RefusedSender>,
 }
 
 impl Record for DumpSummary<'_> {

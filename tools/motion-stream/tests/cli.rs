@@ -639,3 +639,51 @@ fn completions_man_page_and_version() {
 fn completions_parse_in_bash_and_the_man_page_renders() {
     mocap_core::testutil::check_generate_with_shell_and_man(BIN, "motion-stream", "serve");
 }
+
+/// `--allow` guards both doors: VMC from outside the range is not read, and
+/// a connection from outside it is closed unread; both are counted.
+#[test]
+fn allow_refuses_vmc_senders_and_connections_from_elsewhere() {
+    let (server, http, udp) = serve(&["--allow", "127.0.0.1", "--format", "json"]);
+    // A stranger's VMC.
+    let tx = UdpSocket::bind("127.0.0.2:0").unwrap();
+    for d in vmc_frame(1) {
+        tx.send_to(&d, udp).unwrap();
+    }
+    // A stranger's connection: accepted by the kernel, closed by the server
+    // before it reads a byte, so the upgrade gets no answer.
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.bind(&"127.0.0.2:0".parse::<SocketAddr>().unwrap().into())
+        .unwrap();
+    s.connect(&http.into()).unwrap();
+    let mut tcp: TcpStream = s.into();
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = tcp.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let mut buf = [0u8; 64];
+    assert!(
+        matches!(tcp.read(&mut buf), Ok(0) | Err(_)),
+        "the stranger got an answer"
+    );
+    // A friend's page still loads.
+    let mut ok = TcpStream::connect(http).unwrap();
+    ok.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    ok.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut page = String::new();
+    let _ = ok.read_to_string(&mut page);
+    assert!(page.starts_with("HTTP/1.1 200"), "{page:.80}");
+    server.interrupt();
+    let done = server.finish();
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    let sum = done.json().pop().unwrap();
+    assert_eq!(sum["vmc_datagrams"], 0, "{sum}");
+    assert_eq!(sum["refused"], 1, "{sum}");
+    let senders = sum["refused_senders"].as_array().unwrap();
+    // The VMC sender and the connection's address (two ports of 127.0.0.2).
+    assert_eq!(senders.len(), 2, "{sum}");
+    assert!(
+        senders
+            .iter()
+            .all(|s| s["src"].as_str().unwrap().starts_with("127.0.0.2:"))
+    );
+}

@@ -131,6 +131,9 @@ struct Args {
     realtime: bool,
 
     #[command(flatten)]
+    allow: cli::AllowArgs,
+
+    #[command(flatten)]
     stop: StopArgs,
 
     #[command(flatten)]
@@ -221,6 +224,7 @@ fn main() -> ExitCode {
         smooth: args.smooth.options(),
         bvh: args.bvh.out(),
         realtime: args.realtime,
+        allow: args.allow,
     };
     cli::exit(average::run(&opts), average::TOOL)
 }

@@ -24,6 +24,8 @@ const POLL: Duration = Duration::from_millis(50);
 /// Everything `vmc-average` was asked to do.
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
+    /// `--allow`: who may send.
+    pub(crate) allow: mocap_core::cli::AllowArgs,
     /// Listening addresses (each a source, and each sender on it a source).
     pub(crate) listen: Vec<SocketAddr>,
     /// Receivers of the mixed stream.
@@ -116,6 +118,8 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         sockets.push(socket);
     }
     let mut inbox = Inbox::new(sockets);
+    let guard =
+        mocap_core::cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
     let fanout = net::Fanout::new(opts.to.clone()).context("failed to open the sending socket")?;
     // Named sources first, in the order given, so --weight/--prefer/--primary can refer to them.
     let sources: Vec<SourceInfo> = opts
@@ -163,6 +167,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         datagrams_out: 0,
         takes: opts.bvh.clone().map(mocap_core::cli::VmcTakes::new),
         refused: 0,
+        guard,
     };
     // The mixing thread wakes for every datagram: precise wake-ups, and with
     // --realtime ahead of every normal thread.
@@ -199,6 +204,8 @@ struct Mix<'o> {
     takes: Option<mocap_core::cli::VmcTakes>,
     /// Datagrams of new senders past [`MAX_SENDERS`], not mixed.
     refused: u64,
+    /// `--allow`, checked here for every listening socket at once.
+    guard: mocap_core::cli::Guard,
 }
 
 impl Mix<'_> {
@@ -210,7 +217,8 @@ impl Mix<'_> {
             datagrams_out: self.datagrams_out,
             elapsed_s: round3(self.start.elapsed().as_secs_f64()),
             stopped,
-            refused: self.refused,
+            refused: self.refused + self.guard.refused(),
+            refused_senders: self.guard.summary().refused_senders,
             sources: self
                 .sources
                 .iter()
@@ -244,6 +252,9 @@ impl Mix<'_> {
 
 impl FeedHandler<Inbox> for Mix<'_> {
     fn item(&mut self, (listen_idx, from, bytes): Received<'_>) -> anyhow::Result<Flow> {
+        if !self.guard.admit(Some(from)) {
+            return Ok(Flow::Continue);
+        }
         let listen = self.opts.listen.get(listen_idx).copied().unwrap_or(from);
         let local = self.bound.get(listen_idx).copied().unwrap_or(listen);
         let Some(src) = source_of(
@@ -422,7 +433,7 @@ impl Record for SummaryRecord<'_> {
         if self.refused > 0 {
             write!(
                 f,
-                "; {} datagrams of senders past {MAX_SENDERS} not mixed",
+                "; {} datagrams not mixed (refused by --allow, or senders past {MAX_SENDERS})",
                 self.refused
             )?;
         }
@@ -440,9 +451,13 @@ struct SummaryRecord<'a> {
     datagrams_out: u64,
     elapsed_s: f64,
     stopped: Option<Stopped>,
-    /// Datagrams from new senders past the bound of 256 sources, not mixed.
+    /// Datagrams not mixed: refused by `--allow`, or from new senders past
+    /// the bound of 256 sources.
     #[serde(skip_serializing_if = "is_zero")]
     refused: u64,
+    /// Senders `--allow` refused, with their counts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    refused_senders: Vec<mocap_core::cli::RefusedSender>,
     sources: Vec<SourceRecord<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     takes: &'a [TakeSummary],

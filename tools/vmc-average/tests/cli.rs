@@ -439,3 +439,42 @@ fn realtime_says_what_was_granted_and_still_mixes() {
         "{line}"
     );
 }
+
+/// `--allow`: a second sender outside the range is not mixed, only counted.
+#[test]
+fn allow_keeps_a_stranger_out_of_the_mix() {
+    let p1 = free_port();
+    let l1 = format!("127.0.0.1:{p1}");
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    let tool = start(&[
+        "-l",
+        &l1,
+        "--to",
+        &to,
+        "--rate",
+        "30",
+        "--allow",
+        "127.0.0.1",
+        "--format",
+        "json",
+    ]);
+    let friend = sender("127.0.0.1:0", l1.parse().unwrap(), 10.0, false);
+    let stranger = sender("127.0.0.2:0", l1.parse().unwrap(), 50.0, false);
+    thread::sleep(Duration::from_millis(300));
+    let got = receive(&rx, Duration::from_millis(300));
+    // Only the friend's 10° head: with the stranger mixed in it would be 30°.
+    assert!((last_head(&got) - 10.0).abs() < 1e-3, "{}", last_head(&got));
+    friend.stop();
+    stranger.stop();
+    let sum = finish(tool).json().pop().unwrap();
+    assert_eq!(sum["sources"].as_array().unwrap().len(), 1, "{sum}");
+    assert!(sum["refused"].as_u64().unwrap() > 5, "{sum}");
+    assert_eq!(sum["refused_senders"].as_array().unwrap().len(), 1, "{sum}");
+    assert!(
+        sum["refused_senders"][0]["src"]
+            .as_str()
+            .unwrap()
+            .starts_with("127.0.0.2:")
+    );
+}

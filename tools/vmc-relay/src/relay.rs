@@ -171,7 +171,13 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         }
     }
     let mut source = Source::open(&opts.input)?;
-    let guard = mocap_core::cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    let guard =
+        mocap_core::cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    let guard = if opts.record.record_refused {
+        guard.recording_refused()
+    } else {
+        guard
+    };
     source.guard_with(guard.clone());
     let recording = opts.record.write.is_some();
     if let Some(path) = &opts.record.write {

@@ -82,17 +82,14 @@ impl std::fmt::Display for Cidr {
     }
 }
 
-/// `--allow` and `--record-refused`, the same in every receiving tool.
+/// `--allow`, the same in every receiving tool (`--record-refused` is with
+/// `-w` in [`super::RecordArgs`]).
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct AllowArgs {
     /// Accept datagrams only from this address or range (repeatable; IPv4
     /// or IPv6, e.g. 192.168.1.0/24); others are refused and counted
     #[arg(long = "allow", value_name = "CIDR", value_parser = Cidr::parse)]
     pub allow: Vec<Cidr>,
-
-    /// With -w: record refused datagrams too (they are never decoded or forwarded)
-    #[arg(long, requires = "allow")]
-    pub record_refused: bool,
 }
 
 /// The sender check of one tool: the ranges, and what was refused. Clones
@@ -132,12 +129,7 @@ impl Guard {
     /// Everyone is allowed when `args` names no range. `log` gets one line
     /// for the first refusal of each source.
     pub fn new(args: &AllowArgs, log: Option<Log>) -> Self {
-        let g = Self::only(args.allow.clone(), log);
-        if args.record_refused {
-            g.recording_refused()
-        } else {
-            g
-        }
+        Self::only(args.allow.clone(), log)
     }
 
     /// The same guard, with refused datagrams going to the `-w` recording.
@@ -299,7 +291,6 @@ mod tests {
     fn refusals_are_counted_per_source() {
         let args = AllowArgs {
             allow: vec![cidr("127.0.0.1")],
-            record_refused: false,
         };
         let g = Guard::new(&args, None);
         let ok: SocketAddr = "127.0.0.1:5000".parse().unwrap();

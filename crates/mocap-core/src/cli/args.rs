@@ -167,6 +167,11 @@ pub struct RecordArgs {
     /// Record every datagram received, before decoding, to FILE (pcapng).
     #[arg(short = 'w', long = "write", value_name = "FILE.pcapng")]
     pub write: Option<PathBuf>,
+
+    /// With -w and --allow: record refused datagrams too (they are never
+    /// decoded or forwarded), to see what a stranger sent.
+    #[arg(long, requires_all = ["write", "allow"])]
+    pub record_refused: bool,
 }
 
 /// Parses `HOST:PORT` (a name is resolved; IPv4 is preferred).

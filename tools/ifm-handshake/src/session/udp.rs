@@ -126,7 +126,7 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
         ));
     }
     let mut guard = Guard::only(ranges, Some(Log::new(TOOL, opts.log.quiet, false)));
-    if opts.allow.record_refused {
+    if opts.record.record_refused {
         guard = guard.recording_refused();
     }
     source.guard_with(guard.clone());

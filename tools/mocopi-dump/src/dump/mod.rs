@@ -95,6 +95,11 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         source.pace_recorded();
     }
     let guard = Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    let guard = if opts.record.record_refused {
+        guard.recording_refused()
+    } else {
+        guard
+    };
     source.guard_with(guard.clone());
     let live = source.is_live();
     let log = Log::new(TOOL, opts.log.quiet, live);

@@ -84,6 +84,8 @@ pub(crate) struct ServeOptions {
     pub(crate) stop: StopArgs,
     /// `--quiet`, `--stats-interval`.
     pub(crate) log: LogArgs,
+    /// `--allow`: who may send VMC and open connections.
+    pub(crate) allow: mocap_core::cli::AllowArgs,
 }
 
 /// What the main thread queues for a client's writer.
@@ -140,7 +142,11 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     let active = Arc::new(AtomicUsize::new(0));
     let shared = Arc::new(Mutex::new(Shared::default()));
     let page = Arc::new(viewer_info(opts));
+    // One guard for both doors: VMC datagrams and TCP connections.
+    let guard =
+        mocap_core::cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
     let mut acceptor = Acceptor {
+        guard: guard.clone(),
         tls: opts.tls.clone(),
         log: Arc::clone(&log),
         shared: Arc::clone(&shared),
@@ -160,7 +166,9 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
             }
         })?;
     let mut feed = mocap_core::cli::UdpFeed::new(socket);
+    feed.guard_with(guard.clone());
     let mut server = Server {
+        guard: guard.clone(),
         opts,
         session: Session::new(opts.session.clone()),
         clients: HashMap::new(),
@@ -202,6 +210,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         &mut out,
         Some(stopped),
         &shared,
+        &guard,
     )?;
     out.flush()?;
     Ok(())
@@ -211,6 +220,8 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
 /// own (bounded by [`MAX_CONNECTIONS`]), which reads the HTTP head and serves
 /// the page or joins the session.
 struct Acceptor {
+    /// `--allow`: a connection from elsewhere is closed unread.
+    guard: mocap_core::cli::Guard,
     tls: Option<Arc<rustls::ServerConfig>>,
     log: Arc<Mutex<Log>>,
     shared: Arc<Mutex<Shared>>,
@@ -222,8 +233,15 @@ struct Acceptor {
 }
 
 impl FeedHandler<Accept> for Acceptor {
-    fn item(&mut self, (tcp, _peer): (TcpStream, SocketAddr)) -> anyhow::Result<Flow> {
+    fn item(&mut self, (tcp, peer): (TcpStream, SocketAddr)) -> anyhow::Result<Flow> {
         self.next_id += 1;
+        if !self.guard.admit(Some(peer)) {
+            if let Ok(mut s) = self.shared.lock() {
+                s.refused += 1;
+            }
+            drop(tcp);
+            return Ok(Flow::Continue);
+        }
         // Bounded: a connection flood costs refusals, not threads.
         if self.active.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
             if let Ok(mut s) = self.shared.lock() {
@@ -270,6 +288,8 @@ const JOIN_POLL: Duration = Duration::from_millis(5);
 
 /// The session on the run loop: VMC datagrams in, client messages queued.
 struct Server<'a> {
+    /// `--allow` (shared with the VMC feed and the accept thread).
+    guard: mocap_core::cli::Guard,
     opts: &'a ServeOptions,
     session: Session,
     clients: HashMap<ClientId, Joined>,
@@ -349,6 +369,7 @@ impl FeedHandler<mocap_core::cli::UdpFeed> for Server<'_> {
             self.out,
             None,
             self.shared,
+            &self.guard,
         )
     }
 
@@ -437,6 +458,7 @@ fn summary(
     out: &mut Output,
     stopped: Option<Stopped>,
     shared: &Mutex<Shared>,
+    guard: &mocap_core::cli::Guard,
 ) -> anyhow::Result<()> {
     let (pages, refused) = shared
         .lock()
@@ -458,6 +480,7 @@ fn summary(
         blendshapes: st.blendshapes,
         elapsed_s: round3(started.elapsed().as_secs_f64()),
         stopped,
+        refused_senders: guard.summary().refused_senders,
     };
     // The log is shared with the connection threads (one that panicked
     // while logging leaves it usable).
