@@ -20,6 +20,8 @@
 #   blender             Debian (apt-get)          BVH takes imported by Blender (mocopi-dump, vmc-relay)
 #   wine64, mingw-w64   Debian (apt-get),         the Windows build of every tool
 #   + rustup targets    rustup                    (tools/*/tests/windows.rs), macOS checked
+#   musl-tools, zip,    Debian (apt-get)          release archives (musl, Windows) and the
+#   dpkg-dev                                      .deb, built and checked, the .deb installed
 #
 # The Windows stage (scripts/lib/platforms.sh): the workspace is cross-built
 # for x86_64-pc-windows-gnu and the .exe files run under Wine in the one
@@ -69,7 +71,8 @@ need_debs() {
 }
 
 say "peers"
-need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm blender:blender
+need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm blender:blender \
+  musl-gcc:musl-tools dpkg-shlibdeps:dpkg-dev zip:zip
 
 # PyPI packages: "module:package".
 for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio; do
@@ -112,6 +115,22 @@ windows_prepare
 trap windows_stop EXIT
 echo "windows stage: prepared in $(( $(date +%s) - windows_start )) s"
 macos_check
+
+# The archives users download, built as scripts/release.sh builds them (the
+# Windows one reuses the build above) and checked by scripts/test-release.sh:
+# contents, checksums, completions parse, man pages render, the musl tools
+# run with an empty environment, the .deb installs, runs from PATH, and goes.
+say "release archives (musl, Windows) and the .deb"
+release_start=$(date +%s)
+rustup target list --installed | grep -qx x86_64-unknown-linux-musl \
+  || { [ $install = 1 ] && rustup target add x86_64-unknown-linux-musl; }
+rm -rf target/dist
+for what in x86_64-unknown-linux-musl x86_64-pc-windows-gnu deb; do
+  DIST=target/dist scripts/release.sh "$what"
+done
+ls -l target/dist
+scripts/test-release.sh target/dist/*.tar.gz target/dist/*.zip target/dist/*.deb
+echo "release stage: $(( $(date +%s) - release_start )) s"
 
 say "cargo test --workspace -- --include-ignored"
 cargo test --workspace -- --include-ignored

@@ -42,7 +42,8 @@ Examples:
 #[derive(Debug, Parser)]
 #[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
 struct Args {
-    /// The phone's address (name or IP). Without it, only listen.
+    /// The phone's address (name or IP): frames are then accepted from this
+    /// address only (--allow adds others). Without it, only listen, to any sender.
     #[arg(value_name = "PHONE_HOST")]
     phone: Option<String>,
 
@@ -57,8 +58,8 @@ struct Args {
     #[command(flatten)]
     record: RecordArgs,
 
-    /// With PHONE_HOST, frames are accepted from the phone's address only,
-    /// and --allow adds others.
+    // With PHONE_HOST, frames are accepted from the phone's address only,
+    // and --allow adds others (said in PHONE_HOST's help).
     #[command(flatten)]
     allow: cli::AllowArgs,
 

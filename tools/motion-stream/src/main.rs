@@ -67,7 +67,7 @@ struct ServeArgs {
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:39539")]
     vmc: SocketAddr,
 
-    /// --allow applies to VMC senders and to WebSocket/HTTP connections alike.
+    // --allow applies to VMC senders and to WebSocket/HTTP connections alike.
     #[command(flatten)]
     allow: cli::AllowArgs,
 
