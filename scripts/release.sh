@@ -30,8 +30,8 @@
 #   README.md, LICENSE-MIT, LICENSE-APACHE, docs/
 #
 # Completions and man pages are printed by the tools (`TOOL --generate KIND`).
-# When the target's binaries cannot run on this machine (Windows), the host's
-# build (`cargo build --release`, target/release) prints them instead: the clap
+# When the target's binaries cannot run on this machine (Windows), a host
+# build (`--target HOST`, target/HOST/release) prints them instead: the clap
 # definitions have no per-platform part, so the text is the same.
 #
 # Zip archives are written by `zip` when it is installed, else by python3's
@@ -171,15 +171,16 @@ for t in "${TOOLS[@]}"; do
 done
 
 # The binaries that print completions and man pages: the target's own when
-# they run here, else the host's.
+# they run here, else the host's, built with --target as the host's own
+# archive and the .deb are (so after those this build is already done).
 gen_dir=$bin_dir
 if ! "$bin_dir/mocopi-dump$exe" --version >/dev/null 2>&1; then
   say "$target binaries do not run here: completions and man pages from the host build ($host)"
-  say "cargo build --release --locked --workspace --bins"
+  say "cargo build --release --locked --workspace --bins --target $host"
   start=$SECONDS
-  cargo build --release --locked --workspace --bins
+  cargo build --release --locked --workspace --bins --target "$host"
   say "built $host in $((SECONDS - start)) s"
-  gen_dir="$target_dir/release"
+  gen_dir="$target_dir/$host/release"
 fi
 
 # Strips a staged copy: the symbol table left by cargo's default
