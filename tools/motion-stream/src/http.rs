@@ -65,6 +65,12 @@ pub(crate) struct Head {
     pub(crate) path: String,
     /// Whether it asks for a WebSocket upgrade.
     pub(crate) websocket: bool,
+    /// The page a browser sent it from (`Origin`).
+    pub(crate) origin: Option<String>,
+    /// The `Host` it was sent to.
+    pub(crate) host: Option<String>,
+    /// The `token` query parameter, or an `Authorization: Bearer` value.
+    pub(crate) token: Option<String>,
 }
 
 /// Reads an HTTP request head (up to the blank line), at most [`MAX_HEAD`]
@@ -102,16 +108,35 @@ fn parse_head(text: &str) -> Option<Head> {
     let method = first.next()?.to_owned();
     let target = first.next()?;
     first.next().filter(|v| v.starts_with("HTTP/"))?;
-    let path = target.split('?').next().unwrap_or(target).to_owned();
-    let websocket = lines.any(|l| {
-        l.split_once(':').is_some_and(|(k, v)| {
-            k.trim().eq_ignore_ascii_case("upgrade") && v.trim().eq_ignore_ascii_case("websocket")
-        })
-    });
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let mut token = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("token="))
+        .map(str::to_owned);
+    let (mut websocket, mut origin, mut host) = (false, None, None);
+    for (k, v) in lines.filter_map(|l| l.split_once(':')) {
+        let (k, v) = (k.trim(), v.trim());
+        if k.eq_ignore_ascii_case("upgrade") && v.eq_ignore_ascii_case("websocket") {
+            websocket = true;
+        } else if k.eq_ignore_ascii_case("origin") && v != "null" {
+            origin = Some(v.to_owned());
+        } else if k.eq_ignore_ascii_case("host") {
+            host = Some(v.to_owned());
+        } else if k.eq_ignore_ascii_case("authorization")
+            && let Some(t) = v
+                .strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        {
+            token.get_or_insert_with(|| t.trim().to_owned());
+        }
+    }
     Some(Head {
         method,
-        path,
+        path: path.to_owned(),
         websocket,
+        origin,
+        host,
+        token,
     })
 }
 
@@ -152,6 +177,29 @@ mod tests {
             (page.method.as_str(), page.path.as_str(), page.websocket),
             ("GET", "/", false)
         );
+        let (_, h) = read_head(
+            &mut &b"GET /x?a=1&token=abc HTTP/1.1\r\nHost: 127.0.0.1:8765\r\nOrigin: http://evil.example\r\n\r\n"[..],
+        )
+        .unwrap();
+        assert_eq!(
+            (
+                h.path.as_str(),
+                h.token.as_deref(),
+                h.origin.as_deref(),
+                h.host.as_deref()
+            ),
+            (
+                "/x",
+                Some("abc"),
+                Some("http://evil.example"),
+                Some("127.0.0.1:8765")
+            )
+        );
+        let (_, h) = read_head(
+            &mut &b"GET / HTTP/1.1\r\nAuthorization: Bearer t0k\r\nOrigin: null\r\n\r\n"[..],
+        )
+        .unwrap();
+        assert_eq!((h.token.as_deref(), h.origin), (Some("t0k"), None));
         assert!(read_head(&mut &b"hello\r\n\r\n"[..]).is_err());
         assert!(read_head(&mut &b"GET / HTTP/1.1\r\n"[..]).is_err());
         let long = vec![b'a'; MAX_HEAD + 10];

@@ -24,8 +24,12 @@ mod ws;
 const EXAMPLES: &str = "\
 Examples:
   motion-stream serve
-      VMC on 0.0.0.0:39539 in, DLP3D streams on ws://0.0.0.0:8765/api/v4/…,
-      a live viewer at http://localhost:8765/
+      VMC on 0.0.0.0:39539 in, DLP3D streams on ws://127.0.0.1:8765/api/v4/…
+      (this machine only), a live viewer at http://127.0.0.1:8765/
+  motion-stream serve -l 0.0.0.0:8765 --token auto
+      serve the network; the printed viewer URL carries the token
+  motion-stream serve --token auto --allow-origin https://app.example:8080
+      a web client served from its own origin (give it the token too)
   mocopi-dump -q --vmc 127.0.0.1:39539 & motion-stream serve --segment 20s
       a mocopi suit into a DLP3D client, one 20-second clip after another
   motion-stream serve --tls-cert cert.pem --tls-key key.pem -l 0.0.0.0:8443
@@ -57,11 +61,54 @@ enum Command {
     Dump(DumpArgs),
 }
 
+/// A token that can stand in a URL unescaped.
+fn parse_token(text: &str) -> Result<String, cli::ValueError> {
+    let ok = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b));
+    if ok {
+        Ok(text.to_owned())
+    } else {
+        Err(cli::ValueError(format!(
+            "a token is letters, digits and -._~ (or `auto`), got {text:?}"
+        )))
+    }
+}
+
+/// `scheme://host[:port]`, as browsers send it in `Origin`.
+fn parse_origin(text: &str) -> Result<String, cli::ValueError> {
+    let t = text.trim_end_matches('/');
+    let rest = t
+        .strip_prefix("http://")
+        .or_else(|| t.strip_prefix("https://"));
+    match rest {
+        Some(host) if !host.is_empty() && !host.contains('/') => Ok(t.to_owned()),
+        _ => Err(cli::ValueError(format!(
+            "expected an origin such as https://app.example:8080 (scheme, host, port; no path), got {text:?}"
+        ))),
+    }
+}
+
 #[derive(Debug, clap::Args)]
 struct ServeArgs {
-    /// HTTP/WebSocket address.
-    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:8765")]
+    /// HTTP/WebSocket address. This machine only by default; -l 0.0.0.0:8765
+    /// serves the network (then give --token).
+    #[arg(short, long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
     listen: SocketAddr,
+
+    /// Every page and stream must present this token (`?token=T` in the URL,
+    /// or `Authorization: Bearer T`); `auto` makes one and prints the viewer
+    /// URL with it. Letters, digits and `-._~` only.
+    #[arg(long, value_name = "T|auto", value_parser = parse_token)]
+    token: Option<String>,
+
+    /// Also accept WebSocket upgrades from pages of this origin (repeatable),
+    /// e.g. https://app.example:8080; without a token, pages of other origins
+    /// get 403 (clients that send no Origin, like motion-stream dump, are
+    /// always accepted).
+    #[arg(long = "allow-origin", value_name = "URL", value_parser = parse_origin)]
+    allow_origin: Vec<String>,
 
     /// VMC (OSC over UDP) input address.
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:39539")]
@@ -250,6 +297,14 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         },
         queue: a.queue.max(8),
         allow: a.allow,
+        access: serve::Access {
+            token: match a.token.as_deref() {
+                Some("auto") => Some(serve::new_token()?),
+                other => other.map(str::to_owned),
+            },
+            origins: a.allow_origin,
+            tls: tls.is_some(),
+        },
         tls,
         format: a.format,
         stop: a.stop,

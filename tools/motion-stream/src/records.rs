@@ -137,6 +137,12 @@ pub(crate) struct ServeSummary {
     pub(crate) served: u64,
     pub(crate) dropped: u64,
     pub(crate) refused: u64,
+    /// Of `refused`: requests without the right `--token` (401).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) unauthorized: u64,
+    /// Of `refused`: WebSocket upgrades from pages of another origin (403).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) forbidden: u64,
     pub(crate) pages: u64,
     pub(crate) vmc_datagrams: u64,
     pub(crate) vmc_frames: u64,
@@ -205,4 +211,12 @@ impl Record for ServeSummary {
 pub(crate) fn wide_rows<'a>(rows: impl Iterator<Item = &'a [f32]>) -> Vec<Vec<f64>> {
     rows.map(|r| r.iter().map(|v| f64::from(*v)).collect())
         .collect()
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

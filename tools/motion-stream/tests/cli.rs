@@ -687,3 +687,163 @@ fn allow_refuses_vmc_senders_and_connections_from_elsewhere() {
             .all(|s| s["src"].as_str().unwrap().starts_with("127.0.0.2:"))
     );
 }
+
+/// The status of a WebSocket upgrade to `url` with these extra headers: 101
+/// when it was accepted, else the HTTP status the server answered.
+fn upgrade_status(url: &str, headers: &[(&str, &str)]) -> u16 {
+    use tungstenite::client::IntoClientRequest as _;
+    let mut req = url.into_client_request().unwrap();
+    for (k, v) in headers {
+        let name = tungstenite::http::HeaderName::from_bytes(k.as_bytes()).unwrap();
+        req.headers_mut().insert(name, v.parse().unwrap());
+    }
+    let host = req.uri().authority().unwrap().as_str().to_owned();
+    let tcp = TcpStream::connect(&host).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    match tungstenite::client(req, tcp) {
+        Ok((mut ws, resp)) => {
+            let _ = ws.close(None);
+            resp.status().as_u16()
+        }
+        Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Http(r))) => {
+            r.status().as_u16()
+        }
+        Err(e) => panic!("{url}: {e}"),
+    }
+}
+
+/// The status line's code of `GET path`.
+fn page_status(http: SocketAddr, path: &str) -> u16 {
+    let mut tcp = TcpStream::connect(http).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(
+        tcp,
+        "GET {path} HTTP/1.1\r\nHost: {http}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    let _ = tcp.read_to_string(&mut text);
+    text.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Without a token: a page of another origin cannot open a stream (403);
+/// the server's own page and clients that send no Origin can (101).
+#[test]
+fn a_web_page_of_another_origin_cannot_open_a_stream() {
+    let (server, http, _) = serve(&[
+        "--allow-origin",
+        "https://app.example:8080",
+        "--format",
+        "json",
+    ]);
+    let url = format!("ws://{http}/api/v4/text_generate");
+    assert_eq!(upgrade_status(&url, &[]), 101);
+    assert_eq!(
+        upgrade_status(&url, &[("Origin", &format!("http://{http}"))]),
+        101
+    );
+    assert_eq!(
+        upgrade_status(&url, &[("Origin", "https://app.example:8080")]),
+        101
+    );
+    assert_eq!(
+        upgrade_status(&url, &[("Origin", "http://evil.example")]),
+        403
+    );
+    assert_eq!(
+        upgrade_status(&url, &[("Origin", "https://app.example:8081")]),
+        403
+    );
+    assert_eq!(page_status(http, "/"), 200);
+    server.interrupt();
+    let sum = server.finish().json().pop().unwrap();
+    assert_eq!(
+        (sum["forbidden"].as_u64(), sum.get("unauthorized")),
+        (Some(2), None),
+        "{sum}"
+    );
+}
+
+/// With --token every page and stream needs it (401 without, or wrong); with
+/// it any origin may connect, and `motion-stream dump` streams with the token
+/// in its URL.
+#[test]
+fn a_token_guards_the_page_and_every_stream() {
+    let (server, http, udp) =
+        serve(&["--token", "s3cret-T0k", "--learn", "0s", "--format", "json"]);
+    let url = format!("ws://{http}/api/v4/text_generate");
+    assert_eq!(upgrade_status(&url, &[]), 401);
+    assert_eq!(upgrade_status(&format!("{url}?token=s3cret-T0"), &[]), 401);
+    assert_eq!(
+        upgrade_status(&url, &[("Authorization", "Bearer nope")]),
+        401
+    );
+    assert_eq!(upgrade_status(&format!("{url}?token=s3cret-T0k"), &[]), 101);
+    assert_eq!(
+        upgrade_status(&url, &[("Authorization", "Bearer s3cret-T0k")]),
+        101
+    );
+    assert_eq!(
+        upgrade_status(
+            &format!("{url}?token=s3cret-T0k"),
+            &[("Origin", "http://evil.example")]
+        ),
+        101,
+        "a page the user gave the token to"
+    );
+    assert_eq!(page_status(http, "/"), 401);
+    assert_eq!(page_status(http, "/rig.json"), 401);
+    assert_eq!(page_status(http, "/?token=s3cret-T0k"), 200);
+    // A real client with the token in its server URL.
+    let mut dump = Proc::spawn(
+        BIN,
+        &["dump", &format!("{url}?token=s3cret-T0k"), "--text", "hi"],
+        None,
+    );
+    dump.log_line("connected to");
+    send_vmc(udp, 30).join().unwrap();
+    let done = dump.finish();
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    assert_eq!(done.json().pop().unwrap()["complete"], true);
+    let refused = Proc::spawn(BIN, &["dump", &url, "--text", "hi"], None).finish();
+    assert_eq!(refused.code, Some(1), "{}", refused.stderr);
+    assert!(refused.stderr.contains("401"), "{}", refused.stderr);
+    server.interrupt();
+    let sum = server.finish().json().pop().unwrap();
+    assert_eq!(
+        (sum["unauthorized"].as_u64(), sum.get("forbidden")),
+        (Some(6), None),
+        "{sum}"
+    );
+}
+
+/// `--token auto` makes a token and prints a viewer URL that carries it.
+#[test]
+fn token_auto_prints_a_working_viewer_url() {
+    let mut p = Proc::spawn(
+        BIN,
+        &[
+            "serve",
+            "-l",
+            "127.0.0.1:0",
+            "--vmc",
+            "127.0.0.1:0",
+            "--token",
+            "auto",
+            "-q",
+        ],
+        None,
+    );
+    let (line, http) = p.log_line("viewer at");
+    let http = http.unwrap();
+    let token = line.split("?token=").nth(1).unwrap().trim_end_matches(')');
+    assert_eq!(token.len(), 32, "{line}");
+    assert!(token.bytes().all(|b| b.is_ascii_hexdigit()), "{line}");
+    assert_eq!(page_status(http, &format!("/?token={token}")), 200);
+    assert_eq!(page_status(http, "/"), 401);
+    p.interrupt();
+    assert_eq!(p.finish().code, Some(0));
+}

@@ -1,5 +1,6 @@
 //! The viewer page in headless Chromium: `serve` gets VMC frames on
-//! loopback, the page (driven by playwright-core) connects, counts frames,
+//! loopback, the page (driven by playwright-core), opened with the server's
+//! `--token` in its URL, connects with it, counts frames,
 //! and a screenshot is saved as a test artefact in
 //! `target/test-artefacts/motion-stream-viewer.png`. Needs
 //! `npm ci --prefix scripts/js` and Debian's `chromium`, so `cargo test`
@@ -50,6 +51,10 @@ fn the_viewer_draws_frames_in_headless_chromium() {
             "127.0.0.1:0",
             "--segment",
             "2s",
+            // A browser page that was given the token: it loads with it in
+            // its URL and opens its stream with it.
+            "--token",
+            "viewer-T0k",
         ],
         None,
     );
@@ -110,7 +115,7 @@ fn the_viewer_draws_frames_in_headless_chromium() {
     let _ = std::fs::remove_file(&shot);
     let run = Command::new("node")
         .arg(js.join("viewer-test.mjs"))
-        .arg(format!("http://{http}/"))
+        .arg(format!("http://{http}/?token=viewer-T0k"))
         .arg(&shot)
         // More than one 2 s clip: the page reconnects after each End.
         .arg("75")

@@ -10,6 +10,7 @@ use std::time::Duration;
 use tungstenite::Message;
 use tungstenite::protocol::frame::coding::CloseCode;
 
+use super::access::{Access, Verdict};
 use super::writer::write_loop;
 use super::*;
 use crate::http::{self, Replay};
@@ -28,6 +29,7 @@ pub(super) fn connection(
     log: &Mutex<Log>,
     shared: &Mutex<Shared>,
     page: &str,
+    access: &Access,
 ) {
     let peer = tcp
         .peer_addr()
@@ -60,6 +62,38 @@ pub(super) fn connection(
             return;
         }
     };
+    match access.check(&head) {
+        Verdict::Allow => {}
+        refused => {
+            let (status, why) = match refused {
+                Verdict::NoToken => ("401 Unauthorized", "a missing or wrong token"),
+                _ => (
+                    "403 Forbidden",
+                    "a page of another origin (--allow-origin admits one)",
+                ),
+            };
+            say(format_args!(
+                "{peer}: refused {} {} from {}: {why}",
+                if head.websocket {
+                    "WebSocket"
+                } else {
+                    "request"
+                },
+                head.path,
+                head.origin.as_deref().unwrap_or("no origin"),
+            ));
+            refuse();
+            if let Ok(mut s) = shared.lock() {
+                match refused {
+                    Verdict::NoToken => s.unauthorized += 1,
+                    _ => s.forbidden += 1,
+                }
+            }
+            let body = format!("{status}: {why}\n");
+            let _ = http::respond(&mut conn, status, "text/plain", body.as_bytes());
+            return;
+        }
+    }
     if !head.websocket {
         let (status, kind, body): (&str, &str, &[u8]) =
             match (head.method.as_str(), head.path.as_str()) {

@@ -8,7 +8,10 @@
 //! queue and is dropped.
 
 mod accept;
+mod access;
 mod writer;
+
+pub(crate) use access::{Access, new_token};
 
 use accept::connection;
 
@@ -86,6 +89,8 @@ pub(crate) struct ServeOptions {
     pub(crate) log: LogArgs,
     /// `--allow`: who may send VMC and open connections.
     pub(crate) allow: mocap_core::cli::AllowArgs,
+    /// `--token`, `--allow-origin`: who may open the page and the streams.
+    pub(crate) access: Access,
 }
 
 /// What the main thread queues for a client's writer.
@@ -109,6 +114,10 @@ struct Joined {
 struct Shared {
     pages: u64,
     refused: u64,
+    /// Of `refused`: answered 401 (no or a wrong token).
+    unauthorized: u64,
+    /// Of `refused`: answered 403 (a page of another origin).
+    forbidden: u64,
 }
 
 /// Runs the server until `--count` clients were served, `--duration`, or Ctrl-C.
@@ -127,12 +136,28 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     let vmc_addr = socket.local_addr()?;
     let scheme = if opts.tls.is_some() { "https" } else { "http" };
     if let Ok(l) = log.lock() {
-        l.info(format_args!(
-            "listening on {local} ({}: {}{}; viewer at {scheme}://{local}/)",
+        let query = opts
+            .access
+            .token
+            .as_ref()
+            .map_or_else(String::new, |t| format!("?token={t}"));
+        let line = format_args!(
+            "listening on {local} ({}: {}{}; viewer at {scheme}://{local}/{query})",
             if opts.tls.is_some() { "wss" } else { "ws" },
             dlp3d::ROUTES[2],
             ", …",
-        ));
+        );
+        // The token is needed to connect at all: said even with --quiet.
+        if opts.access.token.is_some() {
+            l.always(line);
+        } else {
+            l.info(line);
+        }
+        if !local.ip().is_loopback() && opts.access.token.is_none() {
+            l.always(format_args!(
+                "warning: {local} is reachable from the network and no --token is set: any device or web page that can reach it can watch the stream (--token auto prints a viewer URL with one)"
+            ));
+        }
         l.info(format_args!(
             "listening on {vmc_addr} (VMC over UDP); Ctrl-C to stop"
         ));
@@ -146,6 +171,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     let guard =
         mocap_core::cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
     let mut acceptor = Acceptor {
+        access: Arc::new(opts.access.clone()),
         guard: guard.clone(),
         tls: opts.tls.clone(),
         log: Arc::clone(&log),
@@ -220,6 +246,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
 /// own (bounded by [`MAX_CONNECTIONS`]), which reads the HTTP head and serves
 /// the page or joins the session.
 struct Acceptor {
+    access: Arc<Access>,
     /// `--allow`: a connection from elsewhere is closed unread.
     guard: mocap_core::cli::Guard,
     tls: Option<Arc<rustls::ServerConfig>>,
@@ -253,7 +280,7 @@ impl FeedHandler<Accept> for Acceptor {
             );
             return Ok(Flow::Continue);
         }
-        let (id, tls, log, shared, join, page, queue) = (
+        let (id, tls, log, shared, join, page, queue, access) = (
             self.next_id,
             self.tls.clone(),
             Arc::clone(&self.log),
@@ -261,13 +288,24 @@ impl FeedHandler<Accept> for Acceptor {
             self.join_tx.clone(),
             Arc::clone(&self.page),
             self.queue,
+            Arc::clone(&self.access),
         );
         let counted = Counted::new(Arc::clone(&self.active));
         let spawned = thread::Builder::new()
             .name(format!("client-{id}"))
             .spawn(move || {
                 let _counted = counted;
-                connection(id, tcp, tls.as_ref(), queue, &join, &log, &shared, &page);
+                connection(
+                    id,
+                    tcp,
+                    tls.as_ref(),
+                    queue,
+                    &join,
+                    &log,
+                    &shared,
+                    &page,
+                    &access,
+                );
             });
         if let Err(e) = spawned {
             // The connection went with the closure; count and say why.
@@ -460,9 +498,9 @@ fn summary(
     shared: &Mutex<Shared>,
     guard: &mocap_core::cli::Guard,
 ) -> anyhow::Result<()> {
-    let (pages, refused) = shared
+    let (pages, refused, unauthorized, forbidden) = shared
         .lock()
-        .map(|s| (s.pages, s.refused))
+        .map(|s| (s.pages, s.refused, s.unauthorized, s.forbidden))
         .unwrap_or_default();
     let st = session.stats();
     let rec = ServeSummary {
@@ -472,6 +510,8 @@ fn summary(
         served: st.served,
         dropped: st.dropped,
         refused,
+        unauthorized,
+        forbidden,
         pages,
         vmc_datagrams: datagrams,
         vmc_frames: st.vmc_frames,
