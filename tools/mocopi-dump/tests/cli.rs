@@ -1311,6 +1311,33 @@ fn allow_refuses_other_senders_before_decoding_and_recording() {
             .take(2)
             .all(|r| r["src"] == friend.local_addr().unwrap().to_string())
     );
+    // --record-refused: the stranger's datagrams are in the recording, still
+    // refused (not decoded) when it is read back with the same --allow.
+    let rec2 = dir.join("all.pcapng");
+    let (mut tool, addr) = live(&[
+        "--allow",
+        "127.0.0.1",
+        "--record-refused",
+        "--format",
+        "json",
+        "-w",
+        rec2.to_str().unwrap(),
+    ]);
+    stranger.send_to(SEED, addr).unwrap();
+    friend.send_to(SKDF, addr).unwrap();
+    tool.stdout_line("mocopi.skeleton");
+    tool.interrupt();
+    assert_eq!(tool.finish().json().pop().unwrap()["refused"], 1);
+    let all = offline(&["-r", rec2.to_str().unwrap(), "--format", "json"], None).json();
+    assert_eq!(types(&all), ["mocopi.frame", "mocopi.skeleton", "summary"]);
+    let path = rec2.to_str().unwrap();
+    let again = offline(
+        &["-r", path, "--allow", "127.0.0.1", "--format", "json"],
+        None,
+    )
+    .json();
+    assert_eq!(types(&again), ["mocopi.skeleton", "summary"]);
+    assert_eq!(again[1]["refused"], 1);
     // Without --allow nothing is refused, and the summary says nothing of it.
     let (tool, addr) = live(&["--format", "json", "-n", "1"]);
     stranger.send_to(SEED, addr).unwrap();

@@ -644,12 +644,23 @@ fn completions_parse_in_bash_and_the_man_page_renders() {
 /// a connection from outside it is closed unread; both are counted.
 #[test]
 fn allow_refuses_vmc_senders_and_connections_from_elsewhere() {
-    let (server, http, udp) = serve(&["--allow", "127.0.0.1", "--format", "json"]);
+    let (mut server, http, udp) = serve(&[
+        "--allow",
+        "127.0.0.1",
+        "--format",
+        "json",
+        "--stats-interval",
+        "50ms",
+    ]);
     // A stranger's VMC.
     let tx = UdpSocket::bind("127.0.0.2:0").unwrap();
+    let mut sent = 0;
     for d in vmc_frame(1) {
         tx.send_to(&d, udp).unwrap();
+        sent += 1;
     }
+    // Read and refused: a stats record names the sender.
+    server.stdout_line(&tx.local_addr().unwrap().to_string());
     // A stranger's connection: accepted by the kernel, closed by the server
     // before it reads a byte, so the upgrade gets no answer.
     let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
@@ -686,6 +697,11 @@ fn allow_refuses_vmc_senders_and_connections_from_elsewhere() {
             .iter()
             .all(|s| s["src"].as_str().unwrap().starts_with("127.0.0.2:"))
     );
+    let vmc = senders
+        .iter()
+        .find(|s| s["src"] == tx.local_addr().unwrap().to_string())
+        .unwrap();
+    assert_eq!(vmc["datagrams"], sent);
 }
 
 /// The status of a WebSocket upgrade to `url` with these extra headers: 101
