@@ -461,7 +461,7 @@ fn allow_keeps_a_stranger_out_of_the_mix() {
     ]);
     let friend = sender("127.0.0.1:0", l1.parse().unwrap(), 10.0, false);
     // The stranger's frames, counted: 20 frames of a 50° head.
-    let stranger = std::net::UdpSocket::bind("127.0.0.2:0").unwrap();
+    let stranger = UdpSocket::bind("127.0.0.2:0").unwrap();
     let mut sent = 0;
     for k in 0..20 {
         for d in frame(50.0, k as f32) {
