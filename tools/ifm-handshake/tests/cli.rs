@@ -51,6 +51,16 @@ fn recv_command(phone: &UdpSocket) -> (String, SocketAddr) {
     (String::from_utf8(buf[..n].to_vec()).unwrap(), from)
 }
 
+/// A TCP connection to `to` from the emulated phone's address (127.0.0.2):
+/// with a phone given, the tool takes connections from it only.
+fn connect_from_phone(to: SocketAddr) -> TcpStream {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.bind(&SocketAddr::from(([127, 0, 0, 2], 0)).into())
+        .unwrap();
+    s.connect(&to.into()).unwrap();
+    s.into()
+}
+
 fn frames(n: usize) -> Vec<&'static str> {
     FRAMES.lines().take(n).collect()
 }
@@ -165,7 +175,7 @@ fn tcp_mode_frames_in_pieces_a_reconnect_and_the_stop_string() {
             ifm::Command::StartTcp { v2: false }.text(),
             "round {round}"
         );
-        let mut s = TcpStream::connect(tcp).unwrap();
+        let mut s = connect_from_phone(tcp);
         let bytes = stream_of(pair);
         // Three writes that cut frames and the terminator.
         for piece in [&bytes[..500], &bytes[500..990], &bytes[990..]] {
@@ -224,7 +234,7 @@ fn bake_receives_and_writes_the_recording() {
     assert_eq!(cmd, ifm::Command::Bake.text());
     let recording: Vec<String> = frames(120).into_iter().map(str::to_owned).collect();
     let payload = ifm::write_recording(&recording);
-    let mut s = TcpStream::connect(tcp.unwrap()).unwrap();
+    let mut s = connect_from_phone(tcp.unwrap());
     for piece in payload.chunks(7000) {
         s.write_all(piece).unwrap();
     }
@@ -656,4 +666,45 @@ fn frames_from_anyone_but_the_phone_are_refused() {
             assert!(sum.get("refused").is_none(), "{sum}");
         }
     }
+}
+
+/// TCP mode with a phone: a stranger's connection is closed unread and
+/// counted, and does not replace the phone's.
+#[test]
+fn tcp_mode_refuses_a_strangers_connection() {
+    let (phone, port) = phone();
+    let mut t = to_phone(
+        &port,
+        &[
+            "--tcp",
+            "--tcp-listen",
+            "127.0.0.1:0",
+            "-n",
+            "2",
+            "--format",
+            "json",
+        ],
+    );
+    let (_, tcp) = t.log_line("listening on TCP");
+    let tcp = tcp.unwrap();
+    recv_command(&phone);
+    let frame_bytes = |f: &str| [f.as_bytes(), ifm::TERMINATOR.as_bytes()].concat();
+    let mut stranger = TcpStream::connect(tcp).unwrap();
+    let _ = stranger.write_all(&frame_bytes(frames(1)[0]));
+    thread::sleep(Duration::from_millis(100));
+    let mut s = connect_from_phone(tcp);
+    for f in frames(2) {
+        s.write_all(&frame_bytes(f)).unwrap();
+    }
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    let sum = recs.last().unwrap();
+    assert_eq!(sum["frames"], 2, "{sum}");
+    assert_eq!(sum["refused"], 1, "{sum}");
+    assert!(
+        recs.iter()
+            .filter(|r| r["type"] == "ifm.frame")
+            .all(|r| r["src"].as_str().unwrap().starts_with("127.0.0.2:"))
+    );
 }

@@ -134,6 +134,8 @@ pub struct TcpFeed {
     buf: Vec<u8>,
     /// Keep the first connection: later ones wait in the backlog, unread.
     first_wins: bool,
+    /// Who may connect (`--allow`); others are closed unread.
+    guard: super::Guard,
 }
 
 impl TcpFeed {
@@ -145,7 +147,16 @@ impl TcpFeed {
             connections: 0,
             buf: vec![0; 64 * 1024],
             first_wins: false,
+            guard: super::Guard::default(),
         }
+    }
+
+    /// Closes connections from peers `guard` does not admit, unread (and
+    /// without replacing the connection there is).
+    #[must_use]
+    pub fn guarded(mut self, guard: super::Guard) -> Self {
+        self.guard = guard;
+        self
     }
 
     /// Keeps the connection it has: later connections are not accepted while
@@ -177,6 +188,11 @@ impl Feed for TcpFeed {
         } else {
             self.accept.accept(accept_wait)?
         };
+        if let Some((_, peer)) = &accepted
+            && !self.guard.admit(Some(*peer))
+        {
+            return Ok(Step::Idle);
+        }
         if let Some((s, peer)) = accepted {
             // Reads wait at most a poll interval, so Ctrl-C and newer connections are seen.
             s.set_read_timeout(Some(POLL))?;

@@ -30,7 +30,9 @@ pub(super) fn run_bake(
         data: Vec::new(),
     };
     // The phone's connection is kept: a stray connection must not cut the recording.
-    let mut feed = TcpFeed::new(listener).first_wins();
+    // Only the phone (and --allow) may deliver it.
+    let guard = phone_guard(opts, Some(phone), &log);
+    let mut feed = TcpFeed::new(listener).first_wins().guarded(guard);
     let stopped = drive(&mut feed, opts.stop.duration, None, &mut bake)?;
     if matches!(stopped, Stopped::Interrupted | Stopped::Duration) {
         if bake.last_byte.is_none() {

@@ -199,6 +199,31 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     }
 }
 
+/// Who may send frames: the handshake says who the phone is, so with a phone
+/// given frames from anyone else are refused unless `--allow` names them too;
+/// without one, `--allow` alone (everyone when it is not given).
+fn phone_guard(opts: &Options, phone: Option<SocketAddr>, log: &Log) -> Guard {
+    let mut ranges = opts.allow.allow.clone();
+    if let Some(p) = phone {
+        ranges.push(Cidr::host(p.ip()));
+        log.info(format_args!(
+            "accepting frames from the phone at {} only{}",
+            p.ip(),
+            if opts.allow.allow.is_empty() {
+                " (--allow adds others)"
+            } else {
+                " and --allow"
+            }
+        ));
+    }
+    let guard = Guard::only(ranges, Some(Log::new(TOOL, opts.log.quiet, false)));
+    if opts.record.record_refused {
+        guard.recording_refused()
+    } else {
+        guard
+    }
+}
+
 fn command_socket(opts: &Options) -> anyhow::Result<UdpSocket> {
     let ip = match &opts.input {
         Input::Listen(a) => a.ip(),

@@ -19,7 +19,9 @@ pub(super) fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> 
             "no phone given: no start or stop command is sent; waiting for a phone that connects by itself"
         ));
     }
-    let mut feed = TcpFeed::new(listener);
+    let mut dec = dec;
+    dec.guard = phone_guard(opts, opts.phone_addr(start), &dec.log);
+    let mut feed = TcpFeed::new(listener).guarded(dec.guard.clone());
     let mut mode = TcpMode {
         dec,
         commands: command_socket(opts)?,

@@ -110,25 +110,7 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
     source.announce(&dec.log);
     let start = opts.start_command(false);
     let phone = if live { opts.phone_addr(start) } else { None };
-    // The handshake says who the phone is: frames from anyone else are
-    // refused unless --allow names them too.
-    let mut ranges = opts.allow.allow.clone();
-    if let Some(p) = phone {
-        ranges.push(Cidr::host(p.ip()));
-        dec.log.info(format_args!(
-            "accepting frames from the phone at {} only{}",
-            p.ip(),
-            if opts.allow.allow.is_empty() {
-                " (--allow adds others)"
-            } else {
-                " and --allow"
-            }
-        ));
-    }
-    let mut guard = Guard::only(ranges, Some(Log::new(TOOL, opts.log.quiet, false)));
-    if opts.record.record_refused {
-        guard = guard.recording_refused();
-    }
+    let guard = phone_guard(opts, phone, &dec.log);
     source.guard_with(guard.clone());
     let mut dec = dec;
     dec.guard = guard;
