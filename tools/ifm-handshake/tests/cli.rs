@@ -13,12 +13,15 @@ use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::thread;
 use std::time::Duration;
 
-use mocap_core::testutil::{LIMIT, Proc};
+use mocap_core::testutil::Proc;
 use mocap_core::{ifm, vmc};
 use serde_json::Value;
 
+mod common;
+
+use common::{connect_from_phone, frames, phone, recv_command};
+
 const BIN: &str = env!("CARGO_BIN_EXE_ifm-handshake");
-const FRAMES: &str = include_str!("../../../captures/ifacialmocap/v1_minbitt_head_sample_data.txt");
 
 fn tool(args: &[&str]) -> Proc {
     Proc::spawn(BIN, args, None)
@@ -33,36 +36,6 @@ fn to_phone(port: &str, extra: &[&str]) -> Proc {
         ]
         .concat(),
     )
-}
-
-/// The emulated phone's command socket.
-fn phone() -> (UdpSocket, String) {
-    let s = UdpSocket::bind("127.0.0.2:0").unwrap();
-    s.set_read_timeout(Some(LIMIT)).unwrap();
-    let port = s.local_addr().unwrap().port().to_string();
-    (s, port)
-}
-
-fn recv_command(phone: &UdpSocket) -> (String, SocketAddr) {
-    let mut buf = [0u8; 2048];
-    let (n, from) = phone
-        .recv_from(&mut buf)
-        .expect("a command within the limit");
-    (String::from_utf8(buf[..n].to_vec()).unwrap(), from)
-}
-
-/// A TCP connection to `to` from the emulated phone's address (127.0.0.2):
-/// with a phone given, the tool takes connections from it only.
-fn connect_from_phone(to: SocketAddr) -> TcpStream {
-    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    s.bind(&SocketAddr::from(([127, 0, 0, 2], 0)).into())
-        .unwrap();
-    s.connect(&to.into()).unwrap();
-    s.into()
-}
-
-fn frames(n: usize) -> Vec<&'static str> {
-    FRAMES.lines().take(n).collect()
 }
 
 #[test]

@@ -10,24 +10,19 @@
     reason = "test code: a panic is how a test reports"
 )]
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::UdpSocket;
 use std::thread;
 use std::time::Duration;
 
 use mocap_core::ifm;
 use mocap_core::testutil::{LIMIT, wine};
 
+mod common;
+
+use common::{FRAMES, recv_command};
+
 const BIN: &str = env!("CARGO_BIN_EXE_ifm-handshake");
 const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures/ifacialmocap");
-const FRAMES: &str = include_str!("../../../captures/ifacialmocap/v1_minbitt_head_sample_data.txt");
-
-fn recv_command(phone: &UdpSocket) -> (String, SocketAddr) {
-    let mut buf = [0u8; 2048];
-    let (n, from) = phone
-        .recv_from(&mut buf)
-        .expect("a command within the limit");
-    (String::from_utf8(buf[..n].to_vec()).unwrap(), from)
-}
 
 #[test]
 #[ignore = "needs wine: scripts/test-all.sh"]

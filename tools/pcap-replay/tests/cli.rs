@@ -8,49 +8,18 @@
 )]
 
 use std::fs::File;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 use mocap_core::pcap::Datagrams;
-use mocap_core::testutil::{Finished, LIMIT, Proc};
+use mocap_core::testutil::{Finished, Proc};
 use serde_json::Value;
 
+mod common;
+
+use common::{capture, collect, payloads, receiver};
+
 const BIN: &str = env!("CARGO_BIN_EXE_pcap-replay");
-const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures/mocopi");
-
-fn capture(name: &str) -> String {
-    format!("{CAPTURES}/{name}")
-}
-
-/// The payloads a capture holds, read by the core (what a replay must deliver).
-fn payloads(name: &str) -> Vec<Vec<u8>> {
-    let mut d = Datagrams::new(File::open(capture(name)).unwrap()).unwrap();
-    let mut out = Vec::new();
-    while let Some(r) = d.next_datagram() {
-        out.push(r.unwrap().payload.to_vec());
-    }
-    out
-}
-
-fn receiver() -> UdpSocket {
-    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-    s.set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
-    s
-}
-
-/// Receives until `n` datagrams arrived or nothing came for a while.
-fn collect(rx: &UdpSocket, n: usize) -> Vec<(SocketAddr, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; 65_535];
-    let start = Instant::now();
-    while out.len() < n && start.elapsed() < LIMIT {
-        if let Ok((len, from)) = rx.recv_from(&mut buf) {
-            out.push((from, buf[..len].to_vec()));
-        }
-    }
-    out
-}
 
 fn replay(args: &[&str]) -> Proc {
     Proc::spawn(BIN, args, None)

@@ -9,41 +9,15 @@
     reason = "test code: a panic is how a test reports"
 )]
 
-use std::fs::File;
-use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
-use std::time::{Duration, Instant};
 
-use mocap_core::pcap::Datagrams;
-use mocap_core::testutil::{LIMIT, Proc, wine};
+use mocap_core::testutil::{Proc, wine};
+
+mod common;
+
+use common::{CAPTURES, collect, payloads, receiver};
 
 const BIN: &str = env!("CARGO_BIN_EXE_pcap-replay");
-const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures/mocopi");
-
-/// The payloads a capture holds, read by the core.
-fn payloads(name: &str) -> Vec<Vec<u8>> {
-    let mut d = Datagrams::new(File::open(format!("{CAPTURES}/{name}")).unwrap()).unwrap();
-    let mut out = Vec::new();
-    while let Some(r) = d.next_datagram() {
-        out.push(r.unwrap().payload.to_vec());
-    }
-    out
-}
-
-/// Receives until `n` datagrams arrived; a lost one fails the test after a bounded wait.
-fn collect(rx: &UdpSocket, n: usize) -> Vec<(SocketAddr, Vec<u8>)> {
-    rx.set_read_timeout(Some(Duration::from_millis(200)))
-        .unwrap();
-    let mut out = Vec::new();
-    let mut buf = vec![0u8; 65_535];
-    let start = Instant::now();
-    while out.len() < n && start.elapsed() < LIMIT {
-        if let Ok((len, from)) = rx.recv_from(&mut buf) {
-            out.push((from, buf[..len].to_vec()));
-        }
-    }
-    out
-}
 
 fn replay(name: &str, extra: &[&str]) -> Proc {
     let file = wine::path(Path::new(&format!("{CAPTURES}/{name}")));
@@ -73,7 +47,7 @@ fn a_capture_reaches_a_linux_receiver_paced_and_hedged() {
     let want = payloads("wave-60hz.pcapng");
     assert_eq!(want.len(), 242);
     for extra in [&[][..], &["--hedge"]] {
-        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let rx = receiver();
         let to = rx.local_addr().unwrap().to_string();
         let p = replay(
             "wave-60hz.pcapng",
@@ -97,7 +71,7 @@ fn a_capture_reaches_a_linux_receiver_paced_and_hedged() {
 #[test]
 #[ignore = "needs wine: scripts/test-all.sh"]
 fn triggered_by_a_linux_peer_it_plays_back_to_it() {
-    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let rx = receiver();
     let port = rx.local_addr().unwrap().port().to_string();
     let mut p = replay(
         "mocopi-sizes.pcapng",
