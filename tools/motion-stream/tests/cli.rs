@@ -773,12 +773,14 @@ fn a_web_page_of_another_origin_cannot_open_a_stream() {
         upgrade_status(&url, &[("Origin", "https://app.example:8081")]),
         403
     );
+    // A sandboxed frame or a file:// page says `null`: a browser all the same.
+    assert_eq!(upgrade_status(&url, &[("Origin", "null")]), 403);
     assert_eq!(page_status(http, "/"), 200);
     server.interrupt();
     let sum = server.finish().json().pop().unwrap();
     assert_eq!(
         (sum["forbidden"].as_u64(), sum.get("unauthorized")),
-        (Some(2), None),
+        (Some(3), None),
         "{sum}"
     );
 }

@@ -110,6 +110,11 @@ struct Args {
     #[arg(long, value_name = "PORT", requires = "trigger")]
     to_port: Option<u16>,
 
+    // With --trigger: only these senders may start the replay (a spoofed
+    // trigger would aim the whole capture at someone else).
+    #[command(flatten)]
+    allow: cli::AllowArgs,
+
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
@@ -149,6 +154,10 @@ fn main() -> ExitCode {
         return code;
     }
     let args: Args = cli::parse();
+    if !args.allow.allow.is_empty() && args.trigger.is_none() {
+        let e = cli::UsageError("--allow says who may trigger: it goes with --trigger".into());
+        return cli::exit(Err(e.into()), replay::TOOL);
+    }
     let pace = if args.topspeed {
         Pace::TopSpeed
     } else if let Some(pps) = args.pps {
@@ -173,6 +182,7 @@ fn main() -> ExitCode {
         loops: args.loops,
         trigger: args.trigger,
         to_port: args.to_port,
+        allow: args.allow,
         stop: args.stop,
         format: args.format,
         quiet: args.quiet,

@@ -61,6 +61,8 @@ pub(crate) struct Options {
     pub(crate) trigger: Option<SocketAddr>,
     /// With `trigger`: the port to play to (default: each datagram's own).
     pub(crate) to_port: Option<u16>,
+    /// With `trigger`: who may trigger (`--allow`).
+    pub(crate) allow: mocap_core::cli::AllowArgs,
     /// `--count` (datagrams sent), `--duration`.
     pub(crate) stop: StopArgs,
     /// Output format.
@@ -125,6 +127,10 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                 "waiting for a datagram on {local} (UDP) to start"
             ));
             let mut feed = UdpFeed::new(socket.try_clone()?);
+            feed.guard_with(mocap_core::cli::Guard::new(
+                &opts.allow,
+                Some(Log::new(TOOL, opts.quiet, false)),
+            ));
             let mut trigger = Trigger(None);
             let why = drive(&mut feed, opts.stop.duration, None, &mut trigger)?;
             let Some(peer) = trigger.0 else {

@@ -388,3 +388,43 @@ fn completions_man_page_and_version() {
 fn completions_parse_in_bash_and_the_man_page_renders() {
     mocap_core::testutil::check_generate_with_shell_and_man(BIN, "pcap-replay", "--port-map");
 }
+
+/// `--trigger --allow`: a datagram from anyone else does not start the replay
+/// (it would aim the capture at them); the allowed sender's does.
+#[test]
+fn trigger_with_allow_ignores_other_senders() {
+    let rx = receiver();
+    let port = rx.local_addr().unwrap().port().to_string();
+    let mut child = replay(&[
+        &capture("mocopi-sizes.pcapng"),
+        "--trigger",
+        "127.0.0.1:0",
+        "--to-port",
+        &port,
+        "--allow",
+        "127.0.0.1",
+        "--topspeed",
+        "--format",
+        "json",
+    ]);
+    let (_, trigger) = child.log_line("waiting for a datagram");
+    let trigger = trigger.unwrap();
+    let stranger = UdpSocket::bind("127.0.0.2:0").unwrap();
+    stranger.send_to(b"go", trigger).unwrap();
+    child.log_line("refused datagrams from 127.0.0.2");
+    rx.send_to(b"go", trigger).unwrap();
+    let want = payloads("mocopi-sizes.pcapng");
+    let got = collect(&rx, want.len());
+    let out = child.finish();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(got.into_iter().map(|(_, p)| p).collect::<Vec<_>>(), want);
+    assert!(
+        out.stderr
+            .contains(&format!("triggered by {}", rx.local_addr().unwrap())),
+        "{}",
+        out.stderr
+    );
+    // Without --trigger, --allow is a usage error.
+    let bad = replay(&[&capture("mocopi-sizes.pcapng"), "--allow", "127.0.0.1"]).finish();
+    assert_eq!(bad.code, Some(2), "{}", bad.stderr);
+}

@@ -188,11 +188,9 @@ impl Feed for TcpFeed {
         } else {
             self.accept.accept(accept_wait)?
         };
-        if let Some((_, peer)) = &accepted
-            && !self.guard.admit(Some(*peer))
-        {
-            return Ok(Step::Idle);
-        }
+        // A refused peer is closed and the current connection still read, so
+        // a stranger's connect loop cannot starve the phone's stream.
+        let accepted = accepted.filter(|(_, peer)| self.guard.admit(Some(*peer)));
         if let Some((s, peer)) = accepted {
             // Reads wait at most a poll interval, so Ctrl-C and newer connections are seen.
             s.set_read_timeout(Some(POLL))?;

@@ -54,7 +54,9 @@ pub(super) fn connection(
     };
     let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
     let _ = conn.set_write_timeout(Some(Duration::from_secs(5)));
-    let (head_bytes, head) = match http::read_head(&mut conn) {
+    // Each read waits at most the read timeout; the whole head, 10 s.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (head_bytes, head) = match http::read_head_by(&mut conn, Some(deadline)) {
         Ok(h) => h,
         Err(e) => {
             say(format_args!("{peer}: {e}"));

@@ -144,6 +144,8 @@ mod tests {
             ws(Some("https://127.0.0.1:8765"), "127.0.0.1:8765"),
             Verdict::ForeignOrigin
         );
+        // A sandboxed frame or a file:// page of any site says `null`.
+        assert_eq!(ws(Some("null"), "127.0.0.1:8765"), Verdict::ForeignOrigin);
         assert_eq!(
             ws(Some("https://app.dlp3d.example"), "127.0.0.1:8765"),
             Verdict::Allow
