@@ -1,6 +1,8 @@
-//! iFacialMocap / Facemotion3d frames as VMC "perfect sync" messages:
-//! blendshapes as `/VMC/Ext/Blend/Val` with ARKit names, then one Apply; the
-//! head (and optionally the eyes) as `/VMC/Ext/Bone/Pos` rotations.
+//! ARKit face frames as VMC "perfect sync" messages: blendshapes as
+//! `/VMC/Ext/Blend/Val` with ARKit names, then one Apply; the head (and
+//! optionally the eyes) as `/VMC/Ext/Bone/Pos` rotations. Every face app
+//! reaches the bridge as a [`FacePose`]: iFacialMocap / Facemotion3d frames
+//! and Live Link Face packets alike.
 //!
 //! The app's Euler order and signs are not documented. Our reading: X pitch,
 //! Y yaw, Z roll in degrees, in ARKit's right-handed frame (+Y up, +Z towards
@@ -13,8 +15,91 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::ifm::{ARKIT, Frame};
+use crate::livelink;
 use crate::quat::mul;
 use crate::vmc::Message;
+
+/// One face frame as the bridge reads it, whatever app sent it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FacePose {
+    /// `Some(false)` while the app has lost the face.
+    pub tracking: Option<bool>,
+    /// ARKit blendshapes indexed like [`ARKIT`], nominally 0 to 1; `None`
+    /// for those the frame did not carry.
+    pub blendshapes: [Option<f32>; 52],
+    /// Head angles in degrees: about X (pitch), Y (yaw), Z (roll), ARKit's frame.
+    pub head: Option<[f32; 3]>,
+    /// The left eye, like `head`.
+    pub left_eye: Option<[f32; 3]>,
+    /// The right eye, like `head`.
+    pub right_eye: Option<[f32; 3]>,
+}
+
+impl Default for FacePose {
+    fn default() -> Self {
+        Self {
+            tracking: None,
+            blendshapes: [None; 52],
+            head: None,
+            left_eye: None,
+            right_eye: None,
+        }
+    }
+}
+
+impl From<&Frame<'_>> for FacePose {
+    /// iFacialMocap sends percent and degrees.
+    fn from(f: &Frame<'_>) -> Self {
+        Self {
+            tracking: f.tracking,
+            blendshapes: f.blendshapes.map(|v| v.map(|v| v as f32 / 100.0)),
+            head: f.head.map(|h| h.rot),
+            left_eye: f.left_eye,
+            right_eye: f.right_eye,
+        }
+    }
+}
+
+/// How Live Link Face's head and eye angles are read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum AngleUnit {
+    /// Radians, as Unreal reads them.
+    #[default]
+    Radians,
+    /// Degrees (some third-party senders).
+    Degrees,
+}
+
+impl FacePose {
+    /// A Live Link Face packet: blendshapes as sent, yaw/pitch/roll
+    /// rearranged to pitch, yaw, roll in degrees. A no-face packet (`None`)
+    /// is a frame without tracking.
+    pub fn from_livelink(face: Option<&livelink::Face<'_>>, unit: AngleUnit) -> Self {
+        let Some(face) = face else {
+            return Self {
+                tracking: Some(false),
+                ..Self::default()
+            };
+        };
+        let mut blendshapes = [None; 52];
+        for (slot, v) in blendshapes.iter_mut().zip(face.values()) {
+            *slot = Some(v);
+        }
+        let deg = |a: livelink::Angles| {
+            [a.pitch, a.yaw, a.roll].map(|v| match unit {
+                AngleUnit::Radians => v.to_degrees(),
+                AngleUnit::Degrees => v,
+            })
+        };
+        Self {
+            tracking: Some(true),
+            blendshapes,
+            head: face.head().map(deg),
+            left_eye: face.left_eye().map(deg),
+            right_eye: face.right_eye().map(deg),
+        }
+    }
+}
 
 /// How blendshape names are written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -168,10 +253,15 @@ impl FaceBridge {
         Self { opts, last: None }
     }
 
-    /// The VMC messages for one frame: every ARKit blendshape the frame
-    /// carries as Blend/Val, one Blend/Apply, then the head (and eye) bones.
+    /// The VMC messages for one iFacialMocap frame (see [`pose`](Self::pose)).
     /// Names outside ARKit (`hapihapi`, `FM_*`, …) are not sent.
     pub fn messages(&mut self, frame: &Frame<'_>) -> Vec<Message> {
+        self.pose(&FacePose::from(frame))
+    }
+
+    /// The VMC messages for one face: every ARKit blendshape the frame
+    /// carries as Blend/Val, one Blend/Apply, then the head (and eye) bones.
+    pub fn pose(&mut self, frame: &FacePose) -> Vec<Message> {
         if frame.tracking == Some(false) {
             return match self.opts.on_lost {
                 OnLost::Hold => self.last.clone().unwrap_or_default(),
@@ -181,12 +271,12 @@ impl FaceBridge {
         let mut out = Vec::with_capacity(56);
         for (name, v) in ARKIT.iter().zip(frame.blendshapes) {
             if let Some(v) = v {
-                out.push(self.blend(name, v as f32 / 100.0));
+                out.push(self.blend(name, v));
             }
         }
         out.push(Message::BlendApply);
         if let Some(h) = frame.head {
-            out.push(self.bone(&self.opts.head_bone, h.rot));
+            out.push(self.bone(&self.opts.head_bone, h));
         }
         if self.opts.eye_bones {
             if let Some(e) = frame.left_eye {
@@ -373,5 +463,48 @@ mod tests {
         assert!(v.iter().all(|(_, x)| *x == 0.0));
         assert_eq!(out.get(52), Some(&Message::BlendApply));
         assert!(matches!(&out[53], Message::BonePos { rot, .. } if *rot == [0.0, 0.0, 0.0, 1.0]));
+    }
+
+    #[test]
+    fn a_live_link_face_reaches_vmc_like_an_ifm_frame() {
+        use crate::livelink::{PacketRepr, parse};
+        let mut values = vec![0.0f32; 61];
+        values[0] = 0.97; // EyeBlinkLeft
+        values[17] = 1.5; // JawOpen, clamped
+        values[52] = 0.0; // head yaw
+        values[53] = 10f32.to_radians(); // head pitch
+        let bytes = PacketRepr {
+            device: "d".into(),
+            subject: "s".into(),
+            frame: 1,
+            subframe: 0.0,
+            rate: [60, 1],
+            values: Some(values),
+        }
+        .to_bytes();
+        let packet = parse(&bytes).unwrap();
+        let pose = FacePose::from_livelink(packet.face(), AngleUnit::Radians);
+        let ifm = parse_str("eyeBlink_L-97|jawOpen-150|=head#10.0,0.0,0.0,0.0,0.0,0.0|").unwrap();
+        let mut ours = FaceBridge::new(FaceOptions::default()).pose(&pose);
+        let theirs = FaceBridge::new(FaceOptions::default()).messages(&ifm);
+        // All 52 blendshapes are sent (Live Link sends every one), then Apply, then Head.
+        assert_eq!(vals(&ours).len(), 52);
+        assert_eq!(vals(&ours)[0], ("eyeBlinkLeft".to_owned(), 0.97));
+        assert_eq!(vals(&ours)[17], ("jawOpen".to_owned(), 1.0));
+        assert_eq!(ours[52], Message::BlendApply);
+        let (Message::BonePos { rot: a, .. }, Message::BonePos { rot: b, .. }) =
+            (ours.pop().unwrap(), theirs.last().unwrap().clone())
+        else {
+            panic!("head bones last");
+        };
+        assert!(close(a, b), "10° of pitch either way: {a:?} {b:?}");
+        // No face: held like iFacialMocap's trackingStatus 0.
+        let lost = FacePose::from_livelink(None, AngleUnit::Radians);
+        assert_eq!(lost.tracking, Some(false));
+        assert!(
+            FaceBridge::new(FaceOptions::default())
+                .pose(&lost)
+                .is_empty()
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! Bridges from tracker protocols into VMC. Pure: frames in, VMC messages out
-//! (iFacialMocap face; mocopi body retargeting).
+//! (ARKit faces from iFacialMocap and Live Link Face; mocopi body retargeting).
 //! See `docs/bridges.md`.
 
 mod body;
@@ -10,5 +10,6 @@ pub use body::{
     SONY_MAPPING, SkeletonEvent, default_parents, parse_mapping, pos_to_unity, rot_to_unity,
 };
 pub use face::{
-    BlendCase, FaceBridge, FaceOptions, HeadAxes, OnLost, arkit_to_unity, euler_to_quat,
+    AngleUnit, BlendCase, FaceBridge, FaceOptions, FacePose, HeadAxes, OnLost, arkit_to_unity,
+    euler_to_quat,
 };
