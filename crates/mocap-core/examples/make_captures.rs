@@ -106,6 +106,7 @@ fn committed(dir: &Path) -> anyhow::Result<()> {
 
     wave(&mocopi)?;
     face(dir)?;
+    livelink(dir)?;
     Ok(())
 }
 
@@ -184,6 +185,109 @@ fn face(dir: &Path) -> anyhow::Result<()> {
     }
     w.flush()?;
     eprintln!("wrote {name}: {n} frames");
+    Ok(())
+}
+
+/// One Live Link Face value set: blinks, a talking jaw, a smile, the head
+/// turning and nodding, the eyes following; angles in radians.
+fn livelink_values(t: f32, phase: f32) -> Vec<f32> {
+    use mocap_core::livelink::{HEAD, LEFT_EYE, RIGHT_EYE, VALUE_COUNT};
+    let mut v = vec![0.0f32; VALUE_COUNT];
+    let mut set = |i: usize, x: f32| {
+        if let Some(slot) = v.get_mut(i) {
+            *slot = x;
+        }
+    };
+    // A blink every 1.5 s, 0.2 s long.
+    let b = (t + phase) % 1.5;
+    let blink = if b < 0.2 {
+        1.0 - (b - 0.1).abs() * 10.0
+    } else {
+        0.0
+    };
+    set(0, blink);
+    set(7, blink);
+    set(17, 0.3 + 0.3 * (t * std::f32::consts::PI).sin()); // JawOpen
+    set(23, 0.3); // MouthSmileLeft
+    set(24, 0.3); // MouthSmileRight
+    let yaw = 0.3 * (t * 0.8).sin();
+    let pitch = 0.1 * (t * 1.3).sin();
+    for (at, k) in [(HEAD, 1.0), (LEFT_EYE, 0.5), (RIGHT_EYE, 0.5)] {
+        set(at, k * yaw);
+        set(at + 1, k * pitch);
+        set(at + 2, if at == HEAD { 0.05 } else { 0.0 });
+    }
+    v
+}
+
+/// Live Link Face from two devices to one PC at 60 fps: "Zoe's iPhone" for
+/// 4 s with a gap of 3 frames, half a second without a face, a duplicate and
+/// one datagram cut short; "Studio iPad" for the first second.
+fn livelink(dir: &Path) -> anyhow::Result<()> {
+    use mocap_core::livelink::{DEFAULT_PORT, PacketRepr};
+    let pc = SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT));
+    let phone = SocketAddr::from(([127, 0, 0, 3], 50_200));
+    let ipad = SocketAddr::from(([127, 0, 0, 4], 50_201));
+    fs::create_dir_all(dir.join("livelink"))?;
+    let name = "livelink/face-60fps.pcapng";
+    let mut w = writer(&dir.join(name))?;
+    // 16:00:00:00 of a 60 fps timecode.
+    let start = 16 * 3600 * 60;
+    let packet = |device: &str, subject: &str, i: u32, values| PacketRepr {
+        device: device.into(),
+        subject: subject.into(),
+        frame: start + i32::try_from(i).unwrap_or_default(),
+        // ARKit samples are not locked to the timecode: the subframe drifts slowly.
+        subframe: (0.255 + i as f32 * 0.001) % 1.0,
+        rate: [60, 1],
+        values,
+    };
+    let mut n = 0;
+    for i in 0..240u32 {
+        let ts = BASE + FRAME * i;
+        let t = i as f32 / 60.0;
+        if !(100..=102).contains(&i) {
+            let values = (!(150..180).contains(&i)).then(|| livelink_values(t, 0.0));
+            let p = packet(
+                "4DC9E2B8-0A5C-4F7C-9D0E-6A1B2C3D4E5F",
+                "Zoe's iPhone",
+                i,
+                values,
+            );
+            let times = if i == 200 { 2 } else { 1 };
+            for _ in 0..times {
+                w.write(ts, phone, pc, &p.to_bytes())?;
+                n += 1;
+            }
+        }
+        if i < 60 {
+            let p = packet(
+                "0C1D2E3F-4A5B-6C7D-8E9F-A0B1C2D3E4F5",
+                "Studio iPad",
+                i,
+                Some(livelink_values(t, 0.7)),
+            );
+            w.write(ts + Duration::from_millis(8), ipad, pc, &p.to_bytes())?;
+            n += 1;
+        }
+    }
+    // A face packet cut short in the air: its 61 values do not fit.
+    let p = packet(
+        "4DC9E2B8-0A5C-4F7C-9D0E-6A1B2C3D4E5F",
+        "Zoe's iPhone",
+        240,
+        Some(livelink_values(4.0, 0.0)),
+    );
+    let bytes = p.to_bytes();
+    w.write(
+        BASE + FRAME * 240,
+        phone,
+        pc,
+        bytes.get(..bytes.len() - 10).unwrap_or_default(),
+    )?;
+    n += 1;
+    w.flush()?;
+    eprintln!("wrote {name}: {n} datagrams");
     Ok(())
 }
 

@@ -8,6 +8,7 @@
 //! - [`ifm`]: iFacialMocap / Facemotion3d face streams (UDP 49983, TCP 49986).
 //! - [`smf`]: Sony mocopi's motion stream (UDP 12351).
 //! - [`livelink`]: Epic's Live Link Face app (UDP 11111).
+//! - [`health`]: loss, duplicates, reordering, restarts, rate and jitter of a numbered frame stream.
 //! - [`pcap`]: capture files in and out, fragment reassembly, replay scheduling.
 //! - [`osc`]: OSC 1.0 through rosc, guarded against deep nesting and leftovers.
 //! - [`vmc`]: typed VMC messages, name tables, frame encoder.
@@ -24,6 +25,7 @@ pub mod bvh;
 pub mod cli;
 pub mod dlp3d;
 pub mod filter;
+pub mod health;
 pub mod ifm;
 pub mod livelink;
 pub mod net;

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, ValueEnum};
-use mocap_core::bridge::{BlendCase, FaceOptions, HeadAxes, OnLost};
+use clap::Parser;
 use mocap_core::cli::{self, Input, LogArgs, RecordArgs, StopArgs};
 
 mod session;
@@ -120,29 +119,8 @@ struct Args {
     #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
     vmc: Vec<SocketAddr>,
 
-    /// Blendshape names for --vmc: ARKit's `eyeBlinkLeft` or `EyeBlinkLeft`.
-    #[arg(long, value_enum, default_value = "camel", requires = "vmc")]
-    blend_case: CaseArg,
-
-    /// Send blendshape values as they are (percent / 100) instead of clamping to 0..1.
-    #[arg(long, requires = "vmc")]
-    no_clamp: bool,
-
-    /// The bone that carries the head rotation for --vmc.
-    #[arg(long, value_name = "BONE", default_value = "Head", requires = "vmc")]
-    head_bone: String,
-
-    /// Send the eye angles as LeftEye / RightEye rotations too.
-    #[arg(long, requires = "vmc")]
-    eye_bones: bool,
-
-    /// Which incoming angle is pitch, yaw and roll, with sign (e.g. -x,y,-z).
-    #[arg(long, value_name = "AXES", default_value = "x,y,z", requires = "vmc")]
-    head_axes: HeadAxes,
-
-    /// While the app reports no face: hold the last pose or send a neutral one.
-    #[arg(long, value_enum, default_value = "hold", requires = "vmc")]
-    on_lost: LostArg,
+    #[command(flatten)]
+    face: cli::FaceArgs,
 
     #[command(flatten)]
     pace: cli::PaceArgs,
@@ -158,22 +136,6 @@ struct Args {
 
     #[command(flatten)]
     _generate: cli::GenerateArgs,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum CaseArg {
-    /// `eyeBlinkLeft` (perfect-sync models).
-    Camel,
-    /// `EyeBlinkLeft`.
-    Pascal,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum LostArg {
-    /// Repeat the last tracked pose.
-    Hold,
-    /// All blendshapes 0, head and eyes at rest.
-    Neutral,
 }
 
 fn resolve(host: &str) -> anyhow::Result<IpAddr> {
@@ -241,20 +203,7 @@ fn main() -> ExitCode {
         log: args.log,
         vmc: (!args.vmc.is_empty()).then_some(ifm::VmcOut {
             to: args.vmc,
-            face: FaceOptions {
-                case: match args.blend_case {
-                    CaseArg::Camel => BlendCase::Camel,
-                    CaseArg::Pascal => BlendCase::Pascal,
-                },
-                clamp: !args.no_clamp,
-                head_bone: args.head_bone,
-                eye_bones: args.eye_bones,
-                axes: args.head_axes,
-                on_lost: match args.on_lost {
-                    LostArg::Hold => OnLost::Hold,
-                    LostArg::Neutral => OnLost::Neutral,
-                },
-            },
+            face: args.face.options(),
             smooth,
         }),
     };

@@ -92,6 +92,74 @@ impl SmoothArgs {
     }
 }
 
+/// How a face bridge (`--vmc` of ifm-handshake and livelink-dump) writes
+/// perfect sync, the same flags in both tools. They need the tool's `--vmc`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct FaceArgs {
+    /// Blendshape names for --vmc: ARKit's `eyeBlinkLeft` or `EyeBlinkLeft`.
+    #[arg(long, value_enum, default_value = "camel", requires = "vmc")]
+    pub blend_case: BlendCaseArg,
+
+    /// Send blendshape values as they are instead of clamping to 0..1.
+    #[arg(long, requires = "vmc")]
+    pub no_clamp: bool,
+
+    /// The bone that carries the head rotation for --vmc.
+    #[arg(long, value_name = "BONE", default_value = "Head", requires = "vmc")]
+    pub head_bone: String,
+
+    /// Send the eye angles as LeftEye / RightEye rotations too.
+    #[arg(long, requires = "vmc")]
+    pub eye_bones: bool,
+
+    /// Which incoming angle is pitch, yaw and roll, with sign (e.g. -x,y,-z).
+    #[arg(long, value_name = "AXES", default_value = "x,y,z", requires = "vmc")]
+    pub head_axes: crate::bridge::HeadAxes,
+
+    /// While the app reports no face: hold the last pose or send a neutral one.
+    #[arg(long, value_enum, default_value = "hold", requires = "vmc")]
+    pub on_lost: OnLostArg,
+}
+
+/// `--blend-case`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum BlendCaseArg {
+    /// `eyeBlinkLeft` (perfect-sync models).
+    Camel,
+    /// `EyeBlinkLeft`.
+    Pascal,
+}
+
+/// `--on-lost`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum OnLostArg {
+    /// Repeat the last tracked pose.
+    Hold,
+    /// All blendshapes 0, head and eyes at rest.
+    Neutral,
+}
+
+impl FaceArgs {
+    /// The bridge options these flags ask for.
+    pub fn options(&self) -> crate::bridge::FaceOptions {
+        use crate::bridge::{BlendCase, FaceOptions, OnLost};
+        FaceOptions {
+            case: match self.blend_case {
+                BlendCaseArg::Camel => BlendCase::Camel,
+                BlendCaseArg::Pascal => BlendCase::Pascal,
+            },
+            clamp: !self.no_clamp,
+            head_bone: self.head_bone.clone(),
+            eye_bones: self.eye_bones,
+            axes: self.head_axes,
+            on_lost: match self.on_lost {
+                OnLostArg::Hold => OnLost::Hold,
+                OnLostArg::Neutral => OnLost::Neutral,
+            },
+        }
+    }
+}
+
 /// Smoothing options from the flags' values (`None`: the default).
 /// `--smooth-min-cutoff` and `--smooth-dcutoff` apply to every kind;
 /// `--smooth-beta` is per rad/s, so it applies to rotations only (positions

@@ -46,7 +46,6 @@
 mod bones;
 mod chunk;
 mod error;
-mod health;
 mod packet;
 mod repr;
 mod tag;
@@ -58,7 +57,9 @@ pub use error::{Error, ErrorKind, Result, Warning, WarningKind};
 /// How far |q| may be from 1 before a rotation is reported as not unit:
 /// float32 quaternions from real senders are within about 1e-6.
 pub const UNIT_TOLERANCE: f32 = 1e-3;
-pub use health::{FrameEvent, Health, HealthReport, RESTART_FORWARD, RESTART_JUMP, UNNUMBERED};
+pub use crate::health::{
+    FrameEvent, Health, HealthReport, RESTART_FORWARD, RESTART_JUMP, UNNUMBERED,
+};
 pub use packet::{
     Body, Bone, BoneDef, Bones, FORMAT_TYPE, Frame, Packet, Sender, Sensor, Skeleton, Timecode,
     VERSION, pack_ipv4, parse, unpack_ipv4,

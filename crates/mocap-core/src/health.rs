@@ -1,5 +1,6 @@
-//! Stream health of one mocopi sender: loss, duplicates, reordering, restarts,
-//! rate and jitter, from frame numbers and clocks alone (no I/O, no clock reads).
+//! Stream health of one sender of numbered frames (mocopi's `fnum`, Live Link
+//! Face's frame number): loss, duplicates, reordering, restarts, rate and
+//! jitter, from frame numbers and clocks alone (no I/O, no clock reads).
 
 /// How far back (in frames) late and duplicate frames are recognised.
 const WINDOW: u32 = 1024;

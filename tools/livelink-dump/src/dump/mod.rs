@@ -1,0 +1,423 @@
+//! `livelink-dump`: decode Live Link Face datagrams from a socket or a file,
+//! report stream health per phone and subject, and bridge faces to VMC. The
+//! binary parses flags into [`Options`] and calls [`run`].
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use mocap_core::bridge::{AngleUnit, FaceBridge, FaceOptions, FacePose};
+use mocap_core::cli::{
+    AllowArgs, Datagram, Guard, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs,
+    STATUS_INTERVAL, Senders, Source, StopArgs, Stopped, install_ctrlc, report, round3,
+    summary_kind,
+};
+use mocap_core::health::Health;
+use mocap_core::livelink::{self, Body, Packet};
+use mocap_core::net::Fanout;
+use mocap_core::pcap::CaptureStats;
+use mocap_core::vmc;
+
+mod records;
+
+use records::{
+    Counters, FrameRecord, NoFaceRecord, SubjectRecord, SummaryRecord, VmcSummary, error_record,
+    input_error,
+};
+
+/// The tool's name, as it prefixes log lines.
+pub(crate) const TOOL: &str = "livelink-dump";
+
+/// Subjects tracked per sender address; more are decoded but not counted
+/// apart (a spoofing sender cannot grow memory without bound).
+const MAX_SUBJECTS: usize = 16;
+
+/// `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// One line per packet: kind, subject, frame, a few values, sender.
+    Human,
+    /// JSON Lines (`livelink.frame`, `livelink.noface`, `error`, `stats`, `summary`).
+    Json,
+    /// Bridge mode (`--vmc` without `--format`): no line per packet, a status
+    /// line every `--stats-interval` on stderr.
+    #[value(skip)]
+    Status,
+}
+
+/// Everything `livelink-dump` was asked to do.
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    /// Socket or file.
+    pub(crate) input: Input,
+    /// `-w`.
+    pub(crate) record: RecordArgs,
+    /// Output format.
+    pub(crate) format: OutputFormat,
+    /// `--subject`: print and bridge only this one.
+    pub(crate) subject: Option<String>,
+    /// `--count`, `--duration`.
+    pub(crate) stop: StopArgs,
+    /// `--quiet`, `--stats-interval`.
+    pub(crate) log: LogArgs,
+    /// `--topspeed`.
+    pub(crate) topspeed: bool,
+    /// `--allow`.
+    pub(crate) allow: AllowArgs,
+    /// `--vmc` and its options.
+    pub(crate) vmc: Option<VmcOut>,
+}
+
+/// Where and how `--vmc` sends faces.
+#[derive(Clone, Debug)]
+pub(crate) struct VmcOut {
+    /// VMC receivers.
+    pub(crate) to: Vec<SocketAddr>,
+    /// Names, clamping, head bone, axes, behaviour without a face.
+    pub(crate) face: FaceOptions,
+    /// How head and eye angles are read.
+    pub(crate) angles: AngleUnit,
+    /// `--smooth`.
+    pub(crate) smooth: Option<vmc::SmoothOptions>,
+}
+
+/// Runs the tool to the end and prints the summary.
+///
+/// # Errors
+/// Input that cannot be opened or read, and output errors.
+pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
+    install_ctrlc()?;
+    let mut source = Source::open(&opts.input)?;
+    if let Some(path) = &opts.record.write {
+        source.record_to(path, livelink::DEFAULT_PORT)?;
+    }
+    // Sending to a socket from a capture plays it at its recorded timing.
+    if opts.vmc.is_some() && !opts.topspeed {
+        source.pace_recorded();
+    }
+    let guard = Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    let guard = if opts.record.record_refused {
+        guard.recording_refused()
+    } else {
+        guard
+    };
+    source.guard_with(guard.clone());
+    let live = source.is_live();
+    let log = Log::new(TOOL, opts.log.quiet, live);
+    source.announce(&log);
+    let vmc = match &opts.vmc {
+        Some(v) => Some(VmcSink {
+            out: Fanout::new(v.to.clone())
+                .map_err(|e| anyhow::anyhow!("failed to open the VMC sending socket: {e}"))?,
+            frames: 0,
+        }),
+        None => None,
+    };
+    let mut dump = Dump {
+        guard,
+        opts,
+        out: Output::stdout(live),
+        log,
+        senders: Senders::new(),
+        started: Instant::now(),
+        first_arrival: None,
+        scratch: String::new(),
+        capture: None,
+        vmc,
+        several_logged: false,
+    };
+    let every = match opts.format {
+        OutputFormat::Status => Some(opts.log.stats_interval.unwrap_or(STATUS_INTERVAL)),
+        _ => opts.log.stats_interval,
+    };
+    let stopped = mocap_core::cli::run(&mut source, &opts.stop, every, &mut dump)?;
+    dump.log.finish();
+    source.finish(&dump.log)?;
+    dump.capture = source.capture_stats();
+    dump.summary(Some(stopped))?;
+    dump.out.flush()?;
+    Ok(())
+}
+
+/// One subject of one sender: its health and its bridge.
+struct Subject {
+    name: String,
+    device: String,
+    stats: Stats,
+    bridge: Option<(FaceBridge, Option<vmc::Smoother>)>,
+}
+
+#[derive(Default)]
+struct Stats {
+    packets: u64,
+    noface: u64,
+    warnings: u64,
+    health: Health,
+}
+
+/// A sender's subjects, and what could not be told apart.
+#[derive(Default)]
+struct Sender {
+    subjects: Vec<Subject>,
+    /// Packets that failed to decode (no subject to put them under).
+    errors: u64,
+    /// Packets of subjects past [`MAX_SUBJECTS`].
+    untracked: u64,
+}
+
+/// What `--vmc` has sent.
+struct VmcSink {
+    out: Fanout,
+    frames: u64,
+}
+
+struct Dump<'o> {
+    guard: Guard,
+    opts: &'o Options,
+    out: Output,
+    log: Log,
+    senders: Senders<Sender>,
+    started: Instant,
+    first_arrival: Option<f64>,
+    scratch: String,
+    capture: Option<CaptureStats>,
+    vmc: Option<VmcSink>,
+    several_logged: bool,
+}
+
+impl Handler for Dump<'_> {
+    fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
+        if self.first_arrival.is_none() {
+            self.first_arrival = d.arrival;
+        }
+        match livelink::parse(d.payload) {
+            Ok(p) => self.packet(&d, &p)?,
+            Err(e) => {
+                self.senders.get_or_default(d.src).errors += 1;
+                match self.opts.format {
+                    OutputFormat::Json => self.out.json(&error_record(&d, &e))?,
+                    OutputFormat::Human => {
+                        self.scratch.clear();
+                        let _ = write!(self.scratch, "error     {e} ({} bytes)", d.payload.len());
+                        push_origin(&mut self.scratch, &d, self.first_arrival);
+                        self.out.text(format_args!("{}\n", self.scratch))?;
+                    }
+                    OutputFormat::Status => {}
+                }
+            }
+        }
+        let packets = self.packets();
+        self.log.progress(|| format!("{packets} packets"));
+        Ok(())
+    }
+
+    fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
+        self.senders.get_or_default(None).errors += 1;
+        match self.opts.format {
+            OutputFormat::Json => self.out.json(&input_error(e))?,
+            OutputFormat::Status => {}
+            OutputFormat::Human => self.out.text(format_args!("error     {e}\n"))?,
+        }
+        Ok(())
+    }
+
+    fn stats(&mut self) -> anyhow::Result<()> {
+        self.summary(None)
+    }
+
+    fn idle(&mut self) {
+        let packets = self.packets();
+        self.log.progress(|| format!("{packets} packets (waiting)"));
+    }
+}
+
+impl Dump<'_> {
+    fn packets(&self) -> u64 {
+        self.senders
+            .values()
+            .map(|s| {
+                s.errors + s.untracked + s.subjects.iter().map(|j| j.stats.packets).sum::<u64>()
+            })
+            .sum()
+    }
+
+    fn packet(&mut self, d: &Datagram<'_>, p: &Packet<'_>) -> anyhow::Result<()> {
+        let subject = p.subject();
+        let warnings = p.warnings();
+        let chosen = self.opts.subject.as_deref().is_none_or(|s| s == subject);
+        let sender = self.senders.get_or_default(d.src);
+        let known = sender.subjects.iter().position(|s| s.name == subject);
+        let index = match known {
+            Some(i) => Some(i),
+            None if sender.subjects.len() < MAX_SUBJECTS => {
+                sender.subjects.push(Subject {
+                    name: subject.clone().into_owned(),
+                    device: p.device().into_owned(),
+                    stats: Stats::default(),
+                    bridge: self.opts.vmc.as_ref().map(|v| {
+                        (
+                            FaceBridge::new(v.face.clone()),
+                            v.smooth.clone().map(vmc::Smoother::new),
+                        )
+                    }),
+                });
+                Some(sender.subjects.len() - 1)
+            }
+            None => None,
+        };
+        let Some(subj) = index.and_then(|i| sender.subjects.get_mut(i)) else {
+            sender.untracked += 1;
+            return Ok(());
+        };
+        let s = &mut subj.stats;
+        s.packets += 1;
+        s.warnings += warnings.len() as u64;
+        if matches!(p.body, Body::NoFace) {
+            s.noface += 1;
+        }
+        // The frame number is a timecode frame count: it runs on while the
+        // face is lost, so no-face packets keep the sequence too.
+        let clock = p.time.seconds().filter(|c| c.is_finite()).unwrap_or(0.0);
+        s.health
+            .frame(p.time.frame.cast_unsigned(), clock, d.arrival);
+        if chosen
+            && let (Some((bridge, smoother)), Some(sink), Some(v)) =
+                (&mut subj.bridge, &mut self.vmc, &self.opts.vmc)
+        {
+            let pose = FacePose::from_livelink(p.face(), v.angles);
+            let mut messages = bridge.pose(&pose);
+            if !messages.is_empty() {
+                if let Some(sm) = smoother {
+                    let at = d
+                        .arrival
+                        .unwrap_or_else(|| self.started.elapsed().as_secs_f64());
+                    sm.apply_all(&mut messages, at);
+                }
+                sink.frames += 1;
+                for datagram in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
+                    sink.out.send(&datagram);
+                }
+            }
+            let subjects = sender.subjects.len();
+            if subjects > 1 && self.opts.subject.is_none() && !self.several_logged {
+                self.several_logged = true;
+                self.log.info(format_args!(
+                    "{subjects} subjects from {}: --vmc sends them all; choose one with --subject NAME",
+                    d.src.map_or_else(|| "the input".to_owned(), |a| a.to_string())
+                ));
+            }
+        }
+        if !chosen {
+            return Ok(());
+        }
+        match self.opts.format {
+            OutputFormat::Json => match &p.body {
+                Body::Face(f) => self.out.json(&FrameRecord::new(d, p, f, &warnings))?,
+                Body::NoFace => self.out.json(&NoFaceRecord::new(d, p, &warnings))?,
+            },
+            OutputFormat::Human => {
+                self.scratch.clear();
+                human(&mut self.scratch, p, &warnings);
+                push_origin(&mut self.scratch, d, self.first_arrival);
+                self.out.text(format_args!("{}\n", self.scratch))?;
+            }
+            OutputFormat::Status => {}
+        }
+        Ok(())
+    }
+
+    fn summary(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let mut subjects = Vec::new();
+        let mut errors = 0;
+        let mut untracked = 0;
+        for (src, s) in self.senders.iter() {
+            errors += s.errors;
+            untracked += s.untracked;
+            for j in &s.subjects {
+                subjects.push(SubjectRecord {
+                    src: *src,
+                    subject: j.name.clone(),
+                    device: j.device.clone(),
+                    counters: Counters::new(
+                        j.stats.packets,
+                        j.stats.noface,
+                        0,
+                        j.stats.warnings,
+                        &j.stats.health.report(),
+                    ),
+                });
+            }
+        }
+        let totals = Counters::total(
+            subjects.iter().map(|s| &s.counters),
+            errors + untracked,
+            errors,
+        );
+        let rec = SummaryRecord {
+            kind: summary_kind(stopped),
+            tool: TOOL,
+            totals,
+            untracked,
+            elapsed_s: round3(elapsed),
+            stopped,
+            refusals: self.guard.summary(),
+            subjects,
+            capture: self.capture.map(Into::into),
+            vmc: self.vmc.as_ref().map(|v| VmcSummary {
+                to: v.out.targets().to_vec(),
+                frames: v.frames,
+                datagrams: v.out.sent(),
+            }),
+        };
+        report(
+            &mut self.out,
+            &self.log,
+            self.opts.format == OutputFormat::Json,
+            &rec,
+            stopped.is_some(),
+        )?;
+        Ok(())
+    }
+}
+
+/// One human line: kind, subject, frame time, a few telling values.
+fn human(s: &mut String, p: &Packet<'_>, warnings: &[livelink::Warning]) {
+    let t = &p.time;
+    let kind = match p.body {
+        Body::Face(_) => "frame",
+        Body::NoFace => "noface",
+    };
+    let _ = write!(
+        s,
+        "{kind:<9} {:?} frame={} sub={:.3} fps={}/{}",
+        p.subject(),
+        t.frame,
+        t.subframe,
+        t.rate[0],
+        t.rate[1]
+    );
+    if let Body::Face(f) = &p.body {
+        let v = |i| f.blendshape(i).unwrap_or(f32::NAN);
+        // Blinks and the jaw: what a user glances at to see the face is live.
+        let _ = write!(s, " blink={:.2}/{:.2} jaw={:.2}", v(0), v(7), v(17));
+        if let Some(h) = f.head() {
+            let _ = write!(s, " head=({:.3},{:.3},{:.3})", h.yaw, h.pitch, h.roll);
+        }
+        if f.count() != livelink::VALUE_COUNT {
+            let _ = write!(s, " values={}", f.count());
+        }
+    }
+    if let Some(w) = warnings.first() {
+        let _ = write!(s, " warnings={} ({w})", warnings.len());
+    }
+}
+
+fn push_origin(s: &mut String, d: &Datagram<'_>, first: Option<f64>) {
+    if let Some(src) = d.src {
+        let _ = write!(s, " src={src}");
+    }
+    if let (Some(at), Some(first)) = (d.arrival, first) {
+        let _ = write!(s, " t=+{:.6}", at - first);
+    }
+}

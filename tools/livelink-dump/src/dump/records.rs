@@ -1,0 +1,380 @@
+//! livelink-dump's records (docs/jsonl.md). Wire float32 values are widened
+//! to f64, whose shortest text an f64 reader (jq, Python, JavaScript) reads
+//! back as exactly the wire value.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+
+use mocap_core::cli::{
+    CaptureRecord, Datagram, ErrorRecord, InputError, Record, Refusals, Stopped, summary_head,
+};
+use mocap_core::health::HealthReport;
+use mocap_core::livelink::{self, Angles, Face, Packet};
+use serde::ser::SerializeMap as _;
+use serde::{Serialize, Serializer};
+
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "µs since 1970 fit i64 for 292k years"
+)]
+fn ts_us(arrival: Option<f64>) -> Option<i64> {
+    arrival.map(|a| (a * 1e6).round() as i64)
+}
+
+/// What every packet record starts with.
+#[derive(Serialize)]
+pub(super) struct Head {
+    src: Option<SocketAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts_us: Option<i64>,
+    device: String,
+    subject: String,
+    frame: i32,
+    subframe: f64,
+    fps: [i32; 2],
+}
+
+impl Head {
+    fn new(d: &Datagram<'_>, p: &Packet<'_>) -> Self {
+        Self {
+            src: d.src,
+            ts_us: ts_us(d.arrival),
+            device: p.device().into_owned(),
+            subject: p.subject().into_owned(),
+            frame: p.time.frame,
+            subframe: f64::from(p.time.subframe),
+            fps: p.time.rate,
+        }
+    }
+}
+
+/// An odd value in a packet that was decoded all the same.
+#[derive(Serialize)]
+pub(super) struct WarningRecord {
+    offset: usize,
+    field: &'static str,
+    reason: String,
+}
+
+fn warning_records(w: &[livelink::Warning]) -> Vec<WarningRecord> {
+    w.iter()
+        .map(|w| WarningRecord {
+            offset: w.offset,
+            field: w.field.as_str(),
+            reason: w.kind.to_string(),
+        })
+        .collect()
+}
+
+/// The blendshapes as a JSON object in wire order, written straight from the datagram.
+struct Blendshapes<'a>(Face<'a>);
+
+impl Serialize for Blendshapes<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        for (name, v) in self.0.blendshapes() {
+            m.serialize_entry(name, &f64::from(v))?;
+        }
+        m.end()
+    }
+}
+
+#[derive(Serialize)]
+struct AnglesRecord {
+    yaw: f64,
+    pitch: f64,
+    roll: f64,
+}
+
+impl From<Angles> for AnglesRecord {
+    fn from(a: Angles) -> Self {
+        Self {
+            yaw: f64::from(a.yaw),
+            pitch: f64::from(a.pitch),
+            roll: f64::from(a.roll),
+        }
+    }
+}
+
+/// `livelink.frame`.
+#[derive(Serialize)]
+pub(super) struct FrameRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    packet: Head,
+    blendshapes: Blendshapes<'a>,
+    head: Option<AnglesRecord>,
+    left_eye: Option<AnglesRecord>,
+    right_eye: Option<AnglesRecord>,
+    /// Values past the 61 named ones.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    extra: Vec<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<WarningRecord>,
+}
+
+impl<'a> FrameRecord<'a> {
+    pub(super) fn new(
+        d: &Datagram<'_>,
+        p: &Packet<'_>,
+        f: &Face<'a>,
+        warnings: &[livelink::Warning],
+    ) -> Self {
+        Self {
+            kind: "livelink.frame",
+            packet: Head::new(d, p),
+            blendshapes: Blendshapes(*f),
+            head: f.head().map(Into::into),
+            left_eye: f.left_eye().map(Into::into),
+            right_eye: f.right_eye().map(Into::into),
+            extra: f.extra().map(f64::from).collect(),
+            warnings: warning_records(warnings),
+        }
+    }
+}
+
+/// `livelink.noface`.
+#[derive(Serialize)]
+pub(super) struct NoFaceRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    head: Head,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<WarningRecord>,
+}
+
+impl NoFaceRecord {
+    pub(super) fn new(d: &Datagram<'_>, p: &Packet<'_>, warnings: &[livelink::Warning]) -> Self {
+        Self {
+            kind: "livelink.noface",
+            head: Head::new(d, p),
+            warnings: warning_records(warnings),
+        }
+    }
+}
+
+/// The shared `error` record of a datagram the decoder refused.
+pub(super) fn error_record(d: &Datagram<'_>, e: &livelink::Error) -> ErrorRecord {
+    let mut r = ErrorRecord::new(e.kind.to_string());
+    r.src = d.src;
+    r.ts_us = ts_us(d.arrival);
+    r.offset = Some(e.offset);
+    r.tag = Some(e.field.as_str().to_owned());
+    r.len = Some(d.payload.len());
+    r
+}
+
+/// The shared `error` record of input that was not a datagram.
+pub(super) fn input_error(e: &InputError) -> ErrorRecord {
+    let mut r = ErrorRecord::new(e.reason.clone());
+    r.line = e.line;
+    r.column = e.column;
+    r.file_offset = e.file_offset;
+    r
+}
+
+/// Counters of one subject, or of all: the names mocopi-dump uses for the same meanings.
+#[derive(Clone, Copy, Serialize)]
+pub(super) struct Counters {
+    packets: u64,
+    /// Packets with a face.
+    frames: u64,
+    /// No-face packets.
+    noface: u64,
+    /// Datagrams that failed to decode.
+    errors: u64,
+    lost: u64,
+    duplicates: u64,
+    reordered: u64,
+    restarts: u64,
+    /// Packets per second on the arrival clock (the app's rate when there is none).
+    fps: Option<f64>,
+    /// Packets per second on the app's frame clock.
+    sender_fps: Option<f64>,
+    jitter_ms: Option<f64>,
+    /// Odd values decoded and used all the same.
+    warnings: u64,
+}
+
+impl Counters {
+    pub(super) fn new(
+        packets: u64,
+        noface: u64,
+        errors: u64,
+        warnings: u64,
+        h: &HealthReport,
+    ) -> Self {
+        let h = h.rounded();
+        Self {
+            packets,
+            frames: h.frames.saturating_sub(noface),
+            noface,
+            errors,
+            lost: h.lost,
+            duplicates: h.duplicates,
+            reordered: h.reordered,
+            restarts: h.restarts,
+            fps: h.fps,
+            sender_fps: h.sender_fps,
+            jitter_ms: h.jitter_ms,
+            warnings,
+        }
+    }
+
+    /// All subjects together, plus packets that belong to none.
+    pub(super) fn total<'a>(
+        all: impl Iterator<Item = &'a Self>,
+        orphans: u64,
+        errors: u64,
+    ) -> Self {
+        let mut health = HealthReport::default();
+        let mut t = Self::new(0, 0, 0, 0, &health);
+        for c in all {
+            t.packets += c.packets;
+            t.noface += c.noface;
+            t.warnings += c.warnings;
+            let mut h = HealthReport {
+                frames: c.frames + c.noface,
+                lost: c.lost,
+                duplicates: c.duplicates,
+                reordered: c.reordered,
+                restarts: c.restarts,
+                fps: c.fps,
+                sender_fps: c.sender_fps,
+                jitter_ms: c.jitter_ms,
+                ..HealthReport::default()
+            };
+            h = h.rounded();
+            health.merge(&h);
+        }
+        let packets = t.packets + orphans;
+        let (noface, warnings) = (t.noface, t.warnings);
+        t = Self::new(packets, noface, errors, warnings, &health);
+        t
+    }
+
+    fn describe(&self) -> String {
+        let mut s = format!(
+            "{} frames, {} no-face, {} errors; lost {}, duplicates {}, reordered {}, restarts {}",
+            self.frames,
+            self.noface,
+            self.errors,
+            self.lost,
+            self.duplicates,
+            self.reordered,
+            self.restarts
+        );
+        if self.warnings > 0 {
+            let _ = write!(s, "; {} warnings", self.warnings);
+        }
+        if let Some(fps) = self.fps {
+            let _ = write!(s, "; {fps:.1} fps");
+        }
+        if let Some(j) = self.jitter_ms {
+            let _ = write!(s, ", jitter {j:.2} ms");
+        }
+        s
+    }
+}
+
+/// One phone's subject in the summary.
+#[derive(Serialize)]
+pub(super) struct SubjectRecord {
+    pub(super) src: Option<SocketAddr>,
+    pub(super) subject: String,
+    pub(super) device: String,
+    #[serde(flatten)]
+    pub(super) counters: Counters,
+}
+
+/// What `--vmc` sent.
+#[derive(Serialize)]
+pub(super) struct VmcSummary {
+    pub(super) to: Vec<SocketAddr>,
+    pub(super) frames: u64,
+    pub(super) datagrams: u64,
+}
+
+/// `stats` and `summary`.
+#[derive(Serialize)]
+pub(super) struct SummaryRecord {
+    #[serde(rename = "type")]
+    pub(super) kind: &'static str,
+    pub(super) tool: &'static str,
+    #[serde(flatten)]
+    pub(super) totals: Counters,
+    /// Packets of subjects past the per-sender bound (decoded, not counted apart).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(super) untracked: u64,
+    pub(super) elapsed_s: f64,
+    pub(super) stopped: Option<Stopped>,
+    #[serde(flatten)]
+    pub(super) refusals: Refusals,
+    pub(super) subjects: Vec<SubjectRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) capture: Option<CaptureRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) vmc: Option<VmcSummary>,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Record for SummaryRecord {
+    fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {} packets in {:.2} s; {}",
+            summary_head(self.stopped),
+            self.totals.packets,
+            self.elapsed_s,
+            self.totals.describe()
+        )?;
+        f.write_str(&self.refusals.human())?;
+        if let Some(v) = &self.vmc {
+            let to: Vec<String> = v.to.iter().map(ToString::to_string).collect();
+            write!(
+                f,
+                "\n  vmc: {} frames ({} datagrams) to {}",
+                v.frames,
+                v.datagrams,
+                to.join(", ")
+            )?;
+        }
+        if let Some(c) = &self.capture {
+            write!(
+                f,
+                "\n  capture: {} records, {} UDP datagrams, {} non-UDP, {} fragments ({} datagrams reassembled, {} dropped), {} truncated",
+                c.records,
+                c.datagrams,
+                c.non_udp,
+                c.fragments,
+                c.reassembled,
+                c.dropped,
+                c.truncated
+            )?;
+        }
+        if self.subjects.len() > 1 {
+            for s in &self.subjects {
+                let src = s.src.map_or_else(|| "-".to_owned(), |a| a.to_string());
+                write!(f, "\n  {src} {:?}: {}", s.subject, s.counters.describe())?;
+            }
+        }
+        if self.untracked > 0 {
+            write!(
+                f,
+                "\n  {} packets of subjects past {} per sender, not counted apart",
+                self.untracked,
+                super::MAX_SUBJECTS
+            )?;
+        }
+        Ok(())
+    }
+}

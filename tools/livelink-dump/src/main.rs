@@ -1,0 +1,146 @@
+//! `livelink-dump`: sniff and decode Epic's Live Link Face stream.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+use mocap_core::bridge::AngleUnit;
+use mocap_core::cli::{self, Input, LogArgs, PaceArgs, RecordArgs, StopArgs};
+
+mod dump;
+
+const EXAMPLES: &str = "\
+Examples:
+  livelink-dump
+      listen on 0.0.0.0:11111 (the app's default target port), one line per packet
+  livelink-dump --format json | jq -c 'select(.type==\"livelink.frame\") | .blendshapes.JawOpen'
+      one value of every frame, JSON Lines
+  livelink-dump -w take1.pcapng --duration 2m
+      record a two-minute take while decoding (replay it with pcap-replay)
+  livelink-dump -r captures/livelink/face-60fps.pcapng
+      a capture: frames, no-face packets, a gap, one damaged datagram
+  livelink-dump --vmc 127.0.0.1:39539
+      drive a perfect-sync avatar in VSeeFace or Warudo: 52 blendshapes, Apply,
+      Head rotation; a status line every 5 s instead of a line per packet
+  livelink-dump --vmc 127.0.0.1:39539 --subject \"Zoe's iPhone\" --eye-bones --smooth
+      one phone of several, with eye bones, smoothed
+  livelink-dump -r take1.pcapng --vmc 127.0.0.1:39539
+      a recorded take at its recorded timing";
+
+/// Sniff and decode Epic's Live Link Face app (ARKit face capture over UDP):
+/// 52 blendshapes, head and eye angles per frame, no-face packets, with loss,
+/// duplicates, reordering, restarts, rate and jitter per phone and subject;
+/// optionally bridged to VMC perfect sync.
+#[derive(Debug, Parser)]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+struct Args {
+    /// UDP address to listen on (add this PC as a target in the app's settings).
+    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:11111")]
+    listen: SocketAddr,
+
+    /// Read datagrams from FILE instead: a .pcap/.pcapng capture, a raw
+    /// one-datagram .bin, or hex lines (one datagram per line); `-` is stdin.
+    #[arg(short, long, value_name = "FILE", conflicts_with = "listen")]
+    read: Option<PathBuf>,
+
+    /// Output format [default: human; with --vmc, none: a status line every
+    /// --stats-interval (default 5s) on stderr instead of a line per packet].
+    #[arg(long, value_enum)]
+    format: Option<dump::OutputFormat>,
+
+    /// Print and bridge only this subject (the phone's name in the app);
+    /// the others are still counted.
+    #[arg(long, value_name = "NAME")]
+    subject: Option<String>,
+
+    /// Also send every face frame as VMC perfect sync to HOST:PORT (repeatable).
+    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
+    vmc: Vec<SocketAddr>,
+
+    #[command(flatten)]
+    face: cli::FaceArgs,
+
+    /// How the head and eye angles are read for --vmc: radians (Unreal's
+    /// reading of the app) or degrees.
+    #[arg(long, value_enum, default_value = "radians", requires = "vmc")]
+    angles: AnglesArg,
+
+    #[command(flatten)]
+    pace: PaceArgs,
+
+    #[command(flatten)]
+    record: RecordArgs,
+
+    #[command(flatten)]
+    allow: cli::AllowArgs,
+
+    #[command(flatten)]
+    stop: StopArgs,
+
+    #[command(flatten)]
+    log: LogArgs,
+
+    #[command(flatten)]
+    smooth: cli::SmoothArgs,
+
+    #[command(flatten)]
+    _generate: cli::GenerateArgs,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum AnglesArg {
+    /// Radians.
+    Radians,
+    /// Degrees.
+    Degrees,
+}
+
+fn main() -> ExitCode {
+    if let Some(code) = cli::generated::<Args>() {
+        return code;
+    }
+    let args: Args = cli::parse();
+    if args.smooth.smooth && args.vmc.is_empty() {
+        let e = cli::UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
+        return cli::exit(Err(e.into()), dump::TOOL);
+    }
+    let input = match args.read {
+        Some(path) => Input::Read(path),
+        None => Input::Listen(args.listen),
+    };
+    let opts = dump::Options {
+        input,
+        record: args.record,
+        // Bridging is a background job: no line per packet unless asked.
+        format: match args.format {
+            Some(f) => f,
+            None if !args.vmc.is_empty() => dump::OutputFormat::Status,
+            None => dump::OutputFormat::Human,
+        },
+        subject: args.subject,
+        stop: args.stop,
+        log: args.log,
+        topspeed: args.pace.topspeed,
+        allow: args.allow,
+        vmc: (!args.vmc.is_empty()).then(|| dump::VmcOut {
+            to: args.vmc,
+            face: args.face.options(),
+            angles: match args.angles {
+                AnglesArg::Radians => AngleUnit::Radians,
+                AnglesArg::Degrees => AngleUnit::Degrees,
+            },
+            smooth: args.smooth.options(),
+        }),
+    };
+    cli::exit(dump::run(&opts), dump::TOOL)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_definition_is_valid() {
+        use clap::CommandFactory;
+        super::Args::command().debug_assert();
+    }
+}
