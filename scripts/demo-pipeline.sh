@@ -10,11 +10,14 @@
 #                                  │
 #                        motion-stream serve ─► motion-stream dump (a DLP3D client)
 #
+#   pcap-replay livelink/face-60fps.pcapng ─► livelink-dump --vmc --subject ─► vmc-relay --dump
+#                                  (Live Link Face, a leg of its own)
+#
 #   scripts/demo-pipeline.sh            build (release) and run, print a summary
 #   scripts/demo-pipeline.sh --check    also fail unless the end has every body
 #                                       bone, every blendshape and the counts
 #   PROFILE=debug scripts/demo-pipeline.sh --check   reuse `cargo test`'s build
-#   PORT_BASE=47000 ...                 where the six loopback ports start
+#   PORT_BASE=47000 ...                 where the ten loopback ports start
 #
 # Everything listens on 127.0.0.1; the work files stay in a temp directory
 # (kept, and named, when the check fails).
@@ -25,9 +28,9 @@ check=0
 [ "${1:-}" = "--check" ] && check=1
 profile="${PROFILE:-release}"
 if [ "$profile" = release ]; then
-  cargo build -q --release -p mocopi-dump -p ifm-handshake -p vmc-average -p vmc-relay -p pcap-replay -p motion-stream
+  cargo build -q --release -p mocopi-dump -p ifm-handshake -p vmc-average -p vmc-relay -p pcap-replay -p motion-stream -p livelink-dump
 else
-  cargo build -q -p mocopi-dump -p ifm-handshake -p vmc-average -p vmc-relay -p pcap-replay -p motion-stream
+  cargo build -q -p mocopi-dump -p ifm-handshake -p vmc-average -p vmc-relay -p pcap-replay -p motion-stream -p livelink-dump
 fi
 bin="$PWD/target/$profile"
 
@@ -35,6 +38,7 @@ base="${PORT_BASE:-47100}"
 mocopi=$((base)) phone=$((base + 1)) ifm=$((base + 2))
 body=$((base + 3)) face=$((base + 4)) out=$((base + 5))
 dlp_vmc=$((base + 6)) dlp_ws=$((base + 7))
+ll=$((base + 8)) ll_out=$((base + 9))
 host=127.0.0.1
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/demo-pipeline.XXXXXX")"
@@ -81,6 +85,18 @@ ready "$work/average.log"
 mocopi_pid=$!; pids+=("$mocopi_pid")
 ready "$work/mocopi.log"
 
+# Live Link Face: its own leg, one subject of the two the capture holds.
+"$bin/vmc-relay" -l "$host:$ll_out" --dump --format json >"$work/ll-end.jsonl" 2>"$work/ll-relay.log" &
+ll_relay_pid=$!; pids+=("$ll_relay_pid")
+ready "$work/ll-relay.log"
+"$bin/livelink-dump" -l "$host:$ll" --vmc "$host:$ll_out" --subject "Zoe's iPhone" --format json \
+  >"$work/livelink.jsonl" 2>"$work/livelink.log" &
+ll_pid=$!; pids+=("$ll_pid")
+ready "$work/livelink.log"
+"$bin/pcap-replay" -q captures/livelink/face-60fps.pcapng --to "$host:$ll" \
+  --format json >"$work/ll-replay.jsonl" &
+ll_replay_pid=$!; pids+=("$ll_replay_pid")
+
 # The replay plays the phone: it waits for ifm-handshake's start command on
 # the phone port and answers to the port the command came from.
 "$bin/pcap-replay" -q captures/ifacialmocap/face-60fps.pcapng \
@@ -95,6 +111,7 @@ ifm_pid=$!; pids+=("$ifm_pid")
 "$bin/pcap-replay" -q captures/mocopi/wave-60hz.pcapng --to "$host:$mocopi" \
   --format json >"$work/body-replay.jsonl"
 wait "$face_replay_pid"
+wait "$ll_replay_pid"
 
 # Let the last frames through, then stop from the source end down, each with
 # Ctrl-C so every tool prints its summary.
@@ -102,10 +119,12 @@ sleep 0.5
 stop() { kill -INT "$1"; wait "$1" || { echo "demo-pipeline: a tool failed (exit $?)" >&2; exit 1; }; }
 stop "$ifm_pid"
 stop "$mocopi_pid"
+stop "$ll_pid"
 sleep 0.3
 stop "$average_pid"
 sleep 0.3
 stop "$relay_pid"
+stop "$ll_relay_pid"
 # motion-stream ends the client's streams a second after its input stops.
 wait "$dlp_pid" || { echo "demo-pipeline: motion-stream dump failed" >&2; cat "$work/dlp3d.log" >&2; exit 1; }
 stop "$serve_pid"
@@ -201,6 +220,27 @@ expect(dlp_sum["motion_frames"] >= 100 and dlp_sum["face_frames"] == dlp_sum["mo
 expect(set(face_start.get("blendshapes", [])) == sent_names,
        "the DLP3D face start names the 52 ARKit blendshapes")
 expect(abs(dlp_sum["audio_s"] - dlp_sum["motion_frames"] / 30) < 0.01, "audio as long as the motion")
+
+# Live Link Face: every packet of the subject reaches the end as one frame of
+# 52 blendshapes, with the values the phone sent.
+ll, ll_end = summary("livelink.jsonl"), records("ll-end.jsonl")
+ll_types = Counter(r["type"] for r in ll_end)
+ll_sent = defaultdict(set)
+for r in records("livelink.jsonl"):
+    if r["type"] == "livelink.frame":
+        for n, v in r["blendshapes"].items():
+            ll_sent[n[0].lower() + n[1:]].add(v)
+ll_vals = [(r["name"], r["value"]) for r in ll_end if r["type"] == "vmc.blend"]
+print(f"livelink-dump  {ll['frames']} face frames, {ll['noface']} no-face, {ll['errors']} errors, "
+      f"lost {ll['lost']}, duplicates {ll['duplicates']}; {ll['vmc']['frames']} sent as VMC; "
+      f"at its end {ll_types['vmc.apply']} Apply, {len({n for n, _ in ll_vals})} blendshapes")
+expect((ll["frames"], ll["noface"], ll["errors"], ll["lost"], ll["duplicates"]) == (268, 30, 1, 3, 1),
+       "livelink-dump counted the capture's frames, no-face packets, error, gap and duplicate")
+expect(ll["vmc"]["frames"] == 238 and ll_types["vmc.apply"] == 238,
+       f"every packet of Zoe's iPhone reached the end as a frame (got {ll_types['vmc.apply']})")
+ll_stray = [(n, v) for n, v in ll_vals if v not in ll_sent[n]]
+expect(len({n for n, _ in ll_vals}) == 52 and not ll_stray,
+       f"the 52 blendshapes at the end are the phone's values (stray: {ll_stray[:3]})")
 
 if failures:
     print(f"demo-pipeline: FAILED (work files in {work}):", file=sys.stderr)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Release archives and a Debian package of the six tools, built here.
+# Release archives and a Debian package of the seven tools, built here.
 #
 #   scripts/release.sh TARGET   dist/mocap-tools-VERSION-TARGET.tar.gz, or .zip
 #                               when TARGET is a Windows one, and a .sha256
@@ -22,7 +22,7 @@
 #
 # An archive holds one directory, mocap-tools-VERSION-TARGET/:
 #
-#   the six tools (TOOL.exe on Windows), stripped of their symbol tables
+#   the seven tools (TOOL.exe on Windows), stripped of their symbol tables
 #   complete/   TOOL.bash, _TOOL (zsh), TOOL.fish, _TOOL.ps1 (PowerShell)
 #   man/        TOOL.1
 #   examples/   mocopi-frame-loss.pcapng (captures/mocopi/) and a README.md
@@ -60,7 +60,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
-TOOLS=(mocopi-dump ifm-handshake vmc-relay vmc-average pcap-replay motion-stream)
+TOOLS=(mocopi-dump ifm-handshake livelink-dump vmc-relay vmc-average pcap-replay motion-stream)
 DEB_MAINTAINER="${DEB_MAINTAINER:-mocap-tools maintainers <maintainers@users.noreply.a-seed-4e6c2113.example>}"
 
 say() { printf '== %s\n' "$*"; }
@@ -159,7 +159,7 @@ docs_files() {
 
 # --- build ---------------------------------------------------------------------
 
-# --workspace --bins: the six tools, the same build as the Windows test stage
+# --workspace --bins: the seven tools, the same build as the Windows test stage
 # (scripts/lib/platforms.sh) makes.
 say "cargo build --release --locked --workspace --bins --target $target"
 start=$SECONDS
@@ -364,7 +364,8 @@ Priority: optional
 Description: command-line tools for motion-capture network protocols
  Sniff, decode, replay and forward the network streams of motion-capture
  rigs from the shell: Sony mocopi (mocopi-dump), iFacialMocap and
- Facemotion3d (ifm-handshake), the VMC protocol (vmc-relay, vmc-average),
+ Facemotion3d (ifm-handshake), Epic's Live Link Face (livelink-dump), the
+ VMC protocol (vmc-relay, vmc-average),
  UDP replay of pcap/pcapng captures (pcap-replay) and DLP3D motion streams
  over WebSocket (motion-stream).
 EOF

@@ -9,7 +9,8 @@
 # peer tests as ignored ("needs <peer>: scripts/test-all.sh"). This script is
 # what runs them. The peers, and where they come from:
 #
-#   python-osc          PyPI (pip)                VMC interop (vmc-relay)
+#   python-osc          PyPI (pip)                VMC interop (vmc-relay, livelink-dump --vmc)
+#   pylivelinkface      PyPI (pip)                Live Link Face both ways (mocap-core)
 #   OneEuroFilter       PyPI (pip)                1€ filter conformance (mocap-core)
 #   bvhio               PyPI (pip)                BVH takes read by another reader (mocopi-dump, vmc-relay)
 #   protobufjs,         npm, pinned in            DLP3D interop (mocap-core),
@@ -75,7 +76,7 @@ need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm blender
   musl-gcc:musl-tools dpkg-shlibdeps:dpkg-dev zip:zip
 
 # PyPI packages: "module:package".
-for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio; do
+for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio pylivelinkface:pylivelinkface; do
   module=${pair%%:*} package=${pair#*:}
   python3 -c "import $module" 2>/dev/null && continue
   if [ $install = 1 ] && command -v python3 >/dev/null; then

@@ -11,7 +11,7 @@
 # An archive, mocap-tools-VERSION-TARGET.tar.gz or .zip:
 #   - VERSION is the workspace's; the .sha256 beside it is one line
 #     `<hex>  <name>` and matches the file
-#   - its entries are exactly the expected ones: one top directory, the six
+#   - its entries are exactly the expected ones: one top directory, the seven
 #     tools (.exe on Windows), complete/ (bash, zsh, fish, PowerShell),
 #     man/TOOL.1, examples/ (README.md, mocopi-frame-loss.pcapng), README.md,
 #     LICENSE-MIT, LICENSE-APACHE and docs/ as the repository has it; README,
@@ -49,7 +49,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TOOLS=(mocopi-dump ifm-handshake vmc-relay vmc-average pcap-replay motion-stream)
+TOOLS=(mocopi-dump ifm-handshake livelink-dump vmc-relay vmc-average pcap-replay motion-stream)
 STD_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 passed=0
@@ -242,9 +242,9 @@ check_archive() {
 
   check "$target: README.md, licences, docs/ and the example equal the repository's" same_as_repo "$d"
   if [ $kind = tar ]; then
-    check "$target: the six tools are mode 755, other files 644" tar_modes "$file" "$top"
+    check "$target: the seven tools are mode 755, other files 644" tar_modes "$file" "$top"
   else
-    check "$target: the six .exe files are PE32+ x86-64 programs" pe_files "$d"
+    check "$target: the seven .exe files are PE32+ x86-64 programs" pe_files "$d"
   fi
   check "$target: bash completions parse and register each tool" check_bash "$d" "complete/TOOL.bash"
   command -v zsh >/dev/null || skip "$target: zsh -n (zsh not installed; #compdef lines still checked)"
