@@ -17,7 +17,6 @@ use std::time::Duration;
 use mocap_core::livelink::{self, BLENDSHAPES, PacketRepr};
 use mocap_core::testutil::Proc;
 use mocap_core::vmc::{self, Message};
-use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_livelink-dump");
 const CAPTURE: &str = concat!(

@@ -25,7 +25,12 @@ const CAPTURE: &str = concat!(
 #[test]
 #[ignore = "needs wine: scripts/test-all.sh"]
 fn version_help_and_exit_codes_are_the_linux_builds() {
-    for args in [&["--version"][..], &["--help"], &["-h"], &["--generate", "man"]] {
+    for args in [
+        &["--version"][..],
+        &["--help"],
+        &["-h"],
+        &["--generate", "man"],
+    ] {
         wine::same_as(BIN, "livelink-dump", args);
     }
     let usage = wine::same_as(BIN, "livelink-dump", &["--angles", "degrees"]);
@@ -72,13 +77,21 @@ fn live_face_bridged_to_a_linux_receiver_then_ctrl_c() {
     };
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     tx.send_to(&face.to_bytes(), addr).unwrap();
-    assert!(tool.stdout_line("livelink.frame").contains("\"JawOpen\":0.375"));
+    assert!(
+        tool.stdout_line("livelink.frame")
+            .contains("\"JawOpen\":0.375")
+    );
     // The bridge's datagrams reach the Linux receiver; the frame ends in Apply.
     let mut buf = vec![0u8; 65_536];
     let mut messages = Vec::new();
     while !messages.contains(&Message::BlendApply) {
         let n = rx.recv(&mut buf).expect("VMC from the Windows build");
-        messages.extend(vmc::decode(&buf[..n]).unwrap().into_iter().map(Result::unwrap));
+        messages.extend(
+            vmc::decode(&buf[..n])
+                .unwrap()
+                .into_iter()
+                .map(Result::unwrap),
+        );
     }
     assert!(messages.contains(&Message::BlendVal {
         name: "jawOpen".into(),
