@@ -1128,6 +1128,16 @@ mod tests {
         let xyz = qprod(about([0.0, 0.0, 1.0], 90.0), about([1.0, 0.0, 0.0], 30.0));
         assert!(angle(xyz, by_hand) > 30.0);
         assert!(distance(unity_euler(xyz), [30.0, 0.0, 90.0]) > 10.0);
+        // docs/trackers.md's worked example, both ways.
+        let doc = [0.057422, 0.405550, -0.299673, 0.861642];
+        assert!(distance(unity_euler(doc), [20.0, 45.0, -30.0]) < 1e-3);
+        assert!(angle(euler([20.0, 45.0, -30.0]), doc) < 1e-3);
+        let doc_xyz = [0.252505, 0.322506, -0.299673, 0.861642];
+        let zyx = qprod(
+            qprod(about([0.0, 0.0, 1.0], -30.0), about([0.0, 1.0, 0.0], 45.0)),
+            about([1.0, 0.0, 0.0], 20.0),
+        );
+        assert!(angle(zyx, doc_xyz) < 1e-3);
     }
 
     #[test]
