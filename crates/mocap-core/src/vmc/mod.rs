@@ -8,7 +8,8 @@
 //! `/VMC/Ext/Blend/Apply`, then `/VMC/Ext/OK` and `/VMC/Ext/T`. Senders
 //! bundle frames (nested bundles occur) with the "immediately" timetag.
 //! Unknown addresses and extra arguments are ignored; too few or mistyped
-//! arguments make a typed [`Error`]. See `docs/vmc.md`.
+//! arguments make a typed [`Error`]. See `docs/vmc.md`. A body stream turns
+//! into VRChat and SteamVR (VMT) trackers in [`trackers`].
 
 mod average;
 mod encode;
@@ -19,6 +20,7 @@ mod mix;
 mod names;
 mod route;
 mod smooth;
+pub mod trackers;
 
 pub use average::{Method, average_linear, average_rotation};
 pub use encode::{MAX_BUNDLE, frame_datagrams, pack};
