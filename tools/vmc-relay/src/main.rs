@@ -9,7 +9,8 @@ mod relay;
 
 use mocap_core::cli::{self, Format, Input, LogArgs, RecordArgs, StopArgs};
 use mocap_core::osc::Pattern;
-use mocap_core::vmc::{Rename, Rules};
+use mocap_core::vmc::trackers::{Selection, VMT_MAX_BASE, VmtOptions, VrchatOptions};
+use mocap_core::vmc::{Rename, Rules, TrackerFormat, TrackerOptions};
 use relay::Destination;
 
 const EXAMPLES: &str = "\
@@ -27,7 +28,11 @@ Examples:
   vmc-relay -l 0.0.0.0:39540 --allow 192.168.1.0/24 --to 127.0.0.1:39541
       accept only the LAN
   vmc-relay --bvh take.bvh --duration 1m
-      record a minute of what arrives as BVH (Blender: File > Import > BVH)";
+      record a minute of what arrives as BVH (Blender: File > Import > BVH)
+  vmc-relay --to 127.0.0.1:9000 --as vrchat --height 1.70 --trackers hips,feet
+      VRChat full-body trackers (OSC) solved from the body, scaled to a 1.70 m user
+  vmc-relay --to 127.0.0.1:39540 --to 127.0.0.1:39570 --as vmt
+      VSeeFace gets the VMC stream as it came, SteamVR (VMT driver) 8 trackers";
 
 /// Forward VMC (OSC over UDP) from one port to several receivers: byte for
 /// byte, or filtered per destination (addresses, bones, expression names, rate),
@@ -108,6 +113,35 @@ struct Args {
     #[arg(long, action = ArgAction::Count)]
     no_smooth_blends: u8,
 
+    /// What a destination gets: `vmc` (the stream, filtered by the options
+    /// around it), `vrchat` (VRChat's OSC trackers) or `vmt` (Virtual Motion
+    /// Tracker for SteamVR), solved from the body after its filters and --smooth.
+    #[arg(long = "as", value_name = "KIND", value_enum, action = ArgAction::Append)]
+    output: Vec<OutputKind>,
+
+    /// Tracker slots for --as vrchat|vmt: any of hips, feet, knees, chest,
+    /// elbows (comma-separated), or all [default: all].
+    #[arg(long, value_name = "SLOTS", action = ArgAction::Append)]
+    trackers: Vec<Selection>,
+
+    /// The user's height in metres: tracker positions are scaled by it over
+    /// the avatar's, measured from the first frame's rest pose [default: the
+    /// avatar's own scale].
+    #[arg(long, value_name = "M", value_parser = parse_height, action = ArgAction::Append)]
+    height: Vec<f32>,
+
+    /// At most HZ tracker bundles per second [default: one per input frame].
+    #[arg(long, value_name = "HZ", value_parser = cli::parse_positive, action = ArgAction::Append)]
+    tracker_rate: Vec<f64>,
+
+    /// With --as vrchat: also send the head reference (/tracking/trackers/head/…).
+    #[arg(long, action = ArgAction::Count)]
+    head: u8,
+
+    /// With --as vmt: the VMT index of slot 1 (hips); slot N gets BASE + N - 1 [default: 0].
+    #[arg(long, value_name = "BASE", value_parser = clap::value_parser!(u8).range(..=i64::from(VMT_MAX_BASE)), action = ArgAction::Append)]
+    vmt_base: Vec<u8>,
+
     #[command(flatten)]
     allow: cli::AllowArgs,
 
@@ -139,6 +173,26 @@ struct Args {
 
     #[command(flatten)]
     _generate: cli::GenerateArgs,
+}
+
+/// `--as`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum OutputKind {
+    /// The VMC stream (filtered by the destination's options).
+    Vmc,
+    /// VRChat OSC trackers.
+    Vrchat,
+    /// Virtual Motion Tracker.
+    Vmt,
+}
+
+/// `--height`: a person's height in metres.
+fn parse_height(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(h) if h.is_finite() && (0.5..=3.0).contains(&h) => Ok(h),
+        Ok(h) => Err(format!("{h} m is not a person's height (0.5 to 3.0 m)")),
+        Err(e) => Err(format!("{s:?}: {e} (metres, e.g. 1.70)")),
+    }
 }
 
 fn check_pattern(s: &str) -> Result<String, mocap_core::osc::PatternError> {
@@ -242,8 +296,49 @@ fn build(m: &ArgMatches, args: &Args) -> Vec<Destination> {
     args.to
         .iter()
         .zip(rules)
-        .map(|(addr, rules)| Destination { addr: *addr, rules })
+        .enumerate()
+        .map(|(i, (addr, rules))| Destination {
+            addr: *addr,
+            rules,
+            trackers: tracker_options(m, args, &to, i),
+        })
         .collect()
+}
+
+/// The last value of `values` that applies to destination `i`: its own
+/// (after its `--to`), else one given before the first `--to`.
+fn pick<T: Copy>(m: &ArgMatches, id: &str, to: &[usize], values: &[T], i: usize) -> Option<T> {
+    let mut v = None;
+    for (x, o) in values.iter().zip(owners(m, id, to)) {
+        if o == Some(i) || (o.is_none() && v.is_none()) {
+            v = Some(*x);
+        }
+    }
+    v
+}
+
+/// `--as vrchat|vmt` and the tracker options of destination `i`.
+fn tracker_options(m: &ArgMatches, args: &Args, to: &[usize], i: usize) -> Option<TrackerOptions> {
+    let kind = pick(m, "output", to, &args.output, i).unwrap_or(OutputKind::Vmc);
+    let trackers = pick(m, "trackers", to, &args.trackers, i).unwrap_or_default();
+    let format = match kind {
+        OutputKind::Vmc => return None,
+        OutputKind::Vrchat => TrackerFormat::Vrchat(VrchatOptions {
+            trackers,
+            head: owners(m, "head", to)
+                .into_iter()
+                .any(|o| o.is_none_or(|o| o == i)),
+        }),
+        OutputKind::Vmt => TrackerFormat::Vmt(VmtOptions {
+            trackers,
+            base: pick(m, "vmt_base", to, &args.vmt_base, i).unwrap_or(0),
+        }),
+    };
+    Some(TrackerOptions {
+        format,
+        height: pick(m, "height", to, &args.height, i),
+        rate: pick(m, "tracker_rate", to, &args.tracker_rate, i),
+    })
 }
 
 fn main() -> ExitCode {
@@ -317,5 +412,62 @@ mod tests {
         assert!(d.iter().all(|x| x.rules.drop_bones == ["Head"]));
         let raw = dests(&["vmc-relay", "--to", "127.0.0.1:1"]);
         assert!(raw[0].rules.is_raw());
+        assert!(raw[0].trackers.is_none());
+    }
+
+    #[test]
+    fn as_and_tracker_options_per_destination() {
+        let d = dests(&[
+            "vmc-relay",
+            "--height",
+            "1.7",
+            "--to",
+            "127.0.0.1:1",
+            "--as",
+            "vrchat",
+            "--trackers",
+            "hips,feet",
+            "--head",
+            "--to",
+            "127.0.0.1:2",
+            "--as",
+            "vmt",
+            "--vmt-base",
+            "10",
+            "--tracker-rate",
+            "30",
+            "--to",
+            "127.0.0.1:3",
+        ]);
+        let t0 = d[0].trackers.unwrap();
+        assert_eq!(
+            t0.format,
+            TrackerFormat::Vrchat(VrchatOptions {
+                trackers: "hips,feet".parse().unwrap(),
+                head: true
+            })
+        );
+        assert_eq!((t0.height, t0.rate), (Some(1.7), None));
+        let t1 = d[1].trackers.unwrap();
+        assert_eq!(
+            t1.format,
+            TrackerFormat::Vmt(VmtOptions {
+                trackers: Selection::ALL,
+                base: 10
+            })
+        );
+        assert_eq!((t1.height, t1.rate), (Some(1.7), Some(30.0)));
+        assert!(d[2].trackers.is_none(), "vmc by default");
+        for bad in [
+            &["vmc-relay", "--to", "127.0.0.1:1", "--as", "vrc"][..],
+            &["vmc-relay", "--to", "127.0.0.1:1", "--height", "170"],
+            &["vmc-relay", "--to", "127.0.0.1:1", "--vmt-base", "51"],
+            &["vmc-relay", "--to", "127.0.0.1:1", "--trackers", "hands"],
+        ] {
+            assert!(
+                Args::command().try_get_matches_from(bad).is_err(),
+                "{bad:?}"
+            );
+        }
     }
 }

@@ -15,7 +15,9 @@ use mocap_core::cli::{
     round3, summary_head, summary_kind,
 };
 use mocap_core::osc;
-use mocap_core::vmc::{self, Limiter, Message, Rules};
+use mocap_core::vmc::{
+    self, Limiter, Message, Rules, TrackerCounters, TrackerFormat, TrackerOptions, TrackerStream,
+};
 
 /// The tool's name, as it prefixes log lines.
 pub(crate) const TOOL: &str = "vmc-relay";
@@ -29,6 +31,8 @@ pub(crate) struct Destination {
     pub(crate) addr: SocketAddr,
     /// Its filters; empty rules forward bytes untouched.
     pub(crate) rules: Rules,
+    /// `--as vrchat|vmt`: trackers solved from the (filtered) body instead of VMC.
+    pub(crate) trackers: Option<TrackerOptions>,
 }
 
 /// Everything `vmc-relay` was asked to do.
@@ -77,6 +81,10 @@ struct DestStats {
     filtered: u64,
     rate_limited: u64,
     send_errors: u64,
+    /// `--as vrchat|vmt`: frames solved and sent as trackers, and frames the
+    /// tracker rate cap left out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trackers: Option<TrackerCounters>,
 }
 
 struct Dest {
@@ -86,12 +94,65 @@ struct Dest {
     stats: DestStats,
     /// `--smooth`: one smoother per source, with when it was last fed.
     smoothers: Senders<(vmc::Smoother, Duration)>,
+    /// `--as vrchat|vmt`: the options, and one tracker stream per source.
+    trackers: Option<(TrackerOptions, Senders<TrackerStream>)>,
 }
 
 /// A source silent this long loses its smoothing state (it starts afresh).
 const SMOOTH_STALE: Duration = Duration::from_secs(2);
 
 impl Dest {
+    /// Whether datagrams pass untouched.
+    fn is_raw(&self) -> bool {
+        self.rules.is_raw() && self.trackers.is_none()
+    }
+
+    /// What `--as` made of this destination.
+    fn output(&self) -> &'static str {
+        match self.trackers.as_ref().map(|(t, _)| t.format) {
+            None => "vmc",
+            Some(TrackerFormat::Vrchat(_)) => "vrchat",
+            Some(TrackerFormat::Vmt(_)) => "vmt",
+        }
+    }
+
+    /// `--as vrchat|vmt`: the messages that passed the rules feed this
+    /// source's solver; a frame's end sends its trackers.
+    fn trackers(
+        &mut self,
+        socket: &UdpSocket,
+        src: Option<SocketAddr>,
+        now: f64,
+        kept: &[osc::Message],
+    ) {
+        let Some((opts, streams)) = &mut self.trackers else {
+            return;
+        };
+        // Past the bound a new sender gets no trackers: one solver must not
+        // mix two bodies.
+        let Some(stream) = streams.try_insert_with(src, || TrackerStream::new(*opts)) else {
+            return;
+        };
+        let mut out = Vec::new();
+        for m in kept {
+            if let Ok(typed) = Message::from_osc(m) {
+                out.extend(stream.push(&typed, now));
+            }
+        }
+        let mut total = TrackerCounters::default();
+        for s in streams.values() {
+            let c = s.counters();
+            total.frames += c.frames;
+            total.sent += c.sent;
+            total.rate_limited += c.rate_limited;
+            total.waiting += c.waiting;
+        }
+        self.stats.trackers = Some(total);
+        for d in &out {
+            send(socket, self, d);
+        }
+    }
+
     /// Smooths `m` (typed as VMC) with the state of its source, when this
     /// destination smooths; other messages and other destinations pass.
     fn smooth(&mut self, src: Option<SocketAddr>, now: Duration, m: osc::Message) -> osc::Message {
@@ -198,7 +259,14 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     let socket =
         mocap_core::net::sender_udp(family).context("failed to open the sending socket")?;
     for d in &opts.destinations {
-        let mode = if d.rules.is_raw() { "raw" } else { "filtered" };
+        let mode = match &d.trackers {
+            Some(t) => match t.format {
+                TrackerFormat::Vrchat(_) => "VRChat OSC trackers",
+                TrackerFormat::Vmt(_) => "VMT trackers",
+            },
+            None if d.rules.is_raw() => "raw",
+            None => "filtered",
+        };
         log.info(format_args!("forwarding to {} ({mode})", d.addr));
     }
     let Options {
@@ -222,9 +290,10 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
             rules: d.rules,
             stats: DestStats::default(),
             smoothers: Senders::new(),
+            trackers: d.trackers.map(|t| (t, Senders::new())),
         })
         .collect();
-    let decode = dump || bvh.is_some() || dests.iter().any(|d| !d.rules.is_raw());
+    let decode = dump || bvh.is_some() || dests.iter().any(|d| !d.is_raw());
     let mut relay = Relay {
         guard,
         max_pps,
@@ -332,6 +401,9 @@ struct SourceRecord<'a> {
 struct DestRecord<'a> {
     to: SocketAddr,
     raw: bool,
+    /// `vmc`, `vrchat` or `vmt` (`--as`).
+    #[serde(rename = "as")]
+    output: &'static str,
     #[serde(flatten)]
     stats: &'a DestStats,
 }
@@ -361,7 +433,7 @@ impl Handler for Relay {
             self.tokens -= 1.0;
         }
         // Raw destinations get the bytes as they came, whatever they are.
-        for dest in self.dests.iter_mut().filter(|d| d.rules.is_raw()) {
+        for dest in self.dests.iter_mut().filter(|d| d.is_raw()) {
             send(&self.socket, dest, d.payload);
         }
         if !self.decode {
@@ -409,7 +481,7 @@ impl Handler for Relay {
                 }
             }
         }
-        for dest in self.dests.iter_mut().filter(|d| !d.rules.is_raw()) {
+        for dest in self.dests.iter_mut().filter(|d| !d.is_raw()) {
             dest.smoothers
                 .retain(|_, (_, seen)| now.saturating_sub(*seen) < SMOOTH_STALE);
             let mut keep = Vec::with_capacity(messages.len());
@@ -426,6 +498,11 @@ impl Handler for Relay {
                     },
                     None => keep.push(m),
                 }
+            }
+            if dest.trackers.is_some() {
+                let at = d.arrival.unwrap_or(now.as_secs_f64());
+                dest.trackers(&self.socket, d.src, at, &keep);
+                continue;
             }
             emit(&self.socket, dest, &keep, single);
         }
@@ -560,7 +637,8 @@ impl Relay {
                 .iter()
                 .map(|d| DestRecord {
                     to: d.addr,
-                    raw: d.rules.is_raw(),
+                    raw: d.is_raw(),
+                    output: d.output(),
                     stats: &d.stats,
                 })
                 .collect(),

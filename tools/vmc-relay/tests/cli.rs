@@ -1037,3 +1037,121 @@ fn bvh_take_imports_in_blender() {
     assert!(r["max_error"].as_f64().unwrap() < 0.01, "{r}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--as vrchat` and `--as vmt` next to a raw destination: 60 humanoid frames
+/// at 60 fps; the VRChat receiver gets one bundle of tracker messages per
+/// frame (3 floats each) with every tracker where forward kinematics written
+/// apart (testutil's humanoid) puts its bone; the VMT receiver one bundle of
+/// `/VMT/Room/Unity` per frame, 10 arguments typed `iiffffffff`; the raw one
+/// every datagram byte for byte.
+#[test]
+fn as_vrchat_and_vmt_next_to_the_raw_stream() {
+    use mocap_core::testutil::humanoid;
+    let (a, b, c) = (receiver(), receiver(), receiver());
+    let (p, at) = relay(&[
+        "--to",
+        &addr(&a),
+        "--as",
+        "vrchat",
+        "--to",
+        &addr(&b),
+        "--as",
+        "vmt",
+        "--to",
+        &addr(&c),
+    ]);
+    let frames: Vec<Vec<Vec<u8>>> = (0..60)
+        .map(|k| vmc::frame_datagrams(&humanoid::frame(k, 60.0), vmc::MAX_BUNDLE))
+        .collect();
+    let sent: Vec<Vec<u8>> = frames.concat();
+    // Each receiver reads on its own thread, so none overflows while another is read.
+    let reader = |rx: UdpSocket, n: usize| thread::spawn(move || collect(&rx, n));
+    let (ra, rb, rc) = (reader(a, 59), reader(b, 59), reader(c, sent.len()));
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for f in &frames {
+        for d in f {
+            tx.send_to(d, at).unwrap();
+        }
+        thread::sleep(Duration::from_micros(16_667));
+    }
+    let (got_a, got_b, got_c) = (ra.join().unwrap(), rb.join().unwrap(), rc.join().unwrap());
+    assert_eq!(got_c.len(), sent.len(), "every raw datagram");
+    assert!(got_c == sent, "the raw destination gets the bytes as sent");
+    // The first frame teaches where a frame ends (T, after Root/Pos), so
+    // trackers start at frame 1: one bundle per frame after it.
+    assert_eq!(got_a.len(), 59, "one VRChat bundle per frame");
+    assert_eq!(got_b.len(), 59, "one VMT bundle per frame");
+    // Slots the humanoid has bones for: hips, left foot, both knees, chest, left elbow.
+    let slots = [
+        (1, "Hips"),
+        (2, "LeftFoot"),
+        (4, "LeftLowerLeg"),
+        (5, "RightLowerLeg"),
+        (6, "Chest"),
+        (7, "LeftLowerArm"),
+    ];
+    for (k, d) in (1..).zip(&got_a) {
+        let packet = osc::decode(d).unwrap();
+        let msgs = packet.messages();
+        assert_eq!(msgs.len(), 2 * slots.len(), "frame {k}");
+        let world = humanoid::expected_world(k);
+        for (n, bone) in slots {
+            let pos = msgs
+                .iter()
+                .find(|m| m.address == format!("/tracking/trackers/{n}/position"))
+                .unwrap_or_else(|| panic!("frame {k}: no tracker {n}"));
+            assert!(
+                msgs.iter()
+                    .any(|m| m.address == format!("/tracking/trackers/{n}/rotation"))
+            );
+            let floats: Vec<f64> = pos
+                .args
+                .iter()
+                .map(|a| match a {
+                    osc::Arg::Float(f) => f64::from(*f),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            // testutil gives BVH's mirrored centimetres; back to Unity metres.
+            let w = world.iter().find(|(b, _)| *b == bone).unwrap().1;
+            let want = [-w[0] / 100.0, w[1] / 100.0, w[2] / 100.0];
+            for (x, y) in floats.iter().zip(want) {
+                assert!(
+                    (x - y).abs() < 1e-5,
+                    "frame {k} tracker {n} ({bone}): {floats:?} vs {want:?}"
+                );
+            }
+        }
+    }
+    for (k, d) in got_b.iter().enumerate() {
+        let packet = osc::decode(d).unwrap();
+        let msgs = packet.messages();
+        let mut indices: Vec<i32> = msgs
+            .iter()
+            .map(|m| {
+                assert_eq!(m.address, "/VMT/Room/Unity");
+                assert_eq!(m.args.len(), 10);
+                let osc::Arg::Int(i) = m.args[0] else {
+                    panic!("index: {:?}", m.args[0])
+                };
+                assert_eq!(m.args[1], osc::Arg::Int(1), "enable: tracker");
+                assert_eq!(m.args[2], osc::Arg::Float(0.0), "time offset");
+                assert!(
+                    m.args[3..]
+                        .iter()
+                        .all(|a| matches!(a, osc::Arg::Float(f) if f.is_finite()))
+                );
+                i
+            })
+            .collect();
+        indices.sort_unstable();
+        assert_eq!(
+            indices,
+            [0, 1, 3, 4, 5, 6],
+            "frame {k}: slot N at index N - 1"
+        );
+    }
+    p.interrupt();
+    let run = p.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+}

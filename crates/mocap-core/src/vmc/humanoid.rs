@@ -146,12 +146,7 @@ impl Recorder {
     /// Takes one message that arrived at `now` (seconds, any origin). True
     /// when it completed a frame that [`Self::frame`] can now write.
     pub fn push(&mut self, m: &Message, now: f64) -> bool {
-        let rank = match m {
-            Message::Time(_) => 3,
-            Message::Available { .. } => 2,
-            Message::BlendApply => 1,
-            _ => 0,
-        };
+        let rank = m.end_rank();
         self.absorb(m);
         self.closer = self.closer.max(rank);
         if rank == 0 || rank < self.closer || !self.pending {

@@ -678,6 +678,18 @@ impl Message {
             Self::Available { .. } | Self::Time(_) | Self::BlendApply
         )
     }
+
+    /// How strongly this message ends a frame: 3 for T, 2 for OK, 1 for
+    /// Blend/Apply, 0 for the rest. A sender's frames end at the strongest
+    /// of these it sends (the reference sender puts Root/Pos after Apply).
+    pub fn end_rank(&self) -> u8 {
+        match self {
+            Self::Time(_) => 3,
+            Self::Available { .. } => 2,
+            Self::BlendApply => 1,
+            _ => 0,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -206,12 +206,7 @@ impl Mixer {
         let Some(s) = self.sources.get_mut(source) else {
             return;
         };
-        let rank = match m {
-            Message::Time(_) => 3,
-            Message::Available { .. } => 2,
-            Message::BlendApply => 1,
-            _ => 0,
-        };
+        let rank = m.end_rank();
         s.closer = s.closer.max(rank);
         let ends = rank > 0 && rank == s.closer;
         s.open.rest.push(m);

@@ -20,6 +20,7 @@ mod mix;
 mod names;
 mod route;
 mod smooth;
+mod tracker_stream;
 pub mod trackers;
 
 pub use average::{Method, average_linear, average_rotation};
@@ -33,6 +34,7 @@ pub use names::{
 };
 pub use route::{Limiter, Rename, Rules};
 pub use smooth::{MAX_NAMES, SmoothOptions, Smoother};
+pub use tracker_stream::{TrackerCounters, TrackerFormat, TrackerOptions, TrackerStream};
 
 /// Port a Marionette (receiver of full motion) listens on.
 pub const MARIONETTE_PORT: u16 = 39539;

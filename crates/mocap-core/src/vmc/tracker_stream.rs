@@ -1,0 +1,265 @@
+//! One VMC sender's stream as tracker datagrams: messages in (with their
+//! arrival time), a bundle of VRChat or VMT trackers out once per frame,
+//! capped at a rate. Pure; the tools own the sockets. vmc-relay keeps one per
+//! sender and destination, mocopi-dump one per output.
+
+use super::trackers::{TrackerSolver, VmtOptions, VrchatOptions, vmt_datagrams, vrchat_datagrams};
+use super::{MAX_BUNDLE, Message};
+
+/// Which tracker protocol to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrackerFormat {
+    /// VRChat's OSC trackers (`/tracking/trackers/N/…`).
+    Vrchat(VrchatOptions),
+    /// Virtual Motion Tracker (`/VMT/Room/Unity`).
+    Vmt(VmtOptions),
+}
+
+/// How a stream is turned into trackers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrackerOptions {
+    /// The protocol and its slots.
+    pub format: TrackerFormat,
+    /// The user's height in metres, to scale positions (`None`: the avatar's scale).
+    pub height: Option<f32>,
+    /// At most this many bundles per second (`None`: one per input frame).
+    pub rate: Option<f64>,
+}
+
+/// What a stream has done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(serde::Serialize))]
+pub struct TrackerCounters {
+    /// Input frames that ended with bones in them.
+    pub frames: u64,
+    /// Frames sent as trackers.
+    pub sent: u64,
+    /// Frames left out by the rate cap.
+    pub rate_limited: u64,
+    /// Frames before the solver could place the hips (or measure the height).
+    pub waiting: u64,
+}
+
+/// One sender's tracker output.
+#[derive(Clone, Debug)]
+pub struct TrackerStream {
+    opts: TrackerOptions,
+    solver: TrackerSolver,
+    /// The strongest frame end this sender has sent ([`Message::end_rank`]).
+    closer: u8,
+    /// A bone arrived since the last frame ended.
+    pending: bool,
+    /// `closer` when the open frame's first bone came: a frame during which
+    /// a stronger end first appeared has no known end, and is not sent.
+    closer_at_open: u8,
+    /// Earliest arrival at which the next bundle may go (rate cap).
+    next_slot: Option<f64>,
+    counters: TrackerCounters,
+}
+
+impl TrackerStream {
+    /// A stream with these options.
+    pub fn new(opts: TrackerOptions) -> Self {
+        Self {
+            opts,
+            solver: TrackerSolver::new(opts.height),
+            closer: 0,
+            pending: false,
+            closer_at_open: 0,
+            next_slot: None,
+            counters: TrackerCounters::default(),
+        }
+    }
+
+    /// Takes one message that arrived at `now` (seconds, any origin): the
+    /// tracker datagrams to send when it ended a frame and the rate allows.
+    pub fn push(&mut self, m: &Message, now: f64) -> Vec<Vec<u8>> {
+        let rank = m.end_rank();
+        self.closer = self.closer.max(rank);
+        match m {
+            Message::BonePos { .. } => {
+                if !self.pending {
+                    self.pending = true;
+                    self.closer_at_open = self.closer;
+                }
+            }
+            Message::RootPos { .. } => {}
+            _ if rank > 0 && rank == self.closer && self.pending => {
+                if self.closer_at_open < self.closer {
+                    // The first frame (or the first after the sender began
+                    // sending a stronger end): the reference sender puts
+                    // Root/Pos after Apply, so it may lack its root.
+                    self.pending = false;
+                    self.counters.waiting += 1;
+                    return Vec::new();
+                }
+                return self.end(now);
+            }
+            _ => return Vec::new(),
+        }
+        self.solver.push(m);
+        Vec::new()
+    }
+
+    /// Takes a whole frame (a bridge's output for one input frame).
+    pub fn frame(&mut self, frame: &[Message], now: f64) -> Vec<Vec<u8>> {
+        for m in frame {
+            if matches!(m, Message::BonePos { .. }) {
+                self.pending = true;
+            }
+            self.solver.push(m);
+        }
+        if self.pending {
+            self.end(now)
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> TrackerCounters {
+        self.counters
+    }
+
+    /// The solver (avatar height, scale).
+    pub fn solver(&self) -> &TrackerSolver {
+        &self.solver
+    }
+
+    fn end(&mut self, now: f64) -> Vec<Vec<u8>> {
+        self.pending = false;
+        self.counters.frames += 1;
+        if let Some(rate) = self.opts.rate.filter(|r| r.is_finite() && *r > 0.0) {
+            let interval = 1.0 / rate;
+            // Half an interval of slack: a 60 Hz sender capped at 60 with a
+            // little jitter keeps every frame; capped at 30 it keeps every other.
+            if let Some(slot) = self.next_slot
+                && now + interval / 2.0 < slot
+            {
+                self.counters.rate_limited += 1;
+                return Vec::new();
+            }
+            let base = self.next_slot.map_or(now, |s| s.max(now - interval));
+            self.next_slot = Some(base + interval);
+        }
+        let Some(trackers) = self.solver.trackers() else {
+            self.counters.waiting += 1;
+            return Vec::new();
+        };
+        let out = match &self.opts.format {
+            TrackerFormat::Vrchat(o) => vrchat_datagrams(&trackers, o, MAX_BUNDLE),
+            TrackerFormat::Vmt(o) => vmt_datagrams(&trackers, o, MAX_BUNDLE),
+        };
+        if !out.is_empty() {
+            self.counters.sent += 1;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::indexing_slicing, clippy::unwrap_used)]
+
+    use super::*;
+    use crate::osc;
+
+    fn bone(name: &str, pos: [f32; 3]) -> Message {
+        Message::BonePos {
+            name: name.into(),
+            pos,
+            rot: [0.0, 0.0, 0.0, 1.0],
+        }
+    }
+
+    fn frame() -> Vec<Message> {
+        vec![
+            bone("Hips", [0.0, 0.9, 0.0]),
+            bone("LeftUpperLeg", [-0.1, -0.05, 0.0]),
+            bone("LeftLowerLeg", [0.0, -0.4, 0.0]),
+            bone("LeftFoot", [0.0, -0.4, 0.0]),
+        ]
+    }
+
+    fn stream(rate: Option<f64>) -> TrackerStream {
+        TrackerStream::new(TrackerOptions {
+            format: TrackerFormat::Vrchat(VrchatOptions::default()),
+            height: None,
+            rate,
+        })
+    }
+
+    #[test]
+    fn one_bundle_per_frame_at_the_senders_strongest_end() {
+        let mut s = stream(None);
+        let ok = Message::Available {
+            loaded: 1,
+            calibration: None,
+            tracking: None,
+        };
+        // A sender that ends frames with Apply, OK and T: the first frame
+        // is not sent (where it ends is learnt from it), the others at T.
+        for k in 0..5 {
+            let now = f64::from(k) / 60.0;
+            for m in frame() {
+                assert!(s.push(&m, now).is_empty());
+            }
+            let ends = [Message::BlendApply, ok.clone(), Message::Time(now as f32)];
+            let sent: Vec<usize> = ends
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| !s.push(m, now).is_empty())
+                .map(|(i, _)| i)
+                .collect();
+            let want: &[usize] = if k == 0 { &[] } else { &[2] };
+            assert_eq!(sent, want, "frame {k}");
+        }
+        assert_eq!(s.counters().sent, 4);
+        assert_eq!(s.counters().waiting, 1);
+        // A frame end with no bones since: nothing.
+        assert!(s.push(&Message::Time(1.0), 1.0).is_empty());
+        // What goes out is VRChat's hips first.
+        let mut s = stream(None);
+        let out = s.frame(&frame(), 0.0);
+        let p = osc::decode(&out[0]).unwrap();
+        assert_eq!(p.messages()[0].address, "/tracking/trackers/1/position");
+    }
+
+    #[test]
+    fn the_rate_cap_keeps_every_other_frame_at_half_the_rate() {
+        let mut s = stream(Some(30.0));
+        let mut sent = Vec::new();
+        for k in 0..60 {
+            // 60 fps with ±2 ms of jitter.
+            let now = f64::from(k) / 60.0 + if k % 2 == 0 { 0.002 } else { -0.002 };
+            if !s.frame(&frame(), now).is_empty() {
+                sent.push(k);
+            }
+        }
+        assert_eq!(sent, (0..60).step_by(2).collect::<Vec<_>>());
+        assert_eq!(s.counters().rate_limited, 30);
+        // Capped at the input's own rate, jitter loses nothing.
+        let mut s = stream(Some(60.0));
+        let n = (0..60)
+            .filter(|&k| {
+                let now = f64::from(k) / 60.0 + if k % 2 == 0 { 0.003 } else { -0.003 };
+                !s.frame(&frame(), now).is_empty()
+            })
+            .count();
+        assert_eq!(n, 60);
+    }
+
+    #[test]
+    fn vmt_and_waiting_for_the_hips() {
+        let mut s = TrackerStream::new(TrackerOptions {
+            format: TrackerFormat::Vmt(VmtOptions::default()),
+            height: None,
+            rate: None,
+        });
+        assert!(s.frame(&[bone("Head", [0.0, 0.1, 0.0])], 0.0).is_empty());
+        assert_eq!(s.counters().waiting, 1);
+        let out = s.frame(&frame(), 0.1);
+        let p = osc::decode(&out[0]).unwrap();
+        assert!(p.messages().iter().all(|m| m.address == "/VMT/Room/Unity"));
+    }
+}
