@@ -34,13 +34,18 @@ Examples:
       drive a VMC receiver (VSeeFace, VMC4B, Warudo) with the body; a status
       line every 5 s instead of a line per frame
   mocopi-dump -r captures/mocopi/wave-60hz.pcapng --vmc 127.0.0.1:39539 --mapping animu-sphere
-      a capture at its recorded timing, with another torso mapping";
+      a capture at its recorded timing, with another torso mapping
+  mocopi-dump --vrchat 127.0.0.1:9000 --height 1.70 --trackers hips,feet
+      full-body trackers for VRChat (OSC), scaled to a 1.70 m user
+  mocopi-dump --vmt 127.0.0.1:39570
+      eight SteamVR trackers through the Virtual Motion Tracker driver";
 
 /// Sniff and decode Sony mocopi's motion stream (Sony Motion Format over UDP):
 /// frames, skeletons and sensor packets, with loss, duplicates, reordering,
 /// restarts, rate and jitter per sender.
 #[derive(Debug, Parser)]
 #[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+#[command(group = clap::ArgGroup::new("bridge").args(["vmc", "vrchat", "vmt"]).multiple(true))]
 struct Args {
     /// UDP address to listen on.
     #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:12351")]
@@ -66,16 +71,29 @@ struct Args {
     #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
     vmc: Vec<SocketAddr>,
 
+    /// Also send the body as VRChat OSC trackers to HOST:PORT (repeatable;
+    /// VRChat listens on 9000): solved from the same retargeted body.
+    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
+    vrchat: Vec<SocketAddr>,
+
+    /// Also send the body as Virtual Motion Tracker trackers to HOST:PORT
+    /// (repeatable; the SteamVR driver listens on 39570).
+    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
+    vmt: Vec<SocketAddr>,
+
+    #[command(flatten)]
+    tracker: cli::TrackerArgs,
+
     /// Which mocopi joints drive Spine, Chest, UpperChest and the rest:
     /// `sony` (Sony's Unity plugin), `animu-sphere`, or a JSON file
     /// `{"Hips": "root", "Spine": "torso_3", …}`.
-    #[arg(long, value_name = "MAPPING", default_value = "sony", requires = "vmc",
+    #[arg(long, value_name = "MAPPING", default_value = "sony", requires = "bridge",
           value_parser = mocopi::parse_mapping_arg)]
     mapping: (String, MappingTable),
 
     /// Keep Hips at the skeleton's rest position instead of following the
     /// performer's root (the avatar turns and bends in place).
-    #[arg(long, requires = "vmc")]
+    #[arg(long, requires = "bridge")]
     no_root_motion: bool,
 
     #[command(flatten)]
@@ -110,8 +128,23 @@ fn main() -> ExitCode {
         return code;
     }
     let args: Args = cli::parse();
-    if args.smooth.smooth && args.vmc.is_empty() {
-        let e = cli::UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
+    let bridging = !(args.vmc.is_empty() && args.vrchat.is_empty() && args.vmt.is_empty());
+    if args.smooth.smooth && !bridging {
+        let e = cli::UsageError(
+            "--smooth smooths what --vmc, --vrchat and --vmt send: give one of them".into(),
+        );
+        return cli::exit(Err(e.into()), mocopi::TOOL);
+    }
+    let t = &args.tracker;
+    let tracker_flags = t.trackers.is_some()
+        || t.height.is_some()
+        || t.tracker_rate.is_some()
+        || t.head
+        || t.vmt_base.is_some();
+    if tracker_flags && args.vrchat.is_empty() && args.vmt.is_empty() {
+        let e = cli::UsageError(
+            "--trackers, --height, --tracker-rate, --head and --vmt-base shape what --vrchat and --vmt send: give one of them".into(),
+        );
         return cli::exit(Err(e.into()), mocopi::TOOL);
     }
     let smooth = args.smooth.options();
@@ -125,7 +158,7 @@ fn main() -> ExitCode {
         // Bridging is a background job: no line per frame unless asked.
         format: match args.format {
             Some(f) => f,
-            None if !args.vmc.is_empty() => mocopi::OutputFormat::Status,
+            None if bridging => mocopi::OutputFormat::Status,
             None => mocopi::OutputFormat::Human,
         },
         bones: args.bones,
@@ -134,7 +167,7 @@ fn main() -> ExitCode {
         topspeed: args.pace.topspeed,
         bvh: args.bvh.out(),
         allow: args.allow,
-        vmc: (!args.vmc.is_empty()).then(|| {
+        vmc: bridging.then(|| {
             let (mapping_name, mapping) = args.mapping;
             mocopi::VmcOut {
                 to: args.vmc,
@@ -144,6 +177,13 @@ fn main() -> ExitCode {
                 },
                 mapping_name,
                 smooth,
+                trackers: [
+                    (args.vrchat, args.tracker.vrchat()),
+                    (args.vmt, args.tracker.vmt()),
+                ]
+                .into_iter()
+                .filter(|(to, _)| !to.is_empty())
+                .collect(),
             }
         }),
     };

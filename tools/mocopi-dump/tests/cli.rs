@@ -1346,3 +1346,190 @@ fn allow_refuses_other_senders_before_decoding_and_recording() {
     assert!(sum.get("refused").is_none(), "{sum}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Forward kinematics written here, apart from the solver: world poses of
+/// the named bones of one VMC frame, from Root/Pos down the parents given.
+fn world_of(frame: &[mocap_core::vmc::Message], chain: &[(&str, &str)]) -> Vec<(String, [f64; 3])> {
+    use mocap_core::vmc::Message;
+    fn mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+        [
+            a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1],
+            a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
+            a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3],
+            a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2],
+        ]
+    }
+    let turn = |q: [f64; 4], v: [f64; 3]| {
+        let p = mul(mul(q, [v[0], v[1], v[2], 0.0]), [-q[0], -q[1], -q[2], q[3]]);
+        [p[0], p[1], p[2]]
+    };
+    let wide = |v: &[f32]| v.iter().map(|x| f64::from(*x)).collect::<Vec<_>>();
+    let mut world: Vec<(String, [f64; 3], [f64; 4])> = Vec::new();
+    for m in frame {
+        if let Message::RootPos { pos, rot, .. } = m {
+            let (p, r) = (wide(pos), wide(rot));
+            world.push(("Root".into(), [p[0], p[1], p[2]], [r[0], r[1], r[2], r[3]]));
+        }
+    }
+    for (bone, parent) in chain {
+        let (pos, rot) = frame
+            .iter()
+            .find_map(|m| match m {
+                Message::BonePos { name, pos, rot } if name == bone => Some((wide(pos), wide(rot))),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{bone} not in the frame"));
+        let (_, pp, pr) = world.iter().find(|(n, _, _)| n == parent).unwrap().clone();
+        let d = turn(pr, [pos[0], pos[1], pos[2]]);
+        world.push((
+            (*bone).into(),
+            [pp[0] + d[0], pp[1] + d[1], pp[2] + d[2]],
+            mul(pr, [rot[0], rot[1], rot[2], rot[3]]),
+        ));
+    }
+    world.into_iter().map(|(n, p, _)| (n, p)).collect()
+}
+
+/// `--vrchat` next to `--vmc` on a capture: one tracker bundle per body frame,
+/// each tracker where forward kinematics of the VMC frame sent alongside puts
+/// its bone; `--trackers` picks the slots; the summary counts what was sent.
+#[test]
+fn vrchat_trackers_from_a_capture_follow_the_body() {
+    use mocap_core::osc;
+    let (vmc_rx, trk_rx) = (
+        UdpSocket::bind("127.0.0.1:0").unwrap(),
+        UdpSocket::bind("127.0.0.1:0").unwrap(),
+    );
+    let (vmc_to, trk_to) = (
+        vmc_rx.local_addr().unwrap().to_string(),
+        trk_rx.local_addr().unwrap().to_string(),
+    );
+    let vmc_thread = thread::spawn(move || receive_vmc(&vmc_rx).1);
+    let trk_thread = thread::spawn(move || {
+        trk_rx
+            .set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        let mut buf = vec![0u8; 65_536];
+        let mut got = Vec::new();
+        while let Ok(n) = trk_rx.recv(&mut buf) {
+            let packet = osc::decode(&buf[..n]).unwrap();
+            got.push(
+                packet
+                    .messages()
+                    .into_iter()
+                    .cloned()
+                    .collect::<Vec<osc::Message>>(),
+            );
+        }
+        got
+    });
+    let cap = format!("{CAPTURES}/wave-60hz.pcapng");
+    let run = offline(
+        &[
+            "-r",
+            &cap,
+            "--format",
+            "json",
+            "-q",
+            "--vmc",
+            &vmc_to,
+            "--vrchat",
+            &trk_to,
+            "--trackers",
+            "hips,feet,knees,elbows",
+        ],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let messages = vmc_thread.join().unwrap();
+    let bundles = trk_thread.join().unwrap();
+    let frames = vmc_frames(&messages);
+    assert_eq!(frames.len(), 240);
+    assert_eq!(bundles.len(), 240, "one tracker bundle per body frame");
+    let chain = [
+        ("Hips", "Root"),
+        ("Spine", "Hips"),
+        ("Chest", "Spine"),
+        ("UpperChest", "Chest"),
+        ("LeftShoulder", "UpperChest"),
+        ("LeftUpperArm", "LeftShoulder"),
+        ("LeftLowerArm", "LeftUpperArm"),
+        ("RightShoulder", "UpperChest"),
+        ("RightUpperArm", "RightShoulder"),
+        ("RightLowerArm", "RightUpperArm"),
+        ("LeftUpperLeg", "Hips"),
+        ("LeftLowerLeg", "LeftUpperLeg"),
+        ("LeftFoot", "LeftLowerLeg"),
+        ("RightUpperLeg", "Hips"),
+        ("RightLowerLeg", "RightUpperLeg"),
+        ("RightFoot", "RightLowerLeg"),
+    ];
+    let slots = [
+        (1, "Hips"),
+        (2, "LeftFoot"),
+        (3, "RightFoot"),
+        (4, "LeftLowerLeg"),
+        (5, "RightLowerLeg"),
+        (7, "LeftLowerArm"),
+        (8, "RightLowerArm"),
+    ];
+    let mut elbow_z = Vec::new();
+    for (k, (frame, bundle)) in frames.iter().zip(&bundles).enumerate() {
+        let world = world_of(frame, &chain);
+        let addresses: Vec<&str> = bundle.iter().map(|m| m.address.as_str()).collect();
+        assert_eq!(
+            addresses.len(),
+            2 * slots.len(),
+            "frame {k}: no chest (not asked)"
+        );
+        for (n, bone) in slots {
+            let pos = bundle
+                .iter()
+                .find(|m| m.address == format!("/tracking/trackers/{n}/position"))
+                .unwrap();
+            let got: Vec<f64> = pos
+                .args
+                .iter()
+                .map(|a| match a {
+                    osc::Arg::Float(f) => f64::from(*f),
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            let want = world.iter().find(|(b, _)| b == bone).unwrap().1;
+            for (g, w) in got.iter().zip(want) {
+                assert!(
+                    (g - w).abs() < 1e-4,
+                    "frame {k} tracker {n} ({bone}): {got:?} vs {want:?}"
+                );
+            }
+            if n == 7 {
+                elbow_z.push(got[2]);
+            }
+        }
+    }
+    // The performer steps forward at 0.1 m/s: the left elbow goes with them.
+    let moved = elbow_z.last().unwrap() - elbow_z.first().unwrap();
+    assert!(
+        (moved.abs() - 0.1 * 239.0 / 60.0).abs() < 0.05,
+        "elbow moved {moved} m"
+    );
+    let sum = run.json().pop().unwrap();
+    let t = &sum["vmc"]["trackers"][0];
+    assert_eq!(
+        (
+            t["as"].as_str(),
+            t["sent"].as_u64(),
+            t["datagrams"].as_u64()
+        ),
+        (Some("vrchat"), Some(240), Some(240))
+    );
+    // Tracker flags without a tracker output are a usage error.
+    assert_eq!(
+        offline(&["--height", "1.7", "--vmc", "127.0.0.1:9"], None).code,
+        Some(2)
+    );
+    assert_eq!(
+        offline(&["--vmt-base", "51", "--vmt", "127.0.0.1:9"], None).code,
+        Some(2)
+    );
+}

@@ -127,7 +127,7 @@ struct Args {
     /// The user's height in metres: tracker positions are scaled by it over
     /// the avatar's, measured from the first frame's rest pose [default: the
     /// avatar's own scale].
-    #[arg(long, value_name = "M", value_parser = parse_height, action = ArgAction::Append)]
+    #[arg(long, value_name = "M", value_parser = cli::parse_height, action = ArgAction::Append)]
     height: Vec<f32>,
 
     /// At most HZ tracker bundles per second [default: one per input frame].
@@ -184,15 +184,6 @@ enum OutputKind {
     Vrchat,
     /// Virtual Motion Tracker.
     Vmt,
-}
-
-/// `--height`: a person's height in metres.
-fn parse_height(s: &str) -> Result<f32, String> {
-    match s.parse::<f32>() {
-        Ok(h) if h.is_finite() && (0.5..=3.0).contains(&h) => Ok(h),
-        Ok(h) => Err(format!("{h} m is not a person's height (0.5 to 3.0 m)")),
-        Err(e) => Err(format!("{s:?}: {e} (metres, e.g. 1.70)")),
-    }
 }
 
 fn check_pattern(s: &str) -> Result<String, mocap_core::osc::PatternError> {

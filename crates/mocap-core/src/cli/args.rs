@@ -92,6 +92,77 @@ impl SmoothArgs {
     }
 }
 
+/// How a body becomes trackers (mocopi-dump's `--vrchat` and `--vmt`; vmc-relay
+/// takes the same flags per destination, with its own parser).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct TrackerArgs {
+    /// Tracker slots: any of hips, feet, knees, chest, elbows
+    /// (comma-separated), or all [default: all].
+    #[arg(long, value_name = "SLOTS")]
+    pub trackers: Option<crate::vmc::trackers::Selection>,
+
+    /// The user's height in metres: tracker positions are scaled by it over
+    /// the avatar's, measured from the first frame's rest pose [default: the
+    /// avatar's own scale].
+    #[arg(long, value_name = "M", value_parser = parse_height)]
+    pub height: Option<f32>,
+
+    /// At most HZ tracker bundles per second [default: one per input frame].
+    #[arg(long, value_name = "HZ", value_parser = parse_positive)]
+    pub tracker_rate: Option<f64>,
+
+    /// With --vrchat: also send the head reference (/tracking/trackers/head/…).
+    #[arg(long)]
+    pub head: bool,
+
+    /// With --vmt: the VMT index of slot 1 (hips); slot N gets BASE + N - 1 [default: 0].
+    #[arg(long, value_name = "BASE", value_parser = clap::value_parser!(u8).range(..=i64::from(crate::vmc::trackers::VMT_MAX_BASE)))]
+    pub vmt_base: Option<u8>,
+}
+
+impl TrackerArgs {
+    /// The options of a VRChat output.
+    pub fn vrchat(&self) -> crate::vmc::TrackerOptions {
+        self.options(crate::vmc::TrackerFormat::Vrchat(
+            crate::vmc::trackers::VrchatOptions {
+                trackers: self.trackers.unwrap_or_default(),
+                head: self.head,
+            },
+        ))
+    }
+
+    /// The options of a VMT output.
+    pub fn vmt(&self) -> crate::vmc::TrackerOptions {
+        self.options(crate::vmc::TrackerFormat::Vmt(
+            crate::vmc::trackers::VmtOptions {
+                trackers: self.trackers.unwrap_or_default(),
+                base: self.vmt_base.unwrap_or(0),
+            },
+        ))
+    }
+
+    fn options(&self, format: crate::vmc::TrackerFormat) -> crate::vmc::TrackerOptions {
+        crate::vmc::TrackerOptions {
+            format,
+            height: self.height,
+            rate: self.tracker_rate,
+        }
+    }
+}
+
+/// `--height`: a person's height in metres, 0.5 to 3.
+///
+/// # Errors
+/// Text that is not a number, or a number outside that range.
+pub fn parse_height(s: &str) -> Result<f32, ValueError> {
+    match s.parse::<f32>() {
+        Ok(h) if h.is_finite() && (0.5..=3.0).contains(&h) => Ok(h),
+        _ => Err(ValueError(format!(
+            "{s:?} is not a height in metres (0.5 to 3.0, e.g. 1.70)"
+        ))),
+    }
+}
+
 /// How a face bridge (`--vmc` of ifm-handshake and livelink-dump) writes
 /// perfect sync, the same flags in both tools. They need the tool's `--vmc`.
 #[derive(Clone, Debug, clap::Args)]

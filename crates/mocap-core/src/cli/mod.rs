@@ -19,8 +19,8 @@ mod tcp;
 pub use allow::{AllowArgs, Cidr, Guard, Refusals, RefusedSender};
 pub use args::{
     BlendCaseArg, FaceArgs, Format, LogArgs, OnLostArg, PaceArgs, RecordArgs, STATUS_INTERVAL,
-    SmoothArgs, StopArgs, ValueError, parse_duration, parse_host_port, parse_non_negative,
-    parse_positive, smooth_options,
+    SmoothArgs, StopArgs, TrackerArgs, ValueError, parse_duration, parse_height, parse_host_port,
+    parse_non_negative, parse_positive, smooth_options,
 };
 pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted, is_closed_pipe};
 pub use generate::{Generate, GenerateArgs, command, generated, parse};

@@ -116,6 +116,11 @@ impl TrackerStream {
         }
     }
 
+    /// The options it was made with.
+    pub fn options(&self) -> &TrackerOptions {
+        &self.opts
+    }
+
     /// Counters so far.
     pub fn counters(&self) -> TrackerCounters {
         self.counters

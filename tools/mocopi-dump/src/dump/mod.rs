@@ -428,6 +428,16 @@ impl Dump<'_> {
                 datagrams: v.out.sent(),
                 waiting_for_skeleton: v.waiting,
                 skeleton_changes: v.changes,
+                trackers: v
+                    .trackers
+                    .iter()
+                    .map(|t| TrackerRecord {
+                        kind: t.kind(),
+                        to: t.out.targets().to_vec(),
+                        counters: t.stream.counters(),
+                        datagrams: t.out.sent(),
+                    })
+                    .collect(),
             }),
             takes: &self.takes_done,
         };

@@ -262,6 +262,17 @@ impl Record for SummaryRecord<'_> {
                 v.waiting_for_skeleton,
                 v.skeleton_changes
             )?;
+            for t in &v.trackers {
+                write!(
+                    f,
+                    "\n  {}: {} frames sent as trackers ({} datagrams) to {}; {} left out by --tracker-rate",
+                    t.kind,
+                    t.counters.sent,
+                    t.datagrams,
+                    list(&t.to),
+                    t.counters.rate_limited
+                )?;
+            }
         }
         if let Some(c) = &self.capture {
             write!(
@@ -294,4 +305,18 @@ pub(super) struct VmcRecord {
     pub(super) datagrams: u64,
     pub(super) waiting_for_skeleton: u64,
     pub(super) skeleton_changes: u64,
+    /// `--vrchat`, `--vmt`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) trackers: Vec<TrackerRecord>,
+}
+
+/// What one `--vrchat` or `--vmt` output sent, in summaries.
+#[derive(Serialize)]
+pub(super) struct TrackerRecord {
+    #[serde(rename = "as")]
+    pub(super) kind: &'static str,
+    pub(super) to: Vec<SocketAddr>,
+    #[serde(flatten)]
+    pub(super) counters: vmc::TrackerCounters,
+    pub(super) datagrams: u64,
 }

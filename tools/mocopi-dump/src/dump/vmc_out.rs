@@ -13,6 +13,14 @@ pub(crate) struct VmcOut {
     pub(crate) mapping_name: String,
     /// `--smooth`: 1€ smoothing of what is sent.
     pub(crate) smooth: Option<vmc::SmoothOptions>,
+    /// `--vrchat`, `--vmt`: tracker receivers and how to solve for them.
+    pub(crate) trackers: Vec<(Vec<SocketAddr>, vmc::TrackerOptions)>,
+}
+
+/// One `--vrchat` or `--vmt` output: its stream and its receivers.
+pub(super) struct TrackerSink {
+    pub(super) stream: vmc::TrackerStream,
+    pub(super) out: Fanout,
 }
 
 /// The `--vmc` sink: the bridge, one socket, the clock for offline pacing.
@@ -26,6 +34,7 @@ pub(super) struct VmcSink {
     pub(super) waiting: u64,
     pub(super) last_waiting_log: Option<Instant>,
     pub(super) changes: u64,
+    pub(super) trackers: Vec<TrackerSink>,
 }
 
 impl VmcSink {
@@ -40,6 +49,17 @@ impl VmcSink {
             waiting: 0,
             last_waiting_log: None,
             changes: 0,
+            trackers: v
+                .trackers
+                .iter()
+                .map(|(to, opts)| {
+                    Ok(TrackerSink {
+                        stream: vmc::TrackerStream::new(*opts),
+                        out: Fanout::new(to.clone())
+                            .context("failed to open the tracker sending socket")?,
+                    })
+                })
+                .collect::<anyhow::Result<_>>()?,
         })
     }
 
@@ -63,8 +83,8 @@ impl VmcSink {
             }
             Body::Skeleton(s) => match self.bridge.skeleton(s) {
                 SkeletonEvent::First => log.info(format_args!(
-                    "skeleton received: sending VMC to {} (mapping {}, root motion {})",
-                    list(self.out.targets()),
+                    "skeleton received: sending {} (mapping {}, root motion {})",
+                    self.outputs(),
                     opts.mapping_name,
                     if opts.body.root_motion { "on" } else { "off" },
                 )),
@@ -102,11 +122,48 @@ impl VmcSink {
                     s.apply_all(&mut messages, t);
                 }
                 self.frames += 1;
-                for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
-                    self.out.send(&d);
+                if !self.out.targets().is_empty() {
+                    for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
+                        self.out.send(&d);
+                    }
+                }
+                // One bridge frame is one tracker frame, solved from the
+                // same (smoothed) body.
+                for sink in &mut self.trackers {
+                    for d in sink.stream.frame(&messages, t) {
+                        sink.out.send(&d);
+                    }
                 }
             }
             Body::Sensor(_) => {}
+        }
+    }
+}
+
+impl VmcSink {
+    /// What the bridge feeds, for the log.
+    fn outputs(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.out.targets().is_empty() {
+            parts.push(format!("VMC to {}", list(self.out.targets())));
+        }
+        for t in &self.trackers {
+            parts.push(format!(
+                "{} trackers to {}",
+                t.kind(),
+                list(t.out.targets())
+            ));
+        }
+        parts.join(", ")
+    }
+}
+
+impl TrackerSink {
+    /// `vrchat` or `vmt`.
+    pub(super) fn kind(&self) -> &'static str {
+        match self.stream.options().format {
+            vmc::TrackerFormat::Vrchat(_) => "vrchat",
+            vmc::TrackerFormat::Vmt(_) => "vmt",
         }
     }
 }
