@@ -1155,3 +1155,125 @@ fn as_vrchat_and_vmt_next_to_the_raw_stream() {
     let run = p.finish();
     assert_eq!(run.code, Some(0), "{}", run.stderr);
 }
+
+/// python-osc sends a body into `vmc-relay --to A --as vrchat --to B --as vmt
+/// --to C` at 60 fps: A gets only VRChat tracker messages (3 floats each), B
+/// only `/VMT/Room/Unity` with 10 arguments typed `iiffffffff`, C every
+/// datagram python-osc sent, byte for byte; no frame lost.
+#[test]
+#[ignore = "needs python-osc: scripts/test-all.sh"]
+fn trackers_from_a_python_osc_sender() {
+    let (a, b, c) = (receiver(), receiver(), receiver());
+    let (p, at) = relay(&[
+        "--to",
+        &addr(&a),
+        "--as",
+        "vrchat",
+        "--to",
+        &addr(&b),
+        "--as",
+        "vmt",
+        "--to",
+        &addr(&c),
+    ]);
+    let frames = 120;
+    // Each frame one bundle, as VSeeFace sends: Root/Pos, the legs and arms,
+    // Apply, OK, T. The script prints each datagram's bytes as it sends them.
+    let client = format!(
+        "from pythonosc import udp_client, osc_bundle_builder as bb, osc_message_builder as mb\n\
+         import math, time\n\
+         c = udp_client.SimpleUDPClient('127.0.0.1', {port})\n\
+         bones = [('Hips', 0, 0.9, 0), ('Spine', 0, 0.1, 0), ('Chest', 0, 0.12, 0),\n\
+         \x20        ('LeftUpperLeg', -0.08, -0.05, 0), ('LeftLowerLeg', 0, -0.42, 0), ('LeftFoot', 0, -0.4, 0),\n\
+         \x20        ('RightUpperLeg', 0.08, -0.05, 0), ('RightLowerLeg', 0, -0.42, 0), ('RightFoot', 0, -0.4, 0),\n\
+         \x20        ('LeftShoulder', -0.03, 0.16, 0), ('LeftUpperArm', -0.09, 0, 0), ('LeftLowerArm', -0.25, 0, 0),\n\
+         \x20        ('RightShoulder', 0.03, 0.16, 0), ('RightUpperArm', 0.09, 0, 0), ('RightLowerArm', 0.25, 0, 0)]\n\
+         t0 = time.monotonic()\n\
+         for k in range({frames}):\n\
+         \x20   b = bb.OscBundleBuilder(bb.IMMEDIATELY)\n\
+         \x20   def msg(addr, *args):\n\
+         \x20       m = mb.OscMessageBuilder(address=addr)\n\
+         \x20       for a in args: m.add_arg(a, 's' if isinstance(a, str) else ('i' if isinstance(a, int) else 'f'))\n\
+         \x20       b.add_content(m.build())\n\
+         \x20   msg('/VMC/Ext/Root/Pos', 'root', 0.0, 0.0, 0.01 * k, 0.0, 0.0, 0.0, 1.0)\n\
+         \x20   for i, (n, x, y, z) in enumerate(bones):\n\
+         \x20       a = 0.3 * math.sin(k / 10 + i)\n\
+         \x20       msg('/VMC/Ext/Bone/Pos', n, float(x), float(y), float(z), math.sin(a / 2), 0.0, 0.0, math.cos(a / 2))\n\
+         \x20   msg('/VMC/Ext/Blend/Apply')\n\
+         \x20   msg('/VMC/Ext/OK', 1)\n\
+         \x20   msg('/VMC/Ext/T', k / 60)\n\
+         \x20   d = b.build().dgram\n\
+         \x20   c._sock.sendto(d, ('127.0.0.1', {port}))\n\
+         \x20   print(d.hex(), flush=True)\n\
+         \x20   time.sleep(max(0.0, t0 + (k + 1) / 60 - time.monotonic()))\n",
+        port = at.port()
+    );
+    let reader = |rx: UdpSocket, n: usize| thread::spawn(move || collect(&rx, n));
+    let (ra, rb, rc) = (
+        reader(a, frames - 1),
+        reader(b, frames - 1),
+        reader(c, frames),
+    );
+    let out = Command::new("python3")
+        .args(["-c", &client])
+        .output()
+        .expect("python3 runs (scripts/test-all.sh installs python-osc)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sent: Vec<Vec<u8>> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            (0..l.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&l[i..i + 2], 16).unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(sent.len(), frames);
+    let (got_a, got_b, got_c) = (ra.join().unwrap(), rb.join().unwrap(), rc.join().unwrap());
+    assert!(
+        got_c == sent,
+        "C: python-osc's bytes unchanged ({} of {})",
+        got_c.len(),
+        sent.len()
+    );
+    // The first frame teaches where frames end; every later one is a bundle.
+    assert_eq!(got_a.len(), frames - 1, "A: one VRChat bundle per frame");
+    assert_eq!(got_b.len(), frames - 1, "B: one VMT bundle per frame");
+    for d in &got_a {
+        let packet = osc::decode(d).unwrap();
+        let msgs = packet.messages();
+        assert_eq!(msgs.len(), 16, "8 trackers, position and rotation");
+        for m in msgs {
+            assert!(
+                m.address.starts_with("/tracking/trackers/"),
+                "{}",
+                m.address
+            );
+            assert_eq!(m.args.len(), 3);
+            assert!(
+                m.args
+                    .iter()
+                    .all(|x| matches!(x, osc::Arg::Float(f) if f.is_finite()))
+            );
+        }
+    }
+    for d in &got_b {
+        let packet = osc::decode(d).unwrap();
+        let msgs = packet.messages();
+        assert_eq!(msgs.len(), 8);
+        for (i, m) in msgs.iter().enumerate() {
+            assert_eq!(m.address, "/VMT/Room/Unity");
+            assert_eq!(m.args.len(), 10);
+            assert_eq!(m.args[0], osc::Arg::Int(i as i32));
+            assert_eq!(m.args[1], osc::Arg::Int(1));
+            assert!(m.args[2..].iter().all(|x| matches!(x, osc::Arg::Float(_))));
+        }
+    }
+    p.interrupt();
+    assert_eq!(p.finish().code, Some(0));
+}

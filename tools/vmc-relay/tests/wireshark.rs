@@ -252,3 +252,162 @@ fn no_prefix_or_byte_flip_makes_the_lua_script_fail() {
     );
     assert_eq!(rows.len(), 2 * bundle.len() - 1);
 }
+
+/// The tracker outputs (`--as vrchat` to 9000, `--as vmt` to 39570) through
+/// the dissector: every tracker's id, position and Euler angles, every VMT
+/// message's index, enable, time offset, position and quaternion, as our own
+/// decoder reads the same datagrams.
+#[test]
+#[ignore = "needs tshark: scripts/test-all.sh"]
+fn dissector_reads_vrchat_and_vmt_trackers_as_we_do() {
+    use mocap_core::osc::{self, Arg};
+    use mocap_core::testutil::humanoid;
+    use mocap_core::vmc::trackers::{VmtOptions, VrchatOptions};
+    use mocap_core::vmc::{TrackerFormat, TrackerOptions, TrackerStream};
+    let floats = |m: &&osc::Message| -> Vec<Value> {
+        m.args
+            .iter()
+            .filter_map(|a| match a {
+                Arg::Float(f) => Some(Value::from(f64::from(*f))),
+                _ => None,
+            })
+            .collect()
+    };
+    for (format, port) in [
+        (
+            TrackerFormat::Vrchat(VrchatOptions {
+                head: true,
+                ..VrchatOptions::default()
+            }),
+            9000,
+        ),
+        (
+            TrackerFormat::Vmt(VmtOptions {
+                base: 3,
+                ..VmtOptions::default()
+            }),
+            39570,
+        ),
+    ] {
+        // No height: the humanoid has no right foot to measure it by.
+        let mut s = TrackerStream::new(TrackerOptions {
+            format,
+            height: None,
+            rate: None,
+        });
+        let datagrams: Vec<Vec<u8>> = (0..20)
+            .flat_map(|k| s.frame(&humanoid::frame(k, 60.0), f64::from(k) / 60.0))
+            .collect();
+        assert_eq!(datagrams.len(), 20);
+        let cap = tmp(&format!("trackers-{port}.pcapng"));
+        tshark::write_pcap(
+            &cap,
+            "127.0.0.1:50000".parse().unwrap(),
+            format!("127.0.0.1:{port}").parse().unwrap(),
+            &datagrams,
+        );
+        let fields = [
+            "vmc.tracker.id",
+            "vmc.tracker.px",
+            "vmc.tracker.py",
+            "vmc.tracker.pz",
+            "vmc.tracker.rx",
+            "vmc.tracker.ry",
+            "vmc.tracker.rz",
+            "vmc.vmt.index",
+            "vmc.vmt.enable",
+            "vmc.vmt.timeoffset",
+            "vmc.vmt.px",
+            "vmc.vmt.py",
+            "vmc.vmt.pz",
+            "vmc.vmt.qx",
+            "vmc.vmt.qy",
+            "vmc.vmt.qz",
+            "vmc.vmt.qw",
+            "_ws.expert.message",
+        ];
+        let rows = tshark::fields(&script(), &cap, &[], &fields);
+        assert_eq!(rows.len(), datagrams.len(), "port {port}");
+        for (k, (row, d)) in rows.iter().zip(&datagrams).enumerate() {
+            let col = |f: &str| list(&row[fields.iter().position(|x| *x == f).unwrap()]);
+            assert!(col("_ws.expert.message").is_empty(), "{port} #{k}: {row:?}");
+            let packet = osc::decode(d).unwrap();
+            let msgs = packet.messages();
+            if port == 9000 {
+                // Position and rotation per tracker: ids once each, in order.
+                let ids: Vec<String> = msgs
+                    .iter()
+                    .filter(|m| m.address.ends_with("/position"))
+                    .map(|m| m.address.split('/').nth(3).unwrap().to_owned())
+                    .collect();
+                assert!(ids.contains(&"head".to_owned()));
+                let shown = col("vmc.tracker.id");
+                let mut unique: Vec<&str> = Vec::new();
+                for id in shown {
+                    if unique.last() != Some(&id) {
+                        unique.push(id);
+                    }
+                }
+                assert_eq!(unique, ids, "{port} #{k}");
+                let pos: Vec<Value> = msgs
+                    .iter()
+                    .filter(|m| m.address.ends_with("/position"))
+                    .flat_map(floats)
+                    .collect();
+                let rot: Vec<Value> = msgs
+                    .iter()
+                    .filter(|m| m.address.ends_with("/rotation"))
+                    .flat_map(floats)
+                    .collect();
+                let theirs_pos: Vec<&str> = col("vmc.tracker.px")
+                    .into_iter()
+                    .zip(col("vmc.tracker.py"))
+                    .zip(col("vmc.tracker.pz"))
+                    .flat_map(|((x, y), z)| [x, y, z])
+                    .collect();
+                let theirs_rot: Vec<&str> = col("vmc.tracker.rx")
+                    .into_iter()
+                    .zip(col("vmc.tracker.ry"))
+                    .zip(col("vmc.tracker.rz"))
+                    .flat_map(|((x, y), z)| [x, y, z])
+                    .collect();
+                assert_eq!(theirs_pos.len(), pos.len(), "{port} #{k}");
+                assert_eq!(theirs_rot.len(), rot.len(), "{port} #{k}");
+                for (o, t) in pos
+                    .iter()
+                    .zip(&theirs_pos)
+                    .chain(rot.iter().zip(&theirs_rot))
+                {
+                    close(o, t, &format!("{port} #{k}"));
+                }
+            } else {
+                let idx: Vec<String> = msgs
+                    .iter()
+                    .map(|m| match m.args[0] {
+                        Arg::Int(i) => i.to_string(),
+                        _ => panic!(),
+                    })
+                    .collect();
+                assert_eq!(col("vmc.vmt.index"), idx, "{port} #{k}");
+                assert!(col("vmc.vmt.enable").iter().all(|e| *e == "1"));
+                let ours: Vec<Value> = msgs.iter().flat_map(floats).collect();
+                let names = [
+                    "vmc.vmt.timeoffset",
+                    "vmc.vmt.px",
+                    "vmc.vmt.py",
+                    "vmc.vmt.pz",
+                    "vmc.vmt.qx",
+                    "vmc.vmt.qy",
+                    "vmc.vmt.qz",
+                    "vmc.vmt.qw",
+                ];
+                let columns: Vec<Vec<&str>> = names.iter().map(|n| col(n)).collect();
+                for (i, chunk) in ours.chunks(8).enumerate() {
+                    for (j, o) in chunk.iter().enumerate() {
+                        close(o, columns[j][i], &format!("{port} #{k} {}", names[j]));
+                    }
+                }
+            }
+        }
+    }
+}
