@@ -2,8 +2,8 @@
 # vmc-relay's tracker outputs under load: 4 senders x 60 fps x 55 bones + 17
 # expressions (one bundle per frame, as VSeeFace sends) into one port, relayed
 # `--as vmc` (the stream as it came: the raw fast path), `--as vrchat` and
-# `--as vmt` (each sender's body solved into trackers), and `--as vmc --only
-# '/*'` (decoded and re-encoded, nothing dropped), side by side in one
+# `--as vmt` (each sender's body solved into trackers), and `--as vmc --drop
+# /none` (decoded and re-encoded, nothing dropped), side by side in one
 # run, alternating, RUNS times (default 3). Reports the relay's CPU (user +
 # system) per second of stream. The solver alone is
 # `cargo bench -p mocap-core --bench trackers` (divan).
@@ -37,7 +37,7 @@ for r in $(seq "$runs"); do
   echo "run $r"
   row "--as vmc (raw)" --as vmc
   # Decoded and re-encoded, nothing dropped: what decoding costs on its own.
-  row "--as vmc --only /*" --as vmc --only '/*'
+  row "--as vmc --drop /none" --as vmc --drop /none
   row "--as vrchat" --as vrchat
   row "--as vmt" --as vmt
 done
