@@ -551,3 +551,39 @@ fn repr_bytes_equal_the_hand_written_layout() {
     };
     assert_eq!(ours.to_bytes(), by_hand("Zoe's iPhone", 7, &values));
 }
+
+/// `--vmc --smooth`: still one Apply per packet, values smoothed (not the
+/// wire values, still within 0–1); `--smooth` without `--vmc` is a usage error.
+#[test]
+fn vmc_smooth_sends_every_frame_smoothed() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let t = tool(&[
+        "-r",
+        CAPTURE,
+        "--vmc",
+        &to,
+        "--subject",
+        "Zoe's iPhone",
+        "--smooth",
+    ]);
+    let got = receive_all(&rx);
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let messages: Vec<Message> = got
+        .iter()
+        .flat_map(|d| vmc::decode(d).unwrap())
+        .map(Result::unwrap)
+        .collect();
+    let smoothed = blend_values(&messages);
+    let wire = expected_faces("Zoe's iPhone");
+    assert_eq!(smoothed.len(), wire.len());
+    assert!(smoothed.iter().flatten().all(|v| (0.0..=1.0).contains(v)));
+    let differ = smoothed.iter().zip(&wire).filter(|(s, w)| s != w).count();
+    assert!(
+        differ > wire.len() / 2,
+        "only {differ} of {} frames changed",
+        wire.len()
+    );
+    assert_eq!(tool(&["-r", CAPTURE, "--smooth"]).finish().code, Some(2));
+}
