@@ -26,6 +26,8 @@ Examples:
   pcap-replay face.pcapng --trigger 127.0.0.1:49983
       act as the phone: wait for the handshake, then stream to its sender
   pcap-replay session.pcapng --hedge --format json | jq .timing_error_us
+  pcap-replay session.pcapng --impair loss=5%,dup=1%,reorder=1%,seed=7 --format json
+      bad Wi-Fi, the same every run: a record per datagram, the faults in the summary
       microsecond timing on a virtual machine: two threads race each send
 
 --speed follows tcpreplay's --multiplier (2.0 = twice as fast), not
@@ -96,6 +98,13 @@ struct Args {
     /// at once). Costs a second thread's sleeps and --spin.
     #[arg(long, conflicts_with = "topspeed")]
     hedge: bool,
+
+    /// Impair the replay, deterministically from a seed: loss=P%,
+    /// burst=N@P% (runs of N lost), dup=P%, reorder=P% (held back past the
+    /// next one), jitter=MS (extra delay, order kept), seed=N; combinable,
+    /// e.g. loss=5%,dup=1%,seed=7. The summary says what was done.
+    #[arg(long, value_name = "SPEC", conflicts_with = "hedge")]
+    impair: Option<mocap_core::pcap::ImpairSpec>,
 
     /// Play the capture N times; 0 loops until stopped.
     #[arg(long = "loop", value_name = "N", default_value_t = 1)]
@@ -186,6 +195,7 @@ fn main() -> ExitCode {
         stop: args.stop,
         format: args.format,
         quiet: args.quiet,
+        impair: args.impair,
     };
     cli::exit(replay::run(&opts), replay::TOOL)
 }

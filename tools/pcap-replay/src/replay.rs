@@ -2,6 +2,7 @@
 //! timing through a plain UDP socket. The binary parses flags into
 //! [`Options`] and calls [`run`].
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
@@ -19,7 +20,10 @@ use mocap_core::cli::{
     install_ctrlc, interrupted, report,
 };
 use mocap_core::net;
-use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Lateness, Pace, Schedule};
+use mocap_core::pcap::{
+    CaptureError, CaptureStats, Datagrams, Fate, Impair, ImpairCounters, ImpairSpec, Lateness,
+    Pace, Schedule,
+};
 
 use crate::hedge::{Hedge, HedgeSetup};
 use crate::timing::Waited;
@@ -69,6 +73,8 @@ pub(crate) struct Options {
     pub(crate) format: Format,
     /// No progress or logs.
     pub(crate) quiet: bool,
+    /// `--impair`: seeded loss, bursts, duplicates, reordering, jitter.
+    pub(crate) impair: Option<ImpairSpec>,
 }
 
 /// Where each datagram goes: this address, at this port or the datagram's
@@ -99,6 +105,8 @@ struct Counts {
     hedged: Option<u64>,
     /// `--hedge`: sends that went ahead of the other thread's stalled one.
     out_of_order: u64,
+    /// `--impair`: what the receiver will see.
+    impaired: Option<ImpairCounters>,
 }
 
 /// Runs the replay and prints the summary.
@@ -181,6 +189,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     let mut send = Send {
         opts,
         log: &log,
+        out: &mut out,
         socket,
         target,
         progress,
@@ -204,6 +213,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     let mut counts = send.counts;
     counts.skipped = feed.skipped;
     counts.loops = feed.loops;
+    counts.impaired = feed.impair.as_ref().map(|i| i.decide.counters());
     let stats = add_stats(feed.done, feed.capture.stats());
     drop(feed);
     if let Some(h) = hedge {
@@ -314,9 +324,69 @@ enum Played<'a> {
         due: Instant,
         /// Its number in playing order (what `--hedge` claims).
         seq: u64,
+        /// `--impair`: what was done to it (its first copy only).
+        note: Option<Note>,
     },
+    /// `--impair` dropped a datagram.
+    Dropped(Note),
     /// The capture cannot be read past this point (this pass ends).
     ReadStopped(String),
+}
+
+/// `--impair`'s record of one datagram of the capture (`--format json`).
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Note {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// The datagram's number among those the filters kept (1 = the first).
+    n: u64,
+    /// `dropped` or `sent`.
+    fate: &'static str,
+    /// Dropped in a burst.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    burst: bool,
+    /// Times sent (2: duplicated).
+    copies: u8,
+    /// Extra delay from `jitter`, µs.
+    delay_us: u64,
+    /// Held back and sent after the next datagram (reordered).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    held: bool,
+}
+
+impl Note {
+    fn new(n: u64, f: &Fate) -> Self {
+        Self {
+            kind: "replay.datagram",
+            n,
+            fate: if f.dropped { "dropped" } else { "sent" },
+            burst: f.burst,
+            copies: f.copies,
+            delay_us: u64::try_from(f.delay.as_micros()).unwrap_or(u64::MAX),
+            held: f.hold,
+        }
+    }
+}
+
+/// A datagram `--impair` let through, waiting its turn.
+struct Queued {
+    payload: Vec<u8>,
+    dst_port: u16,
+    due: Instant,
+    copies: u8,
+    note: Option<Note>,
+}
+
+/// `--impair`: the decisions and what they left to play.
+struct Impaired {
+    decide: Impair,
+    queue: VecDeque<Queued>,
+    /// The datagram held back until the next one is sent.
+    held: Option<Queued>,
+    /// Records of dropped datagrams, printed in order.
+    notes: VecDeque<Note>,
+    /// Datagrams offered so far.
+    n: u64,
 }
 
 /// The capture at its recorded timing, pass after pass (`--loop`): each
@@ -349,6 +419,10 @@ struct Playback<'o, O> {
     hedge: Option<(&'o Hedge, Target)>,
     /// The number of the last datagram posted to it.
     posted: Option<u64>,
+    /// `--impair`.
+    impair: Option<Impaired>,
+    /// `--impair`'s record of the held datagram.
+    note: Option<Note>,
 }
 
 impl<'o, O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'o, O> {
@@ -371,6 +445,14 @@ impl<'o, O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'o, O> {
             played: 0,
             hedge: None,
             posted: None,
+            impair: opts.impair.map(|spec| Impaired {
+                decide: Impair::new(spec),
+                queue: VecDeque::new(),
+                held: None,
+                notes: VecDeque::new(),
+                n: 0,
+            }),
+            note: None,
         }
     }
 
@@ -402,7 +484,43 @@ impl<'o, O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'o, O> {
             let due = start
                 .checked_add(self.schedule.deadline(d.ts))
                 .unwrap_or(start);
-            self.held = Some((d.dst.port(), due));
+            let Some(imp) = &mut self.impair else {
+                self.held = Some((d.dst.port(), due));
+                return Ok(Ok(true));
+            };
+            imp.n += 1;
+            let fate = imp.decide.offer(due.saturating_duration_since(start));
+            if fate.dropped {
+                imp.notes.push_back(Note::new(imp.n, &fate));
+                continue;
+            }
+            let q = Queued {
+                payload: self.payload.clone(),
+                dst_port: d.dst.port(),
+                due: start.checked_add(fate.due).unwrap_or(start),
+                copies: fate.copies,
+                note: Some(Note::new(imp.n, &fate)),
+            };
+            if fate.hold {
+                imp.held = Some(q);
+                continue;
+            }
+            let at = q.due;
+            imp.queue.push_back(q);
+            if fate.release
+                && let Some(mut h) = imp.held.take()
+            {
+                // Right after the one it was held behind.
+                h.due = at;
+                imp.queue.push_back(h);
+            }
+            return Ok(Ok(true));
+        }
+        // A datagram still held at the end of a pass goes last: not reordered.
+        if let Some(imp) = &mut self.impair
+            && let Some(h) = imp.held.take()
+        {
+            imp.queue.push_back(h);
             return Ok(Ok(true));
         }
         Ok(Ok(false))
@@ -439,7 +557,32 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
         Self: 'a;
 
     fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Played<'_>>> {
-        while self.held.is_none() {
+        loop {
+            if let Some(imp) = &mut self.impair {
+                if let Some(note) = imp.notes.pop_front() {
+                    return Ok(Step::Item(Played::Dropped(note)));
+                }
+                if self.held.is_none()
+                    && let Some(q) = imp.queue.pop_front()
+                {
+                    if q.copies > 1 {
+                        // The duplicate goes right after the original.
+                        imp.queue.push_front(Queued {
+                            payload: q.payload.clone(),
+                            dst_port: q.dst_port,
+                            due: q.due,
+                            copies: q.copies - 1,
+                            note: None,
+                        });
+                    }
+                    self.payload = q.payload;
+                    self.held = Some((q.dst_port, q.due));
+                    self.note = q.note;
+                }
+            }
+            if self.held.is_some() {
+                break;
+            }
             if self.pass.over {
                 if !self.next_pass()? {
                     return Ok(Step::End(Stopped::EndOfInput));
@@ -491,6 +634,7 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
             dst_port,
             due,
             seq,
+            note: self.note.take(),
         }))
     }
 }
@@ -532,6 +676,8 @@ impl Tally {
 struct Send<'o> {
     opts: &'o Options,
     log: &'o Log,
+    /// `--impair --format json`: a record per datagram.
+    out: &'o mut Output,
     socket: UdpSocket,
     target: Target,
     progress: Option<ProgressBar>,
@@ -541,13 +687,20 @@ struct Send<'o> {
 
 impl<O: Fn() -> anyhow::Result<Datagrams<File>>> FeedHandler<Playback<'_, O>> for Send<'_> {
     fn item(&mut self, played: Played<'_>) -> anyhow::Result<Flow> {
-        let (payload, dst_port, due, seq) = match played {
+        let (payload, dst_port, due, seq, note) = match played {
             Played::Due {
                 payload,
                 dst_port,
                 due,
                 seq,
-            } => (payload, dst_port, due, seq),
+                note,
+            } => (payload, dst_port, due, seq, note),
+            Played::Dropped(note) => {
+                if self.opts.format == Format::Json {
+                    self.out.json(&note)?;
+                }
+                return Ok(Flow::Continue);
+            }
             Played::ReadStopped(why) => {
                 self.log.info(format_args!("{why}"));
                 return Ok(Flow::Continue);
@@ -580,6 +733,11 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> FeedHandler<Playback<'_, O>> fo
         let late =
             (self.opts.pace != Pace::TopSpeed).then(|| sent_at.saturating_duration_since(due));
         self.counts.tally.count(&result, payload.len(), late);
+        if let Some(n) = note
+            && self.opts.format == Format::Json
+        {
+            self.out.json(&n)?;
+        }
         if let Some(pb) = &self.progress {
             pb.inc(1);
         }
@@ -681,6 +839,9 @@ struct Summary<'a> {
     stopped: Stopped,
     #[serde(skip_serializing_if = "Option::is_none")]
     capture: Option<CaptureRecord>,
+    /// `--impair`: dropped, duplicated, reordered, delayed, seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    impaired: Option<ImpairCounters>,
 }
 
 fn finish(
@@ -711,6 +872,7 @@ fn finish(
         elapsed_s: round3(elapsed),
         stopped,
         capture: stats.map(CaptureRecord::from),
+        impaired: counts.impaired,
     };
     report(out, log, opts.format == Format::Json, &rec, true)?;
     Ok(())
@@ -731,6 +893,13 @@ impl Record for Summary<'_> {
                 f,
                 "; timing error p50 {} µs, p99 {} µs, max {} µs",
                 t.p50, t.p99, t.max
+            )?;
+        }
+        if let Some(i) = &self.impaired {
+            write!(
+                f,
+                "\n  impaired (seed {}): {} dropped, {} duplicated, {} reordered, {} delayed",
+                i.seed, i.dropped, i.duplicated, i.reordered, i.delayed
             )?;
         }
         if let Some(c) = &self.capture

@@ -428,3 +428,141 @@ fn trigger_with_allow_ignores_other_senders() {
     let bad = replay(&[&capture("mocopi-sizes.pcapng"), "--allow", "127.0.0.1"]).finish();
     assert_eq!(bad.code, Some(2), "{}", bad.stderr);
 }
+
+/// A capture of `n` mocopi frames, fnum 1..=n, 1/60 s apart, from our writer.
+fn numbered_frames(name: &str, n: u32) -> std::path::PathBuf {
+    use mocap_core::smf::{self, BodyRepr};
+    let seed = include_bytes!("../../../captures/mocopi/seed-frame-1575.bin");
+    let mut repr = smf::parse(seed).unwrap().to_repr();
+    let path = std::env::temp_dir().join(format!("impair-{name}-{}.pcapng", std::process::id()));
+    let mut w = mocap_core::pcap::PcapNgWriter::new(File::create(&path).unwrap()).unwrap();
+    let (src, dst) = (
+        "127.0.0.1:50012".parse().unwrap(),
+        "127.0.0.1:12351".parse().unwrap(),
+    );
+    for k in 1..=n {
+        if let BodyRepr::Frame(f) = &mut repr.body {
+            f.fnum = k;
+            f.time = k as f32 / 60.0;
+        }
+        w.write(
+            Duration::from_secs(1_764_417_600) + Duration::from_micros(16_667 * u64::from(k)),
+            src,
+            dst,
+            &repr.to_bytes(),
+        )
+        .unwrap();
+    }
+    w.flush().unwrap();
+    path
+}
+
+/// What a mocopi receiver counts (the core's stream health, as mocopi-dump
+/// reports it) of what pcap-replay --impair sent, with the replay's records.
+fn impaired_run(
+    cap: &std::path::Path,
+    spec: &str,
+) -> (Vec<u32>, mocap_core::smf::HealthReport, Value, Vec<Value>) {
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    // Ten times the recorded rate: 600 frames in a second, 1.7 ms apart.
+    let child = replay(&[
+        cap.to_str().unwrap(),
+        "--to",
+        &to,
+        "--speed",
+        "10",
+        "--impair",
+        spec,
+        "--format",
+        "json",
+    ]);
+    let mut got = Vec::new();
+    let mut health = mocap_core::smf::Health::new();
+    let mut buf = vec![0u8; 65_535];
+    let quiet = Duration::from_millis(500);
+    rx.set_read_timeout(Some(quiet)).unwrap();
+    while let Ok(n) = rx.recv(&mut buf) {
+        let p = mocap_core::smf::parse(&buf[..n]).unwrap();
+        let f = p.frame().unwrap();
+        health.frame(f.fnum, f64::from(f.time), None);
+        got.push(f.fnum);
+    }
+    let out = child.finish();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let recs = out.json();
+    let sum = recs.last().unwrap().clone();
+    (got, health.report(), sum, recs)
+}
+
+/// `--impair` into a receiver: its lost, duplicates and reordered equal what
+/// the summary says was injected (less the drops before the first and after
+/// the last frame sent, which no receiver can see); the same seed gives the
+/// same arrivals, another seed others; every datagram has its record.
+#[test]
+fn impaired_replay_counts_are_what_the_receiver_sees() {
+    let cap = numbered_frames("counts", 600);
+    for spec in [
+        "loss=5%,dup=2%,seed=11",
+        "reorder=5%,seed=12",
+        "loss=3%,burst=6@1%,dup=2%,reorder=3%,jitter=1ms,seed=13",
+    ] {
+        let (got, h, sum, recs) = impaired_run(&cap, spec);
+        let imp = &sum["impaired"];
+        let notes: Vec<&Value> = recs
+            .iter()
+            .filter(|r| r["type"] == "replay.datagram")
+            .collect();
+        assert_eq!(notes.len(), 600, "{spec}: a record per datagram");
+        let sent: Vec<u64> = notes
+            .iter()
+            .filter(|r| r["fate"] == "sent")
+            .map(|r| r["n"].as_u64().unwrap())
+            .collect();
+        let (lo, hi) = (*sent.iter().min().unwrap(), *sent.iter().max().unwrap());
+        let unseen = notes
+            .iter()
+            .filter(|r| r["fate"] == "dropped")
+            .filter(|r| r["n"].as_u64().unwrap() < lo || r["n"].as_u64().unwrap() > hi)
+            .count() as u64;
+        assert_eq!(
+            h.lost,
+            imp["dropped"].as_u64().unwrap() - unseen,
+            "{spec}: lost"
+        );
+        assert_eq!(
+            h.duplicates,
+            imp["duplicated"].as_u64().unwrap(),
+            "{spec}: duplicates"
+        );
+        assert_eq!(
+            h.reordered,
+            imp["reordered"].as_u64().unwrap(),
+            "{spec}: reordered"
+        );
+        assert_eq!(
+            got.len() as u64,
+            sum["sent"].as_u64().unwrap(),
+            "{spec}: every datagram sent arrived"
+        );
+        let dups = notes.iter().filter(|r| r["copies"] == 2).count() as u64;
+        assert_eq!(dups, imp["duplicated"].as_u64().unwrap());
+        if spec.contains("loss") {
+            assert!(imp["dropped"].as_u64().unwrap() > 5, "{spec}: {imp}");
+        }
+        if spec.contains("reorder") {
+            assert!(h.reordered > 5, "{spec}: {h:?}");
+        }
+        // The same seed, the same arrivals; another seed, others.
+        let (again, ..) = impaired_run(&cap, spec);
+        assert_eq!(again, got, "{spec}: same seed");
+        let other = spec.replace("seed=1", "seed=9");
+        let (different, ..) = impaired_run(&cap, &other);
+        assert_ne!(different, got, "{spec}: another seed");
+    }
+    let run = replay(&[cap.to_str().unwrap(), "--impair", "loss=120%"]).finish();
+    assert_eq!(run.code, Some(2));
+    let run = replay(&[cap.to_str().unwrap(), "--impair", "loss=1%", "--hedge"]).finish();
+    assert_eq!(run.code, Some(2));
+    let _ = std::fs::remove_file(&cap);
+}

@@ -13,11 +13,13 @@
 //!   capture time.
 //! - [`Datagrams`] strings these together; [`PcapNgWriter`] writes datagrams
 //!   back as Ethernet/IP/UDP frames with valid checksums.
-//! - [`Schedule`] computes replay deadlines without touching a clock.
+//! - [`Schedule`] computes replay deadlines without touching a clock;
+//!   [`Impair`] decides seeded loss, bursts, duplicates, reordering and jitter.
 
 mod datagrams;
 mod defrag;
 mod file;
+mod impair;
 pub mod link;
 mod replay;
 mod write;
@@ -25,5 +27,6 @@ mod write;
 pub use datagrams::{CaptureError, CaptureStats, Captured, Datagrams};
 pub use defrag::{Defrag, DefragLimits, DefragStats};
 pub use file::{CaptureReader, FileFormat, MAX_RECORD, ReadError, ReadErrorKind, Record};
+pub use impair::{Fate, Impair, ImpairCounters, ImpairError, ImpairSpec};
 pub use replay::{Lateness, MAX_DEADLINE, Pace, Schedule};
 pub use write::{MAX_UDP_PAYLOAD_V4, MAX_UDP_PAYLOAD_V6, PcapNgWriter, checksum};
