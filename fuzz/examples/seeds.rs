@@ -1,0 +1,182 @@
+//! Writes seed corpora for the fuzz targets: `cargo run --example seeds --
+//! CAPTURES OUT` (run by `scripts/fuzz-corpus.sh`, on stable).
+//!
+//! Real data where the repository has it: every datagram of the pcap/pcapng
+//! captures (by protocol), the `.bin` SMF datagrams, the datagrams of the
+//! `.mocopipackets` captures, iFacialMocap text lines. Synthetic seeds from
+//! our own encoders where it has none (VMC, DLP3D, BVH, TCP streams). The
+//! pcap and textcap targets take whole files, copied by the script.
+
+use std::fs;
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use mocap_core::{bvh, dlp3d, ifm, osc, pcap, textcap, vmc};
+
+struct Out(PathBuf);
+
+impl Out {
+    fn put(&self, target: &str, name: &str, bytes: &[u8]) {
+        let dir = self.0.join(target);
+        fs::create_dir_all(&dir).expect("create corpus directory");
+        fs::write(dir.join(name), bytes).expect("write seed");
+    }
+}
+
+fn datagrams(path: &Path) -> Vec<Vec<u8>> {
+    let bytes = fs::read(path).expect("read capture");
+    let mut d = pcap::Datagrams::new(Cursor::new(bytes)).expect("capture header");
+    let mut out = Vec::new();
+    while let Some(Ok(c)) = d.next_datagram() {
+        out.push(c.payload.to_vec());
+    }
+    out
+}
+
+fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|r| r.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.extension().is_some_and(|e| e == ext));
+    v.sort();
+    v
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// At most `n` datagrams, skipping repeats of a size already taken (one per
+/// shape keeps the corpus small without losing kinds).
+fn pick(all: Vec<Vec<u8>>, n: usize) -> Vec<Vec<u8>> {
+    let mut seen = std::collections::HashSet::new();
+    all.into_iter().filter(|d| seen.insert(d.len())).take(n).collect()
+}
+
+fn main() {
+    let mut args = std::env::args_os().skip(1);
+    let captures = PathBuf::from(args.next().expect("usage: seeds CAPTURES OUT"));
+    let out = Out(PathBuf::from(args.next().expect("usage: seeds CAPTURES OUT")));
+
+    // mocopi: .bin datagrams, pcap(ng) datagrams, .mocopipackets datagrams.
+    let mocopi = captures.join("mocopi");
+    for dir in [mocopi.clone(), mocopi.join("t-34400")] {
+        for p in files(&dir, "bin") {
+            out.put("smf", &stem(&p), &fs::read(&p).expect("read .bin"));
+        }
+    }
+    for ext in ["pcapng", "pcap"] {
+        for p in files(&mocopi, ext) {
+            for (i, d) in pick(datagrams(&p), 8).iter().enumerate() {
+                out.put("smf", &format!("{}-{i}", stem(&p)), d);
+            }
+        }
+    }
+    for p in files(&mocopi.join("animu-sphere"), "mocopipackets") {
+        let text = fs::read_to_string(&p).expect("read text capture");
+        let ds: Vec<Vec<u8>> = textcap::decode_all(&text).into_iter().flatten().map(|d| d.payload).collect();
+        for (i, d) in pick(ds, 4).iter().enumerate() {
+            out.put("smf", &format!("{}-{i}", stem(&p)), d);
+        }
+    }
+
+    for (i, d) in pick(datagrams(&captures.join("livelink/face-60fps.pcapng")), 4).iter().enumerate() {
+        out.put("livelink", &format!("face-60fps-{i}"), d);
+    }
+
+    // iFacialMocap: text lines and UDP frames; TCP streams and a recording of them.
+    let ifm_dir = captures.join("ifacialmocap");
+    let mut lines = Vec::new();
+    for p in files(&ifm_dir, "txt") {
+        let text = fs::read_to_string(&p).expect("read text frames");
+        for (i, l) in text.lines().filter(|l| !l.trim().is_empty()).take(3).enumerate() {
+            out.put("ifm_frame", &format!("{}-{i}", stem(&p)), l.as_bytes());
+            lines.push(l.to_owned());
+        }
+    }
+    for (i, d) in pick(datagrams(&ifm_dir.join("face-60fps.pcapng")), 4).iter().enumerate() {
+        out.put("ifm_frame", &format!("face-60fps-{i}"), d);
+        lines.push(String::from_utf8_lossy(d).into_owned());
+    }
+    let mut stream = vec![255, 7];
+    for l in lines.iter().take(3) {
+        stream.extend_from_slice(l.as_bytes());
+        stream.extend_from_slice(ifm::TERMINATOR.as_bytes());
+    }
+    out.put("ifm_tcp", "stream-3-frames", &stream);
+    stream[0] = 8;
+    out.put("ifm_tcp", "stream-small-cap", &stream);
+    out.put("ifm_tcp", "recording", &ifm::write_recording(&lines[..lines.len().min(3)]));
+
+    // VMC: a frame as the senders write it, a nested bundle, odd messages.
+    let mut frame = vec![vmc::Message::RootPos {
+        name: "root".into(),
+        pos: [0.0, 1.0, 0.0],
+        rot: [0.0, 0.0, 0.0, 1.0],
+        mr: None,
+    }];
+    for (i, b) in vmc::HUMAN_BODY_BONES.iter().take(12).enumerate() {
+        let x = i as f32 * 0.01;
+        frame.push(vmc::Message::BonePos { name: (*b).into(), pos: [x, -x, 0.5], rot: [0.1, x, -0.2, 0.97] });
+    }
+    frame.push(vmc::Message::BlendVal { name: "Joy".into(), value: 0.25 });
+    frame.push(vmc::Message::BlendApply);
+    frame.push(vmc::Message::Available { loaded: 1, calibration: None, tracking: None });
+    frame.push(vmc::Message::Time(12.5));
+    let mut vmc_seeds = vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE);
+    let all: Vec<osc::Message> = frame.iter().map(vmc::Message::to_osc).collect();
+    let flat = osc::bundle(&all);
+    let nested = osc::encode(&osc::Packet::Bundle {
+        timetag: (0, 1),
+        content: vec![osc::decode(&flat).expect("own bundle decodes")],
+    });
+    vmc_seeds.push(flat);
+    vmc_seeds.push(nested);
+    vmc_seeds.push(osc::message(&osc::Message::new("/VMC/Ext/Bone/Pos", vec![osc::Arg::String("Hips".into()), osc::Arg::Double(1.0)])));
+    for (i, d) in vmc_seeds.iter().enumerate() {
+        out.put("osc_vmc_differential", &format!("vmc-{i}"), d);
+        out.put("vmc_typed", &format!("vmc-{i}"), d);
+    }
+
+    // DLP3D: a request, and a whole response stream framed as the target reads it.
+    let request = dlp3d::Request { class_name: "OrchestratorV4Request".into(), n_channels: 1, sample_width: 2, frame_rate: 16_000, ..Default::default() };
+    out.put("dlp3d", "request", &dlp3d::encode_request(&request));
+    let joints: Vec<String> = ["pelvis", "spine"].map(String::from).to_vec();
+    let names: Vec<String> = ["jawOpen"].map(String::from).to_vec();
+    let mut motion = Vec::new();
+    dlp3d::push_motion_frame(&[[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]; 2], [0.0; 3], [0.0; 3], &mut motion);
+    let responses = [
+        dlp3d::request_id("r1"),
+        dlp3d::motion_start(&joints, "default", dlp3d::Dtype::F16, Some(0)),
+        dlp3d::face_start(&names, dlp3d::Dtype::F32, None),
+        dlp3d::audio_start(16_000, 1, 2),
+        dlp3d::motion_body(dlp3d::Dtype::F16, &motion),
+        dlp3d::face_body(dlp3d::Dtype::F32, &[0.5]),
+        dlp3d::audio_body(vec![0; 1066]),
+        dlp3d::end(dlp3d::Stream::Motion),
+        dlp3d::end(dlp3d::Stream::Face),
+        dlp3d::end(dlp3d::Stream::Audio),
+        dlp3d::leave(),
+    ];
+    let mut framed = Vec::new();
+    for r in &responses {
+        let b = dlp3d::encode_response(r);
+        framed.extend_from_slice(&u16::try_from(b.len()).expect("small response").to_le_bytes());
+        framed.extend_from_slice(&b);
+    }
+    out.put("dlp3d", "stream", &framed);
+
+    // BVH: a three-joint chain with two frames.
+    let chain = vec![
+        bvh::Joint { name: "root".into(), parent: None, offset: [0.0, 93.29, 0.0] },
+        bvh::Joint { name: "torso_1".into(), parent: Some(0), offset: [0.0, 5.0, -1.1] },
+        bvh::Joint { name: "l_up_leg".into(), parent: Some(0), offset: [8.0, -2.0, 0.0] },
+    ];
+    let mut text = bvh::header(&chain, 1.0 / 60.0).expect("valid chain").text;
+    let mut enc = bvh::FrameEncoder::new(&chain);
+    for k in 0..2 {
+        let x = f64::from(k) * 0.1;
+        text.push_str(&enc.line(&[[x, 93.0, 0.0]; 3], &[[0.0, x.sin(), 0.0, x.cos()]; 3]));
+    }
+    out.put("bvh", "chain", text.as_bytes());
+}

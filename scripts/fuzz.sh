@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target for SECONDS each (default 20) with its seed
+# corpus and dictionary. Needs the nightly toolchain and cargo-fuzz
+# (`cargo install cargo-fuzz`); without them it says so and exits 0.
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]
+#
+# Exits non-zero when any target crashes, leaks past -rss_limit_mb or hangs
+# past -timeout; the input is in fuzz/artifacts/<target>/. Each run's log is
+# fuzz/logs/<target>.log. Not part of scripts/test-all.sh or CI (yet).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+secs=${1:-20}
+shift || true
+
+if ! cargo +nightly --version >/dev/null 2>&1 || ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+    echo "fuzz: skipped, cargo +nightly fuzz not available (install: rustup toolchain install nightly; cargo install cargo-fuzz)"
+    exit 0
+fi
+
+cd "$root/fuzz" || exit 1
+if [ $# -gt 0 ]; then
+    targets=("$@")
+else
+    mapfile -t targets < <(cargo +nightly fuzz list)
+fi
+if [ ! -d corpus ]; then
+    "$root/scripts/fuzz-corpus.sh" || exit 1
+fi
+
+dict_for() {
+    case "$1" in
+        smf) echo smf ;;
+        osc_vmc_differential|vmc_typed) echo osc ;;
+        ifm_frame|ifm_tcp) echo ifm ;;
+        *) echo "$1" ;;
+    esac
+}
+
+cargo +nightly fuzz build || exit 1
+mkdir -p logs
+failed=()
+printf '%-22s %12s %8s %s\n' target execs cov result
+for t in "${targets[@]}"; do
+    mkdir -p "corpus/$t"
+    dict="dicts/$(dict_for "$t").dict"
+    dict_arg=()
+    [ -f "$dict" ] && dict_arg=("-dict=$dict")
+    cargo +nightly fuzz run "$t" "corpus/$t" -- \
+        -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
+        -print_final_stats=1 "${dict_arg[@]}" > "logs/$t.log" 2>&1
+    rc=$?
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "logs/$t.log" | grep -o '[0-9]*$' | tail -1)
+    cov=$(grep -o 'cov: [0-9]*' "logs/$t.log" | tail -1 | grep -o '[0-9]*')
+    if [ $rc -eq 0 ]; then
+        result=ok
+    else
+        result="FAILED (rc $rc, see fuzz/logs/$t.log and fuzz/artifacts/$t/)"
+        failed+=("$t")
+    fi
+    printf '%-22s %12s %8s %s\n' "$t" "${execs:-?}" "${cov:-?}" "$result"
+done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz: ${#failed[@]} target(s) failed: ${failed[*]}"
+    exit 1
+fi
+echo "fuzz: ${#targets[@]} target(s), ${secs}s each, no crash"
