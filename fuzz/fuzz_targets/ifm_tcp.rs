@@ -1,7 +1,7 @@
 //! iFacialMocap over TCP: the `___iFacialMocap` splitter and the baked
 //! recording parser.
 //!
-//! The first two bytes choose the splitter's cap (16 to 4111 bytes, so
+//! The first two bytes choose the splitter's cap (16 to 4096 bytes, so
 //! over-long frames are reachable) and the read size; the rest is the
 //! stream. Asserted: feeding the stream in reads of any size gives the
 //! same frames and drop count as feeding it at once; no frame is longer
