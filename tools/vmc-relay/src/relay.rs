@@ -107,6 +107,20 @@ impl Dest {
         self.rules.is_raw() && self.trackers.is_none()
     }
 
+    /// `--as vrchat|vmt`: what its streams did, all senders together (for summaries).
+    fn tracker_counters(&self) -> Option<TrackerCounters> {
+        let (_, streams) = self.trackers.as_ref()?;
+        let mut total = TrackerCounters::default();
+        for s in streams.values() {
+            let c = s.counters();
+            total.frames += c.frames;
+            total.sent += c.sent;
+            total.rate_limited += c.rate_limited;
+            total.waiting += c.waiting;
+        }
+        Some(total)
+    }
+
     /// What `--as` made of this destination.
     fn output(&self) -> &'static str {
         match self.trackers.as_ref().map(|(t, _)| t.format) {
@@ -139,15 +153,6 @@ impl Dest {
                 out.extend(stream.push(&typed, now));
             }
         }
-        let mut total = TrackerCounters::default();
-        for s in streams.values() {
-            let c = s.counters();
-            total.frames += c.frames;
-            total.sent += c.sent;
-            total.rate_limited += c.rate_limited;
-            total.waiting += c.waiting;
-        }
-        self.stats.trackers = Some(total);
         for d in &out {
             send(socket, self, d);
         }
@@ -609,6 +614,9 @@ impl Relay {
     }
 
     fn summary(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
+        for d in &mut self.dests {
+            d.stats.trackers = d.tracker_counters();
+        }
         let total = |f: fn(&SourceStats) -> u64| self.sources.values().map(f).sum::<u64>();
         let (datagrams, decode_errors, flooded) = (
             total(|s| s.datagrams),

@@ -29,7 +29,7 @@ pub use output::{
 };
 #[cfg(feature = "realtime")]
 pub use realtime::{Tuned, tune_current_thread};
-pub use records::{ArgRecord, ErrorRecord, VmcOut, VmcRecord};
+pub use records::{ArgRecord, ErrorRecord, VmcOut, VmcRecord, ts_us};
 pub use runner::{
     Feed, FeedHandler, Flow, Handler, POLL, Pacer, Step, Stopped, UdpFeed, drive, run,
 };

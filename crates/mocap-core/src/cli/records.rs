@@ -58,6 +58,26 @@ impl ErrorRecord {
     }
 }
 
+impl From<&super::InputError> for ErrorRecord {
+    /// Input that was not a datagram: where it was (line and column, or file offset).
+    fn from(e: &super::InputError) -> Self {
+        let mut r = Self::new(e.reason.clone());
+        r.line = e.line;
+        r.column = e.column;
+        r.file_offset = e.file_offset;
+        r
+    }
+}
+
+/// A receive time (seconds since the epoch) as records write it: µs.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "µs since 1970 fit i64 for 292k years"
+)]
+pub fn ts_us(arrival: Option<f64>) -> Option<i64> {
+    arrival.map(|a| (a * 1e6).round() as i64)
+}
+
 /// One VMC message as a record: typed shapes for what VMC defines, `osc`
 /// with every argument for the rest. Floats are widened to f64 so that an
 /// f64 reader gets the wire value exactly.

@@ -233,7 +233,7 @@ impl Impair {
         } else if let Some((n, p)) = self.spec.burst
             && b < p
         {
-            self.burst_left = n - 1;
+            self.burst_left = n.saturating_sub(1);
             fate.burst = true;
         }
         if fate.burst || l < self.spec.loss {
@@ -250,7 +250,7 @@ impl Impair {
                 self.counters.delayed += 1;
             }
         }
-        fate.due = (due + fate.delay).max(self.last_due);
+        fate.due = due.saturating_add(fate.delay).max(self.last_due);
         self.last_due = fate.due;
         if d < self.spec.dup {
             fate.copies = 2;

@@ -57,11 +57,7 @@ impl Handler for UdpMode<'_> {
         self.dec.sources.get_or_default(None).errors += 1;
         match self.dec.opts.format {
             OutputFormat::Json => {
-                let mut r = ErrorRecord::new(e.reason.clone());
-                r.line = e.line;
-                r.column = e.column;
-                r.file_offset = e.file_offset;
-                self.dec.out.json(&r)?;
+                self.dec.out.json(&ErrorRecord::from(e))?;
             }
             OutputFormat::Status => {}
             _ => self.dec.out.text(format_args!("error  {e}\n"))?,

@@ -8,8 +8,8 @@ use std::time::Instant;
 
 use mocap_core::bridge::{AngleUnit, FaceBridge, FaceOptions, FacePose};
 use mocap_core::cli::{
-    AllowArgs, Datagram, Guard, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs,
-    STATUS_INTERVAL, Senders, Source, StopArgs, Stopped, install_ctrlc, report, round3,
+    AllowArgs, Datagram, ErrorRecord, Guard, Handler, Input, InputError, Log, LogArgs, Output,
+    RecordArgs, STATUS_INTERVAL, Senders, Source, StopArgs, Stopped, install_ctrlc, report, round3,
     summary_kind,
 };
 use mocap_core::health::Health;
@@ -22,7 +22,6 @@ mod records;
 
 use records::{
     Counters, FrameRecord, NoFaceRecord, SubjectRecord, SummaryRecord, VmcSummary, error_record,
-    input_error,
 };
 
 /// The tool's name, as it prefixes log lines.
@@ -214,7 +213,7 @@ impl Handler for Dump<'_> {
     fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
         self.senders.get_or_default(None).errors += 1;
         match self.opts.format {
-            OutputFormat::Json => self.out.json(&input_error(e))?,
+            OutputFormat::Json => self.out.json(&ErrorRecord::from(e))?,
             OutputFormat::Status => {}
             OutputFormat::Human => self.out.text(format_args!("error     {e}\n"))?,
         }
@@ -329,12 +328,19 @@ impl Dump<'_> {
     fn summary(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
         let elapsed = self.started.elapsed().as_secs_f64();
         let mut subjects = Vec::new();
-        let mut errors = 0;
-        let mut untracked = 0;
+        let (mut errors, mut untracked) = (0, 0);
+        // Totals: sums, and every subject's health merged (rates add up).
+        let (mut packets, mut noface, mut warnings) = (0, 0, 0);
+        let mut health = mocap_core::health::HealthReport::default();
         for (src, s) in self.senders.iter() {
             errors += s.errors;
             untracked += s.untracked;
             for j in &s.subjects {
+                let report = j.stats.health.report();
+                health.merge(&report);
+                packets += j.stats.packets;
+                noface += j.stats.noface;
+                warnings += j.stats.warnings;
                 subjects.push(SubjectRecord {
                     src: *src,
                     subject: j.name.clone(),
@@ -344,15 +350,17 @@ impl Dump<'_> {
                         j.stats.noface,
                         0,
                         j.stats.warnings,
-                        &j.stats.health.report(),
+                        &report,
                     ),
                 });
             }
         }
-        let totals = Counters::total(
-            subjects.iter().map(|s| &s.counters),
-            errors + untracked,
+        let totals = Counters::new(
+            packets + errors + untracked,
+            noface,
             errors,
+            warnings,
+            &health,
         );
         let rec = SummaryRecord {
             kind: summary_kind(stopped),

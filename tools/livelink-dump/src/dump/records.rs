@@ -6,20 +6,12 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 
 use mocap_core::cli::{
-    CaptureRecord, Datagram, ErrorRecord, InputError, Record, Refusals, Stopped, summary_head,
+    CaptureRecord, Datagram, ErrorRecord, Record, Refusals, Stopped, summary_head, ts_us,
 };
 use mocap_core::health::HealthReport;
 use mocap_core::livelink::{self, Angles, Face, Packet};
 use serde::ser::SerializeMap as _;
 use serde::{Serialize, Serializer};
-
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "µs since 1970 fit i64 for 292k years"
-)]
-fn ts_us(arrival: Option<f64>) -> Option<i64> {
-    arrival.map(|a| (a * 1e6).round() as i64)
-}
 
 /// What every packet record starts with.
 #[derive(Serialize)]
@@ -166,15 +158,6 @@ pub(super) fn error_record(d: &Datagram<'_>, e: &livelink::Error) -> ErrorRecord
     r
 }
 
-/// The shared `error` record of input that was not a datagram.
-pub(super) fn input_error(e: &InputError) -> ErrorRecord {
-    let mut r = ErrorRecord::new(e.reason.clone());
-    r.line = e.line;
-    r.column = e.column;
-    r.file_offset = e.file_offset;
-    r
-}
-
 /// Counters of one subject, or of all: the names mocopi-dump uses for the same meanings.
 #[derive(Clone, Copy, Serialize)]
 pub(super) struct Counters {
@@ -221,38 +204,6 @@ impl Counters {
             jitter_ms: h.jitter_ms,
             warnings,
         }
-    }
-
-    /// All subjects together, plus packets that belong to none.
-    pub(super) fn total<'a>(
-        all: impl Iterator<Item = &'a Self>,
-        orphans: u64,
-        errors: u64,
-    ) -> Self {
-        let mut health = HealthReport::default();
-        let mut t = Self::new(0, 0, 0, 0, &health);
-        for c in all {
-            t.packets += c.packets;
-            t.noface += c.noface;
-            t.warnings += c.warnings;
-            let mut h = HealthReport {
-                frames: c.frames + c.noface,
-                lost: c.lost,
-                duplicates: c.duplicates,
-                reordered: c.reordered,
-                restarts: c.restarts,
-                fps: c.fps,
-                sender_fps: c.sender_fps,
-                jitter_ms: c.jitter_ms,
-                ..HealthReport::default()
-            };
-            h = h.rounded();
-            health.merge(&h);
-        }
-        let packets = t.packets + orphans;
-        let (noface, warnings) = (t.noface, t.warnings);
-        t = Self::new(packets, noface, errors, warnings, &health);
-        t
     }
 
     fn describe(&self) -> String {

@@ -218,7 +218,7 @@ impl Handler for Dump<'_> {
         stats.packets += 1;
         stats.health.error();
         match self.opts.format {
-            OutputFormat::Json => self.out.json(&input_error(e))?,
+            OutputFormat::Json => self.out.json(&ErrorRecord::from(e))?,
             OutputFormat::Status => {}
             _ => self.out.text(format_args!("error     {e}\n"))?,
         }

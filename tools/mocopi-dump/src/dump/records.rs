@@ -27,13 +27,7 @@ impl PacketHead {
     }
 }
 
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "µs since 1970 fit i64 for 292k years"
-)]
-pub(super) fn ts_us(arrival: Option<f64>) -> Option<i64> {
-    arrival.map(|a| (a * 1e6).round() as i64)
-}
+pub(super) use mocap_core::cli::ts_us;
 
 #[derive(Serialize)]
 pub(super) struct FrameRecord<'a> {
@@ -146,15 +140,6 @@ pub(super) fn smf_error(d: &Datagram<'_>, e: &smf::Error) -> ErrorRecord {
     r.offset = Some(e.offset);
     r.tag = e.tag.map(|t| t.to_string());
     r.len = Some(d.payload.len());
-    r
-}
-
-/// The shared `error` record of input that was not a datagram.
-pub(super) fn input_error(e: &InputError) -> ErrorRecord {
-    let mut r = ErrorRecord::new(e.reason.clone());
-    r.line = e.line;
-    r.column = e.column;
-    r.file_offset = e.file_offset;
     r
 }
 
