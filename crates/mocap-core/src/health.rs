@@ -206,6 +206,10 @@ impl Health {
             }
             _ => None,
         };
+        // Spans of a few subnormal seconds (only crafted clocks have them)
+        // would divide to infinity; no rate is better than an infinite one.
+        let finite = |v: Option<f64>| v.filter(|v| v.is_finite());
+        let (arrival_fps, sender_fps) = (finite(arrival_fps), finite(sender_fps));
         HealthReport {
             frames: self.frames,
             skeletons: self.skeletons,
@@ -217,7 +221,7 @@ impl Health {
             restarts: self.restarts,
             fps: arrival_fps.or(sender_fps),
             sender_fps,
-            jitter_ms: self.jitter.map(|j| j * 1000.0),
+            jitter_ms: finite(self.jitter.map(|j| j * 1000.0)),
         }
     }
 
@@ -249,7 +253,9 @@ impl Health {
             } else if Self::is_marked(&self.seen, fnum) {
                 FrameEvent::Duplicate
             } else {
-                // Older than this session's first frame: never counted as lost.
+                // Older than this session's first frame: never counted as
+                // lost, but remembered, so that a copy of it is a duplicate.
+                Self::mark(&mut self.seen, fnum);
                 self.reordered += 1;
                 FrameEvent::Late
             };
@@ -335,6 +341,33 @@ mod tests {
             .iter()
             .map(|&f| h.frame(f, f64::from(f) / 60.0, Some(f64::from(f) / 60.0)))
             .collect()
+    }
+
+    /// Found by the `health` fuzz target: a frame older than the session's
+    /// first one was counted as reordered every time it came, its copies
+    /// never as duplicates.
+    /// Found by the `health` fuzz target: clocks a subnormal apart gave an
+    /// infinite rate.
+    #[test]
+    fn rates_are_never_infinite() {
+        let mut h = Health::new();
+        h.frame(1, 0.0, Some(0.0));
+        h.frame(2, 5e-324, Some(5e-324));
+        let r = h.report();
+        assert_eq!((r.fps, r.sender_fps), (None, None));
+        assert_eq!(r.frames, 2);
+    }
+
+    #[test]
+    fn copy_of_a_frame_older_than_the_first_is_a_duplicate() {
+        let mut h = Health::new();
+        let events = feed(&mut h, &[1_000_224, 1_000_135, 1_000_135]);
+        assert_eq!(
+            events,
+            [FrameEvent::First, FrameEvent::Late, FrameEvent::Duplicate]
+        );
+        let r = h.report();
+        assert_eq!((r.reordered, r.duplicates, r.lost), (1, 1, 0));
     }
 
     #[test]

@@ -83,6 +83,12 @@ impl Handshake {
 
     /// When [`Self::handle_timeout`] may have something to send.
     pub fn poll_timeout(&self) -> Option<Duration> {
+        // A connected phone needs nothing until it drops, whatever was sent
+        // before: checked first, so a reconnect after a drop cannot leave a
+        // deadline in the past that the run loop would wake for forever.
+        if self.transport == Transport::Tcp && self.conn.is_some() {
+            return None;
+        }
         let Some(sent) = self.last_send else {
             return Some(Duration::ZERO);
         };
@@ -168,6 +174,23 @@ mod tests {
             command: START,
             again,
         }
+    }
+
+    /// Found by the `ifm_handshake` fuzz target: after the phone's
+    /// connection dropped and a new one came before the next timeout,
+    /// `poll_timeout` said "now" for as long as the new one stayed up,
+    /// though nothing was due (a loop waiting on it would spin).
+    #[test]
+    fn tcp_reconnect_before_resend_needs_no_wake() {
+        let start = Command::StartTcp { v2: false };
+        let mut h = Handshake::new(Transport::Tcp, start, 2 * S, Duration::ZERO);
+        h.connected(1);
+        h.disconnected(1);
+        h.connected(2);
+        drain(&mut h);
+        assert_eq!(h.poll_timeout(), None);
+        h.handle_timeout(S);
+        assert!(drain(&mut h).is_empty());
     }
 
     #[test]
