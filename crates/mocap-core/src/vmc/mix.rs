@@ -7,6 +7,9 @@ use std::time::Duration;
 use super::Message;
 use super::average::{Method, average_linear, average_rotation};
 
+/// The shortest tick or window period: 1000 mixed frames per second.
+pub const MIN_PERIOD: Duration = Duration::from_millis(1);
+
 /// When mixed frames are made.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum MixSchedule {
@@ -249,16 +252,18 @@ impl Mixer {
             MixSchedule::Tick { rate } => Duration::try_from_secs_f64(1.0 / rate.max(1e-3)).ok()?,
             MixSchedule::Window { window, gap } => window + gap,
         };
-        let due = *self.next_emit.get_or_insert(now + period);
+        // A zero period (a zero window and gap, an infinite rate) would emit
+        // on every poll and the catch-up below would never end.
+        let period = period.max(MIN_PERIOD);
+        let due = *self.next_emit.get_or_insert(now.saturating_add(period));
         if now < due {
             return None;
         }
-        // Catch up without bursts if we were late.
-        let mut next = due + period;
-        while next <= now {
-            next += period;
-        }
-        self.next_emit = Some(next);
+        // Catch up without bursts if we were late: the first slot after now,
+        // found by division (a long stall at a short period is many slots).
+        let slots = (now - due).as_nanos() / period.as_nanos() + 1;
+        let skip = u64::try_from(period.as_nanos().saturating_mul(slots)).unwrap_or(u64::MAX);
+        self.next_emit = Some(due.saturating_add(Duration::from_nanos(skip)));
         Some(self.mix(now))
     }
 
@@ -494,6 +499,34 @@ mod tests {
                 _ => None,
             })
             .unwrap()
+    }
+
+    /// Found by the `vmc_mixer` fuzz target: a zero window and gap (also
+    /// an infinite `--rate`) hung the first poll; a long stall at a short
+    /// period looped once per missed slot.
+    #[test]
+    fn zero_and_tiny_periods_neither_hang_nor_burst() {
+        let zero = MixSchedule::Window {
+            window: Duration::ZERO,
+            gap: Duration::ZERO,
+        };
+        for schedule in [
+            zero,
+            MixSchedule::Tick {
+                rate: f64::INFINITY,
+            },
+        ] {
+            let mut m = Mixer::new(cfg(schedule), 2);
+            frame(&mut m, 0, 0, 10.0, 0.0);
+            assert!(m.poll(ms(0)).is_none());
+            assert_eq!(m.next_due(), Some(MIN_PERIOD));
+            assert!(m.poll(ms(1)).is_some());
+            assert_eq!(m.next_due(), Some(ms(2)));
+            // An hour's stall: one frame, and the next slot after it.
+            assert!(m.poll(ms(3_600_000) + Duration::from_micros(500)).is_some());
+            assert_eq!(m.next_due(), Some(ms(3_600_001)));
+            assert!(m.poll(ms(3_600_000) + Duration::from_micros(900)).is_none());
+        }
     }
 
     fn cfg(schedule: MixSchedule) -> MixConfig {
