@@ -24,8 +24,8 @@ mkdir -p logs
 dict_for() {
     case "$1" in
         smf) echo smf ;;
-        osc_vmc_differential|vmc_typed|vmc_mixer) echo osc ;;
-        ifm_frame|ifm_tcp|ifm_handshake) echo ifm ;;
+        osc_vmc_differential|vmc_typed|vmc_route) echo osc ;;
+        ifm_frame|ifm_tcp) echo ifm ;;
         *) echo "$1" ;;
     esac
 }
@@ -33,6 +33,8 @@ dict_for() {
 for t in "$@"; do
     [ -x "$bin_dir/$t" ] || { echo "fuzz-campaign: $t not built in $bin_dir" >&2; exit 1; }
     mkdir -p "corpus/$t" "artifacts/$t"
+    regressions=()
+    [ -d "regressions/$t" ] && regressions=("regressions/$t")
     dict="dicts/$(dict_for "$t").dict"
     dict_arg=()
     [ -f "$dict" ] && dict_arg=("-dict=$dict")
@@ -42,7 +44,7 @@ for t in "$@"; do
     while [ "$cpu" -lt "$budget" ]; do
         left=$((budget - cpu))
         start=$(date +%s)
-        /usr/bin/time -f 'cpu %U %S' -a -o "$log" "$bin_dir/$t" "corpus/$t" \
+        /usr/bin/time -f 'cpu %U %S' -a -o "$log" "$bin_dir/$t" "corpus/$t" "${regressions[@]}" \
             -max_total_time="$left" -rss_limit_mb=2048 -timeout=10 \
             -print_final_stats=1 -artifact_prefix="artifacts/$t/" "${dict_arg[@]}" >> "$log" 2>&1
         rc=$?

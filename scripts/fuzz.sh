@@ -5,9 +5,11 @@
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
-# Exits non-zero when any target crashes, leaks past -rss_limit_mb or hangs
-# past -timeout; the input is in fuzz/artifacts/<target>/. Each run's log is
-# fuzz/logs/<target>.log. Not part of scripts/test-all.sh or CI (yet).
+# Every input that once crashed a target (fuzz/regressions/<target>/) runs
+# first, then the fuzzer mutates from the seeds. Exits non-zero when any
+# target crashes, leaks past -rss_limit_mb or hangs past -timeout; the input
+# is in fuzz/artifacts/<target>/. Each run's log is fuzz/logs/<target>.log.
+# scripts/test-all.sh (and so CI) runs it with 15 s per target.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-20}
@@ -24,14 +26,13 @@ if [ $# -gt 0 ]; then
 else
     mapfile -t targets < <(cargo +nightly fuzz list)
 fi
-if [ ! -d corpus ]; then
-    "$root/scripts/fuzz-corpus.sh" || exit 1
-fi
+# Seeds are rewritten, what the fuzzer added is kept.
+"$root/scripts/fuzz-corpus.sh" > /dev/null || exit 1
 
 dict_for() {
     case "$1" in
         smf) echo smf ;;
-        osc_vmc_differential|vmc_typed) echo osc ;;
+        osc_vmc_differential|vmc_typed|vmc_route) echo osc ;;
         ifm_frame|ifm_tcp) echo ifm ;;
         *) echo "$1" ;;
     esac
@@ -42,11 +43,13 @@ mkdir -p logs
 failed=()
 printf '%-22s %12s %8s %s\n' target execs cov result
 for t in "${targets[@]}"; do
-    mkdir -p "corpus/$t"
+    mkdir -p "corpus/$t" "artifacts/$t"
+    regressions=()
+    [ -d "regressions/$t" ] && regressions=("regressions/$t")
     dict="dicts/$(dict_for "$t").dict"
     dict_arg=()
     [ -f "$dict" ] && dict_arg=("-dict=$dict")
-    cargo +nightly fuzz run "$t" "corpus/$t" -- \
+    cargo +nightly fuzz run "$t" "corpus/$t" "${regressions[@]}" -- \
         -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
         -print_final_stats=1 "${dict_arg[@]}" > "logs/$t.log" 2>&1
     rc=$?

@@ -138,3 +138,20 @@ cargo test --workspace -- --include-ignored
 
 say "demo pipeline (reuses the test build)"
 PROFILE=debug scripts/demo-pipeline.sh --check
+
+# Coverage-guided fuzzing, briefly: every fuzz/ target for 15 s after the
+# inputs that once crashed it (scripts/fuzz.sh; long runs: docs/fuzzing.md).
+# It needs the nightly toolchain; cargo-fuzz is installed when missing. A
+# machine without nightly says so here rather than passing quietly.
+say "fuzz (15 s per target)"
+fuzz_start=$(date +%s)
+if cargo +nightly --version >/dev/null 2>&1; then
+  if ! cargo +nightly fuzz --version >/dev/null 2>&1 && [ $install = 1 ]; then
+    say "cargo install cargo-fuzz"
+    cargo install --quiet --locked cargo-fuzz
+  fi
+  scripts/fuzz.sh 15
+  echo "fuzz stage: $(( $(date +%s) - fuzz_start )) s"
+else
+  echo "fuzz: NOT RUN: no nightly toolchain here (rustup toolchain install nightly); every other stage ran"
+fi

@@ -137,6 +137,37 @@ fn main() {
         out.put("osc_vmc_differential", &format!("vmc-{i}"), d);
         out.put("vmc_typed", &format!("vmc-{i}"), d);
     }
+    // vmc_route reads five option bytes (only, drop, flags, rate, pattern
+    // length), then datagrams split by 0xff: a frame's datagrams, twice.
+    for (name, head) in [("filters", [0x02u8, 0x10, 0x05, 30, 0]), ("raw-rate", [0, 0, 0, 60, 0])] {
+        let mut route = head.to_vec();
+        for _ in 0..2 {
+            for d in &vmc_seeds[..vmc_seeds.len() - 3] {
+                route.extend_from_slice(d);
+                route.push(0xff);
+            }
+        }
+        out.put("vmc_route", name, &route);
+    }
+    // vmc_mixer reads seven option bytes, then ops: a bone (op 0 + 7 bytes),
+    // a blendshape (1), Apply (2), OK (3), T (4), time (5 + ms), poll (6).
+    for (name, schedule) in [("frame", 0u8), ("tick", 1), ("window", 2)] {
+        let mut mix = vec![schedule, 60, 10, 0, 100, 1, 3];
+        for k in 0..4u8 {
+            mix.extend_from_slice(&[0, k, 0, 20, 0, 10, 0, 60, 7, 0, 0, 0, 0, 0, 40, 1, 30, 3, 4, 5, 17, 6]);
+        }
+        out.put("vmc_mixer", name, &mix);
+    }
+    // ifm_handshake: transport, keepalive, start command, then (op, arg)
+    // pairs: time, timeout, frame, connect, disconnect, stop.
+    out.put("ifm_handshake", "udp", &[0, 99, 0, 0, 50, 1, 0, 2, 0, 0, 200, 1, 0, 0, 100, 1, 0, 5, 0]);
+    out.put("ifm_handshake", "tcp", &[1, 99, 4, 1, 0, 3, 0, 0, 200, 1, 0, 3, 0, 4, 2, 1, 0, 4, 3, 1, 0, 5, 0]);
+    // health: mode byte (even: model, odd: free), then frame numbers.
+    let mut health = vec![0u8];
+    for f in [0u16, 1, 2, 5, 3, 3, 4, 9, 8, 8, 10] {
+        health.extend_from_slice(&f.to_le_bytes());
+    }
+    out.put("health", "model", &health);
 
     // DLP3D: a request, and a whole response stream framed as the target reads it.
     let request = dlp3d::Request { class_name: "OrchestratorV4Request".into(), n_channels: 1, sample_width: 2, frame_rate: 16_000, ..Default::default() };
