@@ -2,7 +2,8 @@
 //! there, so they can be regenerated: `scripts/make-captures.sh`.
 //!
 //! `make_captures DIR` writes the committed files; `make_captures --long FILE
-//! SECONDS` writes a long 60 Hz mocopi stream for benchmarks.
+//! SECONDS` writes a long 60 Hz mocopi stream for benchmarks, and
+//! `--long-livelink FILE SECONDS` a long 60 fps Live Link Face stream.
 
 #![allow(
     missing_docs,
@@ -32,8 +33,14 @@ fn main() -> anyhow::Result<()> {
             let secs: u64 = secs.parse().context("SECONDS")?;
             long_stream(Path::new(file), secs)
         }
+        [flag, file, secs] if flag == "--long-livelink" => {
+            let secs: u64 = secs.parse().context("SECONDS")?;
+            long_livelink(Path::new(file), secs)
+        }
         [dir] => committed(Path::new(dir)),
-        _ => bail!("usage: make_captures CAPTURES_DIR | --long FILE SECONDS"),
+        _ => bail!(
+            "usage: make_captures CAPTURES_DIR | --long FILE SECONDS | --long-livelink FILE SECONDS"
+        ),
     }
 }
 
@@ -319,6 +326,30 @@ fn long_stream(path: &Path, secs: u64) -> anyhow::Result<()> {
             }
         }
         w.write(ts, src(), dst(), &repr.to_bytes())?;
+    }
+    w.flush()?;
+    eprintln!("wrote {}: {frames} frames over {secs} s", path.display());
+    Ok(())
+}
+
+/// One iPhone's Live Link Face at 60 fps: a face in every packet, frame
+/// numbers one apart, one datagram per frame (what the soak counts on).
+fn long_livelink(path: &Path, secs: u64) -> anyhow::Result<()> {
+    use mocap_core::livelink::{DEFAULT_PORT, PacketRepr};
+    let pc = SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT));
+    let phone = SocketAddr::from(([127, 0, 0, 3], 50_200));
+    let mut w = writer(path)?;
+    let frames = u32::try_from(secs * 60)?;
+    for i in 0..frames {
+        let p = PacketRepr {
+            device: "4DC9E2B8-0A5C-4F7C-9D0E-6A1B2C3D4E5F".into(),
+            subject: "Zoe's iPhone".into(),
+            frame: 16 * 3600 * 60 + i32::try_from(i)?,
+            subframe: 0.25,
+            rate: [60, 1],
+            values: Some(livelink_values(i as f32 / 60.0, 0.0)),
+        };
+        w.write(BASE + FRAME * i, phone, pc, &p.to_bytes())?;
     }
     w.flush()?;
     eprintln!("wrote {}: {frames} frames over {secs} s", path.display());
