@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/machine-floor.sh
 cargo build -q --release -p vmc-average
-cargo build -q --release -p mocap-core --examples
+cargo build -q --release -p mocap-core -p mocap-cli --examples
 ex=target/release/examples
 # VMC_AVERAGE=path compares another build (e.g. an older commit) under the same conditions.
 bin=${VMC_AVERAGE:-target/release/vmc-average}

@@ -62,7 +62,7 @@ measure() { # fanout rate -> "received_min p50 p99" over the sinks
 # --smooth, side by side: CPU of the relay per second of stream and the age
 # of each frame's T at the receiver. SMOOTH_ONLY=1 runs just this part.
 smooth_rows() {
-  cargo build -q --release -p mocap-core --examples
+  cargo build -q --release -p mocap-core -p mocap-cli --examples
   local load="$root/target/release/examples/vmc_load"
   echo "55-bone frames, 4 senders x 240 fps, 10 s, vmc-relay filter mode:"
   for mode in plain smooth; do

@@ -25,7 +25,7 @@ ns="mocap-bench-$$"
 cleanup() { ip netns del "$ns" 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 cargo build -q --release -p pcap-replay
-cargo build -q --release -p mocap-core --examples
+cargo build -q --release -p mocap-core -p mocap-cli --examples
 ex=target/release/examples
 # REPLAY=path compares another build (e.g. an older commit) under the same conditions.
 replay=${REPLAY:-target/release/pcap-replay}

@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build -q --release -p vmc-relay
-cargo build -q --release -p mocap-core --examples
+cargo build -q --release -p mocap-core -p mocap-cli --examples
 bin=target/release/vmc-relay
 load=target/release/examples/vmc_load
 runs=${RUNS:-3} secs=${SECS:-10}

@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
     for r in &all {
         match r {
             Ok(dg) => {
-                assert!(dg.payload.len() <= textcap::MAX_DATAGRAM);
+                assert!(dg.payload.len() <= mocap_core::MAX_DATAGRAM);
                 assert!(dg.line >= 1 && dg.line <= lines, "line {} of {lines}", dg.line);
                 let _ = smf::parse(&dg.payload);
             }

@@ -99,7 +99,7 @@ windows_install() {
 # rustls's ring compiles C and assembly, which needs Apple's SDK (on a Mac,
 # `cargo build` builds it as usual).
 MACOS_TARGETS=(aarch64-apple-darwin x86_64-apple-darwin)
-MACOS_PACKAGES=(mocap-core mocopi-dump ifm-handshake livelink-dump vmc-relay vmc-average pcap-replay)
+MACOS_PACKAGES=(mocap-core mocap-cli mocopi-dump ifm-handshake livelink-dump vmc-relay vmc-average pcap-replay)
 
 macos_check() {
   local t p args=()

@@ -364,7 +364,7 @@ pub fn parse(text: &str) -> Result<Bvh, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::Rng;
+    use mocap_testutil::Rng;
 
     fn chain() -> Vec<Joint> {
         vec![

@@ -257,7 +257,7 @@ impl Rotation {
 mod tests {
     use super::*;
     use crate::quat::mul;
-    use crate::testutil::Rng;
+    use mocap_testutil::Rng;
 
     const RATE: f64 = 60.0;
 

@@ -68,7 +68,7 @@ pub struct Health {
 
 /// A snapshot of [`Health`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(feature = "cli", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct HealthReport {
     /// Frame packets received, duplicates included.
     pub frames: u64,

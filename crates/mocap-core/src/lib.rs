@@ -1,9 +1,10 @@
-//! Protocol logic shared by the motion-capture tools.
+//! Motion-capture network protocols, I/O-free.
 //!
-//! Protocol modules are pure: they take bytes and return views, values or
-//! errors, and never touch sockets, clocks or the terminal. Sockets live in
-//! [`net`]; everything the binaries share (input sources, output formats, exit
-//! codes, Ctrl-C) lives in `cli`, behind the `cli` feature.
+//! Every module is pure: it takes bytes, events and `now`, and returns
+//! views, values, actions or errors; it never touches sockets, clocks, the
+//! terminal or the file system, and never panics on any input. Sockets, the
+//! run loop and the command-line glue of the tools are in the `mocap-cli`
+//! crate.
 //!
 //! - [`ifm`]: iFacialMocap / Facemotion3d face streams (UDP 49983, TCP 49986).
 //! - [`smf`]: Sony mocopi's motion stream (UDP 12351).
@@ -12,7 +13,6 @@
 //! - [`pcap`]: capture files in and out, fragment reassembly, replay scheduling.
 //! - [`osc`]: OSC 1.0 through rosc, guarded against deep nesting and leftovers.
 //! - [`vmc`]: typed VMC messages, name tables, frame encoder.
-//! - [`net`]: UDP sockets with the options every tool wants.
 //! - [`bridge`]: tracker frames turned into VMC (iFacialMocap face, mocopi body).
 //! - [`dlp3d`]: DLP3D's motion/face/audio stream (protobuf over WebSocket).
 //! - [`quat`]: the quaternion arithmetic the bridges and DLP3D share.
@@ -21,19 +21,18 @@
 
 pub mod bridge;
 pub mod bvh;
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod dlp3d;
 pub mod filter;
 pub mod health;
 pub mod ifm;
 pub mod livelink;
-pub mod net;
 pub mod osc;
 pub mod pcap;
 pub mod quat;
 pub mod smf;
-#[cfg(any(test, feature = "testutil"))]
-pub mod testutil;
 pub mod textcap;
 pub mod vmc;
+
+/// The largest UDP payload, 65 535 bytes: a receive buffer this big never
+/// cuts a datagram, and no text line may describe a longer one.
+pub const MAX_DATAGRAM: usize = 65_535;

@@ -13,8 +13,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 
-/// Largest datagram a line may describe (the largest UDP payload).
-pub const MAX_DATAGRAM: usize = crate::net::MAX_DATAGRAM;
+use crate::MAX_DATAGRAM;
 
 /// First line of a mocopi packet capture.
 pub const MOCOPI_PACKETS_MAGIC: &str = "!mocopi-packet-capture 1";

@@ -14,7 +14,7 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 use mocap_core::filter::{Params, Scalar};
-use mocap_core::testutil::Rng;
+use mocap_testutil::Rng;
 
 #[test]
 #[ignore = "needs python3 + OneEuroFilter: scripts/test-all.sh"]

@@ -8,7 +8,7 @@
 )]
 
 use mocap_core::ifm::{self, ARKIT, FrameRepr, Head, Splitter, WarningKind};
-use mocap_core::testutil::Rng;
+use mocap_testutil::Rng;
 
 const SAMPLE_203: &str =
     include_str!("../../../captures/ifacialmocap/v1_minbitt_head_sample_data.txt");

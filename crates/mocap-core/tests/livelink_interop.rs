@@ -14,7 +14,7 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 
 use mocap_core::livelink::{self, PacketRepr};
-use mocap_core::testutil::Rng;
+use mocap_testutil::Rng;
 
 fn python(script: &str, input: &str) -> String {
     let mut child = Command::new("python3")

@@ -10,7 +10,7 @@
 )]
 
 use mocap_core::livelink::{self, Body, PacketRepr};
-use mocap_core::testutil::Rng;
+use mocap_testutil::Rng;
 
 fn seeds() -> Vec<Vec<u8>> {
     let face = PacketRepr {

@@ -8,8 +8,8 @@
 )]
 
 use mocap_core::osc::{self, Arg, Error, Message, Packet};
-use mocap_core::testutil::Rng;
 use mocap_core::vmc;
+use mocap_testutil::Rng;
 
 fn unhex(s: &str) -> Vec<u8> {
     hex::decode(s.replace(' ', "")).unwrap()

@@ -17,7 +17,7 @@ use std::time::Duration;
 use mocap_core::pcap::{
     CaptureError, CaptureReader, Datagrams, DefragLimits, PcapNgWriter, ReadErrorKind, link,
 };
-use mocap_core::testutil::Rng;
+use mocap_testutil::Rng;
 
 const T0: Duration = Duration::new(1_764_450_000, 123_456_000);
 
@@ -747,6 +747,66 @@ fn tshark_reads_our_file() {
     }
     assert!(!stderr.to_lowercase().contains("warn"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Where each record of a classic pcap file ends, walked apart from the reader.
+fn record_ends(f: &[u8]) -> Vec<usize> {
+    let big = f[..4] == [0xa1, 0xb2, 0xc3, 0xd4] || f[..4] == [0xa1, 0xb2, 0x3c, 0x4d];
+    let u32_at = |at: usize| {
+        let b: [u8; 4] = f[at..at + 4].try_into().unwrap();
+        if big {
+            u32::from_be_bytes(b)
+        } else {
+            u32::from_le_bytes(b)
+        }
+    };
+    let mut ends = Vec::new();
+    let mut at = 24;
+    while at + 16 <= f.len() {
+        at += 16 + u32_at(at + 8) as usize;
+        ends.push(at);
+    }
+    assert_eq!(at, f.len(), "the walk ends at the end of the file");
+    ends
+}
+
+/// A file cut anywhere yields every datagram whose records all came before
+/// the cut, in order, and nothing else; a cut inside a record is reported.
+#[test]
+fn a_cut_file_yields_every_datagram_before_the_cut() {
+    let ds = sample(6);
+    let eth = ethernet_frames(&ds, Some(1500));
+    // Datagram i's frames all carry its timestamp; after frame k, this many
+    // datagrams have all their fragments.
+    let last_frame: Vec<usize> = ds
+        .iter()
+        .map(|d| eth.iter().rposition(|(t, _)| *t == d.0).unwrap())
+        .collect();
+    assert!(eth.len() > ds.len(), "some datagrams are fragmented");
+    let complete_after: Vec<usize> = (0..eth.len())
+        .map(|k| last_frame.iter().filter(|&&l| l <= k).count())
+        .collect();
+    let sll2: Vec<_> = eth.iter().map(|(t, f)| (*t, reframe(276, f))).collect();
+    for f in [
+        pcap_file(1, true, false, &eth),
+        pcap_file(276, false, true, &sll2),
+    ] {
+        let ends = record_ends(&f);
+        assert_eq!(ends.len(), eth.len());
+        for n in 24..=f.len() {
+            let want = ends
+                .iter()
+                .rposition(|&e| e <= n)
+                .map_or(0, |k| complete_after[k]);
+            let (got, _, err) = read_all(&f[..n]);
+            let payloads: Vec<&Vec<u8>> = got.iter().map(|d| &d.3).collect();
+            let expected: Vec<&Vec<u8>> = ds[..want].iter().map(|d| &d.3).collect();
+            assert_eq!(payloads, expected, "cut at {n} of {}", f.len());
+            if n > 24 && !ends.contains(&n) {
+                assert!(err.is_some(), "a cut inside a record at {n} is reported");
+            }
+        }
+    }
 }
 
 #[test]

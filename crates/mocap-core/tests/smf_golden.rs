@@ -388,7 +388,7 @@ fn bone_records_in_any_layout_decode_the_same() {
 #[test]
 fn mocopi_parser_crate_agrees_on_what_it_can_read() {
     use mocap_core::smf::BodyRepr;
-    use mocap_core::testutil::Rng;
+    use mocap_testutil::Rng;
     let compare = |bytes: &[u8]| -> Option<&'static str> {
         let mut copy = bytes.to_vec();
         let theirs = mocopi_parser::parse(&mut copy).ok()?;

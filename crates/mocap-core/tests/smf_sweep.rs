@@ -13,8 +13,8 @@ mod fixtures;
 
 use fixtures::{TEXTS, all as fixtures};
 use mocap_core::smf;
-use mocap_core::testutil::Rng;
 use mocap_core::textcap;
+use mocap_testutil::Rng;
 
 /// Parses and touches everything a tool would. Returns whether it decoded.
 fn exercise(bytes: &[u8]) -> bool {

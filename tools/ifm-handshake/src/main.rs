@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use mocap_core::cli::{self, Input, LogArgs, RecordArgs, StopArgs};
+use mocap_cli::{Input, LogArgs, RecordArgs, StopArgs};
 
 mod session;
 use session as ifm;
@@ -39,7 +39,7 @@ Examples:
 /// every frame: blendshapes (ARKit names), head rotation and position, eyes,
 /// tracking status; unknown entries and junk are reported, never fatal.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
 struct Args {
     /// The phone's address (name or IP): frames are then accepted from this
     /// address only (--allow adds others). Without it, only listen, to any sender.
@@ -60,7 +60,7 @@ struct Args {
     // With PHONE_HOST, frames are accepted from the phone's address only,
     // and --allow adds others (said in PHONE_HOST's help).
     #[command(flatten)]
-    allow: cli::AllowArgs,
+    allow: mocap_cli::AllowArgs,
 
     /// The phone's command port (default 49983; with --facemotion3d 49993).
     #[arg(long, value_name = "PORT")]
@@ -75,11 +75,11 @@ struct Args {
     facemotion3d: bool,
 
     /// Re-send the start command this often while no frame arrives.
-    #[arg(long, value_name = "DUR", default_value = "3s", value_parser = cli::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "3s", value_parser = mocap_cli::parse_duration)]
     keepalive: Duration,
 
     /// Report the data as stopped after this long without a frame.
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = cli::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::parse_duration)]
     silence: Duration,
 
     /// TCP mode: listen for the phone's connection and ask it to stream there.
@@ -116,14 +116,14 @@ struct Args {
     format: Option<OutputFormat>,
 
     /// Also send every frame as VMC (perfect sync) to HOST:PORT (repeatable).
-    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port)]
     vmc: Vec<SocketAddr>,
 
     #[command(flatten)]
-    face: cli::FaceArgs,
+    face: mocap_cli::FaceArgs,
 
     #[command(flatten)]
-    pace: cli::PaceArgs,
+    pace: mocap_cli::PaceArgs,
 
     #[command(flatten)]
     limits: StopArgs,
@@ -132,10 +132,10 @@ struct Args {
     log: LogArgs,
 
     #[command(flatten)]
-    smooth: cli::SmoothArgs,
+    smooth: mocap_cli::SmoothArgs,
 
     #[command(flatten)]
-    _generate: cli::GenerateArgs,
+    _generate: mocap_cli::GenerateArgs,
 }
 
 fn resolve(host: &str) -> anyhow::Result<IpAddr> {
@@ -152,13 +152,13 @@ fn resolve(host: &str) -> anyhow::Result<IpAddr> {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generated::<Args>() {
         return code;
     }
-    let args: Args = cli::parse();
+    let args: Args = mocap_cli::parse();
     let phone = match args.phone.as_deref().map(resolve).transpose() {
         Ok(p) => p,
-        Err(e) => return cli::exit(Err(e), ifm::TOOL),
+        Err(e) => return mocap_cli::exit(Err(e), ifm::TOOL),
     };
     let mode = if args.tcp {
         Mode::Tcp {
@@ -177,8 +177,9 @@ fn main() -> ExitCode {
         Mode::Udp
     };
     if args.smooth.smooth && args.vmc.is_empty() {
-        let e = cli::UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
-        return cli::exit(Err(e.into()), ifm::TOOL);
+        let e =
+            mocap_cli::UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
+        return mocap_cli::exit(Err(e.into()), ifm::TOOL);
     }
     let smooth = args.smooth.options();
     let opts = ifm::Options {
@@ -207,7 +208,7 @@ fn main() -> ExitCode {
             smooth,
         }),
     };
-    cli::exit(ifm::run(&opts), ifm::TOOL)
+    mocap_cli::exit(ifm::run(&opts), ifm::TOOL)
 }
 
 #[cfg(test)]

@@ -13,8 +13,8 @@ use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::thread;
 use std::time::Duration;
 
-use mocap_core::testutil::Proc;
 use mocap_core::{ifm, vmc};
+use mocap_testutil::Proc;
 use serde_json::Value;
 
 mod common;
@@ -430,13 +430,13 @@ fn vmc_output_carries_every_frame_value_by_value() {
 
 #[test]
 fn completions_man_page_and_version() {
-    mocap_core::testutil::check_generate(BIN, "ifm-handshake", "--bake");
+    mocap_testutil::check_generate(BIN, "ifm-handshake", "--bake");
 }
 
 #[test]
 #[ignore = "needs bash + man-db: scripts/test-all.sh"]
 fn completions_parse_in_bash_and_the_man_page_renders() {
-    mocap_core::testutil::check_generate_with_shell_and_man(BIN, "ifm-handshake", "--bake");
+    mocap_testutil::check_generate_with_shell_and_man(BIN, "ifm-handshake", "--bake");
 }
 
 /// iFacialMocap's numbers are decimal text on the wire: an f64 reader of our

@@ -15,7 +15,7 @@ use std::thread;
 use std::time::Duration;
 
 use mocap_core::ifm;
-use mocap_core::testutil::{LIMIT, wine};
+use mocap_testutil::{LIMIT, wine};
 
 mod common;
 

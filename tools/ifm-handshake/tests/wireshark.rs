@@ -17,7 +17,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use mocap_core::testutil::{Proc, tshark};
+use mocap_testutil::{Proc, tshark};
 use serde_json::Value;
 use tshark::list;
 

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
+use mocap_cli::{Input, LogArgs, PaceArgs, RecordArgs, StopArgs};
 use mocap_core::bridge::AngleUnit;
-use mocap_core::cli::{self, Input, LogArgs, PaceArgs, RecordArgs, StopArgs};
 
 mod dump;
 
@@ -33,7 +33,7 @@ Examples:
 /// duplicates, reordering, restarts, rate and jitter per phone and subject;
 /// optionally bridged to VMC perfect sync.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
 struct Args {
     /// UDP address to listen on (add this PC as a target in the app's settings).
     #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:11111")]
@@ -55,11 +55,11 @@ struct Args {
     subject: Option<String>,
 
     /// Also send every face frame as VMC perfect sync to HOST:PORT (repeatable).
-    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port)]
     vmc: Vec<SocketAddr>,
 
     #[command(flatten)]
-    face: cli::FaceArgs,
+    face: mocap_cli::FaceArgs,
 
     /// How the head and eye angles are read for --vmc: radians (Unreal's
     /// reading of the app) or degrees.
@@ -73,7 +73,7 @@ struct Args {
     record: RecordArgs,
 
     #[command(flatten)]
-    allow: cli::AllowArgs,
+    allow: mocap_cli::AllowArgs,
 
     #[command(flatten)]
     stop: StopArgs,
@@ -82,10 +82,10 @@ struct Args {
     log: LogArgs,
 
     #[command(flatten)]
-    smooth: cli::SmoothArgs,
+    smooth: mocap_cli::SmoothArgs,
 
     #[command(flatten)]
-    _generate: cli::GenerateArgs,
+    _generate: mocap_cli::GenerateArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -97,13 +97,14 @@ enum AnglesArg {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generated::<Args>() {
         return code;
     }
-    let args: Args = cli::parse();
+    let args: Args = mocap_cli::parse();
     if args.smooth.smooth && args.vmc.is_empty() {
-        let e = cli::UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
-        return cli::exit(Err(e.into()), dump::TOOL);
+        let e =
+            mocap_cli::UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
+        return mocap_cli::exit(Err(e.into()), dump::TOOL);
     }
     let input = match args.read {
         Some(path) => Input::Read(path),
@@ -133,7 +134,7 @@ fn main() -> ExitCode {
             smooth: args.smooth.options(),
         }),
     };
-    cli::exit(dump::run(&opts), dump::TOOL)
+    mocap_cli::exit(dump::run(&opts), dump::TOOL)
 }
 
 #[cfg(test)]

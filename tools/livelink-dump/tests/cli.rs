@@ -15,8 +15,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use mocap_core::livelink::{self, BLENDSHAPES, PacketRepr};
-use mocap_core::testutil::Proc;
 use mocap_core::vmc::{self, Message};
+use mocap_testutil::Proc;
 
 const BIN: &str = env!("CARGO_BIN_EXE_livelink-dump");
 const CAPTURE: &str = concat!(
@@ -431,13 +431,13 @@ fn count_and_duration_stop_the_run() {
 
 #[test]
 fn completions_man_page_and_version() {
-    mocap_core::testutil::check_generate(BIN, "livelink-dump", "--subject");
+    mocap_testutil::check_generate(BIN, "livelink-dump", "--subject");
 }
 
 #[test]
 #[ignore = "needs bash + man-db: scripts/test-all.sh"]
 fn completions_parse_in_bash_and_the_man_page_renders() {
-    mocap_core::testutil::check_generate_with_shell_and_man(BIN, "livelink-dump", "--subject");
+    mocap_testutil::check_generate_with_shell_and_man(BIN, "livelink-dump", "--subject");
 }
 
 /// The whole leg as a user runs it: `pcap-replay` plays the capture into

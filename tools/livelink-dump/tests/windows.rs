@@ -13,8 +13,8 @@ use std::net::UdpSocket;
 use std::path::Path;
 
 use mocap_core::livelink::PacketRepr;
-use mocap_core::testutil::{LIMIT, wine};
 use mocap_core::vmc::{self, Message};
+use mocap_testutil::{LIMIT, wine};
 
 const BIN: &str = env!("CARGO_BIN_EXE_livelink-dump");
 const CAPTURE: &str = concat!(

@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use mocap_core::livelink::PacketRepr;
-use mocap_core::testutil::{Proc, tshark};
+use mocap_testutil::{Proc, tshark};
 use serde_json::Value;
 use tshark::list;
 

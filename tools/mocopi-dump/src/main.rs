@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use mocap_cli::{Input, LogArgs, PaceArgs, RecordArgs, StopArgs};
 use mocap_core::bridge::{BodyOptions, MappingTable};
-use mocap_core::cli::{self, Input, LogArgs, PaceArgs, RecordArgs, StopArgs};
 
 mod dump;
 use dump as mocopi;
@@ -44,7 +44,7 @@ Examples:
 /// frames, skeletons and sensor packets, with loss, duplicates, reordering,
 /// restarts, rate and jitter per sender.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
 #[command(group = clap::ArgGroup::new("bridge").args(["vmc", "vrchat", "vmt"]).multiple(true))]
 struct Args {
     /// UDP address to listen on.
@@ -68,21 +68,21 @@ struct Args {
 
     /// Also send the body as VMC to HOST:PORT (repeatable): retargeted onto
     /// HumanBodyBones in Unity's axes, once a skeleton packet has arrived.
-    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port)]
     vmc: Vec<SocketAddr>,
 
     /// Also send the body as VRChat OSC trackers to HOST:PORT (repeatable;
     /// VRChat listens on 9000): solved from the same retargeted body.
-    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port)]
     vrchat: Vec<SocketAddr>,
 
     /// Also send the body as Virtual Motion Tracker trackers to HOST:PORT
     /// (repeatable; the SteamVR driver listens on 39570).
-    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port)]
     vmt: Vec<SocketAddr>,
 
     #[command(flatten)]
-    tracker: cli::TrackerArgs,
+    tracker: mocap_cli::TrackerArgs,
 
     /// Which mocopi joints drive Spine, Chest, UpperChest and the rest:
     /// `sony` (Sony's Unity plugin), `animu-sphere`, or a JSON file
@@ -103,7 +103,7 @@ struct Args {
     record: RecordArgs,
 
     #[command(flatten)]
-    allow: cli::AllowArgs,
+    allow: mocap_cli::AllowArgs,
 
     #[command(flatten)]
     stop: StopArgs,
@@ -114,26 +114,26 @@ struct Args {
     /// --bvh takes are in the mocopi app's layout (27 joints, rest pose
     /// first, lost frames held) and start at the first skeleton packet.
     #[command(flatten)]
-    bvh: cli::BvhArgs,
+    bvh: mocap_cli::BvhArgs,
 
     #[command(flatten)]
-    smooth: cli::SmoothArgs,
+    smooth: mocap_cli::SmoothArgs,
 
     #[command(flatten)]
-    _generate: cli::GenerateArgs,
+    _generate: mocap_cli::GenerateArgs,
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generated::<Args>() {
         return code;
     }
-    let args: Args = cli::parse();
+    let args: Args = mocap_cli::parse();
     let bridging = !(args.vmc.is_empty() && args.vrchat.is_empty() && args.vmt.is_empty());
     if args.smooth.smooth && !bridging {
-        let e = cli::UsageError(
+        let e = mocap_cli::UsageError(
             "--smooth smooths what --vmc, --vrchat and --vmt send: give one of them".into(),
         );
-        return cli::exit(Err(e.into()), mocopi::TOOL);
+        return mocap_cli::exit(Err(e.into()), mocopi::TOOL);
     }
     let t = &args.tracker;
     let tracker_flags = t.trackers.is_some()
@@ -142,10 +142,10 @@ fn main() -> ExitCode {
         || t.head
         || t.vmt_base.is_some();
     if tracker_flags && args.vrchat.is_empty() && args.vmt.is_empty() {
-        let e = cli::UsageError(
+        let e = mocap_cli::UsageError(
             "--trackers, --height, --tracker-rate, --head and --vmt-base shape what --vrchat and --vmt send: give one of them".into(),
         );
-        return cli::exit(Err(e.into()), mocopi::TOOL);
+        return mocap_cli::exit(Err(e.into()), mocopi::TOOL);
     }
     let smooth = args.smooth.options();
     let input = match args.read {
@@ -187,7 +187,7 @@ fn main() -> ExitCode {
             }
         }),
     };
-    cli::exit(mocopi::run(&opts), mocopi::TOOL)
+    mocap_cli::exit(mocopi::run(&opts), mocopi::TOOL)
 }
 
 #[cfg(test)]

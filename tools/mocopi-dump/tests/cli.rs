@@ -13,7 +13,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mocap_core::testutil::{Finished, Proc};
+use mocap_testutil::{Finished, Proc};
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_mocopi-dump");
@@ -450,6 +450,12 @@ fn normalise(records: &[Value], live: bool) -> Vec<Value> {
 fn golden_json_for_every_capture() {
     let golden_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden");
     let bless = std::env::var_os("BLESS").is_some();
+    // BLESS rewrites the oracle from our own output: a person reviews the
+    // diff; CI must compare, never rewrite.
+    assert!(
+        !(bless && std::env::var_os("CI").is_some()),
+        "BLESS is set in CI: the golden files would be rewritten, not checked"
+    );
     for name in [
         "mocopi-sizes.pcapng",
         "mocopi-sizes-fragmented.pcapng",
@@ -785,13 +791,13 @@ fn vmc_usage_errors() {
 
 #[test]
 fn completions_man_page_and_version() {
-    mocap_core::testutil::check_generate(BIN, "mocopi-dump", "--bones");
+    mocap_testutil::check_generate(BIN, "mocopi-dump", "--bones");
 }
 
 #[test]
 #[ignore = "needs bash + man-db: scripts/test-all.sh"]
 fn completions_parse_in_bash_and_the_man_page_renders() {
-    mocap_core::testutil::check_generate_with_shell_and_man(BIN, "mocopi-dump", "--bones");
+    mocap_testutil::check_generate_with_shell_and_man(BIN, "mocopi-dump", "--bones");
 }
 
 /// The golden files are snapshots of our own output; this pins each capture
@@ -1126,11 +1132,8 @@ fn bvh_take_of_a_capture() {
 /// frame `j` is capture frame `j - 1` (the rest pose comes first).
 fn wave_take_and_world(
     dir: &std::path::Path,
-) -> (
-    std::path::PathBuf,
-    Vec<mocap_core::testutil::humanoid::Expected>,
-) {
-    use mocap_core::testutil::humanoid::forward;
+) -> (std::path::PathBuf, Vec<mocap_testutil::humanoid::Expected>) {
+    use mocap_testutil::humanoid::forward;
     let path = dir.join("wave.bvh");
     let wave = format!("{CAPTURES}/wave-60hz.pcapng");
     let run = offline(
@@ -1203,7 +1206,7 @@ fn wave_take_and_world(
 #[test]
 #[ignore = "needs python3 + bvhio: scripts/test-all.sh"]
 fn bvh_take_reads_in_bvhio() {
-    use mocap_core::testutil::humanoid::{Reader, read_with};
+    use mocap_testutil::humanoid::{Reader, read_with};
     let dir = std::env::temp_dir().join(format!("mocopi-bvhio-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (take, expected) = wave_take_and_world(&dir);
@@ -1223,7 +1226,7 @@ fn bvh_take_reads_in_bvhio() {
 #[test]
 #[ignore = "needs blender: scripts/test-all.sh"]
 fn bvh_take_imports_in_blender() {
-    use mocap_core::testutil::humanoid::{Reader, read_with};
+    use mocap_testutil::humanoid::{Reader, read_with};
     let dir = std::env::temp_dir().join(format!("mocopi-blender-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (take, expected) = wave_take_and_world(&dir);

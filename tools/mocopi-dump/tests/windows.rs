@@ -13,7 +13,7 @@
 use std::net::UdpSocket;
 use std::path::Path;
 
-use mocap_core::testutil::{self, Proc, wine};
+use mocap_testutil::{Proc, wine};
 
 const BIN: &str = env!("CARGO_BIN_EXE_mocopi-dump");
 const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures/mocopi");
@@ -109,7 +109,7 @@ fn a_windows_path_with_spaces_reads_and_writes() {
     );
     // The same take the Linux build writes from the same capture.
     let linux_bvh = dir.join("linux.bvh");
-    let linux = testutil::output({
+    let linux = mocap_testutil::output({
         let mut c = std::process::Command::new(BIN);
         c.args([
             "-r",

@@ -14,7 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mocap_core::testutil::{Proc, tshark};
+use mocap_testutil::{Proc, tshark};
 use serde_json::Value;
 use tshark::list;
 

@@ -15,11 +15,11 @@ use crate::framing::{read_delimited, write_delimited};
 use crate::records::{DumpSummary, EventBody, EventRecord, MotionFrame, error, wide_rows};
 use crate::ws::close;
 use crate::ws::{self};
-use mocap_core::cli::round3;
-use mocap_core::cli::{Feed, FeedHandler, Flow, Step, Stopped, drive, report};
-use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc};
+use mocap_cli::net;
+use mocap_cli::round3;
+use mocap_cli::{Feed, FeedHandler, Flow, Step, Stopped, drive, report};
+use mocap_cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc};
 use mocap_core::dlp3d::{self, Decoder, Event, Request, Stream};
-use mocap_core::net;
 
 /// Everything `motion-stream dump` was asked to do.
 #[derive(Clone, Debug)]

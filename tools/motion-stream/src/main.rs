@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mocap_core::cli::{self, Format, LogArgs, StopArgs, UsageError};
+use mocap_cli::{Format, LogArgs, StopArgs, UsageError};
 use mocap_core::dlp3d::{self, Dtype, Request, Rig};
 
 /// The tool's name, as it prefixes log lines.
@@ -44,13 +44,13 @@ Examples:
 /// Serve live motion (VMC in) as DLP3D motion, face and audio streams over
 /// WebSocket, or dump such a stream as JSON Lines.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
 struct Args {
     #[command(subcommand)]
     command: Command,
 
     #[command(flatten)]
-    _generate: cli::GenerateArgs,
+    _generate: mocap_cli::GenerateArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -62,7 +62,7 @@ enum Command {
 }
 
 /// A token that can stand in a URL unescaped.
-fn parse_token(text: &str) -> Result<String, cli::ValueError> {
+fn parse_token(text: &str) -> Result<String, mocap_cli::ValueError> {
     let ok = !text.is_empty()
         && text
             .bytes()
@@ -70,21 +70,21 @@ fn parse_token(text: &str) -> Result<String, cli::ValueError> {
     if ok {
         Ok(text.to_owned())
     } else {
-        Err(cli::ValueError(format!(
+        Err(mocap_cli::ValueError(format!(
             "a token is letters, digits and -._~ (or `auto`), got {text:?}"
         )))
     }
 }
 
 /// `scheme://host[:port]`, as browsers send it in `Origin`.
-fn parse_origin(text: &str) -> Result<String, cli::ValueError> {
+fn parse_origin(text: &str) -> Result<String, mocap_cli::ValueError> {
     let t = text.trim_end_matches('/');
     let rest = t
         .strip_prefix("http://")
         .or_else(|| t.strip_prefix("https://"));
     match rest {
         Some(host) if !host.is_empty() && !host.contains('/') => Ok(t.to_owned()),
-        _ => Err(cli::ValueError(format!(
+        _ => Err(mocap_cli::ValueError(format!(
             "expected an origin such as https://app.example:8080 (scheme, host, port; no path), got {text:?}"
         ))),
     }
@@ -116,7 +116,7 @@ struct ServeArgs {
 
     // --allow applies to VMC senders and to WebSocket/HTTP connections alike.
     #[command(flatten)]
-    allow: cli::AllowArgs,
+    allow: mocap_cli::AllowArgs,
 
     /// Joints file: one joint per line, optionally with its parent-relative
     /// rest rotation `qx qy qz qw` (default: Unity's 55 HumanBodyBones at identity).
@@ -140,11 +140,11 @@ struct ServeArgs {
     audio: Option<PathBuf>,
 
     /// End each client's streams after this long (DLP3D clients expect finite clips).
-    #[arg(long, value_name = "DUR", value_parser = cli::parse_duration)]
+    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration)]
     segment: Option<Duration>,
 
     /// Input silent this long ends the streaming clients' streams.
-    #[arg(long, value_name = "DUR", value_parser = cli::parse_duration, default_value = "1s")]
+    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration, default_value = "1s")]
     idle: Duration,
 
     /// Messages queued per client before it is dropped as too slow (3 per frame; at least 8).
@@ -153,7 +153,7 @@ struct ServeArgs {
 
     /// How long the input runs before streams start, so every sender's
     /// blendshape names are in the face start (not with --blendshapes).
-    #[arg(long, value_name = "DUR", value_parser = cli::parse_duration, default_value = "500ms")]
+    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration, default_value = "500ms")]
     learn: Duration,
 
     /// Resample on the VMC sender's clock (`/VMC/Ext/T` in each frame's
@@ -359,14 +359,14 @@ fn dump(a: DumpArgs) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generated::<Args>() {
         return code;
     }
-    let result = match cli::parse::<Args>().command {
+    let result = match mocap_cli::parse::<Args>().command {
         Command::Serve(a) => serve(a),
         Command::Dump(a) => dump(a),
     };
-    cli::exit(result, TOOL)
+    mocap_cli::exit(result, TOOL)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 
 use std::fmt;
 
-use mocap_core::cli::{ErrorRecord, Format, Output, Record, Stopped, summary_head};
+use mocap_cli::{ErrorRecord, Format, Output, Record, Stopped, summary_head};
 use serde::Serialize;
 
 /// An `error` record (or line).
@@ -153,7 +153,7 @@ pub(crate) struct ServeSummary {
     pub(crate) stopped: Option<Stopped>,
     /// Senders `--allow` refused (VMC datagrams and connections), with counts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(crate) refused_senders: Vec<mocap_core::cli::RefusedSender>,
+    pub(crate) refused_senders: Vec<mocap_cli::RefusedSender>,
 }
 
 impl Record for DumpSummary<'_> {

@@ -218,7 +218,7 @@ pub(crate) fn close<S: Read + Write>(socket: &mut WebSocket<S>, code: CloseCode,
     while Instant::now() < deadline {
         match socket.read() {
             Ok(_) => {}
-            Err(tungstenite::Error::Io(e)) if mocap_core::net::is_timeout(&e) => {}
+            Err(tungstenite::Error::Io(e)) if mocap_cli::net::is_timeout(&e) => {}
             Err(_) => break,
         }
     }

@@ -15,8 +15,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mocap_core::dlp3d::{self, Dtype, Event, Request, Stream, class};
-use mocap_core::testutil::Proc;
 use mocap_core::vmc::{self, Message as Vmc};
+use mocap_testutil::Proc;
 use prost::Message as _;
 use serde_json::Value;
 use tungstenite::{Message, WebSocket};
@@ -631,13 +631,13 @@ fn a_client_waiting_for_input_is_pinged_and_its_leaving_noticed() {
 
 #[test]
 fn completions_man_page_and_version() {
-    mocap_core::testutil::check_generate(BIN, "motion-stream", "serve");
+    mocap_testutil::check_generate(BIN, "motion-stream", "serve");
 }
 
 #[test]
 #[ignore = "needs bash + man-db: scripts/test-all.sh"]
 fn completions_parse_in_bash_and_the_man_page_renders() {
-    mocap_core::testutil::check_generate_with_shell_and_man(BIN, "motion-stream", "serve");
+    mocap_testutil::check_generate_with_shell_and_man(BIN, "motion-stream", "serve");
 }
 
 /// `--allow` guards both doors: VMC from outside the range is not read, and

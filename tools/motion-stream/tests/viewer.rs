@@ -19,8 +19,8 @@ use std::process::Command;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use mocap_core::testutil::Proc;
 use mocap_core::vmc::{self, Message as Vmc};
+use mocap_testutil::Proc;
 use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_motion-stream");

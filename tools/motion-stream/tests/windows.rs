@@ -9,7 +9,7 @@
     reason = "test code: a panic is how a test reports"
 )]
 
-use mocap_core::testutil::{Proc, wine};
+use mocap_testutil::{Proc, wine};
 
 mod common;
 

@@ -18,7 +18,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
-use mocap_core::cli::interrupted;
+use mocap_cli::interrupted;
 
 use crate::replay::Tally;
 use crate::timing::{Sleeper, Waited};
@@ -222,10 +222,10 @@ fn run(shared: &Shared, setup: HedgeSetup, pinned: &std::sync::mpsc::Sender<bool
     let _ = pinned.send(setup.cpus.as_ref().is_none_or(pin_current_thread));
     #[cfg(not(target_os = "linux"))]
     let _ = pinned.send(true);
-    mocap_core::cli::tune_current_thread(setup.realtime);
+    mocap_cli::tune_current_thread(setup.realtime);
     let sleeper = Sleeper::new();
     let mut out = HedgeSent::default();
-    let mut payload = Vec::with_capacity(mocap_core::net::MAX_DATAGRAM);
+    let mut payload = Vec::with_capacity(mocap_core::MAX_DATAGRAM);
     let mut last: Option<u64> = None;
     loop {
         let (seq, due, to) = {
@@ -404,35 +404,51 @@ mod tests {
         assert_eq!((t.sent, t.bytes, t.lateness.len()), (1, 5, 1));
     }
 
-    /// The main thread on time: the second thread sends nothing, and stops.
+    /// The main thread on time: the second thread sends nothing for that
+    /// datagram. It is shown alive first-hand: the next datagram, which the
+    /// main thread leaves, it sends (so a dead thread fails this test).
     #[test]
     fn the_second_thread_stands_back_when_the_main_one_sends() {
-        let rx = receiver(Duration::from_millis(100));
+        let rx = receiver(Duration::from_secs(5));
         let to = rx.local_addr().expect("addr");
         let (hedge, _) = Hedge::start(setup()).expect("start");
         let due = Instant::now() + Duration::from_millis(30);
         assert!(hedge.post(0, due, to, b"mine"));
         assert!(hedge.claims().claim(0));
+        hedge.claims().sent(0);
         std::thread::sleep(Duration::from_millis(60));
-        let sent = hedge.finish();
-        assert_eq!(sent.tally.sent, 0);
+        assert!(hedge.post(1, Instant::now() + Duration::from_millis(10), to, b"theirs"));
         let mut buf = [0u8; 16];
-        assert!(
-            rx.recv_from(&mut buf).is_err(),
-            "the second thread sent it too"
+        let (n, _) = rx
+            .recv_from(&mut buf)
+            .expect("the second thread sent nothing at all");
+        assert_eq!(
+            buf.get(..n),
+            Some(&b"theirs"[..]),
+            "the second thread sent the main thread's datagram too"
         );
+        let sent = hedge.finish();
+        assert_eq!(sent.tally.sent, 1);
     }
 
-    /// After the end, nothing posted is sent.
+    /// After the end, nothing posted is sent; before it, the thread sends
+    /// (so a dead thread fails this test).
     #[test]
     fn nothing_is_sent_after_finish() {
-        let rx = receiver(Duration::from_millis(100));
+        let rx = receiver(Duration::from_secs(5));
         let to = rx.local_addr().expect("addr");
         let (hedge, _) = Hedge::start(setup()).expect("start");
-        assert!(hedge.post(0, Instant::now() + Duration::from_millis(30), to, b"late"));
-        let sent = hedge.finish();
-        assert_eq!(sent.tally.sent, 0);
+        assert!(hedge.post(0, Instant::now() + Duration::from_millis(10), to, b"before"));
         let mut buf = [0u8; 16];
+        let (n, _) = rx
+            .recv_from(&mut buf)
+            .expect("the second thread sent nothing");
+        assert_eq!(buf.get(..n), Some(&b"before"[..]));
+        assert!(hedge.post(1, Instant::now() + Duration::from_millis(30), to, b"late"));
+        let sent = hedge.finish();
+        assert_eq!(sent.tally.sent, 1);
+        rx.set_read_timeout(Some(Duration::from_millis(100)))
+            .expect("timeout");
         assert!(rx.recv_from(&mut buf).is_err(), "sent after the end");
     }
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use mocap_core::cli::{self, Format, StopArgs};
+use mocap_cli::{Format, StopArgs};
 use mocap_core::pcap::Pace;
 
 mod hedge;
@@ -38,13 +38,13 @@ udpreplay's -s (which multiplies the delays).";
 /// reassembled first; Ethernet, VLAN, Linux SLL/SLL2, NULL/LOOP and raw IP
 /// captures are read.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
 struct Args {
     /// The capture (.pcap or .pcapng).
     file: PathBuf,
 
     /// Send every datagram to HOST:PORT (default: 127.0.0.1 at its original port).
-    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port, conflicts_with = "trigger")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port, conflicts_with = "trigger")]
     to: Option<SocketAddr>,
 
     /// Rewrite destination port FROM to TO (repeatable).
@@ -76,7 +76,7 @@ struct Args {
     topspeed: bool,
 
     /// Shorten idle gaps longer than DUR (capture time) to DUR.
-    #[arg(long, value_name = "DUR", value_parser = cli::parse_duration)]
+    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration)]
     max_gap: Option<Duration>,
 
     /// Stop sleeping this long before each send and spin the rest, for
@@ -84,7 +84,7 @@ struct Args {
     // Native sleeps wake 50–200 µs late, now and then over a millisecond on a
     // busy or virtual machine; spinning the last millisecond keeps the error
     // in microseconds for about 6 % of a core at 60 Hz.
-    #[arg(long, value_name = "DUR", value_parser = cli::parse_duration, default_value = "1ms")]
+    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration, default_value = "1ms")]
     spin: Duration,
 
     /// Run the sending thread at real-time priority (SCHED_FIFO; root or
@@ -112,7 +112,7 @@ struct Args {
 
     /// Wait for one datagram on ADDR:PORT, then play to its sender's address
     /// (from that socket), e.g. to answer an iFacialMocap handshake.
-    #[arg(long, value_name = "ADDR:PORT", value_parser = cli::parse_host_port)]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = mocap_cli::parse_host_port)]
     trigger: Option<SocketAddr>,
 
     /// With --trigger: play to this port instead of each datagram's own.
@@ -122,7 +122,7 @@ struct Args {
     // With --trigger: only these senders may start the replay (a spoofed
     // trigger would aim the whole capture at someone else).
     #[command(flatten)]
-    allow: cli::AllowArgs,
+    allow: mocap_cli::AllowArgs,
 
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -136,7 +136,7 @@ struct Args {
     quiet: bool,
 
     #[command(flatten)]
-    _generate: cli::GenerateArgs,
+    _generate: mocap_cli::GenerateArgs,
 }
 
 fn parse_port_map(s: &str) -> Result<(u16, u16), String> {
@@ -159,13 +159,14 @@ fn parse_speed(s: &str) -> Result<f64, String> {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generated::<Args>() {
         return code;
     }
-    let args: Args = cli::parse();
+    let args: Args = mocap_cli::parse();
     if !args.allow.allow.is_empty() && args.trigger.is_none() {
-        let e = cli::UsageError("--allow says who may trigger: it goes with --trigger".into());
-        return cli::exit(Err(e.into()), replay::TOOL);
+        let e =
+            mocap_cli::UsageError("--allow says who may trigger: it goes with --trigger".into());
+        return mocap_cli::exit(Err(e.into()), replay::TOOL);
     }
     let pace = if args.topspeed {
         Pace::TopSpeed
@@ -197,7 +198,7 @@ fn main() -> ExitCode {
         quiet: args.quiet,
         impair: args.impair,
     };
-    cli::exit(replay::run(&opts), replay::TOOL)
+    mocap_cli::exit(replay::run(&opts), replay::TOOL)
 }
 
 #[cfg(test)]

@@ -13,13 +13,13 @@ use anyhow::{Context as _, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
-use mocap_core::cli::CaptureRecord;
-use mocap_core::cli::round3;
-use mocap_core::cli::{
+use mocap_cli::CaptureRecord;
+use mocap_cli::net;
+use mocap_cli::round3;
+use mocap_cli::{
     Feed, FeedHandler, Flow, Format, Log, Output, Record, Step, StopArgs, Stopped, UdpFeed, drive,
     install_ctrlc, interrupted, report,
 };
-use mocap_core::net;
 use mocap_core::pcap::{
     CaptureError, CaptureStats, Datagrams, Fate, Impair, ImpairCounters, ImpairSpec, Lateness,
     Pace, Schedule,
@@ -66,7 +66,7 @@ pub(crate) struct Options {
     /// With `trigger`: the port to play to (default: each datagram's own).
     pub(crate) to_port: Option<u16>,
     /// With `trigger`: who may trigger (`--allow`).
-    pub(crate) allow: mocap_core::cli::AllowArgs,
+    pub(crate) allow: mocap_cli::AllowArgs,
     /// `--count` (datagrams sent), `--duration`.
     pub(crate) stop: StopArgs,
     /// Output format.
@@ -135,7 +135,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                 "waiting for a datagram on {local} (UDP) to start"
             ));
             let mut feed = UdpFeed::new(socket.try_clone()?);
-            feed.guard_with(mocap_core::cli::Guard::new(
+            feed.guard_with(mocap_cli::Guard::new(
                 &opts.allow,
                 Some(Log::new(TOOL, opts.quiet, false)),
             ));
@@ -180,7 +180,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     let progress = progress_bar(opts, &log)?;
     // Deadlines to keep: make this thread's sleeps and sends precise.
     if opts.pace != Pace::TopSpeed {
-        let tuned = mocap_core::cli::tune_current_thread(opts.realtime);
+        let tuned = mocap_cli::tune_current_thread(opts.realtime);
         log.info(format_args!("{}", tuned.describe(opts.realtime)));
     }
     let hedge = start_hedge(opts, &log, &socket, progress.as_ref())?;
@@ -436,7 +436,7 @@ impl<'o, O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'o, O> {
             schedule: Schedule::new(opts.pace),
             start: None,
             held: None,
-            payload: Vec::with_capacity(net::MAX_DATAGRAM),
+            payload: Vec::with_capacity(mocap_core::MAX_DATAGRAM),
             pass: Pass::default(),
             first_pass: None,
             done: CaptureStats::default(),

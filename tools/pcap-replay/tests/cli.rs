@@ -12,7 +12,7 @@ use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 use mocap_core::pcap::Datagrams;
-use mocap_core::testutil::{Finished, Proc};
+use mocap_testutil::{Finished, Proc};
 use serde_json::Value;
 
 mod common;
@@ -380,13 +380,13 @@ fn exit_codes() {
 
 #[test]
 fn completions_man_page_and_version() {
-    mocap_core::testutil::check_generate(BIN, "pcap-replay", "--port-map");
+    mocap_testutil::check_generate(BIN, "pcap-replay", "--port-map");
 }
 
 #[test]
 #[ignore = "needs bash + man-db: scripts/test-all.sh"]
 fn completions_parse_in_bash_and_the_man_page_renders() {
-    mocap_core::testutil::check_generate_with_shell_and_man(BIN, "pcap-replay", "--port-map");
+    mocap_testutil::check_generate_with_shell_and_man(BIN, "pcap-replay", "--port-map");
 }
 
 /// `--trigger --allow`: a datagram from anyone else does not start the replay

@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use mocap_core::testutil::{Proc, wine};
+use mocap_testutil::{Proc, wine};
 
 mod common;
 

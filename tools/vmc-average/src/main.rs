@@ -8,7 +8,7 @@ use clap::{Parser, ValueEnum};
 
 mod mix;
 use mix as average;
-use mocap_core::cli::{self, Format, LogArgs, StopArgs};
+use mocap_cli::{Format, LogArgs, StopArgs};
 use mocap_core::vmc::{Method, MixSchedule};
 
 const EXAMPLES: &str = "\
@@ -59,14 +59,14 @@ enum BlendsArg {
 /// (q and -q are one rotation), positions and weights linearly, per-bone
 /// preference, and everything else passed through from a primary source.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
 struct Args {
     /// UDP address to listen on (repeatable).
     #[arg(short, long, value_name = "ADDR", required = true)]
     listen: Vec<SocketAddr>,
 
     /// Receiver of the mixed stream (repeatable).
-    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port, required_unless_present = "bvh")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port, required_unless_present = "bvh")]
     to: Vec<SocketAddr>,
 
     /// Name a source: NAME=ADDR, where ADDR is a listening address or a sender's address.
@@ -82,11 +82,11 @@ struct Args {
     rate: Option<f64>,
 
     /// Window length in window mode.
-    #[arg(long, value_name = "DUR", default_value = "450ms", value_parser = cli::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "450ms", value_parser = mocap_cli::parse_duration)]
     window: Duration,
 
     /// Pause after each window in window mode.
-    #[arg(long, value_name = "DUR", default_value = "50ms", value_parser = cli::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "50ms", value_parser = mocap_cli::parse_duration)]
     gap: Duration,
 
     /// Rotation averaging.
@@ -94,7 +94,7 @@ struct Args {
     method: MethodArg,
 
     /// A source silent this long drops out of the mix until it returns.
-    #[arg(long, value_name = "DUR", default_value = "500ms", value_parser = cli::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "500ms", value_parser = mocap_cli::parse_duration)]
     stale: Duration,
 
     /// Weight of a named source: NAME=W (repeatable; default 1).
@@ -131,7 +131,7 @@ struct Args {
     realtime: bool,
 
     #[command(flatten)]
-    allow: cli::AllowArgs,
+    allow: mocap_cli::AllowArgs,
 
     #[command(flatten)]
     stop: StopArgs,
@@ -140,14 +140,14 @@ struct Args {
     log: LogArgs,
 
     #[command(flatten)]
-    smooth: cli::SmoothArgs,
+    smooth: mocap_cli::SmoothArgs,
 
     /// --bvh records the mixed stream (what --to receives) as one take.
     #[command(flatten)]
-    bvh: cli::BvhArgs,
+    bvh: mocap_cli::BvhArgs,
 
     #[command(flatten)]
-    _generate: cli::GenerateArgs,
+    _generate: mocap_cli::GenerateArgs,
 }
 
 fn parse_source(s: &str) -> Result<(String, SocketAddr), String> {
@@ -156,7 +156,7 @@ fn parse_source(s: &str) -> Result<(String, SocketAddr), String> {
         .ok_or_else(|| format!("expected NAME=ADDR, got {s:?}"))?;
     Ok((
         name.to_owned(),
-        cli::parse_host_port(addr).map_err(|e| e.0)?,
+        mocap_cli::parse_host_port(addr).map_err(|e| e.0)?,
     ))
 }
 
@@ -181,10 +181,10 @@ fn parse_prefer(s: &str) -> Result<(String, Vec<String>), String> {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generated::<Args>() {
         return code;
     }
-    let args: Args = cli::parse();
+    let args: Args = mocap_cli::parse();
     let opts = average::Options {
         listen: args.listen,
         to: args.to,
@@ -226,7 +226,7 @@ fn main() -> ExitCode {
         realtime: args.realtime,
         allow: args.allow,
     };
-    cli::exit(average::run(&opts), average::TOOL)
+    mocap_cli::exit(average::run(&opts), average::TOOL)
 }
 
 #[cfg(test)]

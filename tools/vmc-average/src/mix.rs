@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use serde::Serialize;
 
-use mocap_core::cli::{
+use mocap_cli::net;
+use mocap_cli::{
     Feed, FeedHandler, Flow, Format, Log, LogArgs, MAX_SENDERS, Output, Record, Step, StopArgs,
     Stopped, TakeSummary, UdpFeed, UsageError, VmcOut, install_ctrlc, report, round3, summary_head,
     summary_kind,
 };
-use mocap_core::net;
 use mocap_core::vmc::{self, Message, Method, MixConfig, MixSchedule, Mixer};
 
 /// The tool's name, as it prefixes log lines.
@@ -25,7 +25,7 @@ const POLL: Duration = Duration::from_millis(50);
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
     /// `--allow`: who may send.
-    pub(crate) allow: mocap_core::cli::AllowArgs,
+    pub(crate) allow: mocap_cli::AllowArgs,
     /// Listening addresses (each a source, and each sender on it a source).
     pub(crate) listen: Vec<SocketAddr>,
     /// Receivers of the mixed stream.
@@ -59,7 +59,7 @@ pub(crate) struct Options {
     /// `--smooth`: 1€ smoothing of the mixed output.
     pub(crate) smooth: Option<vmc::SmoothOptions>,
     /// `--bvh FILE`: record the mix as BVH.
-    pub(crate) bvh: Option<mocap_core::cli::BvhOut>,
+    pub(crate) bvh: Option<mocap_cli::BvhOut>,
     /// `--realtime`: SCHED_FIFO for the mixing thread.
     pub(crate) realtime: bool,
 }
@@ -118,8 +118,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         sockets.push(socket);
     }
     let mut inbox = Inbox::new(sockets);
-    let guard =
-        mocap_core::cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    let guard = mocap_cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
     let fanout = net::Fanout::new(opts.to.clone()).context("failed to open the sending socket")?;
     // Named sources first, in the order given, so --weight/--prefer/--primary can refer to them.
     let sources: Vec<SourceInfo> = opts
@@ -165,16 +164,16 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         bound,
         frames_out: 0,
         datagrams_out: 0,
-        takes: opts.bvh.clone().map(mocap_core::cli::VmcTakes::new),
+        takes: opts.bvh.clone().map(mocap_cli::VmcTakes::new),
         refused: 0,
         guard,
     };
     // The mixing thread wakes for every datagram: precise wake-ups, and with
     // --realtime ahead of every normal thread.
-    let tuned = mocap_core::cli::tune_current_thread(opts.realtime);
+    let tuned = mocap_cli::tune_current_thread(opts.realtime);
     mix.log
         .info(format_args!("{}", tuned.describe(opts.realtime)));
-    let stopped = mocap_core::cli::drive(
+    let stopped = mocap_cli::drive(
         &mut inbox,
         opts.stop.duration,
         opts.log.stats_interval,
@@ -201,11 +200,11 @@ struct Mix<'o> {
     bound: Vec<SocketAddr>,
     frames_out: u64,
     datagrams_out: u64,
-    takes: Option<mocap_core::cli::VmcTakes>,
+    takes: Option<mocap_cli::VmcTakes>,
     /// Datagrams of new senders past [`MAX_SENDERS`], not mixed.
     refused: u64,
     /// `--allow`, checked here for every listening socket at once.
-    guard: mocap_core::cli::Guard,
+    guard: mocap_cli::Guard,
 }
 
 impl Mix<'_> {
@@ -457,7 +456,7 @@ struct SummaryRecord<'a> {
     refused: u64,
     /// Senders `--allow` refused, with their counts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    refused_senders: Vec<mocap_core::cli::RefusedSender>,
+    refused_senders: Vec<mocap_cli::RefusedSender>,
     sources: Vec<SourceRecord<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     takes: &'a [TakeSummary],
@@ -498,7 +497,7 @@ impl Inbox {
         for (i, socket) in sockets.into_iter().enumerate() {
             let tx = tx.clone();
             thread::spawn(move || {
-                let mut buf = vec![0u8; net::MAX_DATAGRAM];
+                let mut buf = vec![0u8; mocap_core::MAX_DATAGRAM];
                 loop {
                     match socket.recv_from(&mut buf) {
                         Ok((n, from)) => {

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use mocap_core::testutil::{Finished, Proc};
 use mocap_core::vmc::{self, Message};
+use mocap_testutil::{Finished, Proc};
 
 mod common;
 
@@ -179,13 +179,13 @@ fn usage_errors() {
 
 #[test]
 fn completions_man_page_and_version() {
-    mocap_core::testutil::check_generate(BIN, "vmc-average", "--prefer");
+    mocap_testutil::check_generate(BIN, "vmc-average", "--prefer");
 }
 
 #[test]
 #[ignore = "needs bash + man-db: scripts/test-all.sh"]
 fn completions_parse_in_bash_and_the_man_page_renders() {
-    mocap_core::testutil::check_generate_with_shell_and_man(BIN, "vmc-average", "--prefer");
+    mocap_testutil::check_generate_with_shell_and_man(BIN, "vmc-average", "--prefer");
 }
 
 /// One sender socket, two streams to two listening ports (a script with one
@@ -316,7 +316,8 @@ fn smoothed_mix_settles_on_the_mean() {
 /// of the mixed frames and the sender's frame time; --to is optional.
 #[test]
 fn bvh_take_of_the_mix() {
-    use mocap_core::{bvh, testutil::humanoid};
+    use mocap_core::bvh;
+    use mocap_testutil::humanoid;
     let dir = std::env::temp_dir().join(format!("vmc-average-bvh-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -381,7 +382,7 @@ fn a_flood_of_sender_addresses_is_bounded() {
     let to = rx.local_addr().unwrap().to_string();
     let tool = start(&["-l", &l.to_string(), "--to", &to, "--format", "json"]);
     let datagrams = frame(10.0, 0.0);
-    let senders = mocap_core::cli::MAX_SENDERS + 44;
+    let senders = mocap_cli::MAX_SENDERS + 44;
     let mut sockets = Vec::new();
     for _ in 0..senders {
         let s = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -406,7 +407,7 @@ fn a_flood_of_sender_addresses_is_bounded() {
     let sum = done.json().pop().unwrap();
     assert_eq!(
         sum["sources"].as_array().unwrap().len(),
-        mocap_core::cli::MAX_SENDERS,
+        mocap_cli::MAX_SENDERS,
         "{sum}"
     );
     assert_eq!(

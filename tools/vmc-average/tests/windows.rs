@@ -11,8 +11,8 @@
 use std::thread;
 use std::time::Duration;
 
-use mocap_core::testutil::wine;
 use mocap_core::vmc::Message;
+use mocap_testutil::wine;
 
 mod common;
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{ArgAction, ArgMatches, FromArgMatches as _, Parser};
 mod relay;
 
-use mocap_core::cli::{self, Format, Input, LogArgs, RecordArgs, StopArgs};
+use mocap_cli::{Format, Input, LogArgs, RecordArgs, StopArgs};
 use mocap_core::osc::Pattern;
 use mocap_core::vmc::trackers::{Selection, VMT_MAX_BASE, VmtOptions, VrchatOptions};
 use mocap_core::vmc::{Rename, Rules, TrackerFormat, TrackerOptions};
@@ -38,7 +38,7 @@ Examples:
 /// byte, or filtered per destination (addresses, bones, expression names, rate),
 /// and show what passes.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
 struct Args {
     /// UDP address to listen on.
     #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:39539")]
@@ -52,7 +52,7 @@ struct Args {
     record: RecordArgs,
 
     /// A receiver (repeatable). Filter options after it apply to it alone.
-    #[arg(long, value_name = "HOST:PORT", value_parser = cli::parse_host_port, action = ArgAction::Append)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port, action = ArgAction::Append)]
     to: Vec<SocketAddr>,
 
     /// Forward only messages whose address matches this OSC pattern (repeatable).
@@ -94,15 +94,15 @@ struct Args {
     smooth: u8,
 
     /// 1€ cutoff at rest in Hz, for every kind [default: 0.5 bones, 1 blendshapes].
-    #[arg(long, value_name = "HZ", value_parser = cli::parse_positive, action = ArgAction::Append)]
+    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_positive, action = ArgAction::Append)]
     smooth_min_cutoff: Vec<f64>,
 
     /// 1€ speed coefficient for rotations, per rad/s [default: 3].
-    #[arg(long, value_name = "B", value_parser = cli::parse_non_negative, action = ArgAction::Append)]
+    #[arg(long, value_name = "B", value_parser = mocap_cli::parse_non_negative, action = ArgAction::Append)]
     smooth_beta: Vec<f64>,
 
     /// 1€ cutoff of the speed estimate in Hz [default: 1].
-    #[arg(long, value_name = "HZ", value_parser = cli::parse_positive, action = ArgAction::Append)]
+    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_positive, action = ArgAction::Append)]
     smooth_dcutoff: Vec<f64>,
 
     /// Smooth only these bones (comma-separated).
@@ -127,11 +127,11 @@ struct Args {
     /// The user's height in metres: tracker positions are scaled by it over
     /// the avatar's, measured from the first frame's rest pose [default: the
     /// avatar's own scale].
-    #[arg(long, value_name = "M", value_parser = cli::parse_height, action = ArgAction::Append)]
+    #[arg(long, value_name = "M", value_parser = mocap_cli::parse_height, action = ArgAction::Append)]
     height: Vec<f32>,
 
     /// At most HZ tracker bundles per second [default: one per input frame].
-    #[arg(long, value_name = "HZ", value_parser = cli::parse_positive, action = ArgAction::Append)]
+    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_positive, action = ArgAction::Append)]
     tracker_rate: Vec<f64>,
 
     /// With --as vrchat: also send the head reference (/tracking/trackers/head/…).
@@ -143,7 +143,7 @@ struct Args {
     vmt_base: Vec<u8>,
 
     #[command(flatten)]
-    allow: cli::AllowArgs,
+    allow: mocap_cli::AllowArgs,
 
     /// Drop datagrams above this many per second (all sources together), counted.
     #[arg(long, value_name = "N")]
@@ -160,10 +160,10 @@ struct Args {
     /// --bvh records what arrives (before any filter), one take per sender:
     /// the humanoid's bones, Root/Pos as root motion, mirrored into BVH axes.
     #[command(flatten)]
-    bvh: cli::BvhArgs,
+    bvh: mocap_cli::BvhArgs,
 
     #[command(flatten)]
-    pace: cli::PaceArgs,
+    pace: mocap_cli::PaceArgs,
 
     #[command(flatten)]
     stop: StopArgs,
@@ -172,7 +172,7 @@ struct Args {
     log: LogArgs,
 
     #[command(flatten)]
-    _generate: cli::GenerateArgs,
+    _generate: mocap_cli::GenerateArgs,
 }
 
 /// `--as`.
@@ -275,7 +275,7 @@ fn build(m: &ArgMatches, args: &Args) -> Vec<Destination> {
             let blends = !owners(m, "no_smooth_blends", &to)
                 .into_iter()
                 .any(|o| applies(o, i));
-            r.smooth = Some(cli::smooth_options(
+            r.smooth = Some(mocap_cli::smooth_options(
                 pick(&args.smooth_min_cutoff, "smooth_min_cutoff"),
                 pick(&args.smooth_beta, "smooth_beta"),
                 pick(&args.smooth_dcutoff, "smooth_dcutoff"),
@@ -333,10 +333,10 @@ fn tracker_options(m: &ArgMatches, args: &Args, to: &[usize], i: usize) -> Optio
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generated::<Args>() {
         return code;
     }
-    let matches = cli::command::<Args>().get_matches();
+    let matches = mocap_cli::command::<Args>().get_matches();
     let args = match Args::from_arg_matches(&matches) {
         Ok(a) => a,
         Err(e) => e.exit(),
@@ -358,7 +358,7 @@ fn main() -> ExitCode {
         topspeed: args.pace.topspeed,
         bvh: args.bvh.out(),
     };
-    cli::exit(relay::run(opts), relay::TOOL)
+    mocap_cli::exit(relay::run(opts), relay::TOOL)
 }
 
 #[cfg(test)]

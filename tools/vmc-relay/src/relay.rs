@@ -2,14 +2,14 @@
 //! filtered per destination, and show what passes. The binary parses flags
 //! into [`Options`] and calls [`run`].
 
-use mocap_core::cli::Senders;
+use mocap_cli::Senders;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde::Serialize;
 
-use mocap_core::cli::{
+use mocap_cli::{
     Datagram, ErrorRecord, Format, Handler, Input, InputError, Log, LogArgs, Output, Record,
     RecordArgs, Source, StopArgs, Stopped, TakeSummary, UsageError, VmcOut, install_ctrlc, report,
     round3, summary_head, summary_kind,
@@ -45,7 +45,7 @@ pub(crate) struct Options {
     /// Receivers.
     pub(crate) destinations: Vec<Destination>,
     /// `--allow`: who may send.
-    pub(crate) allow: mocap_core::cli::AllowArgs,
+    pub(crate) allow: mocap_cli::AllowArgs,
     /// Drop datagrams above this rate (all sources together), counted.
     pub(crate) max_pps: Option<f64>,
     /// Print what passes.
@@ -60,7 +60,7 @@ pub(crate) struct Options {
     /// recorded timing.
     pub(crate) topspeed: bool,
     /// `--bvh FILE`: record what arrives as BVH, one take per sender.
-    pub(crate) bvh: Option<mocap_core::cli::BvhOut>,
+    pub(crate) bvh: Option<mocap_cli::BvhOut>,
 }
 
 #[derive(Default, Clone, Serialize)]
@@ -192,7 +192,7 @@ impl Dest {
 
 struct Relay {
     /// What `--allow` refused (shared with the source, which checks).
-    guard: mocap_core::cli::Guard,
+    guard: mocap_cli::Guard,
     max_pps: Option<f64>,
     dump: bool,
     format: Format,
@@ -205,7 +205,7 @@ struct Relay {
     tokens: f64,
     last_refill: Instant,
     decode: bool,
-    takes: Option<mocap_core::cli::VmcTakes>,
+    takes: Option<mocap_cli::VmcTakes>,
     takes_done: Vec<TakeSummary>,
 }
 
@@ -237,8 +237,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         }
     }
     let mut source = Source::open(&opts.input)?;
-    let guard =
-        mocap_core::cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    let guard = mocap_cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
     let guard = if opts.record.record_refused {
         guard.recording_refused()
     } else {
@@ -261,8 +260,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         .iter()
         .find(|d| d.addr.is_ipv6())
         .map_or_else(|| Ipv4Addr::UNSPECIFIED.into(), |d| d.addr.ip());
-    let socket =
-        mocap_core::net::sender_udp(family).context("failed to open the sending socket")?;
+    let socket = mocap_cli::net::sender_udp(family).context("failed to open the sending socket")?;
     for d in &opts.destinations {
         let mode = match &d.trackers {
             Some(t) => match t.format {
@@ -313,7 +311,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         tokens: max_pps.unwrap_or(0.0),
         last_refill: Instant::now(),
         decode,
-        takes: bvh.map(mocap_core::cli::VmcTakes::new),
+        takes: bvh.map(mocap_cli::VmcTakes::new),
         takes_done: Vec::new(),
     };
     // Every destination raw and nothing to look at: forward in batches.
@@ -326,7 +324,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     let stopped = if batched {
         relay.run_batched(&source, &stop, log_args.stats_interval)
     } else {
-        mocap_core::cli::run(&mut source, &stop, log_args.stats_interval, &mut relay)
+        mocap_cli::run(&mut source, &stop, log_args.stats_interval, &mut relay)
     };
     // recvmmsg/sendmmsg are Linux's: elsewhere the raw path is the portable
     // loop, a datagram at a time, with the same bytes out.
@@ -337,7 +335,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
                 "batched forwarding (recvmmsg/sendmmsg) is Linux-only; forwarding one datagram at a time"
             ));
         }
-        mocap_core::cli::run(&mut source, &stop, log_args.stats_interval, &mut relay)
+        mocap_cli::run(&mut source, &stop, log_args.stats_interval, &mut relay)
     };
     // Takes are closed whatever ended the run (a closed pipe included).
     if let Some(takes) = relay.takes.take() {
@@ -365,7 +363,7 @@ struct SummaryRecord<'a> {
     stopped: Option<Stopped>,
     /// Each sender `--allow` refused, with its count.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    refused_senders: Vec<mocap_core::cli::RefusedSender>,
+    refused_senders: Vec<mocap_cli::RefusedSender>,
     sources: Vec<SourceRecord<'a>>,
     destinations: Vec<DestRecord<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -576,11 +574,11 @@ impl Relay {
         let mut forward = batched::Forward {
             addrs: self.dests.iter().map(|d| d.addr).collect(),
             relay: self,
-            headers: mocap_core::net::batch::SendHeaders::default(),
+            headers: mocap_cli::net::batch::SendHeaders::default(),
             count: stop.count,
             received: 0,
         };
-        mocap_core::cli::drive(&mut feed, stop.duration, stats_interval, &mut forward)
+        mocap_cli::drive(&mut feed, stop.duration, stats_interval, &mut forward)
     }
 
     /// Sends rate-limited values whose slot has come (all of them at the end).
@@ -686,8 +684,8 @@ mod batched {
     use std::time::Duration;
 
     use anyhow::Context as _;
-    use mocap_core::cli::{FeedHandler, Flow, Step, Stopped};
-    use mocap_core::net::{self, batch};
+    use mocap_cli::net::{self, batch};
+    use mocap_cli::{FeedHandler, Flow, Step, Stopped};
 
     use super::Relay;
 
@@ -706,7 +704,7 @@ mod batched {
         }
     }
 
-    impl mocap_core::cli::Feed for Feed {
+    impl mocap_cli::Feed for Feed {
         type Item<'a> = &'a batch::Batch;
 
         // The socket's own read timeout (the poll interval) bounds the wait.

@@ -14,8 +14,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use mocap_core::osc;
-use mocap_core::testutil::{LIMIT, Proc};
 use mocap_core::vmc::{self, Message};
+use mocap_testutil::{LIMIT, Proc};
 
 const BIN: &str = env!("CARGO_BIN_EXE_vmc-relay");
 
@@ -643,13 +643,13 @@ fn read_a_capture_and_record_what_arrives() {
 
 #[test]
 fn completions_man_page_and_version() {
-    mocap_core::testutil::check_generate(BIN, "vmc-relay", "--vrm0-to-vrm1");
+    mocap_testutil::check_generate(BIN, "vmc-relay", "--vrm0-to-vrm1");
 }
 
 #[test]
 #[ignore = "needs bash + man-db: scripts/test-all.sh"]
 fn completions_parse_in_bash_and_the_man_page_renders() {
-    mocap_core::testutil::check_generate_with_shell_and_man(BIN, "vmc-relay", "--vrm0-to-vrm1");
+    mocap_testutil::check_generate_with_shell_and_man(BIN, "vmc-relay", "--vrm0-to-vrm1");
 }
 
 /// `--smooth` after the second `--to`: the first receiver gets the noisy
@@ -657,7 +657,7 @@ fn completions_parse_in_bash_and_the_man_page_renders() {
 /// the bone and blendshape jitter cut (the sender's T gives the timing).
 #[test]
 fn smooth_applies_per_destination_and_keeps_the_order() {
-    let mut rng = mocap_core::testutil::Rng(9);
+    let mut rng = mocap_testutil::Rng(9);
     let mut noise = || ((rng.next() % 2001) as f32 / 1000.0 - 1.0) * 0.5;
     let mut input = Vec::new();
     for k in 0..120u32 {
@@ -736,7 +736,7 @@ fn take_dir(name: &str) -> std::path::PathBuf {
 
 /// Sends test-humanoid frames `ks` at `fps` from `tx`, one bundle each.
 fn send_humanoid(tx: &UdpSocket, to: SocketAddr, ks: std::ops::Range<u32>, fps: f32) {
-    use mocap_core::testutil::humanoid;
+    use mocap_testutil::humanoid;
     for k in ks {
         for d in vmc::frame_datagrams(&humanoid::frame(k, fps), vmc::MAX_BUNDLE) {
             tx.send_to(&d, to).unwrap();
@@ -753,7 +753,8 @@ fn send_humanoid(tx: &UdpSocket, to: SocketAddr, ks: std::ops::Range<u32>, fps: 
 /// file is kept unless --force.
 #[test]
 fn bvh_takes_of_live_senders() {
-    use mocap_core::{bvh, testutil::humanoid};
+    use mocap_core::bvh;
+    use mocap_testutil::humanoid;
     let dir = take_dir("bvh");
     let path = dir.join("take.bvh");
     let mut p = Proc::spawn(
@@ -868,7 +869,8 @@ fn bvh_takes_of_live_senders() {
 /// up to the last flush (one a second of frames), which load as they are.
 #[test]
 fn bvh_take_survives_count_closed_pipe_and_sigkill() {
-    use mocap_core::{bvh, testutil::humanoid};
+    use mocap_core::bvh;
+    use mocap_testutil::humanoid;
     let dir = take_dir("bvh-stops");
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     // -n counts datagrams: those of 40 frames give the rest pose and 39.
@@ -987,8 +989,8 @@ fn humanoid_take(dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// Take frames 1, 45 and 90 are source frames 1, 45 and 90.
-fn humanoid_expected() -> Vec<mocap_core::testutil::humanoid::Expected> {
-    use mocap_core::testutil::humanoid;
+fn humanoid_expected() -> Vec<mocap_testutil::humanoid::Expected> {
+    use mocap_testutil::humanoid;
     [1u32, 45, 90]
         .into_iter()
         .map(|k| {
@@ -1007,7 +1009,7 @@ fn humanoid_expected() -> Vec<mocap_core::testutil::humanoid::Expected> {
 #[test]
 #[ignore = "needs python3 + bvhio: scripts/test-all.sh"]
 fn bvh_take_reads_in_bvhio() {
-    use mocap_core::testutil::humanoid::{BONES, Reader, read_with};
+    use mocap_testutil::humanoid::{BONES, Reader, read_with};
     let dir = take_dir("bvhio");
     let take = humanoid_take(&dir);
     let r = read_with(Reader::Bvhio, &take, &humanoid_expected());
@@ -1027,7 +1029,7 @@ fn bvh_take_reads_in_bvhio() {
 #[test]
 #[ignore = "needs blender: scripts/test-all.sh"]
 fn bvh_take_imports_in_blender() {
-    use mocap_core::testutil::humanoid::{BONES, Reader, read_with};
+    use mocap_testutil::humanoid::{BONES, Reader, read_with};
     let dir = take_dir("blender");
     let take = humanoid_take(&dir);
     let r = read_with(Reader::Blender, &take, &humanoid_expected());
@@ -1046,7 +1048,7 @@ fn bvh_take_imports_in_blender() {
 /// every datagram byte for byte.
 #[test]
 fn as_vrchat_and_vmt_next_to_the_raw_stream() {
-    use mocap_core::testutil::humanoid;
+    use mocap_testutil::humanoid;
     let (a, b, c) = (receiver(), receiver(), receiver());
     let (p, at) = relay(&[
         "--to",

@@ -13,7 +13,7 @@ use std::net::UdpSocket;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use mocap_core::testutil::{self, wine};
+use mocap_testutil::wine;
 
 const BIN: &str = env!("CARGO_BIN_EXE_vmc-relay");
 
@@ -39,7 +39,7 @@ fn collect(rx: &UdpSocket, n: usize) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let mut buf = vec![0u8; 65_535];
     let start = Instant::now();
-    while out.len() < n && start.elapsed() < testutil::LIMIT {
+    while out.len() < n && start.elapsed() < mocap_testutil::LIMIT {
         if let Ok((len, _)) = rx.recv_from(&mut buf) {
             out.push(buf[..len].to_vec());
         }
@@ -101,7 +101,7 @@ fn forwards_python_osc_traffic_unchanged() {
         at.port(),
         at.port()
     );
-    let py = testutil::output({
+    let py = mocap_testutil::output({
         let mut c = Command::new("python3");
         c.args(["-c", &client]);
         c

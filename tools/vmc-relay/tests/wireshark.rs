@@ -16,8 +16,8 @@ use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mocap_core::testutil::{Proc, tshark};
 use mocap_core::vmc::{self, Message};
+use mocap_testutil::{Proc, tshark};
 use serde_json::Value;
 use tshark::list;
 
@@ -261,9 +261,9 @@ fn no_prefix_or_byte_flip_makes_the_lua_script_fail() {
 #[ignore = "needs tshark: scripts/test-all.sh"]
 fn dissector_reads_vrchat_and_vmt_trackers_as_we_do() {
     use mocap_core::osc::{self, Arg};
-    use mocap_core::testutil::humanoid;
     use mocap_core::vmc::trackers::{VmtOptions, VrchatOptions};
     use mocap_core::vmc::{TrackerFormat, TrackerOptions, TrackerStream};
+    use mocap_testutil::humanoid;
     let floats = |m: &&osc::Message| -> Vec<Value> {
         m.args
             .iter()

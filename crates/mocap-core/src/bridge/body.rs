@@ -383,7 +383,7 @@ impl BodyBridge {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::Rng;
+    use mocap_testutil::Rng;
 
     const ID: [f32; 4] = [0.0, 0.0, 0.0, 1.0];
 

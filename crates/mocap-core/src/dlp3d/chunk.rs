@@ -603,7 +603,7 @@ impl Decoder {
 mod tests {
     use super::super::proto::Request;
     use super::*;
-    use crate::testutil::Rng;
+    use mocap_testutil::Rng;
 
     fn names(n: usize, prefix: &str) -> Vec<String> {
         (0..n).map(|i| format!("{prefix}{i}")).collect()

@@ -467,7 +467,7 @@ impl std::error::Error for WavError {}
 mod tests {
     use super::*;
     use crate::dlp3d::quat_to_mat;
-    use crate::testutil::Rng;
+    use mocap_testutil::Rng;
 
     fn bone(name: &str, pos: [f32; 3], rot: [f32; 4]) -> Message {
         Message::BonePos {

@@ -296,7 +296,7 @@ impl Resampler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::Rng;
+    use mocap_testutil::Rng;
 
     fn close(a: &[f32], b: &[f32], eps: f32) -> bool {
         a.len() == b.len() && a.iter().zip(b).all(|(x, y)| (x - y).abs() <= eps)

@@ -1,3 +1,6 @@
+//! Why a Live Link Face datagram was refused (kind, offset, field), and the
+//! warnings of one that was decoded.
+
 use std::fmt;
 
 /// The fields of a datagram, named in errors and warnings.

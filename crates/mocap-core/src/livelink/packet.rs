@@ -1,3 +1,5 @@
+//! The checked, zero-copy view of one Live Link Face datagram ([`parse`]).
+
 use std::borrow::Cow;
 
 use super::{

@@ -1,3 +1,5 @@
+//! An owned Live Link Face packet: parsed from a view, written to bytes.
+
 use super::{Body, Packet, VERSION};
 
 /// An owned packet, for building datagrams from values (tests, captures, emulators).

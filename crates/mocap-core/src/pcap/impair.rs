@@ -155,7 +155,7 @@ pub struct Fate {
 
 /// What a receiver will see of the faults: counters to assert.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "cli", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ImpairCounters {
     /// Datagrams not sent.
     pub dropped: u64,

@@ -1,3 +1,5 @@
+//! SMF's tag-length-value chunks, walked without copying.
+
 use super::{Error, ErrorKind, Result, Tag};
 
 /// Length of a chunk header: `u32` little-endian payload length, then the tag.

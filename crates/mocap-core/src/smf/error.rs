@@ -1,3 +1,6 @@
+//! Why an SMF datagram was refused (kind, offset, tag), and the warnings of
+//! one that was decoded.
+
 use std::fmt;
 
 use super::Tag;

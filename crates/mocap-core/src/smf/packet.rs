@@ -1,3 +1,6 @@
+//! The checked, zero-copy view of one mocopi datagram ([`parse`]): header,
+//! sender, and a skeleton, frame or sensor body.
+
 use std::net::Ipv4Addr;
 
 use super::{Chunk, Chunks, Error, ErrorKind, HEADER_LEN, Result, Tag, Warning, WarningKind};

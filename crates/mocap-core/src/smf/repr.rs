@@ -1,3 +1,5 @@
+//! An owned mocopi packet: built from a view, written back to the same bytes.
+
 use super::{
     Body, Bone, BoneDef, FORMAT_TYPE, Packet, Sender, Tag, Timecode, VERSION, chunk::HEADER_LEN,
 };

@@ -1,3 +1,5 @@
+//! The four-byte chunk tags of SMF and their names.
+
 use std::fmt;
 
 /// A four-byte chunk name such as `fram` or `btdt`.

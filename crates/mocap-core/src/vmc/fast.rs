@@ -129,7 +129,7 @@ fn named_floats<'a, const N: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::Rng;
+    use mocap_testutil::Rng;
 
     fn general(bytes: &[u8]) -> Result<Vec<Result<Message, Error>>, osc::Error> {
         let packet = osc::decode(bytes)?;

@@ -255,7 +255,9 @@ impl Mixer {
         // A zero period (a zero window and gap, an infinite rate) would emit
         // on every poll and the catch-up below would never end.
         let period = period.max(MIN_PERIOD);
-        let due = *self.next_emit.get_or_insert(now.saturating_add(period));
+        let due = *self
+            .next_emit
+            .get_or_insert_with(|| now.saturating_add(period));
         if now < due {
             return None;
         }

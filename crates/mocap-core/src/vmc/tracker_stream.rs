@@ -28,7 +28,7 @@ pub struct TrackerOptions {
 
 /// What a stream has done.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "cli", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct TrackerCounters {
     /// Input frames that ended with bones in them.
     pub frames: u64,

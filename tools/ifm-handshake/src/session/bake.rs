@@ -1,6 +1,6 @@
 //! Bake mode: the recorded animation, fetched over TCP.
 
-use mocap_core::cli::{FeedHandler, Flow, Tcp, TcpFeed, drive};
+use mocap_cli::{FeedHandler, Flow, Tcp, TcpFeed, drive};
 
 use super::*;
 

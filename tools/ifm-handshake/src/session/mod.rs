@@ -2,7 +2,7 @@
 //! over UDP (the default) or TCP, or fetch a baked recording. The binary
 //! parses flags into [`Options`] and calls [`run`].
 
-use mocap_core::cli::{AllowArgs, Cidr, Guard, Senders};
+use mocap_cli::{AllowArgs, Cidr, Guard, Senders};
 use std::fmt::Write as _;
 use std::fs;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
@@ -21,18 +21,18 @@ use records::*;
 use tcp::run_tcp;
 use udp::run_udp;
 
-use mocap_core::bridge::{FaceBridge, FaceOptions};
-use mocap_core::cli::Stopped;
-use mocap_core::cli::unix_now;
-use mocap_core::cli::{
+use mocap_cli::Stopped;
+use mocap_cli::net;
+use mocap_cli::net::Fanout;
+use mocap_cli::unix_now;
+use mocap_cli::{
     Datagram, ErrorRecord, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source,
     StopArgs, TextInput, install_ctrlc,
 };
-use mocap_core::cli::{report, round3, summary_kind};
+use mocap_cli::{report, round3, summary_kind};
+use mocap_core::bridge::{FaceBridge, FaceOptions};
 use mocap_core::ifm::handshake::{Action as HandshakeAction, Handshake, Transport};
 use mocap_core::ifm::{self, Command, Frame};
-use mocap_core::net;
-use mocap_core::net::Fanout;
 use mocap_core::vmc;
 
 /// The tool's name, as it prefixes log lines.
@@ -159,7 +159,7 @@ impl Options {
             OutputFormat::Status => Some(
                 self.log
                     .stats_interval
-                    .unwrap_or(mocap_core::cli::STATUS_INTERVAL),
+                    .unwrap_or(mocap_cli::STATUS_INTERVAL),
             ),
             _ => self.log.stats_interval,
         }

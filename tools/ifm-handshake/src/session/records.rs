@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-use mocap_core::cli::{Record, Stopped, summary_head};
+use mocap_cli::{Record, Stopped, summary_head};
 
 use serde::Serialize;
 
@@ -52,7 +52,7 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) commands_ignored: u64,
     pub(super) commands_refused: u64,
     #[serde(flatten)]
-    pub(super) refusals: mocap_core::cli::Refusals,
+    pub(super) refusals: mocap_cli::Refusals,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) connections: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]

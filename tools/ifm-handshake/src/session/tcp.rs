@@ -1,6 +1,6 @@
 //! TCP mode: the phone connects to us; the newest connection wins.
 
-use mocap_core::cli::{FeedHandler, Flow, Tcp, TcpFeed};
+use mocap_cli::{FeedHandler, Flow, Tcp, TcpFeed};
 
 use super::*;
 
@@ -32,8 +32,7 @@ pub(super) fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> 
         splitter: new_splitter(),
         frames: Vec::new(),
     };
-    let stopped =
-        mocap_core::cli::drive(&mut feed, opts.stop.duration, opts.stats_every(), &mut mode)?;
+    let stopped = mocap_cli::drive(&mut feed, opts.stop.duration, opts.stats_every(), &mut mode)?;
     mode.handshake.stop();
     mode.act()?;
     if mode.splitter.dropped() > 0 {

@@ -133,7 +133,7 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
         count: None,
         duration: opts.stop.duration,
     };
-    let stopped = mocap_core::cli::run(&mut source, &limits, opts.stats_every(), &mut mode)?;
+    let stopped = mocap_cli::run(&mut source, &limits, opts.stats_every(), &mut mode)?;
     mode.dec.log.finish();
     source.finish(&mode.dec.log)?;
     mode.dec.summary(Some(stopped), None)

@@ -10,7 +10,7 @@
 
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 
-use mocap_core::testutil::LIMIT;
+use mocap_testutil::LIMIT;
 
 pub(crate) const FRAMES: &str =
     include_str!("../../../../captures/ifacialmocap/v1_minbitt_head_sample_data.txt");

@@ -6,15 +6,15 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use mocap_core::bridge::{AngleUnit, FaceBridge, FaceOptions, FacePose};
-use mocap_core::cli::{
+use mocap_cli::net::Fanout;
+use mocap_cli::{
     AllowArgs, Datagram, ErrorRecord, Guard, Handler, Input, InputError, Log, LogArgs, Output,
     RecordArgs, STATUS_INTERVAL, Senders, Source, StopArgs, Stopped, install_ctrlc, report, round3,
     summary_kind,
 };
+use mocap_core::bridge::{AngleUnit, FaceBridge, FaceOptions, FacePose};
 use mocap_core::health::Health;
 use mocap_core::livelink::{self, Body, Packet};
-use mocap_core::net::Fanout;
 use mocap_core::pcap::CaptureStats;
 use mocap_core::vmc;
 
@@ -129,7 +129,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         OutputFormat::Status => Some(opts.log.stats_interval.unwrap_or(STATUS_INTERVAL)),
         _ => opts.log.stats_interval,
     };
-    let stopped = mocap_core::cli::run(&mut source, &opts.stop, every, &mut dump)?;
+    let stopped = mocap_cli::run(&mut source, &opts.stop, every, &mut dump)?;
     dump.log.finish();
     source.finish(&dump.log)?;
     dump.capture = source.capture_stats();

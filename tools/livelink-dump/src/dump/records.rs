@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 
-use mocap_core::cli::{
+use mocap_cli::{
     CaptureRecord, Datagram, ErrorRecord, Record, Refusals, Stopped, summary_head, ts_us,
 };
 use mocap_core::health::HealthReport;

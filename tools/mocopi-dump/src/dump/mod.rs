@@ -1,7 +1,7 @@
 //! `mocopi-dump`: decode mocopi datagrams from a socket or a file and report
 //! stream health. The binary parses flags into [`Options`] and calls [`run`].
 
-use mocap_core::cli::{AllowArgs, Guard, Senders};
+use mocap_cli::{AllowArgs, Guard, Senders};
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -19,14 +19,14 @@ use take::BvhTake;
 pub(crate) use vmc_out::{VmcOut, parse_mapping_arg};
 use vmc_out::{VmcSink, list};
 
-use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
-use mocap_core::cli::{CaptureRecord, ErrorRecord};
-use mocap_core::cli::{
+use mocap_cli::net::Fanout;
+use mocap_cli::{CaptureRecord, ErrorRecord};
+use mocap_cli::{
     Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
     Stopped, install_ctrlc,
 };
-use mocap_core::cli::{Record, report, round3, summary_head, summary_kind};
-use mocap_core::net::Fanout;
+use mocap_cli::{Record, report, round3, summary_head, summary_kind};
+use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
 use mocap_core::pcap::CaptureStats;
 use mocap_core::smf::{self, Body, Chunks, Health, HealthReport, Packet, Tag};
 use mocap_core::vmc;
@@ -75,7 +75,7 @@ pub(crate) struct Options {
     pub(crate) allow: AllowArgs,
 }
 
-pub(crate) use mocap_core::cli::BvhOut;
+pub(crate) use mocap_cli::BvhOut;
 
 /// Runs the tool to the end and prints the summary.
 ///
@@ -123,12 +123,12 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         OutputFormat::Status => Some(
             opts.log
                 .stats_interval
-                .unwrap_or(mocap_core::cli::STATUS_INTERVAL),
+                .unwrap_or(mocap_cli::STATUS_INTERVAL),
         ),
         _ => opts.log.stats_interval,
     };
     // Takes are closed whatever ended the run (a closed pipe included).
-    let stopped = mocap_core::cli::run(&mut source, &opts.stop, every, &mut dump);
+    let stopped = mocap_cli::run(&mut source, &opts.stop, every, &mut dump);
     dump.finish_takes()?;
     let stopped = stopped?;
     dump.log.finish();
@@ -161,7 +161,7 @@ struct Dump<'o> {
     takes: Senders<BvhTake>,
     /// Whether a sender past the bound was told it gets no take.
     takes_full_logged: bool,
-    takes_done: Vec<mocap_core::cli::TakeSummary>,
+    takes_done: Vec<mocap_cli::TakeSummary>,
 }
 
 impl Handler for Dump<'_> {

@@ -27,7 +27,7 @@ impl PacketHead {
     }
 }
 
-pub(super) use mocap_core::cli::ts_us;
+pub(super) use mocap_cli::ts_us;
 
 #[derive(Serialize)]
 pub(super) struct FrameRecord<'a> {
@@ -215,7 +215,7 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) elapsed_s: f64,
     pub(super) stopped: Option<Stopped>,
     #[serde(flatten)]
-    pub(super) refusals: mocap_core::cli::Refusals,
+    pub(super) refusals: mocap_cli::Refusals,
     pub(super) senders: Vec<SenderRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) capture: Option<CaptureRecord>,
@@ -223,7 +223,7 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) vmc: Option<VmcRecord>,
     /// `--bvh` takes, once finished.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub(super) takes: &'a [mocap_core::cli::TakeSummary],
+    pub(super) takes: &'a [mocap_cli::TakeSummary],
 }
 
 impl Record for SummaryRecord<'_> {

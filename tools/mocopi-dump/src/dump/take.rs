@@ -5,7 +5,7 @@ use super::*;
 
 /// One sender's BVH take: the file, joint index → bone id, the last frame number.
 pub(super) struct BvhTake {
-    pub(super) take: mocap_core::cli::Take,
+    pub(super) take: mocap_cli::Take,
     /// Joint index by bone id.
     pub(super) index: Vec<Option<usize>>,
     /// One frame's values by joint index, reused from frame to frame.
@@ -34,7 +34,7 @@ impl Dump<'_> {
                 if !self.takes.admits(src) {
                     if !self.takes_full_logged {
                         self.takes_full_logged = true;
-                        mocap_core::cli::log_no_take(&self.log, src);
+                        mocap_cli::log_no_take(&self.log, src);
                     }
                     return Ok(());
                 }
@@ -51,8 +51,8 @@ impl Dump<'_> {
                         offset: d.pos.map(|v| f64::from(v) * 100.0),
                     })
                     .collect();
-                let path = mocap_core::cli::path_for(&b.path, src, self.takes.is_empty());
-                let take = mocap_core::cli::Take::create(&path, b.force, &joints, 1.0 / 60.0)?;
+                let path = mocap_cli::path_for(&b.path, src, self.takes.is_empty());
+                let take = mocap_cli::Take::create(&path, b.force, &joints, 1.0 / 60.0)?;
                 self.log.info(format_args!(
                     "recording a BVH take{} to {}",
                     src.map_or_else(String::new, |s| format!(" of {s}")),
@@ -127,7 +127,7 @@ impl Dump<'_> {
                 t.held,
                 path.display()
             ));
-            self.takes_done.push(mocap_core::cli::TakeSummary {
+            self.takes_done.push(mocap_cli::TakeSummary {
                 src,
                 path,
                 frames,

@@ -15,7 +15,7 @@ use super::writer::write_loop;
 use super::*;
 use crate::http::{self, Replay};
 use crate::ws;
-use mocap_core::cli::Log;
+use mocap_cli::Log;
 use mocap_core::dlp3d::{self, class};
 
 /// One accepted TCP connection, from the request head to the close.

@@ -30,12 +30,12 @@ use tungstenite::protocol::frame::coding::CloseCode;
 use crate::TOOL;
 use crate::records::{ClientEndRecord, ClientRecord, ServeSummary};
 use crate::ws::close;
-use mocap_core::cli::round3;
-use mocap_core::cli::{Accept, FeedHandler, Flow, Stopped, report, summary_kind};
-use mocap_core::cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc};
+use mocap_cli::net;
+use mocap_cli::round3;
+use mocap_cli::{Accept, FeedHandler, Flow, Stopped, report, summary_kind};
+use mocap_cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc};
 use mocap_core::dlp3d::server::{self, Action, ClientId, Refusal, Session};
 use mocap_core::dlp3d::{self, Request};
-use mocap_core::net;
 
 /// A client sent nothing this long gets a ping.
 const KEEPALIVE: Duration = Duration::from_secs(5);
@@ -88,7 +88,7 @@ pub(crate) struct ServeOptions {
     /// `--quiet`, `--stats-interval`.
     pub(crate) log: LogArgs,
     /// `--allow`: who may send VMC and open connections.
-    pub(crate) allow: mocap_core::cli::AllowArgs,
+    pub(crate) allow: mocap_cli::AllowArgs,
     /// `--token`, `--allow-origin`: who may open the page and the streams.
     pub(crate) access: Access,
 }
@@ -168,8 +168,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     let shared = Arc::new(Mutex::new(Shared::default()));
     let page = Arc::new(viewer_info(opts));
     // One guard for both doors: VMC datagrams and TCP connections.
-    let guard =
-        mocap_core::cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    let guard = mocap_cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
     let mut acceptor = Acceptor {
         access: Arc::new(opts.access.clone()),
         guard: guard.clone(),
@@ -187,11 +186,11 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         .spawn(move || {
             let mut feed = Accept::new(listener);
             // Ends with the process (or on Ctrl-C); only a failing listener ends it early.
-            if let Err(e) = mocap_core::cli::drive(&mut feed, None, None, &mut acceptor) {
+            if let Err(e) = mocap_cli::drive(&mut feed, None, None, &mut acceptor) {
                 info(&acceptor.log, format_args!("stopped accepting: {e:#}"));
             }
         })?;
-    let mut feed = mocap_core::cli::UdpFeed::new(socket);
+    let mut feed = mocap_cli::UdpFeed::new(socket);
     feed.guard_with(guard.clone());
     let mut server = Server {
         guard: guard.clone(),
@@ -205,7 +204,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         out: &mut out,
         shared: &shared,
     };
-    let stopped = mocap_core::cli::drive(
+    let stopped = mocap_cli::drive(
         &mut feed,
         opts.stop.duration,
         opts.log.stats_interval,
@@ -248,7 +247,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
 struct Acceptor {
     access: Arc<Access>,
     /// `--allow`: a connection from elsewhere is closed unread.
-    guard: mocap_core::cli::Guard,
+    guard: mocap_cli::Guard,
     tls: Option<Arc<rustls::ServerConfig>>,
     log: Arc<Mutex<Log>>,
     shared: Arc<Mutex<Shared>>,
@@ -327,7 +326,7 @@ const JOIN_POLL: Duration = Duration::from_millis(5);
 /// The session on the run loop: VMC datagrams in, client messages queued.
 struct Server<'a> {
     /// `--allow` (shared with the VMC feed and the accept thread).
-    guard: mocap_core::cli::Guard,
+    guard: mocap_cli::Guard,
     opts: &'a ServeOptions,
     session: Session,
     clients: HashMap<ClientId, Joined>,
@@ -339,7 +338,7 @@ struct Server<'a> {
     shared: &'a Mutex<Shared>,
 }
 
-impl FeedHandler<mocap_core::cli::UdpFeed> for Server<'_> {
+impl FeedHandler<mocap_cli::UdpFeed> for Server<'_> {
     fn item(&mut self, (src, bytes): (SocketAddr, &[u8])) -> anyhow::Result<Flow> {
         self.datagrams += 1;
         self.session.vmc(src, bytes, self.started.elapsed());
@@ -496,7 +495,7 @@ fn summary(
     out: &mut Output,
     stopped: Option<Stopped>,
     shared: &Mutex<Shared>,
-    guard: &mocap_core::cli::Guard,
+    guard: &mocap_cli::Guard,
 ) -> anyhow::Result<()> {
     let (pages, refused, unauthorized, forbidden) = shared
         .lock()

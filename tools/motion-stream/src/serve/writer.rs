@@ -10,7 +10,7 @@ use tungstenite::{Bytes, Message, WebSocket};
 use super::*;
 use crate::http::Replay;
 use crate::ws::Conn;
-use mocap_core::net;
+use mocap_cli::net;
 
 /// Writes what the main thread queues, a batch per flush; every 50 ms reads
 /// (and drops) what the client sends, answering pings; ends on a close

@@ -12,7 +12,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use mocap_core::pcap::Datagrams;
-use mocap_core::testutil::LIMIT;
+use mocap_testutil::LIMIT;
 
 pub(crate) const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures/mocopi");
 

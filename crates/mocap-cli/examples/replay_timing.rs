@@ -23,7 +23,7 @@ use std::fs::File;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
-use mocap_core::net;
+use mocap_cli::net;
 use mocap_core::pcap::Datagrams;
 
 fn stamps(path: &str) -> anyhow::Result<Vec<Duration>> {
@@ -100,7 +100,7 @@ fn percentiles(mut v: Vec<u64>) -> String {
 fn receive(addr: &str, n: usize) -> anyhow::Result<Vec<Duration>> {
     let socket = net::bind_udp(addr.parse()?, Some(Duration::from_millis(100)))?;
     eprintln!("replay_timing: listening on {}", socket.local_addr()?);
-    let mut buf = vec![0u8; net::MAX_DATAGRAM];
+    let mut buf = vec![0u8; mocap_core::MAX_DATAGRAM];
     let mut first: Option<Instant> = None;
     let mut out = Vec::with_capacity(n);
     let mut last = Instant::now();

@@ -105,8 +105,6 @@ pub fn sender_udp_from(local: std::net::IpAddr) -> io::Result<UdpSocket> {
     Ok(socket)
 }
 
-/// Largest UDP payload; receive buffers are this big so nothing is cut.
-pub const MAX_DATAGRAM: usize = 65_535;
 /// Kernel receive buffer we ask for, so bursts (Wi-Fi catching up) are not dropped.
 pub const RECV_BUFFER: usize = 4 * 1024 * 1024;
 
@@ -303,7 +301,9 @@ pub mod batch {
         /// Buffers for [`SIZE`] datagrams of up to [`super::MAX_DATAGRAM`] bytes.
         pub fn new() -> Self {
             Self {
-                bufs: (0..SIZE).map(|_| vec![0; super::MAX_DATAGRAM]).collect(),
+                bufs: (0..SIZE)
+                    .map(|_| vec![0; mocap_core::MAX_DATAGRAM])
+                    .collect(),
                 lens: [0; SIZE],
                 srcs: [None; SIZE],
                 count: 0,
@@ -430,7 +430,7 @@ mod tests {
         let rx = bind_udp("127.0.0.1:0".parse().unwrap(), Some(Duration::from_secs(2))).unwrap();
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         tx.send_to(b"hello", rx.local_addr().unwrap()).unwrap();
-        let mut buf = [0; MAX_DATAGRAM];
+        let mut buf = [0; mocap_core::MAX_DATAGRAM];
         let (n, from) = rx.recv_from(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"hello");
         assert_eq!(from, tx.local_addr().unwrap());

@@ -1,4 +1,4 @@
-//! Helpers for this workspace's tests (feature `testutil`): seeded mutation
+//! Helpers for this workspace's tests (a dev-dependency only): seeded mutation
 //! input and child processes with bounded waits. Not for production use.
 #![allow(
     clippy::unwrap_used,
@@ -539,7 +539,7 @@ pub mod wine {
 /// here apart from the code under test (its own quaternion product, its own
 /// parent list, its own Z-X-Y Euler matrices), so the two can disagree.
 pub mod humanoid {
-    use crate::vmc::Message;
+    use mocap_core::vmc::Message;
 
     /// (bone, parent, Unity local position in metres). No UpperChest: Neck
     /// and the shoulders hang off Chest, as on many VRM models.
@@ -747,7 +747,7 @@ pub mod humanoid {
     /// World positions of every joint of a BVH frame (six channels per
     /// joint, positions replacing offsets as Blender reads them; rotations
     /// `Rz·Rx·Ry` of the Zrotation, Xrotation, Yrotation channels).
-    pub fn bvh_world(take: &crate::bvh::Bvh, frame: usize) -> Vec<(String, [f64; 3])> {
+    pub fn bvh_world(take: &mocap_core::bvh::Bvh, frame: usize) -> Vec<(String, [f64; 3])> {
         let line = &take.frames[frame];
         let mut world: Vec<([f64; 3], [[f64; 3]; 3])> = Vec::new();
         for (j, joint) in take.joints.iter().enumerate() {
@@ -784,7 +784,7 @@ pub mod humanoid {
 
     /// The largest distance (centimetres) between a take's frame and
     /// [`expected_world`] of source frame `k`, over every bone.
-    pub fn world_error(take: &crate::bvh::Bvh, frame: usize, k: u32) -> f64 {
+    pub fn world_error(take: &mocap_core::bvh::Bvh, frame: usize, k: u32) -> f64 {
         let got = bvh_world(take, frame);
         expected_world(k)
             .iter()
@@ -810,7 +810,7 @@ pub mod tshark {
 
     use serde_json::Value;
 
-    use crate::pcap::PcapNgWriter;
+    use mocap_core::pcap::PcapNgWriter;
 
     /// A file in this test process's scratch directory for `tool`.
     pub fn scratch(tool: &str, name: &str) -> PathBuf {

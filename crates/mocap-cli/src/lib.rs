@@ -1,11 +1,15 @@
-//! Glue shared by every tool: input sources, output sinks, the shared flags,
-//! the run loop, exit codes and Ctrl-C. Per-tool pieces (record shapes, human
-//! lines) sit next to it, one file per tool.
+//! What every tool shares around the protocols of [`mocap_core`]: sockets
+//! ([`net`]), input sources, output sinks and records, the shared flags, the
+//! run loop, takes, exit codes and Ctrl-C. The protocols themselves stay
+//! I/O-free in `mocap-core`; a tool's own application code lives in
+//! `tools/<tool>/src/`.
+#![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
 mod allow;
 mod args;
 mod exit;
 mod generate;
+pub mod net;
 mod output;
 #[cfg(feature = "realtime")]
 mod realtime;

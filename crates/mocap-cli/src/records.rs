@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 
 use serde::Serialize;
 
-use crate::osc::{self, Arg};
-use crate::vmc::Message;
+use mocap_core::osc::{self, Arg};
+use mocap_core::vmc::Message;
 
 /// `{"type":"error", …}`: what could not be decoded, where, and why. Fields a
 /// tool cannot know are `null` (`src`, `offset`, `tag`) or left out (the rest).
@@ -359,7 +359,7 @@ mod tests {
             typed: Some(&bone),
         };
         assert_eq!(
-            crate::cli::Human(&out).to_string(),
+            crate::Human(&out).to_string(),
             format!(
                 "bone   {:<24} pos=[0.1, 0.2, 0.3] rot=[0.0, 0.0, 0.0, 1.0]",
                 "Head"
@@ -377,6 +377,6 @@ mod tests {
             osc: &plain,
             typed: None,
         };
-        assert_eq!(crate::cli::Human(&out).to_string(), "osc    /x [Int(3)]");
+        assert_eq!(crate::Human(&out).to_string(), "osc    /x [Int(3)]");
     }
 }

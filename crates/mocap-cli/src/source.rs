@@ -1,3 +1,6 @@
+//! Input of the datagram tools: a socket, a capture file, hex or text lines,
+//! stdin; `-w` recording; a capture paced at its recorded timing.
+
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read};
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
@@ -10,8 +13,8 @@ use anyhow::{Context as _, bail};
 
 use super::Guard;
 use crate::net;
-use crate::pcap::{CaptureError, CaptureStats, Datagrams, Pace, PcapNgWriter, Schedule};
-use crate::textcap::TextDecoder;
+use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Pace, PcapNgWriter, Schedule};
+use mocap_core::textcap::TextDecoder;
 
 /// How often a live source wakes up to check Ctrl-C and deadlines.
 const POLL: Duration = Duration::from_millis(50);
@@ -166,7 +169,7 @@ impl Source {
             Input::Read(path) => open_file(path, text)?,
         };
         let buf = if matches!(kind, Kind::Udp { .. }) {
-            vec![0; net::MAX_DATAGRAM]
+            vec![0; mocap_core::MAX_DATAGRAM]
         } else {
             Vec::new()
         };
@@ -427,7 +430,7 @@ impl Source {
                     file_offset: Some(e.offset),
                     reason: e.to_string(),
                 }),
-                Some(Err(e @ CaptureError::Link(_))) => return Err(e.into()),
+                Some(Err(e)) => return Err(e.into()),
             },
         };
         if let (
@@ -606,13 +609,13 @@ fn open_as(
         Sniffed::Raw => {
             let mut data = Vec::new();
             (&mut reader)
-                .take(net::MAX_DATAGRAM as u64 + 1)
+                .take(mocap_core::MAX_DATAGRAM as u64 + 1)
                 .read_to_end(&mut data)
                 .with_context(|| format!("failed to read {name}"))?;
-            if data.len() > net::MAX_DATAGRAM {
+            if data.len() > mocap_core::MAX_DATAGRAM {
                 bail!(
                     "{name}: a raw datagram holds at most {} bytes; is this a capture or hex text?",
-                    net::MAX_DATAGRAM
+                    mocap_core::MAX_DATAGRAM
                 );
             }
             Kind::Raw(Some(data))
@@ -640,7 +643,7 @@ fn open_as(
 
 /// Longest text line read whole: room for a 65,535-byte datagram written
 /// with separators (`aa:bb:` is three characters a byte).
-const MAX_LINE: usize = 4 * net::MAX_DATAGRAM;
+const MAX_LINE: usize = 4 * mocap_core::MAX_DATAGRAM;
 
 enum Line {
     Text(Vec<u8>),

@@ -1,3 +1,6 @@
+//! The flags several tools share (`--format`, `-n`/`--duration`, logging,
+//! pacing, smoothing, face and tracker options) and their value parsers.
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -79,7 +82,7 @@ pub struct SmoothArgs {
 
 impl SmoothArgs {
     /// The smoothing asked for, if any.
-    pub fn options(&self) -> Option<crate::vmc::SmoothOptions> {
+    pub fn options(&self) -> Option<mocap_core::vmc::SmoothOptions> {
         self.smooth.then(|| {
             smooth_options(
                 self.smooth_min_cutoff,
@@ -99,7 +102,7 @@ pub struct TrackerArgs {
     /// Tracker slots: any of hips, feet, knees, chest, elbows
     /// (comma-separated), or all [default: all].
     #[arg(long, value_name = "SLOTS")]
-    pub trackers: Option<crate::vmc::trackers::Selection>,
+    pub trackers: Option<mocap_core::vmc::trackers::Selection>,
 
     /// The user's height in metres: tracker positions are scaled by it over
     /// the avatar's, measured from the first frame's rest pose [default: the
@@ -116,15 +119,15 @@ pub struct TrackerArgs {
     pub head: bool,
 
     /// With --vmt: the VMT index of slot 1 (hips); slot N gets BASE + N - 1 [default: 0].
-    #[arg(long, value_name = "BASE", value_parser = clap::value_parser!(u8).range(..=i64::from(crate::vmc::trackers::VMT_MAX_BASE)))]
+    #[arg(long, value_name = "BASE", value_parser = clap::value_parser!(u8).range(..=i64::from(mocap_core::vmc::trackers::VMT_MAX_BASE)))]
     pub vmt_base: Option<u8>,
 }
 
 impl TrackerArgs {
     /// The options of a VRChat output.
-    pub fn vrchat(&self) -> crate::vmc::TrackerOptions {
-        self.options(crate::vmc::TrackerFormat::Vrchat(
-            crate::vmc::trackers::VrchatOptions {
+    pub fn vrchat(&self) -> mocap_core::vmc::TrackerOptions {
+        self.options(mocap_core::vmc::TrackerFormat::Vrchat(
+            mocap_core::vmc::trackers::VrchatOptions {
                 trackers: self.trackers.unwrap_or_default(),
                 head: self.head,
             },
@@ -132,17 +135,17 @@ impl TrackerArgs {
     }
 
     /// The options of a VMT output.
-    pub fn vmt(&self) -> crate::vmc::TrackerOptions {
-        self.options(crate::vmc::TrackerFormat::Vmt(
-            crate::vmc::trackers::VmtOptions {
+    pub fn vmt(&self) -> mocap_core::vmc::TrackerOptions {
+        self.options(mocap_core::vmc::TrackerFormat::Vmt(
+            mocap_core::vmc::trackers::VmtOptions {
                 trackers: self.trackers.unwrap_or_default(),
                 base: self.vmt_base.unwrap_or(0),
             },
         ))
     }
 
-    fn options(&self, format: crate::vmc::TrackerFormat) -> crate::vmc::TrackerOptions {
-        crate::vmc::TrackerOptions {
+    fn options(&self, format: mocap_core::vmc::TrackerFormat) -> mocap_core::vmc::TrackerOptions {
+        mocap_core::vmc::TrackerOptions {
             format,
             height: self.height,
             rate: self.tracker_rate,
@@ -185,7 +188,7 @@ pub struct FaceArgs {
 
     /// Which incoming angle is pitch, yaw and roll, with sign (e.g. -x,y,-z).
     #[arg(long, value_name = "AXES", default_value = "x,y,z", requires = "vmc")]
-    pub head_axes: crate::bridge::HeadAxes,
+    pub head_axes: mocap_core::bridge::HeadAxes,
 
     /// While the app reports no face: hold the last pose or send a neutral one.
     #[arg(long, value_enum, default_value = "hold", requires = "vmc")]
@@ -212,8 +215,8 @@ pub enum OnLostArg {
 
 impl FaceArgs {
     /// The bridge options these flags ask for.
-    pub fn options(&self) -> crate::bridge::FaceOptions {
-        use crate::bridge::{BlendCase, FaceOptions, OnLost};
+    pub fn options(&self) -> mocap_core::bridge::FaceOptions {
+        use mocap_core::bridge::{BlendCase, FaceOptions, OnLost};
         FaceOptions {
             case: match self.blend_case {
                 BlendCaseArg::Camel => BlendCase::Camel,
@@ -241,11 +244,11 @@ pub fn smooth_options(
     dcutoff: Option<f64>,
     bones: &[String],
     blends: bool,
-) -> crate::vmc::SmoothOptions {
-    let mut o = crate::vmc::SmoothOptions {
+) -> mocap_core::vmc::SmoothOptions {
+    let mut o = mocap_core::vmc::SmoothOptions {
         bones: (!bones.is_empty()).then(|| bones.to_vec()),
         blends,
-        ..crate::vmc::SmoothOptions::default()
+        ..mocap_core::vmc::SmoothOptions::default()
     };
     for p in [&mut o.rotation, &mut o.position, &mut o.blend] {
         if let Some(v) = min_cutoff {

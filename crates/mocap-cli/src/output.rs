@@ -1,3 +1,6 @@
+//! Where records go: JSON Lines or human lines on stdout ([`Output`]), logs
+//! and progress on stderr ([`Log`]), and the one report path ([`report`]).
+
 use std::fmt;
 use std::io::{self, BufWriter, IsTerminal, Write};
 use std::time::{Duration, Instant};
@@ -249,8 +252,8 @@ pub struct CaptureRecord {
     pub unsupported_link: u64,
 }
 
-impl From<crate::pcap::CaptureStats> for CaptureRecord {
-    fn from(c: crate::pcap::CaptureStats) -> Self {
+impl From<mocap_core::pcap::CaptureStats> for CaptureRecord {
+    fn from(c: mocap_core::pcap::CaptureStats) -> Self {
         Self {
             records: c.packets,
             datagrams: c.datagrams,
@@ -291,7 +294,7 @@ mod tests {
     fn records_go_to_any_writer_whole_lines_and_live_output_is_flushed_per_record() {
         let buf = Shared::default();
         let mut out = Output::new(buf.clone(), true);
-        out.json(&crate::cli::ErrorRecord::new("bad")).unwrap();
+        out.json(&crate::ErrorRecord::new("bad")).unwrap();
         // Live: already there, without a flush.
         let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
         assert_eq!(
@@ -311,7 +314,7 @@ mod tests {
         #[serde(rename = "type")]
         kind: &'static str,
         n: u64,
-        stopped: Option<crate::cli::Stopped>,
+        stopped: Option<crate::Stopped>,
     }
 
     impl Record for Counts {
@@ -328,9 +331,9 @@ mod tests {
     #[test]
     fn one_report_path_json_on_stdout_human_lines_elsewhere() {
         let rec = Counts {
-            kind: summary_kind(Some(crate::cli::Stopped::Count)),
+            kind: summary_kind(Some(crate::Stopped::Count)),
             n: 3,
-            stopped: Some(crate::cli::Stopped::Count),
+            stopped: Some(crate::Stopped::Count),
         };
         assert_eq!(Human(&rec).to_string(), "done (count): 3 things\n  more");
         let stats = Counts {

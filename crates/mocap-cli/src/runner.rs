@@ -1,3 +1,7 @@
+//! The one run loop ([`drive`]): a feed of items, a handler, `--count`,
+//! `--duration`, `--stats-interval` and Ctrl-C, ending with a typed
+//! [`Stopped`].
+
 use std::time::{Duration, Instant};
 
 use super::{Datagram, Event, InputError, Source, StopArgs, interrupted};
@@ -285,7 +289,7 @@ impl UdpFeed {
     pub fn new(socket: std::net::UdpSocket) -> Self {
         Self {
             socket,
-            buf: vec![0; crate::net::MAX_DATAGRAM],
+            buf: vec![0; mocap_core::MAX_DATAGRAM],
             port_unreachable: 0,
             guard: super::Guard::default(),
         }

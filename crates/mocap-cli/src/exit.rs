@@ -1,3 +1,6 @@
+//! Exit codes (0 done, 1 runtime error, 2 usage error), Ctrl-C and closed
+//! stdout pipes: how every tool ends.
+
 use std::io;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};

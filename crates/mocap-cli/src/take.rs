@@ -1,4 +1,4 @@
-//! `--bvh FILE`: a take written as BVH while the tool runs ([`crate::bvh`]
+//! `--bvh FILE`: a take written as BVH while the tool runs ([`mocap_core::bvh`]
 //! makes the text; this file owns the file). Safe by construction: an
 //! existing file is kept unless `--force`; the header's `Frames:` count (and
 //! `Frame Time:`) is patched in place when the take ends (count, duration,
@@ -16,8 +16,8 @@ use std::net::SocketAddr;
 use anyhow::Context as _;
 
 use super::{Log, UsageError};
-use crate::bvh::{self, FrameEncoder, Joint};
-use crate::vmc::{self, humanoid::Recorder};
+use mocap_core::bvh::{self, FrameEncoder, Joint};
+use mocap_core::vmc::{self, humanoid::Recorder};
 
 /// `--bvh FILE` and `--force`, the same in every tool that records takes.
 #[derive(Clone, Debug, Default, clap::Args)]
