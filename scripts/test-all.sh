@@ -136,6 +136,12 @@ echo "release stage: $(( $(date +%s) - release_start )) s"
 say "cargo test --workspace -- --include-ignored"
 cargo test --workspace -- --include-ignored
 
+# mocap-core is the one crate meant for crates.io: its docs build without a
+# warning and it packages and builds on its own, as a user would get it.
+say "mocap-core: docs and a publish dry run"
+RUSTDOCFLAGS="-D warnings" cargo doc --locked -q -p mocap-core --no-deps
+cargo publish --dry-run --locked --allow-dirty -q -p mocap-core
+
 say "demo pipeline (reuses the test build)"
 PROFILE=debug scripts/demo-pipeline.sh --check
 

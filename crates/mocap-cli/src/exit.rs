@@ -5,8 +5,24 @@ use std::io;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Exit codes, the same in every tool, for `--help` footers.
-pub const EXIT_CODES_HELP: &str = "Exit codes: 0 done (count, duration, end of input, Ctrl-C, or a closed stdout pipe), 1 runtime error (port in use, unreadable file, …), 2 usage error.";
+/// Done: `--count`, `--duration`, end of input, Ctrl-C, or a closed stdout pipe.
+pub const EXIT_OK: u8 = 0;
+/// A runtime error: a port in use, an unreadable file, …
+pub const EXIT_RUNTIME: u8 = 1;
+/// A usage error, found by clap (its own code) or after parsing ([`UsageError`]).
+pub const EXIT_USAGE: u8 = 2;
+/// A second Ctrl-C: out at once, as a shell reports a death by SIGINT (128 + 2).
+pub const EXIT_INTERRUPTED_TWICE: i32 = 130;
+
+/// The exit codes, the same in every tool, for `--help` footers; written
+/// from the constants the code exits with.
+#[must_use]
+pub fn exit_codes_help() -> String {
+    format!(
+        "Exit codes: {EXIT_OK} done (count, duration, end of input, Ctrl-C, or a closed stdout pipe), \
+         {EXIT_RUNTIME} runtime error (port in use, unreadable file, …), {EXIT_USAGE} usage error."
+    )
+}
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static INSTALLED: AtomicBool = AtomicBool::new(false);
@@ -24,7 +40,7 @@ pub fn install_ctrlc() -> anyhow::Result<()> {
     }
     ctrlc::set_handler(|| {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
+            std::process::exit(EXIT_INTERRUPTED_TWICE);
         }
     })?;
     Ok(())
@@ -51,21 +67,21 @@ impl std::error::Error for UsageError {}
 /// Maps a tool's result to its exit code, printing the error (with its causes) on stderr.
 pub fn exit(result: anyhow::Result<()>, tool: &str) -> ExitCode {
     match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(EXIT_OK),
+        Err(e) if is_broken_pipe(&e) => ExitCode::from(EXIT_OK),
         Err(e) if e.downcast_ref::<UsageError>().is_some() => {
             #[expect(clippy::print_stderr, reason = "the one place errors reach the user")]
             {
                 eprintln!("{tool}: error: {e:#}");
             }
-            ExitCode::from(2)
+            ExitCode::from(EXIT_USAGE)
         }
         Err(e) => {
             #[expect(clippy::print_stderr, reason = "the one place errors reach the user")]
             {
                 eprintln!("{tool}: error: {e:#}");
             }
-            ExitCode::from(1)
+            ExitCode::from(EXIT_RUNTIME)
         }
     }
 }
@@ -86,4 +102,31 @@ pub fn is_closed_pipe(e: &io::Error) -> bool {
     const WINDOWS_PIPE_NOT_CONNECTED: i32 = 233;
     e.kind() == io::ErrorKind::BrokenPipe
         || (cfg!(windows) && e.raw_os_error() == Some(WINDOWS_PIPE_NOT_CONNECTED))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The codes the help text names are the codes the tools exit with, and
+    /// clap's own code for a bad flag is our usage code.
+    #[test]
+    fn help_names_the_codes_the_code_uses() {
+        let help = exit_codes_help();
+        for (code, what) in [
+            (EXIT_OK, "done"),
+            (EXIT_RUNTIME, "runtime error"),
+            (EXIT_USAGE, "usage error"),
+        ] {
+            assert!(help.contains(&format!("{code} {what}")), "{help}");
+        }
+        let err = clap::Command::new("t")
+            .try_get_matches_from(["t", "--no-such-flag"])
+            .unwrap_err();
+        assert_eq!(err.exit_code(), i32::from(EXIT_USAGE));
+        assert_eq!(
+            ExitCode::from(EXIT_USAGE),
+            exit(Err(UsageError("x".into()).into()), "t")
+        );
+    }
 }

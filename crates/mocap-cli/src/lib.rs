@@ -26,7 +26,10 @@ pub use args::{
     SmoothArgs, StopArgs, TrackerArgs, ValueError, parse_duration, parse_height, parse_host_port,
     parse_non_negative, parse_positive, smooth_options,
 };
-pub use exit::{EXIT_CODES_HELP, UsageError, exit, install_ctrlc, interrupted, is_closed_pipe};
+pub use exit::{
+    EXIT_INTERRUPTED_TWICE, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, UsageError, exit, exit_codes_help,
+    install_ctrlc, interrupted, is_closed_pipe,
+};
 pub use generate::{Generate, GenerateArgs, command, generated, parse};
 pub use output::{
     CaptureRecord, Human, Log, Output, Record, report, round3, summary_head, summary_kind,

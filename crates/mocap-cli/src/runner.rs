@@ -124,14 +124,17 @@ pub trait FeedHandler<F: Feed + ?Sized> {
         Ok(())
     }
 
-    /// How long the loop may wait before [`tick`](Self::tick) has work again
-    /// (a mixing tick, a handshake resend); `None` for no timer.
-    fn wake_in(&self) -> Option<Duration> {
+    /// When [`tick`](Self::tick) next has work (a mixing tick, a handshake
+    /// resend), so the loop wakes for it; `None` for no timer. The same name
+    /// as the core state machines' deadline query (`Mixer::next_due`,
+    /// `Handshake::next_due`, …), on the tool's clock.
+    fn next_due(&self) -> Option<Instant> {
         None
     }
 }
 
 /// Longest wait of one turn: how promptly Ctrl-C and `--duration` are seen.
+/// Every blocking read or wait in the tools is bounded by it.
 pub const POLL: Duration = Duration::from_millis(50);
 
 /// The run loop of every tool: pulls from `feed` into `handler` until the
@@ -162,8 +165,8 @@ where
             handler.stats()?;
         }
         let mut wait = POLL;
-        if let Some(w) = handler.wake_in() {
-            wait = wait.min(w);
+        if let Some(at) = handler.next_due() {
+            wait = wait.min(at.saturating_duration_since(Instant::now()));
         }
         if let Some(left) = pacer.left() {
             wait = wait.min(left);
@@ -441,8 +444,8 @@ mod tests {
             self.ticks += 1;
             Ok((self.total >= 100).then_some(Stopped::Count))
         }
-        fn wake_in(&self) -> Option<Duration> {
-            self.wake
+        fn next_due(&self) -> Option<Instant> {
+            self.wake.map(|w| Instant::now() + w)
         }
     }
 
@@ -494,7 +497,13 @@ mod tests {
             ..Sum::default()
         };
         drive(&mut feed, None, None, &mut h).unwrap();
-        assert!(feed.waits.iter().all(|w| *w == Duration::from_millis(3)));
+        // The handler's deadline is 3 ms after it was asked: the loop waits
+        // at most that, not its 50 ms poll.
+        assert!(
+            feed.waits.iter().all(|w| *w <= Duration::from_millis(3)),
+            "{:?}",
+            feed.waits
+        );
         let mut feed = numbers(&[None, None]);
         let mut h = Sum::default();
         drive(&mut feed, Some(Duration::from_millis(20)), None, &mut h).unwrap();

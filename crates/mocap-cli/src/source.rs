@@ -16,9 +16,6 @@ use crate::net;
 use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Pace, PcapNgWriter, Schedule};
 use mocap_core::textcap::TextDecoder;
 
-/// How often a live source wakes up to check Ctrl-C and deadlines.
-const POLL: Duration = Duration::from_millis(50);
-
 /// Where datagrams come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Input {
@@ -530,7 +527,7 @@ impl Recorder {
 }
 
 fn bind(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
-    net::bind_udp(addr, Some(POLL)).map_err(|e| {
+    net::bind_udp(addr, Some(crate::POLL)).map_err(|e| {
         let hint = match e.kind() {
             io::ErrorKind::AddrInUse => format!(
                 "UDP port {} is already in use by another program; close it or listen elsewhere with -l ADDR",
@@ -679,7 +676,7 @@ impl Lines {
     fn next(&mut self) -> anyhow::Result<Option<Line>> {
         match self {
             Self::Direct(r, buf) => read_line_bounded(r, buf).context("failed to read input"),
-            Self::Thread(rx) => match rx.recv_timeout(POLL) {
+            Self::Thread(rx) => match rx.recv_timeout(crate::POLL) {
                 Ok(item) => item.context("failed to read stdin"),
                 Err(RecvTimeoutError::Timeout) => Ok(Some(Line::Waiting)),
                 Err(RecvTimeoutError::Disconnected) => Ok(None),

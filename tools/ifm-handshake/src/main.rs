@@ -9,7 +9,6 @@ use clap::Parser;
 use mocap_cli::{Input, LogArgs, RecordArgs, StopArgs};
 
 mod session;
-use session as ifm;
 use session::{Mode, OutputFormat};
 
 const EXAMPLES: &str = "\
@@ -39,7 +38,7 @@ Examples:
 /// every frame: blendshapes (ARKit names), head rotation and position, eyes,
 /// tracking status; unknown entries and junk are reported, never fatal.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
 struct Args {
     /// The phone's address (name or IP): frames are then accepted from this
     /// address only (--allow adds others). Without it, only listen, to any sender.
@@ -158,7 +157,7 @@ fn main() -> ExitCode {
     let args: Args = mocap_cli::parse();
     let phone = match args.phone.as_deref().map(resolve).transpose() {
         Ok(p) => p,
-        Err(e) => return mocap_cli::exit(Err(e), ifm::TOOL),
+        Err(e) => return mocap_cli::exit(Err(e), session::TOOL),
     };
     let mode = if args.tcp {
         Mode::Tcp {
@@ -179,10 +178,10 @@ fn main() -> ExitCode {
     if args.smooth.smooth && args.vmc.is_empty() {
         let e =
             mocap_cli::UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
-        return mocap_cli::exit(Err(e.into()), ifm::TOOL);
+        return mocap_cli::exit(Err(e.into()), session::TOOL);
     }
     let smooth = args.smooth.options();
-    let opts = ifm::Options {
+    let opts = session::Options {
         phone,
         phone_port: args.phone_port,
         input: args.read.map_or(Input::Listen(args.listen), Input::Read),
@@ -202,13 +201,13 @@ fn main() -> ExitCode {
         topspeed: args.pace.topspeed,
         stop: args.limits,
         log: args.log,
-        vmc: (!args.vmc.is_empty()).then_some(ifm::VmcOut {
+        vmc: (!args.vmc.is_empty()).then_some(session::VmcOut {
             to: args.vmc,
             face: args.face.options(),
             smooth,
         }),
     };
-    mocap_cli::exit(ifm::run(&opts), ifm::TOOL)
+    mocap_cli::exit(session::run(&opts), session::TOOL)
 }
 
 #[cfg(test)]

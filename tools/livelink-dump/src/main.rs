@@ -33,7 +33,7 @@ Examples:
 /// duplicates, reordering, restarts, rate and jitter per phone and subject;
 /// optionally bridged to VMC perfect sync.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
 struct Args {
     /// UDP address to listen on (add this PC as a target in the app's settings).
     #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:11111")]

@@ -9,7 +9,6 @@ use mocap_cli::{Input, LogArgs, PaceArgs, RecordArgs, StopArgs};
 use mocap_core::bridge::{BodyOptions, MappingTable};
 
 mod dump;
-use dump as mocopi;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -44,7 +43,7 @@ Examples:
 /// frames, skeletons and sensor packets, with loss, duplicates, reordering,
 /// restarts, rate and jitter per sender.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
 #[command(group = clap::ArgGroup::new("bridge").args(["vmc", "vrchat", "vmt"]).multiple(true))]
 struct Args {
     /// UDP address to listen on.
@@ -60,7 +59,7 @@ struct Args {
     /// Output format [default: human; with --vmc, none: a status line every
     /// --stats-interval (default 5s) on stderr instead of a line per packet].
     #[arg(long, value_enum)]
-    format: Option<mocopi::OutputFormat>,
+    format: Option<dump::OutputFormat>,
 
     /// Print a per-bone table under each packet (human format).
     #[arg(long)]
@@ -88,7 +87,7 @@ struct Args {
     /// `sony` (Sony's Unity plugin), `animu-sphere`, or a JSON file
     /// `{"Hips": "root", "Spine": "torso_3", …}`.
     #[arg(long, value_name = "MAPPING", default_value = "sony", requires = "bridge",
-          value_parser = mocopi::parse_mapping_arg)]
+          value_parser = dump::parse_mapping_arg)]
     mapping: (String, MappingTable),
 
     /// Keep Hips at the skeleton's rest position instead of following the
@@ -133,7 +132,7 @@ fn main() -> ExitCode {
         let e = mocap_cli::UsageError(
             "--smooth smooths what --vmc, --vrchat and --vmt send: give one of them".into(),
         );
-        return mocap_cli::exit(Err(e.into()), mocopi::TOOL);
+        return mocap_cli::exit(Err(e.into()), dump::TOOL);
     }
     let t = &args.tracker;
     let tracker_flags = t.trackers.is_some()
@@ -145,21 +144,21 @@ fn main() -> ExitCode {
         let e = mocap_cli::UsageError(
             "--trackers, --height, --tracker-rate, --head and --vmt-base shape what --vrchat and --vmt send: give one of them".into(),
         );
-        return mocap_cli::exit(Err(e.into()), mocopi::TOOL);
+        return mocap_cli::exit(Err(e.into()), dump::TOOL);
     }
     let smooth = args.smooth.options();
     let input = match args.read {
         Some(path) => Input::Read(path),
         None => Input::Listen(args.listen),
     };
-    let opts = mocopi::Options {
+    let opts = dump::Options {
         input,
         record: args.record,
         // Bridging is a background job: no line per frame unless asked.
         format: match args.format {
             Some(f) => f,
-            None if bridging => mocopi::OutputFormat::Status,
-            None => mocopi::OutputFormat::Human,
+            None if bridging => dump::OutputFormat::Status,
+            None => dump::OutputFormat::Human,
         },
         bones: args.bones,
         stop: args.stop,
@@ -169,7 +168,7 @@ fn main() -> ExitCode {
         allow: args.allow,
         vmc: bridging.then(|| {
             let (mapping_name, mapping) = args.mapping;
-            mocopi::VmcOut {
+            dump::VmcOut {
                 to: args.vmc,
                 body: BodyOptions {
                     mapping,
@@ -187,7 +186,7 @@ fn main() -> ExitCode {
             }
         }),
     };
-    mocap_cli::exit(mocopi::run(&opts), mocopi::TOOL)
+    mocap_cli::exit(dump::run(&opts), dump::TOOL)
 }
 
 #[cfg(test)]

@@ -44,7 +44,7 @@ Examples:
 /// Serve live motion (VMC in) as DLP3D motion, face and audio streams over
 /// WebSocket, or dump such a stream as JSON Lines.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
 struct Args {
     #[command(subcommand)]
     command: Command,

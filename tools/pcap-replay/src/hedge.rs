@@ -25,8 +25,6 @@ use crate::timing::{Sleeper, Waited};
 
 /// No claim is possible any more: the run is over.
 const CLOSED: u64 = u64::MAX;
-/// How long the thread waits for a post before it looks at `next` again.
-const NAP: Duration = Duration::from_millis(50);
 
 /// The longest a sender waits for the other thread to finish sending the
 /// datagram before its own (a stalled vCPU can hold it for a few hundred
@@ -243,7 +241,7 @@ fn run(shared: &Shared, setup: HedgeSetup, pinned: &std::sync::mpsc::Sender<bool
                 }
                 slot = shared
                     .posted
-                    .wait_timeout(slot, NAP)
+                    .wait_timeout(slot, mocap_cli::POLL)
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
             }
@@ -252,7 +250,7 @@ fn run(shared: &Shared, setup: HedgeSetup, pinned: &std::sync::mpsc::Sender<bool
         // Until it is due, unless the main thread sends it first, the run
         // ends or Ctrl-C; long waits in naps, to notice those.
         let due_now = loop {
-            match sleeper.wait_for(due, setup.spin, NAP, || {
+            match sleeper.wait_for(due, setup.spin, mocap_cli::POLL, || {
                 shared.claims.open(seq) && !interrupted()
             }) {
                 Waited::Due => break true,

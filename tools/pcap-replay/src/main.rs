@@ -38,7 +38,7 @@ udpreplay's -s (which multiplies the delays).";
 /// reassembled first; Ethernet, VLAN, Linux SLL/SLL2, NULL/LOOP and raw IP
 /// captures are read.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
 struct Args {
     /// The capture (.pcap or .pcapng).
     file: PathBuf,

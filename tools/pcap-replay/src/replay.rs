@@ -33,8 +33,6 @@ pub(crate) const TOOL: &str = "pcap-replay";
 
 /// Shortest gap between passes of `--loop`, whatever the capture's spacing.
 const MIN_LOOP_GAP: Duration = Duration::from_millis(1);
-/// Read timeout of the trigger socket (waits are bounded by the run loop's poll interval).
-const MAX_NAP: Duration = Duration::from_millis(50);
 
 /// Everything `pcap-replay` was asked to do.
 #[derive(Clone, Debug)]
@@ -128,7 +126,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
 
     let (socket, target) = match opts.trigger {
         Some(addr) => {
-            let socket = net::bind_udp(addr, Some(MAX_NAP))
+            let socket = net::bind_udp(addr, Some(mocap_cli::POLL))
                 .with_context(|| format!("failed to bind the trigger address {addr}"))?;
             let local = socket.local_addr()?;
             log.info(format_args!(

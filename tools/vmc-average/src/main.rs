@@ -7,7 +7,6 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 
 mod mix;
-use mix as average;
 use mocap_cli::{Format, LogArgs, StopArgs};
 use mocap_core::vmc::{Method, MixSchedule};
 
@@ -59,7 +58,7 @@ enum BlendsArg {
 /// (q and -q are one rotation), positions and weights linearly, per-bone
 /// preference, and everything else passed through from a primary source.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
 struct Args {
     /// UDP address to listen on (repeatable).
     #[arg(short, long, value_name = "ADDR", required = true)]
@@ -185,7 +184,7 @@ fn main() -> ExitCode {
         return code;
     }
     let args: Args = mocap_cli::parse();
-    let opts = average::Options {
+    let opts = mix::Options {
         listen: args.listen,
         to: args.to,
         sources: args.source,
@@ -226,7 +225,7 @@ fn main() -> ExitCode {
         realtime: args.realtime,
         allow: args.allow,
     };
-    mocap_cli::exit(average::run(&opts), average::TOOL)
+    mocap_cli::exit(mix::run(&opts), mix::TOOL)
 }
 
 #[cfg(test)]

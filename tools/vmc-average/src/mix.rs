@@ -19,7 +19,6 @@ use mocap_core::vmc::{self, Message, Method, MixConfig, MixSchedule, Mixer};
 
 /// The tool's name, as it prefixes log lines.
 pub(crate) const TOOL: &str = "vmc-average";
-const POLL: Duration = Duration::from_millis(50);
 
 /// Everything `vmc-average` was asked to do.
 #[derive(Debug, Clone)]
@@ -110,7 +109,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     // sender's address they identify a source.
     let mut bound = Vec::new();
     for addr in &opts.listen {
-        let socket = net::bind_udp(*addr, Some(POLL))
+        let socket = net::bind_udp(*addr, Some(mocap_cli::POLL))
             .with_context(|| format!("failed to bind UDP {addr}"))?;
         let local = socket.local_addr()?;
         log.info(format_args!("listening on {local} (UDP); Ctrl-C to stop"));
@@ -332,9 +331,8 @@ impl FeedHandler<Inbox> for Mix<'_> {
         self.summary(None, &[])
     }
 
-    fn wake_in(&self) -> Option<Duration> {
-        let now = self.start.elapsed();
-        self.mixer.next_due().map(|d| d.saturating_sub(now))
+    fn next_due(&self) -> Option<Instant> {
+        self.mixer.next_due().map(|d| self.start + d)
     }
 }
 

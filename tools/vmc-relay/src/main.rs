@@ -38,7 +38,7 @@ Examples:
 /// byte, or filtered per destination (addresses, bones, expression names, rate),
 /// and show what passes.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::EXIT_CODES_HELP))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
 struct Args {
     /// UDP address to listen on.
     #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:39539")]

@@ -178,7 +178,7 @@ impl Session {
 
     /// When [`Self::handle_timeout`] has something to do (the input going
     /// idle), if anything is pending.
-    pub fn poll_timeout(&self) -> Option<Duration> {
+    pub fn next_due(&self) -> Option<Duration> {
         self.last_input.map(|t| t + self.cfg.idle)
     }
 
@@ -597,7 +597,7 @@ mod tests {
         let mut p = Peers::default();
         s.join(1, Duration::ZERO);
         input(&mut s, 0, 600);
-        let last = s.poll_timeout().unwrap();
+        let last = s.next_due().unwrap();
         drain(&mut s, &mut p);
         // Not yet due: nothing happens.
         s.handle_timeout(last - MS);
@@ -625,7 +625,7 @@ mod tests {
         assert_eq!((e.reason.as_str(), e.dropped), ("input stopped", None));
         assert!(e.frames > 0);
         assert_eq!(other[2], Action::Log("VMC input stopped".into()));
-        assert_eq!(s.poll_timeout(), None);
+        assert_eq!(s.next_due(), None);
         assert_eq!((s.stats().clients, s.stats().served), (0, 1));
     }
 

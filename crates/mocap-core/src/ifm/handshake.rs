@@ -82,7 +82,7 @@ impl Handshake {
     }
 
     /// When [`Self::handle_timeout`] may have something to send.
-    pub fn poll_timeout(&self) -> Option<Duration> {
+    pub fn next_due(&self) -> Option<Duration> {
         // A connected phone needs nothing until it drops, whatever was sent
         // before: checked first, so a reconnect after a drop cannot leave a
         // deadline in the past that the run loop would wake for forever.
@@ -178,7 +178,7 @@ mod tests {
 
     /// Found by the `ifm_handshake` fuzz target: after the phone's
     /// connection dropped and a new one came before the next timeout,
-    /// `poll_timeout` said "now" for as long as the new one stayed up,
+    /// `next_due` said "now" for as long as the new one stayed up,
     /// though nothing was due (a loop waiting on it would spin).
     #[test]
     fn tcp_reconnect_before_resend_needs_no_wake() {
@@ -188,7 +188,7 @@ mod tests {
         h.disconnected(1);
         h.connected(2);
         drain(&mut h);
-        assert_eq!(h.poll_timeout(), None);
+        assert_eq!(h.next_due(), None);
         h.handle_timeout(S);
         assert!(drain(&mut h).is_empty());
     }
@@ -197,7 +197,7 @@ mod tests {
     fn udp_resends_while_no_frame_comes() {
         let mut h = Handshake::new(Transport::Udp, START, 2 * S, Duration::ZERO);
         assert_eq!(drain(&mut h), [send(false)]);
-        assert_eq!(h.poll_timeout(), Some(2 * S));
+        assert_eq!(h.next_due(), Some(2 * S));
         h.handle_timeout(2 * S - Duration::from_millis(1));
         assert!(drain(&mut h).is_empty());
         h.handle_timeout(2 * S);
@@ -209,7 +209,7 @@ mod tests {
         }
         assert!(drain(&mut h).is_empty());
         // Silence after the last frame (at 7.9 s): again after keepalive.
-        assert_eq!(h.poll_timeout(), Some(Duration::from_millis(9900)));
+        assert_eq!(h.next_due(), Some(Duration::from_millis(9900)));
         h.handle_timeout(Duration::from_millis(9899));
         assert!(drain(&mut h).is_empty());
         h.handle_timeout(Duration::from_millis(9900));
@@ -230,7 +230,7 @@ mod tests {
         h.handle_timeout(2 * S);
         assert_eq!(drain(&mut h).len(), 1, "resent while nobody connects");
         h.connected(1);
-        assert_eq!(h.poll_timeout(), None);
+        assert_eq!(h.next_due(), None);
         h.handle_timeout(10 * S);
         assert!(drain(&mut h).is_empty(), "connected: nothing to send");
         // The phone reconnects: the old connection goes.
@@ -239,9 +239,9 @@ mod tests {
         assert_eq!(h.connection(), Some(2));
         // The old one ending changes nothing; the current one ending resends.
         h.disconnected(1);
-        assert_eq!(h.poll_timeout(), None);
+        assert_eq!(h.next_due(), None);
         h.disconnected(2);
-        assert_eq!(h.poll_timeout(), Some(Duration::ZERO));
+        assert_eq!(h.next_due(), Some(Duration::ZERO));
         h.handle_timeout(11 * S);
         assert_eq!(
             drain(&mut h),

@@ -2,7 +2,19 @@
 
 use mocap_cli::{FeedHandler, Flow, Tcp, TcpFeed, drive};
 
-use super::*;
+use anyhow::{Context as _, bail};
+
+use super::{
+    BAKE_STALL, Command, Log, MAX_RECORDING, Options, Output, OutputFormat, RecordingRecord,
+    Stopped, TOOL, command_socket, phone_guard, round3, send,
+};
+use mocap_cli::net;
+use mocap_core::ifm;
+use std::fs;
+use std::net::SocketAddr;
+use std::net::UdpSocket;
+use std::path::PathBuf;
+use std::time::Instant;
 
 /// Bake mode: ask for the recorded animation and receive it on TCP.
 pub(super) fn run_bake(
@@ -145,9 +157,9 @@ impl FeedHandler<TcpFeed> for Bake<'_> {
         Ok(None)
     }
 
-    fn wake_in(&self) -> Option<Duration> {
+    fn next_due(&self) -> Option<Instant> {
         self.last_send
             .filter(|_| self.last_byte.is_none())
-            .map(|t| self.opts.keepalive.saturating_sub(t.elapsed()))
+            .map(|t| t + self.opts.keepalive)
     }
 }

@@ -4,7 +4,6 @@
 
 use mocap_cli::{AllowArgs, Cidr, Guard, Senders};
 use std::fmt::Write as _;
-use std::fs;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -17,7 +16,7 @@ mod tcp;
 mod udp;
 
 use bake::run_bake;
-use records::*;
+use records::{FrameRecord, HeadRecord, RecordingRecord, SenderRecord, SummaryRecord};
 use tcp::run_tcp;
 use udp::run_udp;
 

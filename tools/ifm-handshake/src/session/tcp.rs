@@ -2,7 +2,18 @@
 
 use mocap_cli::{FeedHandler, Flow, Tcp, TcpFeed};
 
-use super::*;
+use anyhow::Context as _;
+
+use super::{
+    Command, Decoder, Handshake, HandshakeAction, Options, Stopped, Transport, command_socket,
+    phone_guard, send, unix_now,
+};
+use mocap_cli::net;
+use mocap_core::ifm;
+use std::net::SocketAddr;
+use std::net::UdpSocket;
+use std::time::Duration;
+use std::time::Instant;
 
 /// TCP mode: the phone connects to us; frames end in `___iFacialMocap`.
 pub(super) fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> {

@@ -1,7 +1,15 @@
 //! UDP mode: frames on the shared source (a socket or a capture), the
 //! start command sent and resent as the handshake says.
 
-use super::*;
+use super::{
+    Datagram, Decoder, ErrorRecord, Handler, Handshake, HandshakeAction, Input, InputError,
+    Options, OutputFormat, Source, StopArgs, TextInput, Transport, phone_guard, send,
+};
+use mocap_core::ifm;
+use std::net::SocketAddr;
+use std::net::UdpSocket;
+use std::time::Duration;
+use std::time::Instant;
 
 /// UDP mode on the shared source: live socket or capture file.
 struct UdpMode<'o> {

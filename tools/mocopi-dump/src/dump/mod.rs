@@ -3,18 +3,17 @@
 
 use mocap_cli::{AllowArgs, Guard, Senders};
 use std::fmt::Write as _;
-use std::net::SocketAddr;
-use std::time::{Duration, Instant};
-
-use anyhow::Context as _;
-
-use serde::Serialize;
+use std::time::Instant;
 
 mod records;
 mod take;
 mod vmc_out;
 
-use records::*;
+use records::{
+    BoneRecord, ChildRecord, Counters, FrameRecord, PacketHead, SenderRecord, SensorRecord,
+    SkeletonRecord, SummaryRecord, TimecodeRecord, TrackerRecord, UnknownRecord, VmcRecord,
+    WarningRecord, smf_error,
+};
 use take::BvhTake;
 pub(crate) use vmc_out::{VmcOut, parse_mapping_arg};
 use vmc_out::{VmcSink, list};
@@ -29,7 +28,6 @@ use mocap_cli::{Record, report, round3, summary_head, summary_kind};
 use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
 use mocap_core::pcap::CaptureStats;
 use mocap_core::smf::{self, Body, Chunks, Health, HealthReport, Packet, Tag};
-use mocap_core::vmc;
 
 /// The tool's name, as it prefixes log lines.
 pub(crate) const TOOL: &str = "mocopi-dump";

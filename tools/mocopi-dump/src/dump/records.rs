@@ -1,6 +1,14 @@
 //! mocopi-dump's records (docs/jsonl.md).
 
-use super::*;
+use std::fmt::Write as _;
+
+use super::{
+    CaptureRecord, Datagram, ErrorRecord, HealthReport, Packet, Record, Stopped, list, summary_head,
+};
+use mocap_core::smf;
+use mocap_core::vmc;
+use serde::Serialize;
+use std::net::SocketAddr;
 
 #[derive(Serialize)]
 pub(super) struct PacketHead {

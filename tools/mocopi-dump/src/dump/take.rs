@@ -1,7 +1,9 @@
 //! `--bvh`: one take per sender in the mocopi app's layout; lost frames
 //! held, late and duplicate ones skipped.
 
-use super::*;
+use super::{Body, BvhOut, Dump, Packet};
+use mocap_core::smf;
+use std::net::SocketAddr;
 
 /// One sender's BVH take: the file, joint index → bone id, the last frame number.
 pub(super) struct BvhTake {

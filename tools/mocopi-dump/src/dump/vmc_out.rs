@@ -1,6 +1,12 @@
 //! `--vmc`: the body retargeted and sent as VMC.
 
-use super::*;
+use anyhow::Context as _;
+
+use super::{Body, BodyBridge, BodyOptions, Fanout, Log, MappingTable, Packet, SkeletonEvent};
+use mocap_core::vmc;
+use std::net::SocketAddr;
+use std::time::Duration;
+use std::time::Instant;
 
 /// Where and how `--vmc` sends the body.
 #[derive(Clone, Debug)]

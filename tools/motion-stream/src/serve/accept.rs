@@ -12,11 +12,14 @@ use tungstenite::protocol::frame::coding::CloseCode;
 
 use super::access::{Access, Verdict};
 use super::writer::write_loop;
-use super::*;
+use super::{Bytes, Joined, MAX_CLIENT_MESSAGE, SEND_BUFFER, Shared, VIEWER, close};
 use crate::http::{self, Replay};
 use crate::ws;
 use mocap_cli::Log;
+use mocap_cli::net;
 use mocap_core::dlp3d::{self, class};
+use std::net::TcpStream;
+use std::time::Instant;
 
 /// One accepted TCP connection, from the request head to the close.
 #[allow(clippy::too_many_arguments, reason = "one thread's whole context")]

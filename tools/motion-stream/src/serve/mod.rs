@@ -378,7 +378,7 @@ impl FeedHandler<mocap_cli::UdpFeed> for Server<'_> {
             self.session.gone(*id);
         }
         let now = self.started.elapsed();
-        if self.session.poll_timeout().is_some_and(|t| now >= t) {
+        if self.session.next_due().is_some_and(|t| now >= t) {
             self.session.handle_timeout(now);
         }
         act(
@@ -410,13 +410,13 @@ impl FeedHandler<mocap_cli::UdpFeed> for Server<'_> {
         )
     }
 
-    fn wake_in(&self) -> Option<Duration> {
+    fn next_due(&self) -> Option<Instant> {
         let now = self.started.elapsed();
         let timer = self
             .session
-            .poll_timeout()
+            .next_due()
             .map_or(JOIN_POLL, |t| t.saturating_sub(now));
-        Some(timer.min(JOIN_POLL))
+        Some(Instant::now() + timer.min(JOIN_POLL))
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tungstenite::protocol::frame::coding::CloseCode;
 use tungstenite::{Bytes, Message, WebSocket};
 
-use super::*;
+use super::{KEEPALIVE, Out, close};
 use crate::http::Replay;
 use crate::ws::Conn;
 use mocap_cli::net;
@@ -24,7 +24,7 @@ pub(super) fn write_loop(
         .get_ref()
         .get_ref()
         .set_read_timeout(Some(Duration::from_millis(1)));
-    let poll = Duration::from_millis(50);
+    let poll = mocap_cli::POLL;
     let mut last_read = Instant::now();
     let mut last_write = Instant::now();
     loop {
