@@ -5,6 +5,7 @@
 //! `tools/<tool>/src/`.
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
+mod accept;
 mod allow;
 mod args;
 mod exit;
@@ -18,8 +19,8 @@ mod runner;
 mod senders;
 mod source;
 pub mod take;
-mod tcp;
 
+pub use accept::Accept;
 pub use allow::{AllowArgs, Cidr, Guard, Refusals, RefusedSender};
 pub use args::{
     BlendCaseArg, FaceArgs, Format, LogArgs, OnLostArg, PaceArgs, RecordArgs, STATUS_INTERVAL,
@@ -43,4 +44,3 @@ pub use runner::{
 pub use senders::{MAX_SENDERS, Senders};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput, unix_now};
 pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, log_no_take, path_for};
-pub use tcp::{Accept, Tcp, TcpFeed};

@@ -18,12 +18,9 @@ pub enum Stopped {
     Interrupted,
     /// The input file ended.
     EndOfInput,
-    /// A stream client: every stream the server started has ended.
-    StreamsEnded,
-    /// A stream client: the server closed the connection.
-    ClosedByServer,
-    /// A stream client: the server sent a message that was refused.
-    BadMessage,
+    /// A reason of one tool's own, as its summary names it (motion-stream
+    /// dump: `streams ended`, `closed by server`, `bad message`).
+    Tool(&'static str),
 }
 
 impl Stopped {
@@ -34,9 +31,7 @@ impl Stopped {
             Self::Duration => "duration",
             Self::Interrupted => "interrupted",
             Self::EndOfInput => "end of input",
-            Self::StreamsEnded => "streams ended",
-            Self::ClosedByServer => "closed by server",
-            Self::BadMessage => "bad message",
+            Self::Tool(why) => why,
         }
     }
 }
@@ -431,7 +426,7 @@ mod tests {
         fn item(&mut self, n: u32) -> anyhow::Result<Flow> {
             self.total += n;
             Ok(if self.stop_at == Some(n) {
-                Flow::Stop(Stopped::BadMessage)
+                Flow::Stop(Stopped::Tool("bad message"))
             } else {
                 Flow::Continue
             })
@@ -477,7 +472,7 @@ mod tests {
         };
         assert_eq!(
             drive(&mut feed, None, None, &mut h).unwrap(),
-            Stopped::BadMessage
+            Stopped::Tool("bad message")
         );
         assert_eq!(h.total, 8, "nothing after the stopping item");
         let mut feed = numbers(&[Some(60), Some(60), Some(1)]);

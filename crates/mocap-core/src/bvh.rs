@@ -2,6 +2,23 @@
 //! takes": the core part; tools stream frames into it). Pure: text in and
 //! out, no files.
 //!
+//! ```
+//! use mocap_core::bvh::{self, FrameEncoder, Joint};
+//!
+//! let joints = vec![
+//!     Joint { name: "Hips".into(), parent: None, offset: [0.0, 95.0, 0.0] },
+//!     Joint { name: "Spine".into(), parent: Some(0), offset: [0.0, 8.0, 0.0] },
+//! ];
+//! let mut text = bvh::header(&joints, 1.0 / 60.0)?.text;
+//! let mut enc = FrameEncoder::new(&joints);
+//! text.push_str(&enc.line(&[[0.0, 95.0, 0.0]; 2], &[[0.0, 0.0, 0.0, 1.0]; 2]));
+//! let take = bvh::parse(&text)?;
+//! assert_eq!(take.joints.len(), 2);
+//! assert_eq!(take.frames.len(), 1);
+//! assert_eq!(take.frames[0].len(), 12); // six channels per joint
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Every joint has six channels, `Xposition Yposition Zposition Zrotation
 //! Xrotation Yrotation`, as the mocopi app writes them: rotations are
 //! `R = Rz(z)·Rx(x)·Ry(y)` on column vectors, in degrees. Each frame's angles

@@ -4,6 +4,16 @@
 //! still pose is smooth and a fast move keeps up. Pure: samples and their
 //! timestamps in, filtered values out; no clock is read.
 //!
+//! ```
+//! use mocap_core::filter::{Params, Scalar};
+//!
+//! let mut f = Scalar::new(Params::BLEND, 60.0);
+//! let noisy = [0.0, 0.02, -0.01, 0.015, -0.02, 0.01];
+//! let out: Vec<f64> = noisy.iter().map(|&x| f.filter(x, None)).collect();
+//! // Held still, jitter is damped.
+//! assert!(out[1..].iter().all(|y| y.abs() < 0.02));
+//! ```
+//!
 //! Per sample, with Te the sampling period (re-estimated from timestamps):
 //! `alpha(fc) = 1 / (1 + tau / Te)`, `tau = 1 / (2π fc)`; the speed
 //! `dx = (x − x̂_prev) / Te` is low-passed at `dcutoff`, the cutoff is

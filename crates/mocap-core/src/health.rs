@@ -1,6 +1,19 @@
 //! Stream health of one sender of numbered frames (mocopi's `fnum`, Live Link
 //! Face's frame number): loss, duplicates, reordering, restarts, rate and
 //! jitter, from frame numbers and clocks alone (no I/O, no clock reads).
+//!
+//! ```
+//! use mocap_core::health::{FrameEvent, Health};
+//!
+//! let mut h = Health::new();
+//! // Frames 1, 2, 4 at 60 Hz, then 3 late and 4 again.
+//! for (fnum, t) in [(1, 0.0), (2, 1.0 / 60.0), (4, 3.0 / 60.0), (3, 2.0 / 60.0), (4, 3.0 / 60.0)] {
+//!     h.frame(fnum, t, None);
+//! }
+//! let r = h.report();
+//! assert_eq!((r.frames, r.lost, r.reordered, r.duplicates), (5, 0, 1, 1));
+//! assert_eq!(h.frame(5, 4.0 / 60.0, None), FrameEvent::InOrder { lost: 0 });
+//! ```
 
 /// How far back (in frames) late and duplicate frames are recognised.
 const WINDOW: u32 = 1024;

@@ -1,6 +1,17 @@
 //! Quaternion arithmetic shared by the bridges and the DLP3D conversions:
 //! (x, y, z, w) order, scalar last, in f64 (callers widen their f32 wire
 //! values so long chains of products stay accurate).
+//!
+//! ```
+//! use mocap_core::quat;
+//!
+//! let h = std::f64::consts::FRAC_PI_4; // half of 90°
+//! let about_y = [0.0, h.sin(), 0.0, h.cos()]; // x, y, z, w
+//! let [x, y, z] = quat::rotate(about_y, [1.0, 0.0, 0.0]);
+//! assert!((x - 0.0).abs() < 1e-12 && (y - 0.0).abs() < 1e-12 && (z + 1.0).abs() < 1e-12);
+//! let twice = quat::mul(about_y, about_y); // 180°
+//! assert!((quat::dot(twice, [0.0, 1.0, 0.0, 0.0]).abs() - 1.0).abs() < 1e-12);
+//! ```
 
 /// Hamilton product `a · b`, which applies `b` first.
 pub fn mul(a: [f64; 4], b: [f64; 4]) -> [f64; 4] {

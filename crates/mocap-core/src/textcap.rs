@@ -1,5 +1,14 @@
 //! Datagrams written as text, read one line at a time (no I/O here).
 //!
+//! ```
+//! use mocap_core::textcap;
+//!
+//! let lines = textcap::decode_all("# two datagrams\n48656c6c6f\n00ff\n");
+//! let payloads: Vec<Vec<u8>> = lines.into_iter().map(|l| l.map(|d| d.payload)).collect::<Result<_, _>>()?;
+//! assert_eq!(payloads, [b"Hello".to_vec(), vec![0x00, 0xff]]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Two layouts are understood, told apart by the first non-blank line:
 //!
 //! - **Hex lines**: one datagram per line as hex digits; spaces are ignored,

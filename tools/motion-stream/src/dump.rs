@@ -44,6 +44,13 @@ pub(crate) struct DumpOptions {
     pub(crate) log: LogArgs,
 }
 
+/// Every stream the server started has ended.
+const STREAMS_ENDED: Stopped = Stopped::Tool("streams ended");
+/// The server closed the connection.
+const CLOSED_BY_SERVER: Stopped = Stopped::Tool("closed by server");
+/// The server sent a message the client refused.
+const BAD_MESSAGE: Stopped = Stopped::Tool("bad message");
+
 #[derive(Default)]
 struct DumpStats {
     messages: u64,
@@ -138,7 +145,7 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         stopped,
     };
     report(&mut out, &log, opts.format == Format::Json, &rec, true)?;
-    if s.errors > 0 && stopped == Stopped::BadMessage {
+    if s.errors > 0 && stopped == BAD_MESSAGE {
         bail!("the stream carried a message we refused (see the error record)");
     }
     Ok(())
@@ -196,7 +203,7 @@ fn next_received(socket: &mut tungstenite::WebSocket<ws::Conn>) -> anyhow::Resul
         Ok(_) => Step::Idle,
         Err(tungstenite::Error::Io(e)) if net::is_timeout(&e) => Step::Idle,
         Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
-            Step::End(Stopped::ClosedByServer)
+            Step::End(CLOSED_BY_SERVER)
         }
         Err(e) => return Err(e).context("reading the stream"),
     })
@@ -222,9 +229,9 @@ impl FeedHandler<Messages> for Client<'_, '_> {
                     write_delimited(w, &b)?;
                 }
                 if !self.d.message(&b, self.out)? {
-                    Stopped::BadMessage
+                    BAD_MESSAGE
                 } else if self.until_ended && self.d.decoder.finished() {
-                    Stopped::StreamsEnded
+                    STREAMS_ENDED
                 } else {
                     return Ok(Flow::Continue);
                 }
@@ -234,7 +241,7 @@ impl FeedHandler<Messages> for Client<'_, '_> {
                     self.log
                         .info(format_args!("server closed: {code} {reason}"));
                 }
-                Stopped::ClosedByServer
+                CLOSED_BY_SERVER
             }
             Incoming::Text(len) => {
                 self.d.stats.errors += 1;
@@ -243,12 +250,12 @@ impl FeedHandler<Messages> for Client<'_, '_> {
                     format,
                     &format!("a text message ({len} bytes); DLP3D sends binary protobuf only"),
                 )?;
-                Stopped::BadMessage
+                BAD_MESSAGE
             }
             Incoming::Damaged(why) => {
                 self.d.stats.errors += 1;
                 error(self.out, format, &why)?;
-                Stopped::BadMessage
+                BAD_MESSAGE
             }
         };
         Ok(Flow::Stop(why))

@@ -10,6 +10,7 @@ use mocap_cli::{Format, StopArgs};
 use mocap_core::pcap::Pace;
 
 mod hedge;
+mod lateness;
 mod replay;
 mod timing;
 

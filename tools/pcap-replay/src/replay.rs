@@ -21,11 +21,11 @@ use mocap_cli::{
     install_ctrlc, interrupted, report,
 };
 use mocap_core::pcap::{
-    CaptureError, CaptureStats, Datagrams, Fate, Impair, ImpairCounters, ImpairSpec, Lateness,
-    Pace, Schedule,
+    CaptureError, CaptureStats, Datagrams, Fate, Impair, ImpairCounters, ImpairSpec, Pace, Schedule,
 };
 
 use crate::hedge::{Hedge, HedgeSetup};
+use crate::lateness::Lateness;
 use crate::timing::Waited;
 
 /// The tool's name, as it prefixes log lines.

@@ -1,6 +1,19 @@
 //! Bridges from tracker protocols into VMC. Pure: frames in, VMC messages out
 //! (ARKit faces from iFacialMocap and Live Link Face; mocopi body retargeting).
 //! See `docs/bridges.md`.
+//!
+//! ```
+//! use mocap_core::bridge::{FaceBridge, FaceOptions, FacePose};
+//! use mocap_core::ifm::arkit_index;
+//! use mocap_core::vmc::Message;
+//!
+//! let mut pose = FacePose::default();
+//! pose.blendshapes[arkit_index("jawOpen").unwrap()] = Some(0.75);
+//! let messages = FaceBridge::new(FaceOptions::default()).pose(&pose);
+//! // ARKit's own spelling, as perfect-sync models name their clips.
+//! assert!(messages.contains(&Message::BlendVal { name: "jawOpen".into(), value: 0.75 }));
+//! assert!(messages.contains(&Message::BlendApply));
+//! ```
 
 mod body;
 mod face;

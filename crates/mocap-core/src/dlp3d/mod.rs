@@ -3,6 +3,15 @@
 //! (Start, Bodies, End) and control messages. Pure: messages in and out, the
 //! rotation conversions its server uses, resampling to its fixed 30 fps.
 //! See `docs/dlp3d.md`.
+//!
+//! ```
+//! use mocap_core::dlp3d::{self, Request};
+//!
+//! let request = Request { class_name: "OrchestratorV4Request".into(), frame_rate: 16_000, ..Default::default() };
+//! let bytes = dlp3d::encode_request(&request);
+//! assert_eq!(dlp3d::decode_request(&bytes)?, request);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod chunk;
 mod live;

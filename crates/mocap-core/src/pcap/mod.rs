@@ -1,6 +1,28 @@
 //! Capture files: pcap and pcapng in, UDP datagrams out; pcapng recording;
 //! replay scheduling.
 //!
+//! ```
+//! use std::io::Cursor;
+//! use std::time::Duration;
+//! use mocap_core::pcap::{Datagrams, PcapNgWriter};
+//!
+//! let (phone, pc) = ("192.168.1.20:50012".parse()?, "192.168.1.10:12351".parse()?);
+//! let mut w = PcapNgWriter::new(Vec::new())?;
+//! w.write(Duration::from_secs(1), phone, pc, b"first")?;
+//! w.write(Duration::from_millis(1016), phone, pc, b"second")?;
+//! let file = w.into_inner();
+//!
+//! let mut d = Datagrams::new(Cursor::new(file))?;
+//! let mut payloads = Vec::new();
+//! while let Some(c) = d.next_datagram() {
+//!     let c = c?;
+//!     assert_eq!((c.src, c.dst), (phone, pc));
+//!     payloads.push(c.payload.to_vec());
+//! }
+//! assert_eq!(payloads, [b"first".to_vec(), b"second".to_vec()]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! - [`CaptureReader`] streams link-layer records from pcap (µs or ns) and
 //!   pcapng (any `if_tsresol`, `if_tsoffset`, several interfaces and
 //!   sections), detected by magic, with constant memory. It never panics; a
@@ -28,5 +50,5 @@ pub use datagrams::{CaptureError, CaptureStats, Captured, Datagrams};
 pub use defrag::{Defrag, DefragLimits, DefragStats};
 pub use file::{CaptureReader, FileFormat, MAX_RECORD, ReadError, ReadErrorKind, Record};
 pub use impair::{Fate, Impair, ImpairCounters, ImpairError, ImpairSpec};
-pub use replay::{Lateness, MAX_DEADLINE, Pace, Schedule};
+pub use replay::{MAX_DEADLINE, Pace, Schedule};
 pub use write::{MAX_UDP_PAYLOAD_V4, MAX_UDP_PAYLOAD_V6, PcapNgWriter, checksum};

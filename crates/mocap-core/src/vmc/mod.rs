@@ -1,6 +1,27 @@
 //! The VMC protocol (Virtual Motion Capture): OSC over UDP carrying a humanoid
 //! avatar's pose and expressions.
 //!
+//! ```
+//! use mocap_core::vmc::{self, Message};
+//!
+//! let frame = vec![
+//!     Message::BonePos { name: "Head".into(), pos: [0.0, 0.09, 0.0], rot: [0.0, 0.0, 0.0, 1.0] },
+//!     Message::BlendVal { name: "Joy".into(), value: 0.5 },
+//!     Message::BlendApply,
+//!     Message::Time(1.25),
+//! ];
+//! let datagrams = vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE);
+//! let mut got = Vec::new();
+//! for d in &datagrams {
+//!     for m in vmc::decode(d)? {
+//!         got.push(m?);
+//!     }
+//! }
+//! assert!(got.contains(&Message::BlendVal { name: "Joy".into(), value: 0.5 }));
+//! assert_eq!(got.len(), frame.len());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! A Performer sends to a Marionette on UDP 39539 (Assistants to a Performer
 //! on 39540): `/VMC/Ext/Root/Pos`, one `/VMC/Ext/Bone/Pos` per
 //! HumanBodyBones name (local pose, Unity's left-handed frame, metres,

@@ -1,6 +1,8 @@
 //! Bake mode: the recorded animation, fetched over TCP.
 
-use mocap_cli::{FeedHandler, Flow, Tcp, TcpFeed, drive};
+use mocap_cli::{FeedHandler, Flow, drive};
+
+use super::feed::{Tcp, TcpFeed};
 
 use anyhow::{Context as _, bail};
 

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 
 mod bake;
+mod feed;
 mod records;
 mod tcp;
 mod udp;

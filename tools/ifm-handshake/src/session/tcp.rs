@@ -1,6 +1,8 @@
 //! TCP mode: the phone connects to us; the newest connection wins.
 
-use mocap_cli::{FeedHandler, Flow, Tcp, TcpFeed};
+use mocap_cli::{FeedHandler, Flow};
+
+use super::feed::{Tcp, TcpFeed};
 
 use anyhow::Context as _;
 

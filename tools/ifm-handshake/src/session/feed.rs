@@ -1,102 +1,16 @@
-//! TCP inputs for the run loop: connections as they are accepted, and one
-//! connection's bytes (the newest wins).
+//! The phone's TCP connection as the run loop's feed: one peer at a time on
+//! a listener, the newest connection winning (a phone that reconnects must
+//! not wait for the dead one to time out), or the first for a transfer.
 
 use std::io::{self, Read as _};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
-use anyhow::Context as _;
-
-use super::{Feed, POLL, Step};
-use crate::net;
-
-/// Connections, handed over as they are accepted. Failed accepts never end
-/// the feed: a connection that died while queued is skipped, and running out
-/// of descriptors or memory is waited out (the connection stays queued).
-#[derive(Debug)]
-pub struct Accept {
-    listener: TcpListener,
-}
-
-impl Accept {
-    /// Accepts on `listener` (from [`net::listen_tcp`]).
-    pub fn new(listener: TcpListener) -> Self {
-        Self { listener }
-    }
-
-    fn accept(&self, wait: Duration) -> anyhow::Result<Option<(TcpStream, SocketAddr)>> {
-        if !net::wait_acceptable(&self.listener, wait).context("failed to wait for a connection")? {
-            return Ok(None);
-        }
-        match self.listener.accept() {
-            Ok((s, peer)) => {
-                // Accepted sockets may inherit non-blocking mode; readers want timeouts.
-                s.set_nonblocking(false)?;
-                Ok(Some((s, peer)))
-            }
-            // Nothing there after all, or a peer that gave up while queued
-            // (Linux also reports its network errors here: retry, as accept(2) says).
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::Interrupted
-                        | io::ErrorKind::ConnectionAborted
-                        | io::ErrorKind::ConnectionReset
-                        | io::ErrorKind::NetworkUnreachable
-                        | io::ErrorKind::HostUnreachable
-                        | io::ErrorKind::NetworkDown
-                        | io::ErrorKind::TimedOut
-                ) || e.raw_os_error().is_some_and(is_transient_accept_errno) =>
-            {
-                Ok(None)
-            }
-            // Out of descriptors or memory: the listener stays readable, so
-            // wait a turn rather than spin, and try again.
-            Err(_) => {
-                std::thread::sleep(wait.min(POLL));
-                Ok(None)
-            }
-        }
-    }
-}
-
-/// Errors accept(2) passes on from a connection that is already gone
-/// (EPROTO, ENOPROTOOPT, EHOSTDOWN, ENONET, EOPNOTSUPP on Linux).
-fn is_transient_accept_errno(code: i32) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        use nix::errno::Errno;
-        [
-            Errno::EPROTO,
-            Errno::ENOPROTOOPT,
-            Errno::EHOSTDOWN,
-            Errno::ENONET,
-            Errno::EOPNOTSUPP,
-        ]
-        .contains(&Errno::from_raw(code))
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = code;
-        false
-    }
-}
-
-impl Feed for Accept {
-    type Item<'a> = (TcpStream, SocketAddr);
-
-    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<(TcpStream, SocketAddr)>> {
-        Ok(match self.accept(wait)? {
-            Some(c) => Step::Item(c),
-            None => Step::Idle,
-        })
-    }
-}
+use mocap_cli::{Accept, Feed, Guard, POLL, Step, net};
 
 /// What a [`TcpFeed`] produced.
 #[derive(Debug)]
-pub enum Tcp<'a> {
+pub(crate) enum Tcp<'a> {
     /// A peer connected (`replaced`: an older connection was closed for it).
     Connected {
         /// Connections so far, this one included.
@@ -127,7 +41,7 @@ pub enum Tcp<'a> {
 /// One peer at a time on a listener: a new connection replaces the old one
 /// (a phone that reconnects must not wait for the dead one to time out).
 #[derive(Debug)]
-pub struct TcpFeed {
+pub(crate) struct TcpFeed {
     accept: Accept,
     conn: Option<(TcpStream, SocketAddr, u64)>,
     connections: u64,
@@ -135,26 +49,26 @@ pub struct TcpFeed {
     /// Keep the first connection: later ones wait in the backlog, unread.
     first_wins: bool,
     /// Who may connect (`--allow`); others are closed unread.
-    guard: super::Guard,
+    guard: Guard,
 }
 
 impl TcpFeed {
     /// Listens on `listener` (from [`net::listen_tcp`]).
-    pub fn new(listener: TcpListener) -> Self {
+    pub(crate) fn new(listener: TcpListener) -> Self {
         Self {
             accept: Accept::new(listener),
             conn: None,
             connections: 0,
             buf: vec![0; 64 * 1024],
             first_wins: false,
-            guard: super::Guard::default(),
+            guard: Guard::default(),
         }
     }
 
     /// Closes connections from peers `guard` does not admit, unread (and
     /// without replacing the connection there is).
     #[must_use]
-    pub fn guarded(mut self, guard: super::Guard) -> Self {
+    pub(crate) fn guarded(mut self, guard: Guard) -> Self {
         self.guard = guard;
         self
     }
@@ -162,13 +76,14 @@ impl TcpFeed {
     /// Keeps the connection it has: later connections are not accepted while
     /// it lasts (a transfer that a stray connection must not cut short).
     #[must_use]
-    pub fn first_wins(mut self) -> Self {
+    pub(crate) fn first_wins(mut self) -> Self {
         self.first_wins = true;
         self
     }
 
     /// Whether a peer is connected.
-    pub fn is_connected(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_connected(&self) -> bool {
         self.conn.is_some()
     }
 }
@@ -186,7 +101,10 @@ impl Feed for TcpFeed {
         let accepted = if self.conn.is_some() && self.first_wins {
             None
         } else {
-            self.accept.accept(accept_wait)?
+            match self.accept.next(accept_wait)? {
+                Step::Item(c) => Some(c),
+                Step::Idle | Step::End(_) => None,
+            }
         };
         // A refused peer is closed and the current connection still read, so
         // a stranger's connect loop cannot starve the phone's stream.
@@ -291,20 +209,5 @@ mod tests {
         // Then the queued one.
         assert_eq!(next_item(&mut feed), "connected 2 false");
         assert_eq!(next_item(&mut feed), "data stray");
-    }
-
-    #[test]
-    fn accept_hands_connections_over() {
-        let (l, at) = listener();
-        let mut feed = Accept::new(l);
-        let _c = TcpStream::connect(at).unwrap();
-        let mut got = None;
-        for _ in 0..200 {
-            if let Step::Item((_, peer)) = feed.next(Duration::from_millis(10)).unwrap() {
-                got = Some(peer);
-                break;
-            }
-        }
-        assert_eq!(got.map(|p| p.ip()), Some(at.ip()));
     }
 }
