@@ -83,7 +83,7 @@ impl std::fmt::Display for Cidr {
 }
 
 /// `--allow`, the same in every receiving tool (`--record-refused` is with
-/// `-w` in [`super::RecordArgs`]).
+/// `-w` in [`super::WriteArgs`]).
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct AllowArgs {
     /// Accept datagrams only from this address or range (repeatable; IPv4

@@ -305,7 +305,7 @@ pub fn parse_non_negative(text: &str) -> Result<f64, ValueError> {
 
 /// Recording what a sniffing tool receives, the same in every tool.
 #[derive(Clone, Debug, Default, clap::Args)]
-pub struct RecordArgs {
+pub struct WriteArgs {
     /// Record every datagram received, before decoding, to FILE (pcapng).
     #[arg(short = 'w', long = "write", value_name = "FILE.pcapng")]
     pub write: Option<PathBuf>,

@@ -23,8 +23,8 @@ pub mod take;
 pub use accept::Accept;
 pub use allow::{AllowArgs, Cidr, Guard, Refusals, RefusedSender};
 pub use args::{
-    BlendCaseArg, FaceArgs, Format, LogArgs, OnLostArg, PaceArgs, RecordArgs, STATUS_INTERVAL,
-    SmoothArgs, StopArgs, TrackerArgs, ValueError, parse_duration, parse_height, parse_host_port,
+    BlendCaseArg, FaceArgs, Format, LogArgs, OnLostArg, PaceArgs, STATUS_INTERVAL, SmoothArgs,
+    StopArgs, TrackerArgs, ValueError, WriteArgs, parse_duration, parse_height, parse_host_port,
     parse_non_negative, parse_positive, smooth_options,
 };
 pub use exit::{
@@ -39,7 +39,7 @@ pub use output::{
 pub use realtime::{Tuned, tune_current_thread};
 pub use records::{ArgRecord, ErrorRecord, VmcOut, VmcRecord, ts_us};
 pub use runner::{
-    Feed, FeedHandler, Flow, Handler, POLL, Pacer, Step, Stopped, UdpFeed, drive, run,
+    Feed, FeedHandler, Flow, Handler, POLL, RunClock, Step, Stopped, UdpFeed, drive, run,
 };
 pub use senders::{MAX_SENDERS, Senders};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput, unix_now};

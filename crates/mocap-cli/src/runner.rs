@@ -148,7 +148,7 @@ where
     F: Feed + ?Sized,
     H: FeedHandler<F> + ?Sized,
 {
-    let mut pacer = Pacer::new(duration, stats_interval);
+    let mut pacer = RunClock::new(duration, stats_interval);
     loop {
         if let Some(why) = handler.tick()? {
             return Ok(why);
@@ -213,13 +213,13 @@ pub trait Handler {
 
 /// The clock side of the run loop: `--duration`, Ctrl-C and `--stats-interval`.
 #[derive(Debug)]
-pub struct Pacer {
+pub struct RunClock {
     deadline: Option<Instant>,
     every: Option<Duration>,
     next_stats: Option<Instant>,
 }
 
-impl Pacer {
+impl RunClock {
     /// Starts now. Overflowing sums (absurd durations) mean "never".
     pub fn new(duration: Option<Duration>, stats_interval: Option<Duration>) -> Self {
         let start = Instant::now();

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use mocap_cli::{Input, LogArgs, RecordArgs, StopArgs};
+use mocap_cli::{Input, LogArgs, StopArgs, WriteArgs};
 
 mod session;
 use session::{Mode, OutputFormat};
@@ -54,7 +54,7 @@ struct Args {
     read: Option<PathBuf>,
 
     #[command(flatten)]
-    record: RecordArgs,
+    record: WriteArgs,
 
     // With PHONE_HOST, frames are accepted from the phone's address only,
     // and --allow adds others (said in PHONE_HOST's help).

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use mocap_cli::{Input, LogArgs, PaceArgs, RecordArgs, StopArgs};
+use mocap_cli::{Input, LogArgs, PaceArgs, StopArgs, WriteArgs};
 use mocap_core::bridge::AngleUnit;
 
 mod dump;
@@ -70,7 +70,7 @@ struct Args {
     pace: PaceArgs,
 
     #[command(flatten)]
-    record: RecordArgs,
+    record: WriteArgs,
 
     #[command(flatten)]
     allow: mocap_cli::AllowArgs,

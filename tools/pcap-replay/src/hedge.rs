@@ -12,7 +12,6 @@
 //! it. The loser skips it. It costs a second thread's sleeps and spins.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -20,76 +19,8 @@ use std::time::{Duration, Instant};
 use indicatif::ProgressBar;
 use mocap_cli::interrupted;
 
-use crate::replay::Tally;
+use crate::send::{Claims, Tally, send_claimed};
 use crate::timing::{Sleeper, Waited};
-
-/// No claim is possible any more: the run is over.
-const CLOSED: u64 = u64::MAX;
-
-/// The longest a sender waits for the other thread to finish sending the
-/// datagram before its own (a stalled vCPU can hold it for a few hundred
-/// ms): order is worth more than time here, but a lost thread must not stop
-/// the other for good.
-const TURN_LIMIT: Duration = Duration::from_secs(1);
-/// Spin this long for the other thread's send, then yield the CPU.
-const TURN_SPIN: Duration = Duration::from_micros(50);
-
-/// Who sends datagram `seq`: the first to move `next` from `seq` to
-/// `seq + 1`. Datagrams are numbered in playing order from 0. `done` counts
-/// the datagrams whose send call has returned, so that a sender can wait
-/// for the other thread's send of the one before (order is kept).
-#[derive(Debug, Default)]
-pub(crate) struct Claims {
-    next: AtomicU64,
-    done: AtomicU64,
-}
-
-impl Claims {
-    /// Claims datagram `seq`; `false` when someone else already has (or the
-    /// run is over).
-    pub(crate) fn claim(&self, seq: u64) -> bool {
-        self.next
-            .compare_exchange(seq, seq + 1, Ordering::AcqRel, Ordering::Acquire)
-            .is_ok()
-    }
-
-    /// Waits until every datagram before `seq` is out; `false` if that
-    /// took longer than `TURN_LIMIT` (the send goes ahead out of order).
-    pub(crate) fn wait_turn(&self, seq: u64) -> bool {
-        let start = Instant::now();
-        while self.done.load(Ordering::Acquire) < seq {
-            let waited = start.elapsed();
-            if waited > TURN_LIMIT {
-                return false;
-            }
-            if waited < TURN_SPIN {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
-        true
-    }
-
-    /// Datagram `seq` is out.
-    pub(crate) fn sent(&self, seq: u64) {
-        self.done.fetch_max(seq + 1, Ordering::AcqRel);
-    }
-
-    /// Whether datagram `seq` is still unclaimed (and the run not over).
-    fn open(&self, seq: u64) -> bool {
-        self.next.load(Ordering::Acquire) == seq
-    }
-
-    /// Ends the run: nothing can be claimed after this.
-    fn close(&self) {
-        self.next.store(CLOSED, Ordering::Release);
-    }
-
-    fn closed(&self) -> bool {
-        self.next.load(Ordering::Acquire) == CLOSED
-    }
-}
 
 /// The datagram posted to the second thread: its number, due time and
 /// destination, and its bytes.
@@ -258,20 +189,20 @@ fn run(shared: &Shared, setup: HedgeSetup, pinned: &std::sync::mpsc::Sender<bool
                 Waited::Stopped => break false,
             }
         };
-        if !due_now || !shared.claims.claim(seq) {
+        if !due_now {
             continue;
         }
-        if !shared.claims.wait_turn(seq) {
-            out.out_of_order += 1;
-        }
-        let sent_at = Instant::now();
-        let result = setup.socket.send_to(&payload, to);
-        shared.claims.sent(seq);
-        out.tally.count(
-            &result,
-            payload.len(),
-            Some(sent_at.saturating_duration_since(due)),
-        );
+        let claimed = Some(&shared.claims);
+        let Some(result) = send_claimed(
+            claimed,
+            seq,
+            (&setup.socket, to, &payload),
+            Some(due),
+            &mut out.tally,
+            &mut out.out_of_order,
+        ) else {
+            continue;
+        };
         if let Err(e) = result {
             out.first_error.get_or_insert(e);
         }
@@ -311,54 +242,6 @@ pub(crate) fn pin_current_thread(cpus: &nix::sched::CpuSet) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn each_datagram_is_claimed_once() {
-        let c = Claims::default();
-        assert!(c.claim(0));
-        assert!(!c.claim(0), "claimed twice");
-        assert!(!c.claim(2), "claimed out of order");
-        assert!(c.claim(1));
-        c.close();
-        assert!(!c.claim(2), "claimed after the end");
-    }
-
-    #[test]
-    fn a_sender_waits_for_the_send_before_its_own() {
-        let c = Arc::new(Claims::default());
-        assert!(c.claim(0));
-        assert!(c.claim(1));
-        let first = {
-            let c = Arc::clone(&c);
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(10));
-                c.sent(0);
-            })
-        };
-        assert!(c.wait_turn(1), "gave up waiting");
-        assert_eq!(c.done.load(Ordering::Acquire), 1);
-        first.join().expect("thread");
-    }
-
-    #[test]
-    fn racing_threads_never_both_win() {
-        let c = Arc::new(Claims::default());
-        let race = |c: Arc<Claims>| {
-            std::thread::spawn(move || {
-                (0..20_000u64)
-                    .filter(|&s| {
-                        while c.next.load(Ordering::Acquire) < s {
-                            std::hint::spin_loop();
-                        }
-                        c.claim(s)
-                    })
-                    .count()
-            })
-        };
-        let (a, b) = (race(Arc::clone(&c)), race(Arc::clone(&c)));
-        let won = a.join().expect("thread") + b.join().expect("thread");
-        assert_eq!(won, 20_000);
-    }
 
     fn receiver(timeout: Duration) -> UdpSocket {
         let rx = UdpSocket::bind("127.0.0.1:0").expect("bind");

@@ -12,6 +12,7 @@ use mocap_core::pcap::Pace;
 mod hedge;
 mod lateness;
 mod replay;
+mod send;
 mod timing;
 
 const EXAMPLES: &str = "\

@@ -25,7 +25,7 @@ use mocap_core::pcap::{
 };
 
 use crate::hedge::{Hedge, HedgeSetup};
-use crate::lateness::Lateness;
+use crate::send::{Tally, send_claimed};
 use crate::timing::Waited;
 
 /// The tool's name, as it prefixes log lines.
@@ -184,7 +184,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     let hedge = start_hedge(opts, &log, &socket, progress.as_ref())?;
     let mut feed = Playback::new(opts, &open, capture);
     feed.hedge = hedge.as_ref().map(|h| (h, target));
-    let mut send = Send {
+    let mut send = Transmit {
         opts,
         log: &log,
         out: &mut out,
@@ -637,41 +637,8 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
     }
 }
 
-/// What one sending thread sent.
-#[derive(Debug, Default)]
-pub(crate) struct Tally {
-    pub(crate) sent: u64,
-    pub(crate) bytes: u64,
-    pub(crate) send_errors: u64,
-    /// Lateness of paced sends.
-    pub(crate) lateness: Lateness,
-}
-
-impl Tally {
-    /// Counts one send call of `len` bytes; `late`: how late it was, for
-    /// a paced send.
-    pub(crate) fn count(&mut self, result: &io::Result<usize>, len: usize, late: Option<Duration>) {
-        if result.is_ok() {
-            if let Some(l) = late {
-                self.lateness.record(l);
-            }
-            self.sent += 1;
-            self.bytes += len as u64;
-        } else {
-            self.send_errors += 1;
-        }
-    }
-
-    fn merge(&mut self, other: &Self) {
-        self.sent += other.sent;
-        self.bytes += other.bytes;
-        self.send_errors += other.send_errors;
-        self.lateness.merge(&other.lateness);
-    }
-}
-
 /// Sends what the playback hands out and keeps the lateness.
-struct Send<'o> {
+struct Transmit<'o> {
     opts: &'o Options,
     log: &'o Log,
     /// `--impair --format json`: a record per datagram.
@@ -683,7 +650,7 @@ struct Send<'o> {
     counts: Counts,
 }
 
-impl<O: Fn() -> anyhow::Result<Datagrams<File>>> FeedHandler<Playback<'_, O>> for Send<'_> {
+impl<O: Fn() -> anyhow::Result<Datagrams<File>>> FeedHandler<Playback<'_, O>> for Transmit<'_> {
     fn item(&mut self, played: Played<'_>) -> anyhow::Result<Flow> {
         let (payload, dst_port, due, seq, note) = match played {
             Played::Due {
@@ -704,33 +671,27 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> FeedHandler<Playback<'_, O>> fo
                 return Ok(Flow::Continue);
             }
         };
-        let claims = self.hedge.map(Hedge::claims);
-        if let Some(c) = claims {
-            // The second thread got there first: it sends and counts this one.
-            if !c.claim(seq) {
-                return Ok(Flow::Continue);
-            }
-            if !c.wait_turn(seq) {
-                self.counts.out_of_order += 1;
-            }
-        }
         let to = self.target.to(&self.opts.port_map, dst_port);
-        let sent_at = Instant::now();
-        let result = self.socket.send_to(payload, to);
-        if let Some(c) = claims {
-            c.sent(seq);
-        }
+        // At top speed there are no deadlines to be late for.
+        let deadline = (self.opts.pace != Pace::TopSpeed).then_some(due);
+        // None: the second thread got there first; it sends and counts this one.
+        let Some(result) = send_claimed(
+            self.hedge.map(Hedge::claims),
+            seq,
+            (&self.socket, to, payload),
+            deadline,
+            &mut self.counts.tally,
+            &mut self.counts.out_of_order,
+        ) else {
+            return Ok(Flow::Continue);
+        };
         if let Err(e) = &result
-            && self.counts.tally.send_errors == 0
+            && self.counts.tally.send_errors == 1
         {
             self.log.info(format_args!(
                 "failed to send to {to}: {e} (counting further failures)"
             ));
         }
-        // At top speed there are no deadlines to be late for.
-        let late =
-            (self.opts.pace != Pace::TopSpeed).then(|| sent_at.saturating_duration_since(due));
-        self.counts.tally.count(&result, payload.len(), late);
         if let Some(n) = note
             && self.opts.format == Format::Json
         {
@@ -749,7 +710,7 @@ struct Trigger(Option<SocketAddr>);
 impl FeedHandler<UdpFeed> for Trigger {
     fn item(&mut self, (peer, _): (SocketAddr, &[u8])) -> anyhow::Result<Flow> {
         self.0 = Some(peer);
-        Ok(Flow::Stop(Stopped::Count))
+        Ok(Flow::Stop(Stopped::Tool("triggered")))
     }
 }
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{ArgAction, ArgMatches, FromArgMatches as _, Parser};
 mod relay;
 
-use mocap_cli::{Format, Input, LogArgs, RecordArgs, StopArgs};
+use mocap_cli::{Format, Input, LogArgs, StopArgs, WriteArgs};
 use mocap_core::osc::Pattern;
 use mocap_core::vmc::trackers::{Selection, VMT_MAX_BASE, VmtOptions, VrchatOptions};
 use mocap_core::vmc::{Rename, Rules, TrackerFormat, TrackerOptions};
@@ -49,7 +49,7 @@ struct Args {
     read: Option<PathBuf>,
 
     #[command(flatten)]
-    record: RecordArgs,
+    record: WriteArgs,
 
     /// A receiver (repeatable). Filter options after it apply to it alone.
     #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port, action = ArgAction::Append)]

@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use mocap_cli::{
     Datagram, ErrorRecord, Format, Handler, Input, InputError, Log, LogArgs, Output, Record,
-    RecordArgs, Source, StopArgs, Stopped, TakeSummary, UsageError, VmcOut, install_ctrlc, report,
+    Source, StopArgs, Stopped, TakeSummary, UsageError, VmcOut, WriteArgs, install_ctrlc, report,
     round3, summary_head, summary_kind,
 };
 use mocap_core::osc;
@@ -41,7 +41,7 @@ pub(crate) struct Options {
     /// Socket or capture file.
     pub(crate) input: Input,
     /// `-w`.
-    pub(crate) record: RecordArgs,
+    pub(crate) record: WriteArgs,
     /// Receivers.
     pub(crate) destinations: Vec<Destination>,
     /// `--allow`: who may send.

@@ -26,8 +26,8 @@ use mocap_cli::net;
 use mocap_cli::net::Fanout;
 use mocap_cli::unix_now;
 use mocap_cli::{
-    Datagram, ErrorRecord, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source,
-    StopArgs, TextInput, install_ctrlc,
+    Datagram, ErrorRecord, Handler, Input, InputError, Log, LogArgs, Output, Source, StopArgs,
+    TextInput, WriteArgs, install_ctrlc,
 };
 use mocap_cli::{report, round3, summary_kind};
 use mocap_core::bridge::{FaceBridge, FaceOptions};
@@ -90,7 +90,7 @@ pub(crate) struct Options {
     /// UDP address to listen on, or a file to read.
     pub(crate) input: Input,
     /// `-w`.
-    pub(crate) record: RecordArgs,
+    pub(crate) record: WriteArgs,
     /// `--allow`: who else may send frames (with a phone given, it may).
     pub(crate) allow: AllowArgs,
     /// Ask for v2 (`&`) frames.

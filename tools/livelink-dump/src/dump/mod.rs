@@ -9,7 +9,7 @@ use std::time::Instant;
 use mocap_cli::net::Fanout;
 use mocap_cli::{
     AllowArgs, Datagram, ErrorRecord, Guard, Handler, Input, InputError, Log, LogArgs, Output,
-    RecordArgs, STATUS_INTERVAL, Senders, Source, StopArgs, Stopped, install_ctrlc, report, round3,
+    STATUS_INTERVAL, Senders, Source, StopArgs, Stopped, WriteArgs, install_ctrlc, report, round3,
     summary_kind,
 };
 use mocap_core::bridge::{AngleUnit, FaceBridge, FaceOptions, FacePose};
@@ -50,7 +50,7 @@ pub(crate) struct Options {
     /// Socket or file.
     pub(crate) input: Input,
     /// `-w`.
-    pub(crate) record: RecordArgs,
+    pub(crate) record: WriteArgs,
     /// Output format.
     pub(crate) format: OutputFormat,
     /// `--subject`: print and bridge only this one.

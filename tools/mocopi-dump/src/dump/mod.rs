@@ -21,8 +21,8 @@ use vmc_out::{VmcSink, list};
 use mocap_cli::net::Fanout;
 use mocap_cli::{CaptureRecord, ErrorRecord};
 use mocap_cli::{
-    Datagram, Handler, Input, InputError, Log, LogArgs, Output, RecordArgs, Source, StopArgs,
-    Stopped, install_ctrlc,
+    Datagram, Handler, Input, InputError, Log, LogArgs, Output, Source, StopArgs, Stopped,
+    WriteArgs, install_ctrlc,
 };
 use mocap_cli::{Record, report, round3, summary_head, summary_kind};
 use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
@@ -53,7 +53,7 @@ pub(crate) struct Options {
     /// Socket or file.
     pub(crate) input: Input,
     /// `-w`: where to record what arrives.
-    pub(crate) record: RecordArgs,
+    pub(crate) record: WriteArgs,
     /// Output format.
     pub(crate) format: OutputFormat,
     /// Per-bone table under each human line.
