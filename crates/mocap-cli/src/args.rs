@@ -25,6 +25,51 @@ pub struct StopArgs {
     pub duration: Option<Duration>,
 }
 
+impl StopArgs {
+    /// What `--count` leaves to do, for whatever unit a tool counts in.
+    #[must_use]
+    pub fn budget(&self) -> Budget {
+        Budget {
+            limit: self.count,
+            used: 0,
+        }
+    }
+}
+
+/// `-n/--count` as every tool applies it: spent units against the limit
+/// (none: no limit). The one implementation for the datagram tools, the
+/// relay's batches and pcap-replay's playback.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Budget {
+    limit: Option<u64>,
+    used: u64,
+}
+
+impl Budget {
+    /// How many of `n` more units fit (all of them without a limit).
+    #[must_use]
+    pub fn room(&self, n: u64) -> u64 {
+        self.limit.map_or(n, |l| n.min(l.saturating_sub(self.used)))
+    }
+
+    /// Counts `n` units done.
+    pub fn spend(&mut self, n: u64) {
+        self.used = self.used.saturating_add(n);
+    }
+
+    /// Whether the limit is reached.
+    #[must_use]
+    pub fn spent(&self) -> bool {
+        self.limit.is_some_and(|l| self.used >= l)
+    }
+
+    /// Units done so far.
+    #[must_use]
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+}
+
 /// Logging and periodic counters, the same in every tool.
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct LogArgs {
@@ -378,6 +423,27 @@ pub fn parse_duration(text: &str) -> Result<Duration, ValueError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn count_limits_any_unit() {
+        let mut b = StopArgs {
+            count: Some(5),
+            duration: None,
+        }
+        .budget();
+        assert_eq!(b.room(3), 3);
+        b.spend(3);
+        assert!(!b.spent());
+        assert_eq!(b.room(32), 2, "a batch is cut to what is left");
+        b.spend(2);
+        assert!(b.spent());
+        assert_eq!((b.room(1), b.used()), (0, 5));
+        let mut free = StopArgs::default().budget();
+        free.spend(u64::MAX);
+        free.spend(1);
+        assert!(!free.spent());
+        assert_eq!(free.room(7), 7);
+    }
 
     #[test]
     fn durations() {

@@ -23,9 +23,9 @@ pub mod take;
 pub use accept::Accept;
 pub use allow::{AllowArgs, Cidr, Guard, Refusals, RefusedSender};
 pub use args::{
-    BlendCaseArg, FaceArgs, Format, LogArgs, OnLostArg, PaceArgs, STATUS_INTERVAL, SmoothArgs,
-    StopArgs, TrackerArgs, ValueError, WriteArgs, parse_duration, parse_height, parse_host_port,
-    parse_non_negative, parse_positive, smooth_options,
+    BlendCaseArg, Budget, FaceArgs, Format, LogArgs, OnLostArg, PaceArgs, STATUS_INTERVAL,
+    SmoothArgs, StopArgs, TrackerArgs, ValueError, WriteArgs, parse_duration, parse_height,
+    parse_host_port, parse_non_negative, parse_positive, smooth_options,
 };
 pub use exit::{
     EXIT_INTERRUPTED_TWICE, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, UsageError, exit, exit_codes_help,
@@ -38,9 +38,7 @@ pub use output::{
 #[cfg(feature = "realtime")]
 pub use realtime::{Tuned, tune_current_thread};
 pub use records::{ArgRecord, ErrorRecord, VmcOut, VmcRecord, ts_us};
-pub use runner::{
-    Feed, FeedHandler, Flow, Handler, POLL, RunClock, Step, Stopped, UdpFeed, drive, run,
-};
+pub use runner::{Feed, FeedHandler, Flow, POLL, RunClock, Step, Stopped, UdpFeed, drive, run};
 pub use senders::{MAX_SENDERS, Senders};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput, unix_now};
 pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, log_no_take, path_for};

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Datagram, Event, InputError, Source, StopArgs, interrupted};
+use super::{Budget, Event, Source, StopArgs, interrupted};
 
 /// Why a run ended: the `stopped` field of every summary (docs/jsonl.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,39 +178,6 @@ where
     }
 }
 
-/// What a datagram tool does with each thing its [`Source`] produces.
-pub trait Handler {
-    /// A datagram arrived.
-    ///
-    /// # Errors
-    /// Output errors; they end the run.
-    fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()>;
-
-    /// Input could not be read as a datagram (counts as a packet).
-    ///
-    /// # Errors
-    /// Output errors; they end the run.
-    fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()>;
-
-    /// `--stats-interval` elapsed.
-    ///
-    /// # Errors
-    /// Output errors; they end the run.
-    fn stats(&mut self) -> anyhow::Result<()> {
-        Ok(())
-    }
-
-    /// Called when a turn brought nothing: a live source was quiet for a poll
-    /// interval, or paced file input had nothing due yet.
-    fn idle(&mut self) {}
-
-    /// Whether the handler has what it was asked for (e.g. `--count` frames,
-    /// when a tool counts frames rather than datagrams); ends the run as `Count`.
-    fn finished(&self) -> bool {
-        false
-    }
-}
-
 /// The clock side of the run loop: `--duration`, Ctrl-C and `--stats-interval`.
 #[derive(Debug)]
 pub struct RunClock {
@@ -256,18 +223,6 @@ impl RunClock {
             }
             _ => false,
         }
-    }
-}
-
-impl Feed for Source {
-    type Item<'a> = Event<'a>;
-
-    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Event<'_>>> {
-        Ok(match self.next_event(wait)? {
-            Event::Idle => Step::Idle,
-            Event::End => Step::End(Stopped::EndOfInput),
-            e => Step::Item(e),
-        })
     }
 }
 
@@ -333,47 +288,42 @@ impl Feed for UdpFeed {
     }
 }
 
-/// A datagram [`Handler`] on the run loop: counts packets for `--count`.
+/// A datagram tool's handler on the run loop, with `--count` counted in
+/// packets (datagrams and unreadable input alike) before the tool sees them.
 struct Packets<'h, H: ?Sized> {
     handler: &'h mut H,
-    count: Option<u64>,
-    packets: u64,
+    count: Budget,
 }
 
-impl<H: Handler + ?Sized> FeedHandler<Source> for Packets<'_, H> {
+impl<H: FeedHandler<Source> + ?Sized> FeedHandler<Source> for Packets<'_, H> {
     fn item(&mut self, event: Event<'_>) -> anyhow::Result<Flow> {
-        match event {
-            Event::Datagram(d) => {
-                self.packets += 1;
-                self.handler.datagram(d)?;
-            }
-            Event::Unreadable(e) => {
-                self.packets += 1;
-                self.handler.unreadable(&e)?;
-            }
-            Event::Idle => self.handler.idle(),
-            Event::End => return Ok(Flow::Stop(Stopped::EndOfInput)),
-        }
-        Ok(Flow::Continue)
+        self.count.spend(1);
+        self.handler.item(event)
     }
 
     fn idle(&mut self) -> anyhow::Result<()> {
-        self.handler.idle();
-        Ok(())
+        self.handler.idle()
     }
 
     fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
-        let done = self.count.is_some_and(|n| self.packets >= n) || self.handler.finished();
-        Ok(done.then_some(Stopped::Count))
+        if self.count.spent() {
+            return Ok(Some(Stopped::Count));
+        }
+        self.handler.tick()
     }
 
     fn stats(&mut self) -> anyhow::Result<()> {
         self.handler.stats()
     }
+
+    fn next_due(&self) -> Option<Instant> {
+        self.handler.next_due()
+    }
 }
 
 /// Pulls datagrams from `source` into `handler` on the run loop ([`drive`])
-/// until `--count` packets, the duration, Ctrl-C or the end of input.
+/// until `--count` packets, the duration, Ctrl-C or the end of input (or
+/// the handler's own `tick` says stop, e.g. `--count` frames).
 ///
 /// # Errors
 /// Source and handler errors.
@@ -381,12 +331,11 @@ pub fn run(
     source: &mut Source,
     stop: &StopArgs,
     stats_interval: Option<Duration>,
-    handler: &mut impl Handler,
+    handler: &mut impl FeedHandler<Source>,
 ) -> anyhow::Result<Stopped> {
     let mut packets = Packets {
         handler,
-        count: stop.count,
-        packets: 0,
+        count: stop.budget(),
     };
     drive(source, stop.duration, stats_interval, &mut packets)
 }

@@ -13,6 +13,7 @@ use anyhow::{Context as _, bail};
 
 use super::Guard;
 use crate::net;
+use crate::{Feed, Step, Stopped};
 use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Pace, PcapNgWriter, Schedule};
 use mocap_core::textcap::TextDecoder;
 
@@ -73,11 +74,6 @@ pub enum Event<'a> {
     Datagram(Datagram<'a>),
     /// Input that could not be turned into a datagram.
     Unreadable(InputError),
-    /// Nothing arrived within the poll interval (live input), or paced file
-    /// input has nothing due yet.
-    Idle,
-    /// The input is exhausted.
-    End,
 }
 
 /// A stream of datagrams from a socket or a file, optionally recorded to pcapng.
@@ -322,14 +318,15 @@ impl Source {
         Ok(())
     }
 
-    /// The next datagram, or why there is none. A live socket waits its own
-    /// poll interval; paced file input waits at most `wait` for a datagram to
-    /// come due (then `Idle`, and the same datagram next time).
+    /// The next datagram, or why there is none: [`Step::Idle`] when a live
+    /// socket was quiet for its poll interval or paced file input has nothing
+    /// due within `wait` (the same datagram comes next time),
+    /// [`Step::End`] at the end of the input.
     ///
     /// # Errors
     /// Socket and read errors, recording errors, and capture files of a link
     /// type that cannot be read.
-    pub fn next_event(&mut self, wait: Duration) -> anyhow::Result<Event<'_>> {
+    fn next_event(&mut self, wait: Duration) -> anyhow::Result<Step<Event<'_>>> {
         if let Some((got, due)) = self.held.take() {
             return self.deliver_at(got, due, wait);
         }
@@ -425,7 +422,7 @@ impl Source {
                     line: None,
                     column: None,
                     file_offset: Some(e.offset),
-                    reason: e.to_string(),
+                    reason: with_causes(&e),
                 }),
                 Some(Err(e)) => return Err(e.into()),
             },
@@ -445,20 +442,25 @@ impl Source {
 
     /// Delivers `got` at `due`, or holds it and idles if `due` is more than
     /// `wait` away.
-    fn deliver_at(&mut self, got: Got, due: Instant, wait: Duration) -> anyhow::Result<Event<'_>> {
+    fn deliver_at(
+        &mut self,
+        got: Got,
+        due: Instant,
+        wait: Duration,
+    ) -> anyhow::Result<Step<Event<'_>>> {
         let now = Instant::now();
         if due > now {
             if due - now > wait {
                 thread::sleep(wait);
                 self.held = Some((got, due));
-                return Ok(Event::Idle);
+                return Ok(Step::Idle);
             }
             thread::sleep(due - now);
         }
         self.deliver(got)
     }
 
-    fn deliver(&mut self, got: Got) -> anyhow::Result<Event<'_>> {
+    fn deliver(&mut self, got: Got) -> anyhow::Result<Step<Event<'_>>> {
         Ok(match got {
             Got::Datagram { src, dst, arrival } => {
                 let payload = self.buf.get(..self.len).unwrap_or_default();
@@ -470,20 +472,36 @@ impl Source {
                     r.record(src, dst, arrival, payload)?;
                 }
                 if !admitted {
-                    return Ok(Event::Idle);
+                    return Ok(Step::Idle);
                 }
-                Event::Datagram(Datagram {
+                Step::Item(Event::Datagram(Datagram {
                     src,
                     dst,
                     arrival,
                     payload,
-                })
+                }))
             }
-            Got::Unreadable(e) => Event::Unreadable(e),
-            Got::Idle => Event::Idle,
-            Got::End => Event::End,
+            Got::Unreadable(e) => Step::Item(Event::Unreadable(e)),
+            Got::Idle => Step::Idle,
+            Got::End => Step::End(Stopped::EndOfInput),
         })
     }
+}
+
+impl Feed for Source {
+    type Item<'a> = Event<'a>;
+
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Event<'_>>> {
+        self.next_event(wait)
+    }
+}
+
+/// An error and its causes on one line, as `{:#}` writes an anyhow chain.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    std::iter::successors(Some(e), |e| e.source())
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 enum Got {

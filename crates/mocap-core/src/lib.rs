@@ -25,6 +25,7 @@ pub mod dlp3d;
 pub mod filter;
 pub mod health;
 pub mod ifm;
+pub mod json;
 pub mod livelink;
 pub mod osc;
 pub mod pcap;

@@ -411,7 +411,7 @@ struct Playback<'o, O> {
     loops: u64,
     /// Datagrams handed out to be sent (what `--count` counts); the number
     /// of the held one.
-    played: u64,
+    played: mocap_cli::Budget,
     /// `--hedge`: the second sending thread, told of each held datagram
     /// (sent where `Target` says) before it is due.
     hedge: Option<(&'o Hedge, Target)>,
@@ -440,7 +440,7 @@ impl<'o, O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'o, O> {
             done: CaptureStats::default(),
             skipped: 0,
             loops: 0,
-            played: 0,
+            played: opts.stop.budget(),
             hedge: None,
             posted: None,
             impair: opts.impair.map(|spec| Impaired {
@@ -590,7 +590,7 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
             match self.read_next()? {
                 // `--count` reached with a datagram still to play (at the end
                 // of a pass the pass ends first, so it counts in `loops`).
-                Ok(true) if self.opts.stop.count.is_some_and(|c| self.played >= c) => {
+                Ok(true) if self.played.spent() => {
                     return Ok(Step::End(Stopped::Count));
                 }
                 Ok(true) => {}
@@ -604,7 +604,7 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
         let Some((dst_port, due)) = self.held else {
             return Ok(Step::Idle);
         };
-        let seq = self.played;
+        let seq = self.played.used();
         if let Some((hedge, target)) = self.hedge
             && self.posted.is_none_or(|p| p < seq)
             && hedge.post(
@@ -626,7 +626,7 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
             return Ok(Step::Idle);
         }
         self.held = None;
-        self.played += 1;
+        self.played.spend(1);
         Ok(Step::Item(Played::Due {
             payload: &self.payload,
             dst_port,

@@ -10,9 +10,9 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use mocap_cli::{
-    Datagram, ErrorRecord, Format, Handler, Input, InputError, Log, LogArgs, Output, Record,
-    Source, StopArgs, Stopped, TakeSummary, UsageError, VmcOut, WriteArgs, install_ctrlc, report,
-    round3, summary_head, summary_kind,
+    Datagram, ErrorRecord, Event, FeedHandler, Flow, Format, Input, InputError, Log, LogArgs,
+    Output, Record, Source, StopArgs, Stopped, TakeSummary, UsageError, VmcOut, WriteArgs,
+    install_ctrlc, report, round3, summary_head, summary_kind,
 };
 use mocap_core::osc;
 use mocap_core::vmc::{
@@ -419,7 +419,7 @@ fn loops_back(listen: SocketAddr, to: SocketAddr) -> bool {
         || (listen.ip().is_unspecified() && (to.ip().is_loopback() || to.ip().is_unspecified()))
 }
 
-impl Handler for Relay {
+impl Relay {
     fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
         let stats = self.sources.get_or_default(d.src);
         stats.datagrams += 1;
@@ -516,15 +516,26 @@ impl Handler for Relay {
         self.log.info(format_args!("{e}"));
         Ok(())
     }
+}
+
+impl FeedHandler<Source> for Relay {
+    fn item(&mut self, event: Event<'_>) -> anyhow::Result<Flow> {
+        match event {
+            Event::Datagram(d) => self.datagram(d)?,
+            Event::Unreadable(e) => self.unreadable(&e)?,
+        }
+        Ok(Flow::Continue)
+    }
 
     fn stats(&mut self) -> anyhow::Result<()> {
         self.summary(None)
     }
 
-    fn idle(&mut self) {
+    fn idle(&mut self) -> anyhow::Result<()> {
         if let Err(e) = self.flush_due(false) {
             self.log.info(format_args!("{e:#}"));
         }
+        Ok(())
     }
 }
 
@@ -575,8 +586,7 @@ impl Relay {
             addrs: self.dests.iter().map(|d| d.addr).collect(),
             relay: self,
             headers: mocap_cli::net::batch::SendHeaders::default(),
-            count: stop.count,
-            received: 0,
+            count: stop.budget(),
         };
         mocap_cli::drive(&mut feed, stop.duration, stats_interval, &mut forward)
     }
@@ -721,19 +731,14 @@ mod batched {
         pub(super) relay: &'r mut Relay,
         pub(super) addrs: Vec<SocketAddr>,
         pub(super) headers: batch::SendHeaders,
-        pub(super) count: Option<u64>,
-        pub(super) received: u64,
+        pub(super) count: mocap_cli::Budget,
     }
 
     impl FeedHandler<Feed> for Forward<'_> {
         fn item(&mut self, batch: &batch::Batch) -> anyhow::Result<Flow> {
             let n = batch.datagrams().count();
             // `--count` counts datagrams: forward only up to it.
-            let room = self.count.map_or(n, |c| {
-                usize::try_from(c.saturating_sub(self.received))
-                    .unwrap_or(n)
-                    .min(n)
-            });
+            let room = usize::try_from(self.count.room(n as u64)).unwrap_or(n);
             // One small vector per batch of up to 32 datagrams, none per datagram.
             let mut payloads: Vec<&[u8]> = Vec::with_capacity(room);
             for (payload, src) in batch.datagrams().take(room) {
@@ -742,7 +747,7 @@ mod batched {
                 stats.bytes += payload.len() as u64;
                 payloads.push(payload);
             }
-            self.received += room as u64;
+            self.count.spend(room as u64);
             let failed = batch::send_all(
                 &self.relay.socket,
                 &payloads,
@@ -764,7 +769,7 @@ mod batched {
                         .saturating_sub(failed / self.addrs.len().max(1) as u64);
                 }
             }
-            Ok(if self.count.is_some_and(|c| self.received >= c) {
+            Ok(if self.count.spent() {
                 Flow::Stop(Stopped::Count)
             } else {
                 Flow::Continue

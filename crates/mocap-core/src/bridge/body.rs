@@ -178,7 +178,8 @@ pub fn default_parents() -> [i16; BONE_COUNT] {
 /// # Errors
 /// Not JSON, not an object, an unknown bone or joint, an empty mapping.
 pub fn parse_mapping(text: &str) -> Result<MappingTable, MappingError> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(MappingError::NotJson)?;
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| MappingError::NotJson(e.into()))?;
     let object = value.as_object().ok_or(MappingError::NotAnObject)?;
     let mut out = Vec::new();
     for (bone, joint) in object {
@@ -213,7 +214,7 @@ pub fn parse_mapping(text: &str) -> Result<MappingTable, MappingError> {
 #[non_exhaustive]
 pub enum MappingError {
     /// The text is not JSON.
-    NotJson(serde_json::Error),
+    NotJson(crate::json::JsonError),
     /// The JSON is not an object.
     NotAnObject,
     /// A key that is not a HumanBodyBones name.
@@ -232,7 +233,7 @@ pub enum MappingError {
 impl std::fmt::Display for MappingError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::NotJson(e) => write!(f, "not JSON: {e}"),
+            Self::NotJson(e) => write!(f, "{e}"),
             Self::NotAnObject => {
                 f.write_str("expected a JSON object of HumanBodyBones name → mocopi joint")
             }
@@ -246,14 +247,9 @@ impl std::fmt::Display for MappingError {
     }
 }
 
-impl std::error::Error for MappingError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::NotJson(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// A cause is shown by `Display`, so it is not returned again by
+/// `source()` (an error chain would print it twice).
+impl std::error::Error for MappingError {}
 
 /// What a skeleton packet did to the bridge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -147,14 +147,43 @@ impl HeadAxes {
     }
 }
 
+/// A `--head-axes` text that does not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HeadAxesError {
+    /// Not three comma-separated axes.
+    Count(String),
+    /// A part that is not `x`, `y` or `z` (with an optional sign).
+    Axis {
+        /// The part.
+        part: String,
+        /// The whole text.
+        text: String,
+    },
+    /// An axis named twice (and so another left out).
+    Repeated(String),
+}
+
+impl fmt::Display for HeadAxesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Count(s) => write!(f, "expected three axes like x,y,z or -x,y,-z, got {s:?}"),
+            Self::Axis { part, text } => {
+                write!(f, "unknown axis {part:?} in {text:?} (use x, y or z)")
+            }
+            Self::Repeated(s) => write!(f, "each of x, y and z must appear once in {s:?}"),
+        }
+    }
+}
+
+impl std::error::Error for HeadAxesError {}
+
 impl FromStr for HeadAxes {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = HeadAxesError;
+    fn from_str(s: &str) -> Result<Self, HeadAxesError> {
         let parts: Vec<&str> = s.split(',').map(str::trim).collect();
         let [a, b, c] = parts.as_slice() else {
-            return Err(format!(
-                "expected three axes like x,y,z or -x,y,-z, got {s:?}"
-            ));
+            return Err(HeadAxesError::Count(s.to_owned()));
         };
         let mut map = [(0, false); 3];
         for (slot, p) in map.iter_mut().zip([a, b, c]) {
@@ -166,14 +195,19 @@ impl FromStr for HeadAxes {
                 "x" | "X" => 0,
                 "y" | "Y" => 1,
                 "z" | "Z" => 2,
-                _ => return Err(format!("unknown axis {p:?} in {s:?} (use x, y or z)")),
+                _ => {
+                    return Err(HeadAxesError::Axis {
+                        part: (*p).to_owned(),
+                        text: s.to_owned(),
+                    });
+                }
             };
             *slot = (i, neg);
         }
         let mut used = map.map(|(i, _)| i);
         used.sort_unstable();
         if used != [0, 1, 2] {
-            return Err(format!("each of x, y and z must appear once in {s:?}"));
+            return Err(HeadAxesError::Repeated(s.to_owned()));
         }
         Ok(Self { map })
     }

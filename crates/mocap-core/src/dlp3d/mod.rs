@@ -32,7 +32,6 @@ pub use math::{
     IDENTITY3, IDENTITY4, MAX_TIME, Mat3, Mat4, Pose, Resampler, blender_to_babylon, invert_affine,
     mat_to_quat, orthonormalise, parent_relative, quat_to_mat, slerp, unity_to_babylon,
 };
-pub use prost::DecodeError;
 pub use proto::{FaceTimelineStart, Request, Response, TimelineStart};
 
 /// A response as the protobuf bytes of one WebSocket binary message.
@@ -50,8 +49,22 @@ pub fn encode_request(r: &Request) -> Vec<u8> {
 /// # Errors
 /// Bytes that are not an `OrchestratorV4Request`.
 pub fn decode_request(bytes: &[u8]) -> Result<Request, DecodeError> {
-    <Request as prost::Message>::decode(bytes)
+    <Request as prost::Message>::decode(bytes).map_err(DecodeError)
 }
+
+/// Bytes that are not a DLP3D protobuf message. What protobuf found is in
+/// the message; the decoder's own error type stays out of the API.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodeError(prost::DecodeError);
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "not a DLP3D message: {}", self.0)
+    }
+}
+
+/// The cause is shown by `Display`, so it is not returned again by `source()`.
+impl std::error::Error for DecodeError {}
 
 /// Appends `len` as a protobuf varint (the prefix of length-delimited framing).
 pub fn encode_length(len: u64, out: &mut Vec<u8>) {

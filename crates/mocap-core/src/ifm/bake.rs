@@ -7,7 +7,7 @@ use super::command::TERMINATOR;
 #[non_exhaustive]
 pub enum BakeError {
     /// Not a JSON array of strings.
-    Json(serde_json::Error),
+    Json(crate::json::JsonError),
 }
 
 impl std::fmt::Display for BakeError {
@@ -18,13 +18,9 @@ impl std::fmt::Display for BakeError {
     }
 }
 
-impl std::error::Error for BakeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Json(e) => Some(e),
-        }
-    }
-}
+/// The cause is shown by `Display`, so it is not returned again by
+/// `source()` (an error chain would print it twice).
+impl std::error::Error for BakeError {}
 
 /// The frame strings of a recording (with or without its terminator).
 ///
@@ -32,7 +28,7 @@ impl std::error::Error for BakeError {
 /// [`BakeError::Json`] when the payload is not a JSON array of strings.
 pub fn parse_recording(bytes: &[u8]) -> Result<Vec<String>, BakeError> {
     let body = bytes.strip_suffix(TERMINATOR.as_bytes()).unwrap_or(bytes);
-    serde_json::from_slice(body.trim_ascii()).map_err(BakeError::Json)
+    serde_json::from_slice(body.trim_ascii()).map_err(|e| BakeError::Json(e.into()))
 }
 
 /// Writes frames as a recording payload, terminator included.

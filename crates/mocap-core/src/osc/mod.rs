@@ -132,8 +132,61 @@ pub enum Error {
         /// How many.
         count: usize,
     },
-    /// `rosc` refused the bytes.
-    Malformed(String),
+    /// The structure checks passed but the packet does not decode.
+    Malformed(Malformed),
+}
+
+/// What part of a packet did not decode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MalformedKind {
+    /// An address or address pattern.
+    Address,
+    /// A string that is not terminated, padded or UTF-8.
+    Text,
+    /// A message (its type tags).
+    Message,
+    /// An argument of a type tag.
+    Argument,
+    /// A bundle's header or element.
+    Bundle,
+    /// The packet itself (too short, unknown start).
+    Packet,
+}
+
+/// A packet that does not decode: the part, and the decoder's words (its
+/// error type stays out of the API).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Malformed {
+    /// The part that did not decode.
+    pub kind: MalformedKind,
+    why: String,
+}
+
+impl Malformed {
+    fn from_rosc(e: &rosc::OscError) -> Self {
+        use rosc::OscError as R;
+        let kind = match e {
+            R::BadAddress(_) | R::BadAddressPattern(_) | R::RegexError(_) | R::BadChar(_) => {
+                MalformedKind::Address
+            }
+            R::StringError(_) | R::BadString(_) => MalformedKind::Text,
+            R::BadMessage(_) => MalformedKind::Message,
+            R::BadArg(_) | R::Unimplemented => MalformedKind::Argument,
+            R::BadBundle(_) => MalformedKind::Bundle,
+            R::BadPacket(_) | R::ReadError(_) => MalformedKind::Packet,
+        };
+        Self {
+            kind,
+            why: e.to_string(),
+        }
+    }
+}
+
+impl fmt::Display for Malformed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.why)
+    }
 }
 
 impl fmt::Display for Error {
@@ -160,7 +213,7 @@ impl std::error::Error for Error {}
 pub fn decode(bytes: &[u8]) -> Result<Packet, Error> {
     check::structure(bytes)?;
     let (rest, packet) =
-        rosc::decoder::decode_udp(bytes).map_err(|e| Error::Malformed(e.to_string()))?;
+        rosc::decoder::decode_udp(bytes).map_err(|e| Error::Malformed(Malformed::from_rosc(&e)))?;
     if !rest.is_empty() {
         return Err(Error::Trailing { count: rest.len() });
     }

@@ -15,9 +15,9 @@ impl Pattern {
     /// # Errors
     /// A message naming what is wrong with the pattern.
     pub fn new(text: &str) -> Result<Self, PatternError> {
-        let matcher = Matcher::new(text).map_err(|source| PatternError {
+        let matcher = Matcher::new(text).map_err(|e| PatternError {
             pattern: text.to_owned(),
-            source,
+            why: e.to_string(),
         })?;
         Ok(Self {
             text: text.to_owned(),
@@ -41,8 +41,8 @@ impl Pattern {
 pub struct PatternError {
     /// The pattern as given.
     pub pattern: String,
-    /// Why rosc refused it.
-    pub source: rosc::OscError,
+    /// Why it does not parse (rosc's words; its error type stays out of the API).
+    why: String,
 }
 
 impl std::fmt::Display for PatternError {
@@ -51,13 +51,13 @@ impl std::fmt::Display for PatternError {
         write!(
             f,
             "bad OSC address pattern {:?}: {}",
-            self.pattern, self.source
+            self.pattern, self.why
         )
     }
 }
 
-/// The cause is kept in the `source` field and shown by `Display`, so it is
-/// not returned again by `source()` (an error chain would print it twice).
+/// The cause is shown by `Display`, so there is no `source()` (an error
+/// chain would print it twice).
 impl std::error::Error for PatternError {}
 
 #[cfg(test)]
@@ -78,7 +78,7 @@ mod tests {
             e.to_string()
                 .starts_with("bad OSC address pattern \"no-slash\": ")
         );
-        assert!(e.to_string().ends_with(&e.source.to_string()));
+        assert!(e.to_string().ends_with(&e.why));
         assert_eq!(q.as_str(), "/VMC/Ext/{Bone,Root}/Pos");
     }
 }

@@ -63,11 +63,13 @@ impl std::fmt::Display for CaptureError {
     }
 }
 
+/// Transparent: `Display` is the inner error's, so `source()` is the inner
+/// error's source too (the chain never prints one message twice).
 impl std::error::Error for CaptureError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Read(e) => Some(e),
-            Self::Link(e) => Some(e),
+            Self::Read(e) => e.source(),
+            Self::Link(e) => e.source(),
         }
     }
 }

@@ -91,7 +91,8 @@ pub enum ReadErrorKind {
 impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            ReadErrorKind::Io(e) => write!(f, "read error: {e}")?,
+            // The OS's reason is the source, not repeated here.
+            ReadErrorKind::Io(_) => f.write_str("read error")?,
             ReadErrorKind::NotACapture(m) => write!(
                 f,
                 "not a pcap or pcapng file (starts with {:02x}{:02x}{:02x}{:02x})",
@@ -125,7 +126,14 @@ impl fmt::Display for ReadError {
     }
 }
 
-impl std::error::Error for ReadError {}
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ReadErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 #[derive(Clone, Copy, Debug)]
 struct Interface {

@@ -26,8 +26,8 @@ use mocap_cli::net;
 use mocap_cli::net::Fanout;
 use mocap_cli::unix_now;
 use mocap_cli::{
-    Datagram, ErrorRecord, Handler, Input, InputError, Log, LogArgs, Output, Source, StopArgs,
-    TextInput, WriteArgs, install_ctrlc,
+    Datagram, ErrorRecord, Input, InputError, Log, LogArgs, Output, Source, StopArgs, TextInput,
+    WriteArgs, install_ctrlc,
 };
 use mocap_cli::{report, round3, summary_kind};
 use mocap_core::bridge::{FaceBridge, FaceOptions};

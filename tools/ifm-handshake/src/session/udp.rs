@@ -2,9 +2,10 @@
 //! start command sent and resent as the handshake says.
 
 use super::{
-    Datagram, Decoder, ErrorRecord, Handler, Handshake, HandshakeAction, Input, InputError,
-    Options, OutputFormat, Source, StopArgs, TextInput, Transport, phone_guard, send,
+    Datagram, Decoder, ErrorRecord, Handshake, HandshakeAction, Input, InputError, Options,
+    OutputFormat, Source, StopArgs, TextInput, Transport, phone_guard, send,
 };
+use mocap_cli::{Event, FeedHandler, Flow, Stopped};
 use mocap_core::ifm;
 use std::net::SocketAddr;
 use std::net::UdpSocket;
@@ -49,7 +50,7 @@ impl UdpMode<'_> {
     }
 }
 
-impl Handler for UdpMode<'_> {
+impl UdpMode<'_> {
     fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
         let before = self.dec.frames;
         self.dec.frame_bytes(d.src, d.arrival, d.payload)?;
@@ -72,12 +73,22 @@ impl Handler for UdpMode<'_> {
         }
         Ok(())
     }
+}
+
+impl FeedHandler<Source> for UdpMode<'_> {
+    fn item(&mut self, event: Event<'_>) -> anyhow::Result<Flow> {
+        match event {
+            Event::Datagram(d) => self.datagram(d)?,
+            Event::Unreadable(e) => self.unreadable(&e)?,
+        }
+        Ok(Flow::Continue)
+    }
 
     fn stats(&mut self) -> anyhow::Result<()> {
         self.dec.summary(None, None)
     }
 
-    fn idle(&mut self) {
+    fn idle(&mut self) -> anyhow::Result<()> {
         // Silence means a live phone went quiet; a paced capture's gap is not news.
         if self.live {
             self.dec.check_silence();
@@ -88,14 +99,18 @@ impl Handler for UdpMode<'_> {
         if let Err(e) = self.act() {
             self.dec.log.info(format_args!("{e:#}"));
         }
+        Ok(())
     }
 
-    fn finished(&self) -> bool {
-        self.dec
-            .opts
-            .stop
-            .count
-            .is_some_and(|n| self.dec.frames >= n)
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        let done = {
+            self.dec
+                .opts
+                .stop
+                .count
+                .is_some_and(|n| self.dec.frames >= n)
+        };
+        Ok(done.then_some(Stopped::Count))
     }
 }
 

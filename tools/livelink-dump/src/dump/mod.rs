@@ -8,9 +8,9 @@ use std::time::Instant;
 
 use mocap_cli::net::Fanout;
 use mocap_cli::{
-    AllowArgs, Datagram, ErrorRecord, Guard, Handler, Input, InputError, Log, LogArgs, Output,
-    STATUS_INTERVAL, Senders, Source, StopArgs, Stopped, WriteArgs, install_ctrlc, report, round3,
-    summary_kind,
+    AllowArgs, Datagram, ErrorRecord, Event, FeedHandler, Flow, Guard, Input, InputError, Log,
+    LogArgs, Output, STATUS_INTERVAL, Senders, Source, StopArgs, Stopped, WriteArgs, install_ctrlc,
+    report, round3, summary_kind,
 };
 use mocap_core::bridge::{AngleUnit, FaceBridge, FaceOptions, FacePose};
 use mocap_core::health::Health;
@@ -184,7 +184,7 @@ struct Dump<'o> {
     several_logged: bool,
 }
 
-impl Handler for Dump<'_> {
+impl Dump<'_> {
     fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
         if self.first_arrival.is_none() {
             self.first_arrival = d.arrival;
@@ -219,14 +219,25 @@ impl Handler for Dump<'_> {
         }
         Ok(())
     }
+}
+
+impl FeedHandler<Source> for Dump<'_> {
+    fn item(&mut self, event: Event<'_>) -> anyhow::Result<Flow> {
+        match event {
+            Event::Datagram(d) => self.datagram(d)?,
+            Event::Unreadable(e) => self.unreadable(&e)?,
+        }
+        Ok(Flow::Continue)
+    }
 
     fn stats(&mut self) -> anyhow::Result<()> {
         self.summary(None)
     }
 
-    fn idle(&mut self) {
+    fn idle(&mut self) -> anyhow::Result<()> {
         let packets = self.packets();
         self.log.progress(|| format!("{packets} packets (waiting)"));
+        Ok(())
     }
 }
 

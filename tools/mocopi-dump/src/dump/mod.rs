@@ -21,8 +21,8 @@ use vmc_out::{VmcSink, list};
 use mocap_cli::net::Fanout;
 use mocap_cli::{CaptureRecord, ErrorRecord};
 use mocap_cli::{
-    Datagram, Handler, Input, InputError, Log, LogArgs, Output, Source, StopArgs, Stopped,
-    WriteArgs, install_ctrlc,
+    Datagram, Event, FeedHandler, Flow, Input, InputError, Log, LogArgs, Output, Source, StopArgs,
+    Stopped, WriteArgs, install_ctrlc,
 };
 use mocap_cli::{Record, report, round3, summary_head, summary_kind};
 use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
@@ -162,7 +162,7 @@ struct Dump<'o> {
     takes_done: Vec<mocap_cli::TakeSummary>,
 }
 
-impl Handler for Dump<'_> {
+impl Dump<'_> {
     fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
         let stats = self.senders.get_or_default(d.src);
         stats.packets += 1;
@@ -222,14 +222,25 @@ impl Handler for Dump<'_> {
         }
         Ok(())
     }
+}
+
+impl FeedHandler<Source> for Dump<'_> {
+    fn item(&mut self, event: Event<'_>) -> anyhow::Result<Flow> {
+        match event {
+            Event::Datagram(d) => self.datagram(d)?,
+            Event::Unreadable(e) => self.unreadable(&e)?,
+        }
+        Ok(Flow::Continue)
+    }
 
     fn stats(&mut self) -> anyhow::Result<()> {
         self.summary(None)
     }
 
-    fn idle(&mut self) {
+    fn idle(&mut self) -> anyhow::Result<()> {
         let packets: u64 = self.senders.values().map(|s| s.packets).sum();
         self.log.progress(|| format!("{packets} packets (waiting)"));
+        Ok(())
     }
 }
 
