@@ -23,9 +23,9 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let _ = (p.frame(), p.skeleton());
-    let repr = p.to_repr();
+    let repr = smf::PacketRepr::parse(&p);
     let bytes = repr.to_bytes();
     assert_eq!(bytes.len(), repr.buffer_len());
     let again = smf::parse(&bytes).expect("a re-encoded packet decodes");
-    assert_eq!(again.to_repr().to_bytes(), bytes, "re-encoded bytes parse to the same repr");
+    assert_eq!(smf::PacketRepr::parse(&again).to_bytes(), bytes, "re-encoded bytes parse to the same repr");
 });

@@ -135,9 +135,7 @@ fn wave(mocopi: &Path) -> anyhow::Result<()> {
         .map(|(_, d)| d)
         .find(|d| d.len() == 1605)
         .context("neutral capture lacks a frame")?;
-    let mut repr = smf::parse(frame)
-        .map_err(|e| anyhow::anyhow!("{e}"))?
-        .to_repr();
+    let mut repr = smf::PacketRepr::parse(&smf::parse(frame).map_err(|e| anyhow::anyhow!("{e}"))?);
     let name = "wave-60hz.pcapng";
     let mut w = writer(&mocopi.join(name))?;
     let frames = 240u32;
@@ -307,9 +305,7 @@ fn long_stream(path: &Path, secs: u64) -> anyhow::Result<()> {
         (Some(s), Some(f)) => (s.1.clone(), f.1.clone()),
         _ => bail!("neutral capture lacks a skeleton and a frame"),
     };
-    let mut repr = smf::parse(&frame)
-        .map_err(|e| anyhow::anyhow!("{e}"))?
-        .to_repr();
+    let mut repr = smf::PacketRepr::parse(&smf::parse(&frame).map_err(|e| anyhow::anyhow!("{e}"))?);
     let mut w = writer(path)?;
     let frames = secs * 60;
     for i in 0..frames {

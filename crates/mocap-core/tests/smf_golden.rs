@@ -249,7 +249,7 @@ fn malformed_packets_are_refused_or_warned_with_reasons() {
 fn a_negative_clock_is_a_warning_on_a_decoded_frame() {
     use mocap_core::smf::{BodyRepr, WarningKind};
     assert!(smf::parse(SEED).unwrap().warnings().is_empty());
-    let mut repr = smf::parse(SEED).unwrap().to_repr();
+    let mut repr = smf::PacketRepr::parse(&smf::parse(SEED).unwrap());
     let BodyRepr::Frame(f) = &mut repr.body else {
         panic!("the seed is a frame")
     };
@@ -270,7 +270,7 @@ fn a_negative_clock_is_a_warning_on_a_decoded_frame() {
             WarningKind::NonUnitRotation { bone: 4 }
         ]
     );
-    assert_eq!(p.to_repr(), repr);
+    assert_eq!(smf::PacketRepr::parse(&p), repr);
 }
 
 #[test]
@@ -281,18 +281,21 @@ fn every_good_datagram_round_trips_through_the_encoder() {
     }
     for d in &all {
         let p = smf::parse(d).unwrap();
-        let repr = p.to_repr();
+        let repr = smf::PacketRepr::parse(&p);
         assert_eq!(repr.buffer_len(), d.len());
         // Our encoder writes exactly what the app writes.
         assert_eq!(&repr.to_bytes(), d);
-        assert_eq!(smf::parse(&repr.to_bytes()).unwrap().to_repr(), repr);
+        assert_eq!(
+            smf::PacketRepr::parse(&smf::parse(&repr.to_bytes()).unwrap()),
+            repr
+        );
     }
 }
 
 #[test]
 fn unknown_chunks_are_kept_and_reported() {
     // A newer app adding a chunk inside fram, inside each btdt, and at the top.
-    let mut bytes = smf::parse(SEED).unwrap().to_repr().to_bytes();
+    let mut bytes = smf::PacketRepr::parse(&smf::parse(SEED).unwrap()).to_bytes();
     let extra = |tag: &[u8; 4]| {
         let mut c = 2u32.to_le_bytes().to_vec();
         c.extend_from_slice(tag);
@@ -312,7 +315,7 @@ fn unknown_chunks_are_kept_and_reported() {
 #[test]
 fn bones_are_joined_by_id_not_position() {
     let p = smf::parse(SEED).unwrap();
-    let mut repr = p.to_repr();
+    let mut repr = smf::PacketRepr::parse(&p);
     if let smf::BodyRepr::Frame(f) = &mut repr.body {
         f.bones.reverse();
     }
@@ -336,7 +339,7 @@ fn sensor_packets_are_recognised_with_raw_children() {
     let Body::Sensor(s) = p.body else { panic!() };
     let kids: Vec<_> = s.children().map(|c| (c.tag, c.value.to_vec())).collect();
     assert_eq!(kids[0], (Tag::SNAD, b"AA:BB".to_vec()));
-    assert_eq!(p.to_repr(), repr);
+    assert_eq!(smf::PacketRepr::parse(&p), repr);
     assert_eq!(p.sender, None);
 }
 
@@ -437,7 +440,7 @@ fn mocopi_parser_crate_agrees_on_what_it_can_read() {
     // Random poses in the seed's layout.
     let mut rng = Rng(7);
     let mut unit = || (rng.next() % 2_000_001) as f32 / 1_000_000.0 - 1.0;
-    let seed = smf::parse(SEED).unwrap().to_repr();
+    let seed = smf::PacketRepr::parse(&smf::parse(SEED).unwrap());
     for k in 0..500u32 {
         let mut repr = seed.clone();
         let BodyRepr::Frame(f) = &mut repr.body else {

@@ -433,7 +433,7 @@ fn trigger_with_allow_ignores_other_senders() {
 fn numbered_frames(name: &str, n: u32) -> std::path::PathBuf {
     use mocap_core::smf::{self, BodyRepr};
     let seed = include_bytes!("../../../captures/mocopi/seed-frame-1575.bin");
-    let mut repr = smf::parse(seed).unwrap().to_repr();
+    let mut repr = smf::PacketRepr::parse(&smf::parse(seed).unwrap());
     let path = std::env::temp_dir().join(format!("impair-{name}-{}.pcapng", std::process::id()));
     let mut w = mocap_core::pcap::PcapNgWriter::new(File::create(&path).unwrap()).unwrap();
     let (src, dst) = (

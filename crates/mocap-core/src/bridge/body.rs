@@ -627,7 +627,7 @@ mod tests {
         assert_eq!(bridge.skeleton(&skeleton_of(SKDF)), SkeletonEvent::Same);
         // A re-parented joint (torso_7 hanging off torso_5) is a new skeleton,
         // and Neck's rotation then composes torso_7 only (torso_6 is mapped).
-        let mut repr = smf::parse(SKDF).unwrap().to_repr();
+        let mut repr = smf::PacketRepr::parse(&smf::parse(SKDF).unwrap());
         if let smf::BodyRepr::Skeleton(bones) = &mut repr.body {
             bones.iter_mut().find(|b| b.id == 7).unwrap().parent = 5;
         } else {

@@ -39,7 +39,7 @@
 //! let packet = smf::parse(&bytes)?;
 //! assert_eq!(packet.frame().map(|f| f.fnum), Some(7));
 //! assert_eq!(packet.sender.and_then(|s| s.ip()), Some("172.20.10.7".parse()?));
-//! assert_eq!(packet.to_repr(), repr);
+//! assert_eq!(PacketRepr::parse(&packet), repr);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

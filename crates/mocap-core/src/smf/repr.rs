@@ -123,11 +123,11 @@ impl PacketRepr {
     }
 }
 
-impl Packet<'_> {
-    /// The owned form of this packet; `parse(&p.to_repr().to_bytes())` gives
-    /// back an equal packet when the datagram held no unknown chunks.
-    pub fn to_repr(&self) -> PacketRepr {
-        let body = match &self.body {
+impl PacketRepr {
+    /// The owned form of a packet; `parse(&PacketRepr::parse(&p).to_bytes())`
+    /// gives back an equal packet when the datagram held no unknown chunks.
+    pub fn parse(p: &Packet<'_>) -> Self {
+        let body = match &p.body {
             Body::Frame(f) => BodyRepr::Frame(FrameRepr {
                 fnum: f.fnum,
                 time: f.time,
@@ -140,8 +140,8 @@ impl Packet<'_> {
                 BodyRepr::Sensor(s.children().map(|c| (c.tag, c.value.to_vec())).collect())
             }
         };
-        PacketRepr {
-            sender: self.sender,
+        Self {
+            sender: p.sender,
             body,
         }
     }
