@@ -197,11 +197,12 @@ fn encoder_round_trips_every_real_frame() {
         .chain(lines(OFFICIAL_V1))
     {
         let f = ifm::parse(text.as_bytes()).unwrap();
-        let repr = f.to_repr().unwrap();
+        let repr = FrameRepr::parse(&f);
+        assert!(repr.head.is_some() && repr.left_eye.is_some() && repr.right_eye.is_some());
         for v2 in [false, true] {
-            let again = repr.text(v2);
-            let g = ifm::parse(again.as_bytes()).unwrap();
-            assert_eq!(g.to_repr().as_ref(), Some(&repr));
+            let again = repr.to_bytes(v2);
+            let g = ifm::parse(&again).unwrap();
+            assert_eq!(FrameRepr::parse(&g), repr);
             assert_eq!(g.blendshapes, f.blendshapes);
         }
     }
@@ -249,8 +250,9 @@ fn exercise(bytes: &[u8]) {
         for w in &f.warnings {
             let _ = w.to_string();
         }
-        if let Some(r) = f.to_repr() {
-            let _ = ifm::parse(r.text(true).as_bytes());
+        {
+            let r = FrameRepr::parse(&f);
+            let _ = ifm::parse(&r.to_bytes(true));
         }
     }
 }
@@ -329,15 +331,15 @@ fn repr_writes_what_the_app_writes() {
         tracking: Some(true),
         blendshapes: vec![("eyeBlinkLeft".into(), 0), ("mouthLeft".into(), 2)],
         extra: vec![("hapihapi".into(), 0)],
-        head: Head {
+        head: Some(Head {
             rot: [25.409164, -5.085786, 3.8090365],
             pos: [0.052303925, 0.2366666, -0.0259732],
-        },
-        right_eye: [5.2707267, 4.227702, 0.41178665],
-        left_eye: [5.300755, 0.32921365, 0.03218361],
+        }),
+        right_eye: Some([5.2707267, 4.227702, 0.41178665]),
+        left_eye: Some([5.300755, 0.32921365, 0.03218361]),
     };
     assert_eq!(
-        r.text(false),
+        String::from_utf8(r.to_bytes(false)).unwrap(),
         "trackingStatus-1|eyeBlink_L-0|mouthLeft-2|hapihapi-0|=head#25.409164,-5.085786,3.8090365,0.052303925,0.2366666,-0.0259732|rightEye#5.2707267,4.227702,0.41178665|leftEye#5.300755,0.32921365,0.03218361|"
     );
 }

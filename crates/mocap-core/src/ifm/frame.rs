@@ -385,18 +385,47 @@ pub struct FrameRepr {
     pub blendshapes: Vec<(String, i32)>,
     /// Other entries (e.g. `hapihapi`), written just before the head block.
     pub extra: Vec<(String, i32)>,
-    /// Head block.
-    pub head: Head,
-    /// Right eye block.
-    pub right_eye: [f32; 3],
-    /// Left eye block.
-    pub left_eye: [f32; 3],
+    /// Head block, when the frame has one.
+    pub head: Option<Head>,
+    /// Right eye block, when the frame has one.
+    pub right_eye: Option<[f32; 3]>,
+    /// Left eye block, when the frame has one.
+    pub left_eye: Option<[f32; 3]>,
 }
 
 impl FrameRepr {
-    /// The frame as the app writes it: v1 with `-`, v2 with `&`; iFacialMocap
-    /// spellings (`eyeBlink_L`).
-    pub fn text(&self, v2: bool) -> String {
+    /// The owned form of a frame (blendshapes in ARKit order).
+    pub fn parse(f: &Frame<'_>) -> Self {
+        Self {
+            tracking: f.tracking,
+            blendshapes: ARKIT
+                .iter()
+                .zip(&f.blendshapes)
+                .filter_map(|(n, v)| v.map(|v| ((*n).to_owned(), v)))
+                .collect(),
+            extra: f
+                .unknown
+                .iter()
+                .map(|(n, v)| ((*n).to_owned(), *v))
+                .collect(),
+            head: f.head,
+            right_eye: f.right_eye,
+            left_eye: f.left_eye,
+        }
+    }
+
+    /// Appends the frame as the app writes it: v1 with `-`, v2 with `&`;
+    /// iFacialMocap spellings (`eyeBlink_L`); the blocks the frame has.
+    pub fn emit(&self, v2: bool, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.text(v2).as_bytes());
+    }
+
+    /// The frame's bytes, as [`emit`](Self::emit) writes them.
+    pub fn to_bytes(&self, v2: bool) -> Vec<u8> {
+        self.text(v2).into_bytes()
+    }
+
+    fn text(&self, v2: bool) -> String {
         let sep = if v2 { '&' } else { '-' };
         let mut s = String::with_capacity(1024);
         if let Some(t) = self.tracking {
@@ -408,35 +437,17 @@ impl FrameRepr {
         for (name, v) in &self.extra {
             let _ = write!(s, "{name}{sep}{v}|");
         }
-        let [a, b, c] = self.head.rot;
-        let [d, e, g] = self.head.pos;
-        let _ = write!(s, "=head#{a},{b},{c},{d},{e},{g}|");
-        let [a, b, c] = self.right_eye;
-        let _ = write!(s, "rightEye#{a},{b},{c}|");
-        let [a, b, c] = self.left_eye;
-        let _ = write!(s, "leftEye#{a},{b},{c}|");
+        if let Some(h) = self.head {
+            let [a, b, c] = h.rot;
+            let [d, e, g] = h.pos;
+            let _ = write!(s, "=head#{a},{b},{c},{d},{e},{g}|");
+        }
+        if let Some([a, b, c]) = self.right_eye {
+            let _ = write!(s, "rightEye#{a},{b},{c}|");
+        }
+        if let Some([a, b, c]) = self.left_eye {
+            let _ = write!(s, "leftEye#{a},{b},{c}|");
+        }
         s
-    }
-}
-
-impl Frame<'_> {
-    /// The owned form (blendshapes in ARKit order), when the frame has all three blocks.
-    pub fn to_repr(&self) -> Option<FrameRepr> {
-        Some(FrameRepr {
-            tracking: self.tracking,
-            blendshapes: ARKIT
-                .iter()
-                .zip(&self.blendshapes)
-                .filter_map(|(n, v)| v.map(|v| ((*n).to_owned(), v)))
-                .collect(),
-            extra: self
-                .unknown
-                .iter()
-                .map(|(n, v)| ((*n).to_owned(), *v))
-                .collect(),
-            head: self.head?,
-            right_eye: self.right_eye?,
-            left_eye: self.left_eye?,
-        })
     }
 }

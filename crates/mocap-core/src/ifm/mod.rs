@@ -23,14 +23,14 @@
 //!     tracking: Some(true),
 //!     blendshapes: vec![("eyeBlinkLeft".into(), 7), ("jawOpen".into(), -12)],
 //!     extra: vec![("hapihapi".into(), 0)],
-//!     head: Head { rot: [1.5, -2.0, 0.25], pos: [0.0, 0.01, -0.4] },
-//!     right_eye: [6.0, 2.4, 0.3],
-//!     left_eye: [6.0, -1.7, -0.2],
+//!     head: Some(Head { rot: [1.5, -2.0, 0.25], pos: [0.0, 0.01, -0.4] }),
+//!     right_eye: Some([6.0, 2.4, 0.3]),
+//!     left_eye: Some([6.0, -1.7, -0.2]),
 //! };
-//! let text = repr.text(true);
-//! assert!(text.starts_with("trackingStatus&1|eyeBlink_L&7|jawOpen&-12|"));
-//! let frame = ifm::parse(text.as_bytes())?;
-//! assert_eq!(frame.to_repr(), Some(repr));
+//! let bytes = repr.to_bytes(true);
+//! assert!(bytes.starts_with(b"trackingStatus&1|eyeBlink_L&7|jawOpen&-12|"));
+//! let frame = ifm::parse(&bytes)?;
+//! assert_eq!(FrameRepr::parse(&frame), repr);
 //! # Ok::<(), ifm::Error>(())
 //! ```
 
