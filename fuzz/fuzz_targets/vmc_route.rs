@@ -115,7 +115,8 @@ fuzz_target!(|data: &[u8]| {
             if !renamed {
                 assert_eq!(&out, m);
             } else {
-                assert_eq!(out.args[1..], m.args[1..]);
+                // Only the name (the first argument, when it is one) changes.
+                assert_eq!(out.args.get(1..), m.args.get(1..));
             }
             if LIMITED.contains(&addr) {
                 offered += 1;
@@ -139,8 +140,8 @@ fuzz_target!(|data: &[u8]| {
     }
     // Flush: every held value goes when its slot comes.
     while let Some(t) = limiter.next_due() {
-        assert!(t > now || t == now);
-        now = t;
+        // A slot that came while no one called `due` is due at once.
+        now = now.max(t);
         for m in limiter.due(now) {
             sent_count += 1;
             send(now, m, &mut last_sent);
