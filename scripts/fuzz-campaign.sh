@@ -21,14 +21,7 @@ cd "$root/fuzz" || exit 1
 mkdir -p logs
 [ -f logs/campaign.tsv ] || printf 'target\tcpu_s\twall_s\truns\texecs\tcov\tft\tcorpus\tresult\n' > logs/campaign.tsv
 
-dict_for() {
-    case "$1" in
-        smf) echo smf ;;
-        osc_vmc_differential|vmc_typed|vmc_route) echo osc ;;
-        ifm_frame|ifm_tcp) echo ifm ;;
-        *) echo "$1" ;;
-    esac
-}
+. "$root/scripts/lib/fuzz-dicts.sh"
 
 for t in "$@"; do
     [ -x "$bin_dir/$t" ] || { echo "fuzz-campaign: $t not built in $bin_dir" >&2; exit 1; }

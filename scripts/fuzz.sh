@@ -29,14 +29,7 @@ fi
 # Seeds are rewritten, what the fuzzer added is kept.
 "$root/scripts/fuzz-corpus.sh" > /dev/null || exit 1
 
-dict_for() {
-    case "$1" in
-        smf) echo smf ;;
-        osc_vmc_differential|vmc_typed|vmc_route) echo osc ;;
-        ifm_frame|ifm_tcp) echo ifm ;;
-        *) echo "$1" ;;
-    esac
-}
+. "$root/scripts/lib/fuzz-dicts.sh"
 
 cargo +nightly fuzz build || exit 1
 mkdir -p logs
