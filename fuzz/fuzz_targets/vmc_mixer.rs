@@ -47,7 +47,7 @@ fn check_frame(frame: &[Message]) {
     }
     let oscs: Vec<osc::Message> = frame.iter().map(Message::to_osc).collect();
     let mut out = Vec::new();
-    vmc::pack(&oscs, vmc::MAX_BUNDLE, &mut out);
+    vmc::pack(&oscs, vmc::MAX_BUNDLE, &mut out).unwrap();
     let decoded: usize = out.iter().map(|d| osc::decode(d).expect("a mixed datagram decodes").messages().len()).sum();
     assert_eq!(decoded, oscs.len());
 }

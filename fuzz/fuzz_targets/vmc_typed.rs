@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
         encoded.push(o);
     }
     let mut bundles = Vec::new();
-    vmc::pack(&encoded, vmc::MAX_BUNDLE, &mut bundles);
+    vmc::pack(&encoded, vmc::MAX_BUNDLE, &mut bundles).unwrap();
     let mut again = Vec::with_capacity(typed.len());
     for b in &bundles {
         let ms = vmc::decode(b).expect("a packed bundle decodes");

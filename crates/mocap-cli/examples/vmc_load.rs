@@ -60,7 +60,7 @@ fn main() -> anyhow::Result<()> {
                     tracking: None,
                 });
                 f.push(Message::Time(epoch.elapsed().as_secs_f32()));
-                for d in vmc::frame_datagrams(&f, 65_000) {
+                for d in vmc::frame_datagrams(&f, 65_000).unwrap() {
                     let _ = socket.send_to(&d, target);
                 }
             }

@@ -67,7 +67,9 @@ fn livelink_to_vmc_datagrams(bencher: Bencher<'_, '_>) {
     bencher.counter(ItemsCount::new(1usize)).bench_local(|| {
         let p = livelink::parse(divan::black_box(&bytes)).unwrap();
         let pose = FacePose::from_livelink(p.face(), AngleUnit::Radians);
-        vmc::frame_datagrams(&bridge.pose(&pose), vmc::MAX_BUNDLE).len()
+        vmc::frame_datagrams(&bridge.pose(&pose), vmc::MAX_BUNDLE)
+            .unwrap()
+            .len()
     });
 }
 
@@ -77,6 +79,8 @@ fn ifm_to_vmc_datagrams(bencher: Bencher<'_, '_>) {
     let mut bridge = FaceBridge::new(FaceOptions::default());
     bencher.counter(ItemsCount::new(1usize)).bench_local(|| {
         let f = ifm::parse_str(divan::black_box(&text)).unwrap();
-        vmc::frame_datagrams(&bridge.messages(&f), vmc::MAX_BUNDLE).len()
+        vmc::frame_datagrams(&bridge.messages(&f), vmc::MAX_BUNDLE)
+            .unwrap()
+            .len()
     });
 }

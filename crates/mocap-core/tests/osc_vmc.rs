@@ -7,7 +7,7 @@
     reason = "test code: a panic is how a test reports"
 )]
 
-use mocap_core::osc::{self, Arg, Error, Message, Packet};
+use mocap_core::osc::{self, Arg, EncodeErrorKind, Error, Message, PacketRepr};
 use mocap_core::vmc;
 use mocap_testutil::Rng;
 
@@ -34,7 +34,7 @@ fn osc_spec_examples() {
     .unwrap();
     assert_eq!(
         one,
-        Packet::Message(Message::new(
+        PacketRepr::Message(Message::new(
             "/oscillator/4/frequency",
             vec![Arg::Float(440.0)]
         ))
@@ -53,8 +53,8 @@ fn osc_spec_examples() {
             Arg::Float(5.678),
         ],
     );
-    assert_eq!(two, Packet::Message(want.clone()));
-    assert_eq!(osc::message(&want), two_bytes);
+    assert_eq!(two, PacketRepr::Message(want.clone()));
+    assert_eq!(osc::message(&want).unwrap(), two_bytes);
 }
 
 #[test]
@@ -64,30 +64,32 @@ fn vmc_blend_vectors_are_byte_exact() {
         vec![Arg::String("A".into()), Arg::Float(0.5)],
     );
     assert_eq!(
-        osc::message(&val),
+        osc::message(&val).unwrap(),
         unhex("2F564D432F4578742F426C656E642F56616C0000 2C736600 41000000 3F000000")
     );
     assert_eq!(
-        osc::message(&Message::new("/VMC/Ext/Blend/Apply", vec![])).len(),
+        osc::message(&Message::new("/VMC/Ext/Blend/Apply", vec![]))
+            .unwrap()
+            .len(),
         28
     );
 }
 
 #[test]
 fn nested_bundles_flatten_in_wire_order() {
-    let m = |a: &str| osc::message(&Message::new(a, vec![Arg::Int(1)]));
+    let m = |a: &str| osc::message(&Message::new(a, vec![Arg::Int(1)])).unwrap();
     let inner = bundle_of(&[m("/b"), m("/c")]);
     let outer = bundle_of(&[m("/a"), inner, m("/d")]);
     let p = osc::decode(&outer).unwrap();
     let addrs: Vec<_> = p.messages().iter().map(|m| m.address.clone()).collect();
     assert_eq!(addrs, ["/a", "/b", "/c", "/d"]);
     // Re-encoding gives the same bytes.
-    assert_eq!(osc::encode(&p), outer);
+    assert_eq!(p.to_bytes().unwrap(), outer);
 }
 
 #[test]
 fn depth_bomb_is_refused_without_crashing() {
-    let mut b = osc::message(&Message::new("/x", vec![]));
+    let mut b = osc::message(&Message::new("/x", vec![])).unwrap();
     for _ in 0..3000 {
         b = bundle_of(&[b]);
     }
@@ -101,7 +103,7 @@ fn depth_bomb_is_refused_without_crashing() {
     msg.resize((msg.len() + 4) & !3, 0);
     assert!(matches!(osc::decode(&msg), Err(Error::TooDeep { .. })));
     // The depth the reference sender uses is fine.
-    let mut ok = osc::message(&Message::new("/x", vec![]));
+    let mut ok = osc::message(&Message::new("/x", vec![])).unwrap();
     for _ in 0..3 {
         ok = bundle_of(&[ok]);
     }
@@ -110,7 +112,7 @@ fn depth_bomb_is_refused_without_crashing() {
 
 #[test]
 fn truncated_leftover_and_malformed() {
-    let m = osc::message(&Message::new("/VMC/Ext/T", vec![Arg::Float(1.0)]));
+    let m = osc::message(&Message::new("/VMC/Ext/T", vec![Arg::Float(1.0)])).unwrap();
     let full = bundle_of(&[m.clone(), m.clone()]);
     // rosc alone accepts a truncated bundle; we refuse it.
     let cut = &full[..full.len() - 6];
@@ -139,7 +141,7 @@ fn vmc_typing_from_bytes() {
     let mut args = vec![Arg::String("Head".into())];
     args.extend([0.0, 1.5, 0.0, 0.0, 0.0, 0.0, 1.0].map(Arg::Float));
     args.push(Arg::Int(7)); // extra: ignored
-    let bone = osc::message(&Message::new("/VMC/Ext/Bone/Pos", args));
+    let bone = osc::message(&Message::new("/VMC/Ext/Bone/Pos", args)).unwrap();
     let doubles = osc::message(&Message::new(
         "/VMC/Ext/Bone/Pos",
         vec![
@@ -147,7 +149,8 @@ fn vmc_typing_from_bytes() {
             Arg::Double(0.0),
             Arg::Double(1.0),
         ],
-    ));
+    ))
+    .unwrap();
     let got = vmc::decode(&bundle_of(&[bone, doubles])).unwrap();
     assert_eq!(
         got[0],
@@ -187,7 +190,7 @@ fn vmc_frame_round_trip() {
         tracking: Some(1),
     });
     frame.push(vmc::Message::Time(42.0));
-    let datagrams = vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE);
+    let datagrams = vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE).unwrap();
     let mut back: Vec<vmc::Message> = Vec::new();
     for d in &datagrams {
         back.extend(vmc::decode(d).unwrap().into_iter().map(Result::unwrap));
@@ -208,11 +211,12 @@ fn corpus() -> Vec<Vec<u8>> {
         Message::new("/VMC/Ext/Bone/Pos", a)
     };
     let mut c = vec![
-        osc::bundle(&[bone("Hips"), bone("Head"), bone("LeftHand")]),
+        osc::bundle(&[bone("Hips"), bone("Head"), bone("LeftHand")]).unwrap(),
         osc::message(&Message::new(
             "/VMC/Ext/OK",
             vec![Arg::Int(1), Arg::Int(3), Arg::Int(0)],
-        )),
+        ))
+        .unwrap(),
         osc::message(&Message::new(
             "/all",
             vec![
@@ -231,7 +235,8 @@ fn corpus() -> Vec<Vec<u8>> {
                 Arg::Midi([5, 6, 7, 8]),
                 Arg::Array(vec![Arg::Int(9), Arg::Array(vec![])]),
             ],
-        )),
+        ))
+        .unwrap(),
     ];
     let inner = c[0].clone();
     c.push(bundle_of(&[inner, c[1].clone()]));
@@ -274,9 +279,67 @@ fn no_panic_sweeps() {
         if let Ok(p) = osc::decode(&v) {
             // What we accept re-encodes, and that decodes to the same bytes
             // again (bytes, since NaN arguments never compare equal).
-            let again = osc::encode(&p);
-            assert_eq!(osc::encode(&osc::decode(&again).unwrap()), again);
+            let again = p.to_bytes().expect("what decodes can be written");
+            assert_eq!(osc::decode(&again).unwrap().to_bytes().unwrap(), again);
             let _ = vmc::decode(&v);
         }
     }
+}
+
+#[test]
+fn what_osc_cannot_carry_is_refused_not_written() {
+    // A NUL ends an OSC string: written, the name would end early and the
+    // rest of the message would be read as garbage.
+    let nul = Message::new(
+        "/VMC/Ext/Blend/Val",
+        vec![Arg::String("Jo\0y".into()), Arg::Float(1.0)],
+    );
+    let e = osc::message(&nul).unwrap_err();
+    assert_eq!(e.kind, EncodeErrorKind::NulInString);
+    assert_eq!(e.address, "/VMC/Ext/Blend/Val");
+    assert!(e.to_string().contains("NUL"), "{e}");
+    let addr = Message::new("/VMC/\0Ext", vec![]);
+    assert_eq!(
+        osc::message(&addr).unwrap_err().kind,
+        EncodeErrorKind::NulInAddress
+    );
+    // Deeper than a reader accepts: refused on the way out too.
+    let mut deep = PacketRepr::Message(Message::new("/x", vec![]));
+    for _ in 0..=osc::MAX_DEPTH {
+        deep = PacketRepr::Bundle {
+            timetag: (0, 1),
+            content: vec![deep],
+        };
+    }
+    assert_eq!(deep.to_bytes().unwrap_err().kind, EncodeErrorKind::TooDeep);
+    let PacketRepr::Bundle { content, .. } = deep else {
+        unreachable!()
+    };
+    let ok = content.into_iter().next().unwrap();
+    let bytes = ok.to_bytes().unwrap();
+    assert_eq!(osc::decode(&bytes).unwrap(), ok);
+    // emit leaves the buffer as it was on refusal.
+    let mut out = b"keep".to_vec();
+    assert!(PacketRepr::Message(nul).emit(&mut out).is_err());
+    assert_eq!(out, b"keep");
+}
+
+#[test]
+fn the_view_checks_framing_and_the_repr_the_rest() {
+    let m = osc::message(&Message::new("/VMC/Ext/T", vec![Arg::Float(1.0)])).unwrap();
+    let b = osc::bundle(&[Message::new("/a", vec![])]).unwrap();
+    assert!(!osc::parse(&m).unwrap().is_bundle());
+    assert!(osc::parse(&b).unwrap().is_bundle());
+    assert_eq!(osc::parse(&b).unwrap().bytes(), &b[..]);
+    // Framing passes, the argument is cut: the view is made, the repr refused.
+    let cut = &m[..m.len() - 2];
+    let view = osc::parse(cut).unwrap();
+    assert!(matches!(PacketRepr::parse(&view), Err(Error::Malformed(_))));
+    // Leftover bytes after a message are the repr's to find.
+    let mut long = m.clone();
+    long.extend_from_slice(&[0; 4]);
+    assert!(matches!(
+        PacketRepr::parse(&osc::parse(&long).unwrap()),
+        Err(Error::Trailing { count: 4 })
+    ));
 }

@@ -110,7 +110,7 @@ fn main() {
                 _ => {}
             }
         }
-        for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
+        for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE).unwrap() {
             tx.send_to(&d, vmc_addr.as_str()).unwrap();
         }
         if rate > 0.0 {

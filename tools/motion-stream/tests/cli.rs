@@ -550,7 +550,7 @@ fn absurd_sender_clocks_do_not_hang_the_server() {
             rot: [0.0, 0.0, 0.0, 1.0],
         }];
         msgs.push(Vmc::Time(t));
-        for d in vmc::frame_datagrams(&msgs, vmc::MAX_BUNDLE) {
+        for d in vmc::frame_datagrams(&msgs, vmc::MAX_BUNDLE).unwrap() {
             tx.send_to(&d, udp).unwrap();
         }
         thread::sleep(Duration::from_millis(20));

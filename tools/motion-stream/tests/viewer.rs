@@ -99,7 +99,7 @@ fn the_viewer_draws_frames_in_headless_chromium() {
                     Vmc::BlendApply,
                     Vmc::Time(t),
                 ];
-                for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
+                for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE).unwrap() {
                     tx.send_to(&d, udp).unwrap();
                 }
                 let due = start + Duration::from_secs_f64(f64::from(k + 1) / 60.0);

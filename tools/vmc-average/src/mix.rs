@@ -307,7 +307,7 @@ impl FeedHandler<Inbox> for Mix<'_> {
             if let Some(s) = &mut self.smoother {
                 s.apply_all(&mut frame, self.start.elapsed().as_secs_f64());
             }
-            for d in vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE) {
+            for d in vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE)? {
                 self.fanout.send(&d);
             }
             self.datagrams_out = self.fanout.sent();

@@ -338,7 +338,7 @@ fn bvh_take_of_the_mix() {
     let (_, at) = p.log_line("listening on");
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     for k in 0..90 {
-        for d in vmc::frame_datagrams(&humanoid::frame(k, 60.0), vmc::MAX_BUNDLE) {
+        for d in vmc::frame_datagrams(&humanoid::frame(k, 60.0), vmc::MAX_BUNDLE).unwrap() {
             tx.send_to(&d, at.unwrap()).unwrap();
         }
         thread::sleep(Duration::from_micros(500));

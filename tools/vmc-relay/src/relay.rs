@@ -468,7 +468,7 @@ impl Relay {
             }
         };
         // A single message in goes out as a single message; bundles as bundles.
-        let single = matches!(packet, osc::Packet::Message(_));
+        let single = matches!(packet, osc::PacketRepr::Message(_));
         let messages = packet.messages();
         if self.dump {
             for m in &messages {
@@ -507,7 +507,7 @@ impl Relay {
                 dest.trackers(&self.socket, d.src, at, &keep);
                 continue;
             }
-            emit(&self.socket, dest, &keep, single);
+            emit(&self.socket, dest, &keep, single)?;
         }
         self.flush_due(false)
     }
@@ -550,22 +550,30 @@ fn send(socket: &UdpSocket, dest: &mut Dest, bytes: &[u8]) {
     }
 }
 
-fn emit(socket: &UdpSocket, dest: &mut Dest, messages: &[osc::Message], single: bool) {
+/// Sends messages as they came (single, or bundled); fails only for a message
+/// OSC cannot carry, which a decoded one never is.
+fn emit(
+    socket: &UdpSocket,
+    dest: &mut Dest,
+    messages: &[osc::Message],
+    single: bool,
+) -> anyhow::Result<()> {
     if messages.is_empty() {
-        return;
+        return Ok(());
     }
     dest.stats.messages += messages.len() as u64;
     if dest.rules.flatten || single {
         for m in messages {
-            send(socket, dest, &osc::message(m));
+            send(socket, dest, &osc::message(m)?);
         }
     } else {
         let mut bundles = Vec::new();
-        vmc::pack(messages, vmc::MAX_BUNDLE, &mut bundles);
+        vmc::pack(messages, vmc::MAX_BUNDLE, &mut bundles)?;
         for b in &bundles {
             send(socket, dest, b);
         }
     }
+    Ok(())
 }
 
 impl Relay {
@@ -602,7 +610,7 @@ impl Relay {
             if let Some(l) = &mut dest.limiter {
                 let due = l.due(now);
                 dest.stats.rate_limited = dest.stats.rate_limited.saturating_sub(due.len() as u64);
-                emit(&self.socket, dest, &due, false);
+                emit(&self.socket, dest, &due, false)?;
             }
         }
         Ok(())

@@ -92,11 +92,11 @@ fn frame(t: f32, head_x: f32) -> Vec<Vec<u8>> {
         tracking: None,
     });
     f.push(Message::Time(t));
-    vmc::frame_datagrams(&f, vmc::MAX_BUNDLE)
+    vmc::frame_datagrams(&f, vmc::MAX_BUNDLE).unwrap()
 }
 
 fn bomb() -> Vec<u8> {
-    let mut b = osc::message(&osc::Message::new("/x", vec![]));
+    let mut b = osc::message(&osc::Message::new("/x", vec![])).unwrap();
     for _ in 0..3000 {
         let mut outer = b"#bundle\0\0\0\0\0\0\0\0\x01".to_vec();
         outer.extend_from_slice(&(b.len() as i32).to_be_bytes());
@@ -479,7 +479,7 @@ fn drop_bones_only_and_vrm1_to_vrm0() {
         calibration: None,
         tracking: None,
     });
-    let input = vmc::frame_datagrams(&f, vmc::MAX_BUNDLE);
+    let input = vmc::frame_datagrams(&f, vmc::MAX_BUNDLE).unwrap();
     let (p, at) = relay(&[
         "--to",
         &addr(&a),
@@ -676,7 +676,7 @@ fn smooth_applies_per_destination_and_keeps_the_order() {
             Message::BlendApply,
             Message::Time(t),
         ];
-        input.extend(vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE));
+        input.extend(vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE).unwrap());
     }
     let (a, b) = (receiver(), receiver());
     let n = input.len().to_string();
@@ -738,7 +738,7 @@ fn take_dir(name: &str) -> std::path::PathBuf {
 fn send_humanoid(tx: &UdpSocket, to: SocketAddr, ks: std::ops::Range<u32>, fps: f32) {
     use mocap_testutil::humanoid;
     for k in ks {
-        for d in vmc::frame_datagrams(&humanoid::frame(k, fps), vmc::MAX_BUNDLE) {
+        for d in vmc::frame_datagrams(&humanoid::frame(k, fps), vmc::MAX_BUNDLE).unwrap() {
             tx.send_to(&d, to).unwrap();
         }
         thread::sleep(Duration::from_micros(300));
@@ -874,7 +874,9 @@ fn bvh_take_survives_count_closed_pipe_and_sigkill() {
     let dir = take_dir("bvh-stops");
     let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
     // -n counts datagrams: those of 40 frames give the rest pose and 39.
-    let per_frame = vmc::frame_datagrams(&humanoid::frame(0, 60.0), vmc::MAX_BUNDLE).len();
+    let per_frame = vmc::frame_datagrams(&humanoid::frame(0, 60.0), vmc::MAX_BUNDLE)
+        .unwrap()
+        .len();
     let n = (40 * per_frame).to_string();
     let counted = dir.join("count.bvh");
     let mut p = Proc::spawn(
@@ -1063,7 +1065,7 @@ fn as_vrchat_and_vmt_next_to_the_raw_stream() {
         &addr(&c),
     ]);
     let frames: Vec<Vec<Vec<u8>>> = (0..60)
-        .map(|k| vmc::frame_datagrams(&humanoid::frame(k, 60.0), vmc::MAX_BUNDLE))
+        .map(|k| vmc::frame_datagrams(&humanoid::frame(k, 60.0), vmc::MAX_BUNDLE).unwrap())
         .collect();
     let sent: Vec<Vec<u8>> = frames.concat();
     // Each receiver reads on its own thread, so none overflows while another is read.

@@ -72,11 +72,11 @@ fn datagrams() -> Vec<Vec<u8>> {
             tracking: None,
         });
         f.push(Message::Time(t + 1234.5678));
-        out.extend(vmc::frame_datagrams(&f, vmc::MAX_BUNDLE));
+        out.extend(vmc::frame_datagrams(&f, vmc::MAX_BUNDLE).unwrap());
     }
     // Not OSC, and a bundle nested too deep: refused by both.
     out.push(b"\x00garbage!".to_vec());
-    let mut bomb = mocap_core::osc::message(&mocap_core::osc::Message::new("/x", vec![]));
+    let mut bomb = mocap_core::osc::message(&mocap_core::osc::Message::new("/x", vec![])).unwrap();
     for _ in 0..12 {
         let mut b = b"#bundle\0\0\0\0\0\0\0\0\x01".to_vec();
         b.extend_from_slice(&(bomb.len() as i32).to_be_bytes());

@@ -508,7 +508,7 @@ mod tests {
             vmc::Message::Time(k as f32 / 60.0),
         ];
         let osc: Vec<_> = f.iter().map(vmc::Message::to_osc).collect();
-        crate::osc::bundle(&osc)
+        crate::osc::bundle(&osc).expect("encodable")
     }
 
     /// The clients' side: a decoder per client, as each reads its own stream.

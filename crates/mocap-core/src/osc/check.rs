@@ -3,7 +3,7 @@
 
 use super::{Error, MAX_DEPTH};
 
-const BUNDLE_TAG: &[u8; 8] = b"#bundle\0";
+pub(super) const BUNDLE_TAG: &[u8; 8] = b"#bundle\0";
 
 /// Checks bundle sizes and nesting, and array nesting in type tags.
 pub(super) fn structure(bytes: &[u8]) -> Result<(), Error> {

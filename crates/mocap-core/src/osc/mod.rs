@@ -3,21 +3,27 @@
 //! An OSC packet is a message (address string, type-tag string, arguments;
 //! every part padded to 4 bytes; numbers big-endian) or a bundle (`#bundle\0`,
 //! an 8-byte timetag, then elements each prefixed by an `i32` size). Bundles
-//! nest. Before bytes reach `rosc`, [`decode`] checks their structure without
-//! recursion: bundle nesting deeper than [`MAX_DEPTH`] and nested arrays in
-//! type tags are refused (`rosc` recurses once per level and overflows the
-//! stack, aborting the process, on deep input), and bytes left over after the
-//! packet are an error (`rosc` accepts a truncated bundle silently). `rosc`
-//! types stay inside this module.
+//! nest. [`parse`] checks a datagram's framing without recursion and returns
+//! a [`Packet`] view: bundle nesting deeper than [`MAX_DEPTH`] and nested
+//! arrays in type tags are refused (`rosc` recurses once per level and
+//! overflows the stack, aborting the process, on deep input), as are element
+//! sizes that run past their bundle. [`PacketRepr::parse`] decodes a view into
+//! the owned tree, refusing bytes left over after the packet (`rosc` accepts
+//! a truncated bundle silently); [`PacketRepr::emit`] writes one back and
+//! refuses what OSC cannot carry (a NUL inside a string, a size past `i32`).
+//! `rosc` types stay inside this module.
 //!
 //! ```
-//! use mocap_core::osc::{self, Arg, Message};
+//! use mocap_core::osc::{self, Arg, Message, PacketRepr};
 //!
 //! let m = Message::new("/VMC/Ext/Blend/Val", vec![Arg::String("A".into()), Arg::Float(0.5)]);
-//! let bytes = osc::bundle(&[m.clone(), Message::new("/VMC/Ext/Blend/Apply", vec![])]);
-//! let packet = osc::decode(&bytes)?;
-//! assert_eq!(packet.messages()[0], &m);
-//! # Ok::<(), osc::Error>(())
+//! let bytes = osc::bundle(&[m.clone(), Message::new("/VMC/Ext/Blend/Apply", vec![])])?;
+//! let packet = osc::parse(&bytes)?;
+//! assert!(packet.is_bundle());
+//! let repr = PacketRepr::parse(&packet)?;
+//! assert_eq!(repr.messages()[0], &m);
+//! assert_eq!(repr.to_bytes()?, bytes);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 mod check;
@@ -84,9 +90,38 @@ impl Message {
     }
 }
 
-/// A decoded packet.
+/// A datagram whose framing has been checked: bundle sizes stay inside their
+/// bundle, nesting stays within [`MAX_DEPTH`]. Borrowed; decode it with
+/// [`PacketRepr::parse`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Packet<'a> {
+    /// The whole datagram.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// A bundle (`#bundle\0`), rather than a single message.
+    pub fn is_bundle(&self) -> bool {
+        self.bytes.starts_with(check::BUNDLE_TAG)
+    }
+}
+
+/// Checks one datagram's framing without recursion. Never panics.
+///
+/// # Errors
+/// [`Error::TooDeep`] or [`Error::BadSize`].
+pub fn parse(bytes: &[u8]) -> Result<Packet<'_>, Error> {
+    check::structure(bytes)?;
+    Ok(Packet { bytes })
+}
+
+/// A decoded packet, owned: a message or a bundle of packets.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Packet {
+pub enum PacketRepr {
     /// A single message.
     Message(Message),
     /// A bundle and its timetag.
@@ -98,7 +133,21 @@ pub enum Packet {
     },
 }
 
-impl Packet {
+impl PacketRepr {
+    /// Decodes a checked view.
+    ///
+    /// # Errors
+    /// [`Error::Malformed`] for a part that does not decode,
+    /// [`Error::Trailing`] for bytes after the packet.
+    pub fn parse(packet: &Packet<'_>) -> Result<Self, Error> {
+        let (rest, p) = rosc::decoder::decode_udp(packet.bytes)
+            .map_err(|e| Error::Malformed(Malformed::from_rosc(&e)))?;
+        if !rest.is_empty() {
+            return Err(Error::Trailing { count: rest.len() });
+        }
+        Ok(from_rosc(p))
+    }
+
     /// Every message, depth first, in wire order.
     pub fn messages(&self) -> Vec<&Message> {
         let mut out = Vec::new();
@@ -111,7 +160,127 @@ impl Packet {
         }
         out
     }
+
+    /// Appends the packet's bytes to `out`; on error `out` is left as it was.
+    ///
+    /// # Errors
+    /// [`EncodeError`] for what OSC cannot carry.
+    pub fn emit(&self, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        check_encodable(self, 0)?;
+        let start = out.len();
+        match rosc::encoder::encode_into(&to_rosc(self), out) {
+            Ok(_) => Ok(()),
+            Err(never) => {
+                out.truncate(start);
+                match never {}
+            }
+        }
+    }
+
+    /// The packet's bytes.
+    ///
+    /// # Errors
+    /// As [`emit`](Self::emit).
+    pub fn to_bytes(&self) -> Result<Vec<u8>, EncodeError> {
+        let mut out = Vec::new();
+        self.emit(&mut out)?;
+        Ok(out)
+    }
 }
+
+/// Why a packet cannot be written as OSC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EncodeErrorKind {
+    /// A NUL inside the address: OSC strings end at the first NUL.
+    NulInAddress,
+    /// A NUL inside a string argument.
+    NulInString,
+    /// A blob, string or bundle element longer than an OSC size (`i32`) holds.
+    TooLong,
+    /// Bundles or arrays nested deeper than [`MAX_DEPTH`]: a reader would refuse them.
+    TooDeep,
+}
+
+/// A packet that cannot be written: what, and in which message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EncodeError {
+    /// What cannot be written.
+    pub kind: EncodeErrorKind,
+    /// The address of the message it is in (empty for a bundle).
+    pub address: String,
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            EncodeErrorKind::NulInAddress => "a NUL inside the address",
+            EncodeErrorKind::NulInString => "a NUL inside a string argument",
+            EncodeErrorKind::TooLong => "a part longer than an OSC size holds",
+            EncodeErrorKind::TooDeep => "nesting deeper than a reader accepts",
+        };
+        write!(f, "cannot write OSC: {what}")?;
+        if !self.address.is_empty() {
+            write!(f, " in message {:?}", self.address)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
+fn check_encodable(p: &PacketRepr, depth: usize) -> Result<(), EncodeError> {
+    let err = |kind, address: &str| EncodeError {
+        kind,
+        address: address.to_owned(),
+    };
+    match p {
+        PacketRepr::Message(m) => {
+            if m.address.contains('\0') {
+                return Err(err(EncodeErrorKind::NulInAddress, &m.address));
+            }
+            if m.address.len() > MAX_SIZE {
+                return Err(err(EncodeErrorKind::TooLong, ""));
+            }
+            // Arrays nest; walk them without recursion.
+            let mut stack: Vec<(&[Arg], usize)> = vec![(&m.args, 0)];
+            while let Some((args, level)) = stack.pop() {
+                for a in args {
+                    match a {
+                        Arg::String(s) if s.contains('\0') => {
+                            return Err(err(EncodeErrorKind::NulInString, &m.address));
+                        }
+                        Arg::String(s) if s.len() > MAX_SIZE => {
+                            return Err(err(EncodeErrorKind::TooLong, &m.address));
+                        }
+                        Arg::Blob(b) if b.len() > MAX_SIZE => {
+                            return Err(err(EncodeErrorKind::TooLong, &m.address));
+                        }
+                        Arg::Array(inner) => {
+                            if level >= MAX_DEPTH {
+                                return Err(err(EncodeErrorKind::TooDeep, &m.address));
+                            }
+                            stack.push((inner, level + 1));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        PacketRepr::Bundle { content, .. } => {
+            if depth >= MAX_DEPTH {
+                return Err(err(EncodeErrorKind::TooDeep, ""));
+            }
+            for c in content {
+                check_encodable(c, depth + 1)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Largest part an OSC size field (`i32`) describes, less room for its padding.
+const MAX_SIZE: usize = i32::MAX as usize - 8;
 
 /// Why bytes are not an OSC packet.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -206,61 +375,55 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Decodes one datagram. Never panics, never recurses deeper than [`MAX_DEPTH`].
+/// Decodes one datagram: [`parse`], then [`PacketRepr::parse`]. Never
+/// panics, never recurses deeper than [`MAX_DEPTH`].
 ///
 /// # Errors
 /// [`Error`] for bytes that are not exactly one OSC packet.
-pub fn decode(bytes: &[u8]) -> Result<Packet, Error> {
-    check::structure(bytes)?;
-    let (rest, packet) =
-        rosc::decoder::decode_udp(bytes).map_err(|e| Error::Malformed(Malformed::from_rosc(&e)))?;
-    if !rest.is_empty() {
-        return Err(Error::Trailing { count: rest.len() });
-    }
-    Ok(from_rosc(packet))
-}
-
-/// Encodes a packet.
-pub fn encode(packet: &Packet) -> Vec<u8> {
-    // rosc only fails to encode what it cannot represent (e.g. an address
-    // without a leading slash is still written); an empty vector is the
-    // honest result of such a packet.
-    rosc::encoder::encode(&to_rosc(packet)).unwrap_or_default()
+pub fn decode(bytes: &[u8]) -> Result<PacketRepr, Error> {
+    PacketRepr::parse(&parse(bytes)?)
 }
 
 /// A bundle with the "immediately" timetag holding these messages.
-pub fn bundle(messages: &[Message]) -> Vec<u8> {
-    encode(&Packet::Bundle {
+///
+/// # Errors
+/// [`EncodeError`] for a message OSC cannot carry.
+pub fn bundle(messages: &[Message]) -> Result<Vec<u8>, EncodeError> {
+    PacketRepr::Bundle {
         timetag: (0, 1),
-        content: messages.iter().cloned().map(Packet::Message).collect(),
-    })
+        content: messages.iter().cloned().map(PacketRepr::Message).collect(),
+    }
+    .to_bytes()
 }
 
 /// One message on its own.
-pub fn message(m: &Message) -> Vec<u8> {
-    encode(&Packet::Message(m.clone()))
+///
+/// # Errors
+/// [`EncodeError`] for a message OSC cannot carry.
+pub fn message(m: &Message) -> Result<Vec<u8>, EncodeError> {
+    PacketRepr::Message(m.clone()).to_bytes()
 }
 
-fn from_rosc(p: OscPacket) -> Packet {
+fn from_rosc(p: OscPacket) -> PacketRepr {
     match p {
-        OscPacket::Message(m) => Packet::Message(Message {
+        OscPacket::Message(m) => PacketRepr::Message(Message {
             address: m.addr,
             args: m.args.into_iter().map(arg_from).collect(),
         }),
-        OscPacket::Bundle(b) => Packet::Bundle {
+        OscPacket::Bundle(b) => PacketRepr::Bundle {
             timetag: (b.timetag.seconds, b.timetag.fractional),
             content: b.content.into_iter().map(from_rosc).collect(),
         },
     }
 }
 
-fn to_rosc(p: &Packet) -> OscPacket {
+fn to_rosc(p: &PacketRepr) -> OscPacket {
     match p {
-        Packet::Message(m) => OscPacket::Message(OscMessage {
+        PacketRepr::Message(m) => OscPacket::Message(OscMessage {
             addr: m.address.clone(),
             args: m.args.iter().map(arg_to).collect(),
         }),
-        Packet::Bundle { timetag, content } => OscPacket::Bundle(OscBundle {
+        PacketRepr::Bundle { timetag, content } => OscPacket::Bundle(OscBundle {
             timetag: OscTime {
                 seconds: timetag.0,
                 fractional: timetag.1,

@@ -15,7 +15,11 @@ const BUNDLE_HEADER: usize = 16;
 /// first, the other messages, and OK and T last. Every bundle has the
 /// "immediately" timetag and stays within `max` bytes unless a single
 /// message is larger.
-pub fn frame_datagrams(messages: &[Message], max: usize) -> Vec<Vec<u8>> {
+///
+/// # Errors
+/// [`osc::EncodeError`] for a message OSC cannot carry (a NUL in a name);
+/// nothing of the frame is written then.
+pub fn frame_datagrams(messages: &[Message], max: usize) -> Result<Vec<Vec<u8>>, osc::EncodeError> {
     let mut bones = Vec::new();
     let mut blends = Vec::new();
     let mut root = Vec::new();
@@ -33,20 +37,20 @@ pub fn frame_datagrams(messages: &[Message], max: usize) -> Vec<Vec<u8>> {
                     BONE_TAGS,
                     name,
                     &[px, py, pz, qx, qy, qz, qw],
-                ));
+                )?);
             }
             Message::BlendVal { name, value } => {
-                blends.push(named_floats(BLEND_ADDRESS, BLEND_TAGS, name, &[*value]));
+                blends.push(named_floats(BLEND_ADDRESS, BLEND_TAGS, name, &[*value])?);
             }
             Message::BlendApply => apply = true,
-            Message::RootPos { .. } => root.push(bytes(m)),
-            Message::Available { .. } => ok.push(bytes(m)),
-            Message::Time(_) => time.push(bytes(m)),
-            _ => rest.push(bytes(m)),
+            Message::RootPos { .. } => root.push(bytes(m)?),
+            Message::Available { .. } => ok.push(bytes(m)?),
+            Message::Time(_) => time.push(bytes(m)?),
+            _ => rest.push(bytes(m)?),
         }
     }
     if apply || !blends.is_empty() {
-        blends.push(bytes(&Message::BlendApply));
+        blends.push(bytes(&Message::BlendApply)?);
     }
     root.extend(rest);
     root.extend(ok);
@@ -55,14 +59,25 @@ pub fn frame_datagrams(messages: &[Message], max: usize) -> Vec<Vec<u8>> {
     for group in [bones, blends, root] {
         pack_encoded(&group, max, &mut out);
     }
-    out
+    Ok(out)
 }
 
 /// Packs messages, in order, into as few bundles of at most `max` bytes as
 /// fit (a message larger than `max` goes in a bundle of its own).
-pub fn pack(messages: &[osc::Message], max: usize, out: &mut Vec<Vec<u8>>) {
-    let encoded: Vec<Vec<u8>> = messages.iter().map(osc::message).collect();
+///
+/// # Errors
+/// [`osc::EncodeError`] for a message OSC cannot carry; `out` is unchanged then.
+pub fn pack(
+    messages: &[osc::Message],
+    max: usize,
+    out: &mut Vec<Vec<u8>>,
+) -> Result<(), osc::EncodeError> {
+    let encoded = messages
+        .iter()
+        .map(osc::message)
+        .collect::<Result<Vec<_>, _>>()?;
     pack_encoded(&encoded, max, out);
+    Ok(())
 }
 
 /// [`pack`] for messages already encoded, so each is written only once.
@@ -92,12 +107,25 @@ fn pack_encoded(messages: &[Vec<u8>], max: usize, out: &mut Vec<Vec<u8>>) {
     out.extend(current);
 }
 
-fn bytes(m: &Message) -> Vec<u8> {
+fn bytes(m: &Message) -> Result<Vec<u8>, osc::EncodeError> {
     osc::message(&m.to_osc())
 }
 
 /// Bone/Pos and Blend/Val written directly: they are most of every frame.
-fn named_floats(address: &[u8], tags: &[u8], name: &str, floats: &[f32]) -> Vec<u8> {
+fn named_floats(
+    address: &[u8],
+    tags: &[u8],
+    name: &str,
+    floats: &[f32],
+) -> Result<Vec<u8>, osc::EncodeError> {
+    if name.contains('\0') {
+        // The same refusal the general encoder makes, with its words.
+        return Err(osc::EncodeError {
+            kind: osc::EncodeErrorKind::NulInString,
+            address: String::from_utf8_lossy(address.split(|&b| b == 0).next().unwrap_or_default())
+                .into_owned(),
+        });
+    }
     let mut b = Vec::with_capacity(address.len() + tags.len() + name.len() + 4 + 4 * floats.len());
     b.extend_from_slice(address);
     b.extend_from_slice(tags);
@@ -109,7 +137,7 @@ fn named_floats(address: &[u8], tags: &[u8], name: &str, floats: &[f32]) -> Vec<
     for v in floats {
         b.extend_from_slice(&v.to_be_bytes());
     }
-    b
+    Ok(b)
 }
 
 #[cfg(test)]
@@ -151,7 +179,7 @@ mod tests {
 
     #[test]
     fn shaped_like_the_reference_sender() {
-        let dgrams = frame_datagrams(&frame(), MAX_BUNDLE);
+        let dgrams = frame_datagrams(&frame(), MAX_BUNDLE).unwrap();
         assert!(
             dgrams.iter().all(|d| d.len() <= MAX_BUNDLE),
             "{:?}",
@@ -163,7 +191,7 @@ mod tests {
                 let p = osc::decode(d).unwrap();
                 assert!(matches!(
                     p,
-                    osc::Packet::Bundle {
+                    osc::PacketRepr::Bundle {
                         timetag: (0, 1),
                         ..
                     }
@@ -200,26 +228,53 @@ mod tests {
     fn written_as_the_general_encoder_writes() {
         let f = frame();
         // Every message of a frame, bones and blends written directly.
-        for d in frame_datagrams(&f, MAX_BUNDLE) {
+        for d in frame_datagrams(&f, MAX_BUNDLE).unwrap() {
             let p = osc::decode(&d).unwrap();
-            let general = osc::bundle(&p.messages().into_iter().cloned().collect::<Vec<_>>());
+            let general =
+                osc::bundle(&p.messages().into_iter().cloned().collect::<Vec<_>>()).unwrap();
             assert_eq!(d, general);
         }
         let msgs: Vec<osc::Message> = f.iter().map(Message::to_osc).collect();
         let mut packed = Vec::new();
-        pack(&msgs, MAX_BUNDLE, &mut packed);
+        pack(&msgs, MAX_BUNDLE, &mut packed).unwrap();
         // Rebuilt with the general bundle encoder from the same split.
         let mut at = 0;
         for d in &packed {
             let p = osc::decode(d).unwrap();
             let n = p.messages().len();
-            assert_eq!(*d, osc::bundle(&msgs[at..at + n]));
+            assert_eq!(*d, osc::bundle(&msgs[at..at + n]).unwrap());
             at += n;
         }
         assert_eq!(at, msgs.len());
         // One message larger than the limit still goes out, alone.
         let mut big = Vec::new();
-        pack(&msgs[..3], 40, &mut big);
+        pack(&msgs[..3], 40, &mut big).unwrap();
         assert_eq!(big.len(), 3);
+    }
+
+    #[test]
+    fn a_name_osc_cannot_carry_is_refused_by_both_writers() {
+        // Bones and blends are written directly, everything else through
+        // the general encoder: both refuse a NUL, and say where.
+        let bone = Message::BonePos {
+            name: "Hi\0ps".into(),
+            pos: [0.0; 3],
+            rot: [0.0, 0.0, 0.0, 1.0],
+        };
+        let e = frame_datagrams(std::slice::from_ref(&bone), MAX_BUNDLE).unwrap_err();
+        assert_eq!(e.kind, osc::EncodeErrorKind::NulInString);
+        assert_eq!(e.address, "/VMC/Ext/Bone/Pos");
+        assert_eq!(osc::message(&bone.to_osc()).unwrap_err(), e);
+        let root = Message::RootPos {
+            name: "ro\0ot".into(),
+            pos: [0.0; 3],
+            rot: [0.0, 0.0, 0.0, 1.0],
+            mr: None,
+        };
+        let e = frame_datagrams(&[root], MAX_BUNDLE).unwrap_err();
+        assert_eq!(e.address, "/VMC/Ext/Root/Pos");
+        let mut out = vec![vec![1]];
+        assert!(pack(&[bone.to_osc()], MAX_BUNDLE, &mut out).is_err());
+        assert_eq!(out, vec![vec![1]]);
     }
 }

@@ -6,7 +6,7 @@
 //! way, so both paths always give the same messages.
 
 use super::{Error, Message};
-use crate::osc::{self, Packet};
+use crate::osc::{self, PacketRepr};
 
 pub(super) const BUNDLE_TAG: &[u8; 8] = b"#bundle\0";
 /// `/VMC/Ext/Bone/Pos` and its type tags, NUL-padded as on the wire.
@@ -86,8 +86,8 @@ pub(super) fn decode_borrowed(bytes: &[u8]) -> Option<Vec<Element<'_>>> {
             return None;
         }
         match osc::decode(elem).ok()? {
-            Packet::Message(m) => out.push(Element::Other(Message::from_osc(&m))),
-            Packet::Bundle { .. } => return None,
+            PacketRepr::Message(m) => out.push(Element::Other(Message::from_osc(&m))),
+            PacketRepr::Bundle { .. } => return None,
         }
     }
     Some(out)
@@ -163,7 +163,7 @@ mod tests {
         ms.push(Message::BlendApply);
         ms.push(Message::Time(12.5));
         let osc: Vec<_> = ms.iter().map(Message::to_osc).collect();
-        osc::bundle(&osc)
+        osc::bundle(&osc).expect("encodable")
     }
 
     /// Whether the fast path took `bytes`; when it did, the general path must agree.
@@ -192,10 +192,12 @@ mod tests {
     #[test]
     fn declines_nesting_and_odd_sizes() {
         let inner = frame();
-        let nested = osc::encode(&Packet::Bundle {
+        let nested = PacketRepr::Bundle {
             timetag: (0, 1),
             content: vec![osc::decode(&inner).expect("frame decodes")],
-        });
+        }
+        .to_bytes()
+        .expect("encodable");
         assert!(decode(&nested).is_none());
         assert!(general(&nested).is_ok());
         let mut odd = frame();

@@ -10,7 +10,7 @@
 //!     Message::BlendApply,
 //!     Message::Time(1.25),
 //! ];
-//! let datagrams = vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE);
+//! let datagrams = vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE)?;
 //! let mut got = Vec::new();
 //! for d in &datagrams {
 //!     for m in vmc::decode(d)? {

@@ -136,18 +136,19 @@ struct VmcSink {
 }
 
 impl VmcSink {
-    fn send(&mut self, f: &Frame<'_>, arrival: Option<f64>) {
+    fn send(&mut self, f: &Frame<'_>, arrival: Option<f64>) -> anyhow::Result<()> {
         let mut messages = self.bridge.messages(f);
         if messages.is_empty() {
-            return;
+            return Ok(());
         }
         if let Some(s) = &mut self.smoother {
             let at = arrival.unwrap_or_else(|| self.started.elapsed().as_secs_f64());
             s.apply_all(&mut messages, at);
         }
-        for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
+        for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE)? {
             self.out.send(&d);
         }
+        Ok(())
     }
 }
 
@@ -377,7 +378,7 @@ impl<'o> Decoder<'o> {
                 self.frames += 1;
                 self.print_frame(src, arrival, bytes, &f)?;
                 if let Some(v) = &mut self.vmc {
-                    v.send(&f, arrival);
+                    v.send(&f, arrival)?;
                 }
             }
             Err(e) => {

@@ -304,7 +304,7 @@ impl Dump<'_> {
                     sm.apply_all(&mut messages, at);
                 }
                 sink.frames += 1;
-                for datagram in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
+                for datagram in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE)? {
                     sink.out.send(&datagram);
                 }
             }

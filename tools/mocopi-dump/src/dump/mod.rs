@@ -184,7 +184,7 @@ impl Dump<'_> {
             self.first_arrival = d.arrival;
         }
         if let (Some(sink), Some(v), Ok(p)) = (&mut self.vmc, &self.opts.vmc, &parsed) {
-            sink.packet(p, d.arrival, &self.log, v);
+            sink.packet(p, d.arrival, &self.log, v)?;
         }
         if let (Some(b), Ok(p)) = (&self.opts.bvh, &parsed) {
             self.take_packet(b, d.src, p)?;

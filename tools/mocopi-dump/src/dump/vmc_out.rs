@@ -75,7 +75,7 @@ impl VmcSink {
         arrival: Option<f64>,
         log: &Log,
         opts: &VmcOut,
-    ) {
+    ) -> anyhow::Result<()> {
         match &p.body {
             // A rest pose with NaN or infinities would put NaN into every
             // bone sent; keep the skeleton we have (or keep waiting).
@@ -122,14 +122,14 @@ impl VmcSink {
                             self.waiting
                         ));
                     }
-                    return;
+                    return Ok(());
                 };
                 if let Some(s) = &mut self.smoother {
                     s.apply_all(&mut messages, t);
                 }
                 self.frames += 1;
                 if !self.out.targets().is_empty() {
-                    for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE) {
+                    for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE)? {
                         self.out.send(&d);
                     }
                 }
@@ -143,6 +143,7 @@ impl VmcSink {
             }
             Body::Sensor(_) => {}
         }
+        Ok(())
     }
 }
 

@@ -47,7 +47,7 @@ pub(crate) fn vmc_frame(k: u32) -> Vec<Vec<u8>> {
         },
         Vmc::Time(k as f32 / 60.0),
     ];
-    vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE)
+    vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE).unwrap()
 }
 
 /// Sends `frames` VMC frames at 60 fps from a thread.

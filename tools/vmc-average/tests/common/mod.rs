@@ -49,7 +49,7 @@ pub(crate) fn frame(head_deg: f32, t: f32) -> Vec<Vec<u8>> {
         },
         Message::Time(t),
     ];
-    vmc::frame_datagrams(&f, vmc::MAX_BUNDLE)
+    vmc::frame_datagrams(&f, vmc::MAX_BUNDLE).unwrap()
 }
 
 /// A sender of frames at 50 Hz until told to stop; `head` may change while it runs.
@@ -70,7 +70,7 @@ pub(crate) fn sender(from: &str, to: SocketAddr, head: f32, junk: bool) -> Sende
             }
             if junk && i.is_multiple_of(3) {
                 let _ = socket.send_to(b"\x00garbage", to);
-                let mut bomb = osc::message(&osc::Message::new("/x", vec![]));
+                let mut bomb = osc::message(&osc::Message::new("/x", vec![])).unwrap();
                 for _ in 0..3000 {
                     let mut b = b"#bundle\0\0\0\0\0\0\0\0\x01".to_vec();
                     b.extend_from_slice(&(bomb.len() as i32).to_be_bytes());
