@@ -16,7 +16,7 @@ use mocap_core::pcap::{CaptureReader, Datagrams};
 fuzz_target!(|data: &[u8]| {
     if let Ok(mut r) = CaptureReader::new(Cursor::new(data)) {
         let _ = (r.format(), r.link_type());
-        while let Some(rec) = r.next_record() {
+        while let Some(rec) = r.next_packet() {
             match rec {
                 Ok(rec) => assert!(rec.data.len() <= data.len()),
                 Err(e) => {

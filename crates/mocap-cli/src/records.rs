@@ -69,13 +69,10 @@ impl From<&super::InputError> for ErrorRecord {
     }
 }
 
-/// A receive time (seconds since the epoch) as records write it: µs.
-#[expect(
-    clippy::cast_possible_truncation,
-    reason = "µs since 1970 fit i64 for 292k years"
-)]
-pub fn ts_us(arrival: Option<f64>) -> Option<i64> {
-    arrival.map(|a| (a * 1e6).round() as i64)
+/// A receive time as records write it: to the nearest µs, from the exact
+/// time (never through f64 seconds, which would be off by one µs now and then).
+pub fn ts_us(ts: Option<std::time::Duration>) -> Option<i64> {
+    ts.and_then(|t| i64::try_from((t.as_nanos() + 500) / 1000).ok())
 }
 
 /// One VMC message as a record: typed shapes for what VMC defines, `osc`
@@ -309,6 +306,21 @@ impl super::Record for VmcOut<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ts_us_is_the_nearest_microsecond_of_the_exact_time() {
+        use std::time::Duration;
+        // 1795989220.690868378 s: through f64 seconds this printed …869.
+        let t = Duration::new(1_795_989_220, 690_868_378);
+        assert_eq!(ts_us(Some(t)), Some(1_795_989_220_690_868));
+        assert_ne!(
+            (t.as_secs_f64() * 1e6).round() as i64,
+            1_795_989_220_690_868
+        );
+        assert_eq!(ts_us(Some(Duration::new(0, 1_500))), Some(2));
+        assert_eq!(ts_us(Some(Duration::new(0, 1_499))), Some(1));
+        assert_eq!(ts_us(None), None);
+    }
 
     #[test]
     fn records_keep_wire_values_and_shapes() {

@@ -44,6 +44,10 @@ pub struct Datagram<'a> {
     pub dst: Option<SocketAddr>,
     /// Receive time in seconds: Unix time when live or from a capture; as the file records it otherwise.
     pub arrival: Option<f64>,
+    /// The same time exactly, to the capture's own resolution (an f64 of
+    /// Unix seconds keeps only about 0.24 µs): what records print as `ts_us`
+    /// and `-w` writes.
+    pub ts: Option<Duration>,
     /// The UDP payload.
     pub payload: &'a [u8],
 }
@@ -334,10 +338,12 @@ impl Source {
             Kind::Udp { socket, local } => match socket.recv_from(&mut self.buf) {
                 Ok((n, src)) => {
                     self.len = n;
+                    let now = unix_time();
                     Got::Datagram {
                         src: Some(src),
                         dst: *local,
-                        arrival: Some(unix_now()),
+                        arrival: Some(now.as_secs_f64()),
+                        ts: Some(now),
                     }
                 }
                 Err(e) => match net::recv_failure(&e) {
@@ -362,6 +368,7 @@ impl Source {
                         src: None,
                         dst: None,
                         arrival: None,
+                        ts: None,
                     }
                 }
                 None => Got::End,
@@ -380,6 +387,7 @@ impl Source {
                                 src: None,
                                 dst: None,
                                 arrival: d.arrival,
+                                ts: d.arrival.and_then(|a| Duration::try_from_secs_f64(a).ok()),
                             }
                         }
                         Err(e) => Got::Unreadable(InputError {
@@ -415,6 +423,7 @@ impl Source {
                         src: Some(c.src),
                         dst: Some(c.dst),
                         arrival: Some(c.ts.as_secs_f64()),
+                        ts: Some(c.ts),
                     }
                 }
                 // A damaged capture: what came before was delivered; report and end.
@@ -462,14 +471,19 @@ impl Source {
 
     fn deliver(&mut self, got: Got) -> anyhow::Result<Step<Event<'_>>> {
         Ok(match got {
-            Got::Datagram { src, dst, arrival } => {
+            Got::Datagram {
+                src,
+                dst,
+                arrival,
+                ts,
+            } => {
                 let payload = self.buf.get(..self.len).unwrap_or_default();
                 // Refused before anything else sees it, the recording included.
                 let admitted = self.guard.admit(src);
                 if let Some(r) = &mut self.recorder
                     && (admitted || self.guard.records_refused())
                 {
-                    r.record(src, dst, arrival, payload)?;
+                    r.record(src, dst, ts, payload)?;
                 }
                 if !admitted {
                     return Ok(Step::Idle);
@@ -478,6 +492,7 @@ impl Source {
                     src,
                     dst,
                     arrival,
+                    ts,
                     payload,
                 }))
             }
@@ -509,6 +524,7 @@ enum Got {
         src: Option<SocketAddr>,
         dst: Option<SocketAddr>,
         arrival: Option<f64>,
+        ts: Option<Duration>,
     },
     Unreadable(InputError),
     Idle,
@@ -520,13 +536,11 @@ impl Recorder {
         &mut self,
         src: Option<SocketAddr>,
         dst: Option<SocketAddr>,
-        arrival: Option<f64>,
+        ts: Option<Duration>,
         payload: &[u8],
     ) -> anyhow::Result<()> {
         let unspecified = SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0));
-        let ts = arrival
-            .and_then(|a| Duration::try_from_secs_f64(a).ok())
-            .unwrap_or_else(|| Duration::from_secs_f64(unix_now()));
+        let ts = ts.unwrap_or_else(unix_time);
         let to_port = SocketAddr::from((Ipv4Addr::UNSPECIFIED, self.port));
         match self.writer.write(
             ts,
@@ -776,7 +790,12 @@ fn looks_like_text(head: &[u8]) -> bool {
 
 /// Seconds since the Unix epoch.
 pub fn unix_now() -> f64 {
+    unix_time().as_secs_f64()
+}
+
+/// Now since the Unix epoch, exactly (zero on a clock set before 1970).
+pub fn unix_time() -> Duration {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
+        .unwrap_or_default()
 }

@@ -59,7 +59,7 @@ fn ethernet_frames(ds: &[Dgram], mtu: Option<usize>) -> Vec<(Duration, Vec<u8>)>
     let bytes = w.into_inner();
     let mut r = CaptureReader::new(Cursor::new(bytes)).unwrap();
     let mut out = Vec::new();
-    while let Some(rec) = r.next_record() {
+    while let Some(rec) = r.next_packet() {
         let rec = rec.unwrap();
         out.push((rec.ts, rec.data.to_vec()));
     }

@@ -130,7 +130,7 @@ impl<R: Read> Datagrams<R> {
         // Read before the loop: a record borrows the reader.
         let pcapng = self.reader.format() == FileFormat::PcapNg;
         let meta = loop {
-            let record = match self.reader.next_record() {
+            let record = match self.reader.next_packet() {
                 None => {
                     self.defrag.finish();
                     self.done = true;

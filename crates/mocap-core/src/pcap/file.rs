@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// Largest record or block we accept; a bigger length means a corrupt file.
 /// (A 65,535-byte snaplen packet with pcapng framing is well below this.)
-pub const MAX_RECORD: usize = 1 << 20;
+pub const MAX_PACKET: usize = 1 << 20;
 
 const PCAPNG_SHB: u32 = 0x0A0D_0D0A;
 const PCAPNG_BYTE_ORDER: u32 = 0x1A2B_3C4D;
@@ -30,9 +30,9 @@ pub enum FileFormat {
     PcapNg,
 }
 
-/// One captured link-layer record, borrowed until the next call.
+/// One captured link-layer packet (a pcap record or a pcapng packet block), borrowed until the next call.
 #[derive(Clone, Copy, Debug)]
-pub struct Record<'a> {
+pub struct CapturedPacket<'a> {
     /// Capture time since the Unix epoch.
     pub ts: Duration,
     /// Link type of the interface (LINKTYPE_* number).
@@ -290,8 +290,8 @@ impl<R: Read> CaptureReader<R> {
         self.offset
     }
 
-    /// The next record, `None` at the end of the file.
-    pub fn next_record(&mut self) -> Option<Result<Record<'_>, ReadError>> {
+    /// The next packet, `None` at the end of the file.
+    pub fn next_packet(&mut self) -> Option<Result<CapturedPacket<'_>, ReadError>> {
         if self.done {
             return None;
         }
@@ -305,7 +305,7 @@ impl<R: Read> CaptureReader<R> {
                     .buf
                     .get(meta.data_start..meta.data_end)
                     .unwrap_or_default();
-                Some(Ok(Record {
+                Some(Ok(CapturedPacket {
                     ts: meta.ts,
                     link: meta.link,
                     data,
@@ -333,7 +333,7 @@ impl<R: Read> CaptureReader<R> {
         let o = self.order;
         let [secs, frac, caplen, orig_len] = o.u32s::<4>(&head);
         let len = usize::try_from(caplen).unwrap_or(usize::MAX);
-        if len > MAX_RECORD {
+        if len > MAX_PACKET {
             return Err(ReadError {
                 offset: at,
                 kind: ReadErrorKind::BadLength(u64::from(caplen)),
@@ -504,7 +504,7 @@ impl<R: Read> CaptureReader<R> {
         min: usize,
     ) -> Result<(), ReadError> {
         let total_usize = usize::try_from(total).unwrap_or(usize::MAX);
-        if total_usize < min || !total_usize.is_multiple_of(4) || total_usize > MAX_RECORD {
+        if total_usize < min || !total_usize.is_multiple_of(4) || total_usize > MAX_PACKET {
             return Err(bad_len(at, total));
         }
         self.read_into_buf(total_usize - read, at)?;

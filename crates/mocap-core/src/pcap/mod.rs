@@ -48,7 +48,7 @@ mod write;
 
 pub use datagrams::{CaptureError, CaptureStats, Captured, Datagrams};
 pub use defrag::{Defrag, DefragLimits, DefragStats};
-pub use file::{CaptureReader, FileFormat, MAX_RECORD, ReadError, ReadErrorKind, Record};
+pub use file::{CaptureReader, CapturedPacket, FileFormat, MAX_PACKET, ReadError, ReadErrorKind};
 pub use impair::{Fate, Impair, ImpairCounters, ImpairError, ImpairSpec};
 pub use replay::{MAX_DEADLINE, Pace, Schedule};
 pub use write::{MAX_UDP_PAYLOAD_V4, MAX_UDP_PAYLOAD_V6, PcapNgWriter, checksum};

@@ -24,12 +24,12 @@ use udp::run_udp;
 use mocap_cli::Stopped;
 use mocap_cli::net;
 use mocap_cli::net::Fanout;
-use mocap_cli::unix_now;
 use mocap_cli::{
     Datagram, ErrorRecord, Input, InputError, Log, LogArgs, Output, Source, StopArgs, TextInput,
     WriteArgs, install_ctrlc,
 };
 use mocap_cli::{report, round3, summary_kind};
+use mocap_cli::{ts_us, unix_time};
 use mocap_core::bridge::{FaceBridge, FaceOptions};
 use mocap_core::ifm::handshake::{Action as HandshakeAction, Handshake, Transport};
 use mocap_core::ifm::{self, Command, Frame};
@@ -341,6 +341,7 @@ impl<'o> Decoder<'o> {
         &mut self,
         src: Option<SocketAddr>,
         arrival: Option<f64>,
+        ts: Option<Duration>,
         bytes: &[u8],
     ) -> anyhow::Result<()> {
         if ifm::is_command(bytes) {
@@ -376,7 +377,7 @@ impl<'o> Decoder<'o> {
                     stats.last = Some(at);
                 }
                 self.frames += 1;
-                self.print_frame(src, arrival, bytes, &f)?;
+                self.print_frame(src, ts, bytes, &f)?;
                 if let Some(v) = &mut self.vmc {
                     v.send(&f, arrival)?;
                 }
@@ -406,7 +407,7 @@ impl<'o> Decoder<'o> {
     fn print_frame(
         &mut self,
         src: Option<SocketAddr>,
-        arrival: Option<f64>,
+        ts: Option<Duration>,
         bytes: &[u8],
         f: &Frame<'_>,
     ) -> anyhow::Result<()> {
@@ -419,7 +420,7 @@ impl<'o> Decoder<'o> {
             OutputFormat::Json => self.out.json(&FrameRecord {
                 kind: "ifm.frame",
                 src,
-                ts_us: arrival.map(|a| (a * 1e6).round() as i64),
+                ts_us: ts_us(ts),
                 tracking: f.tracking,
                 blendshapes: f.arkit().collect(),
                 head: f.head.map(|h| HeadRecord {

@@ -8,7 +8,7 @@ use anyhow::Context as _;
 
 use super::{
     Command, Decoder, Handshake, HandshakeAction, Options, Stopped, Transport, command_socket,
-    phone_guard, send, unix_now,
+    phone_guard, send, unix_time,
 };
 use mocap_cli::net;
 use mocap_core::ifm;
@@ -124,7 +124,9 @@ impl FeedHandler<TcpFeed> for TcpMode<'_> {
                 frames.clear();
                 self.splitter.push(bytes, &mut |f| frames.push(f.to_vec()));
                 for f in &self.frames {
-                    self.dec.frame_bytes(Some(peer), Some(unix_now()), f)?;
+                    let now = unix_time();
+                    self.dec
+                        .frame_bytes(Some(peer), Some(now.as_secs_f64()), Some(now), f)?;
                     // `--count` frames: the rest of this read is not printed.
                     if self
                         .dec

@@ -53,7 +53,7 @@ impl UdpMode<'_> {
 impl UdpMode<'_> {
     fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
         let before = self.dec.frames;
-        self.dec.frame_bytes(d.src, d.arrival, d.payload)?;
+        self.dec.frame_bytes(d.src, d.arrival, d.ts, d.payload)?;
         if let Some(h) = &mut self.handshake
             && self.dec.frames > before
         {

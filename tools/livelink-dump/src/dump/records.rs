@@ -30,7 +30,7 @@ impl Head {
     fn new(d: &Datagram<'_>, p: &Packet<'_>) -> Self {
         Self {
             src: d.src,
-            ts_us: ts_us(d.arrival),
+            ts_us: ts_us(d.ts),
             device: p.device().into_owned(),
             subject: p.subject().into_owned(),
             frame: p.time.frame,
@@ -151,7 +151,7 @@ impl NoFaceRecord {
 pub(super) fn error_record(d: &Datagram<'_>, e: &livelink::Error) -> ErrorRecord {
     let mut r = ErrorRecord::new(e.kind.to_string());
     r.src = d.src;
-    r.ts_us = ts_us(d.arrival);
+    r.ts_us = ts_us(d.ts);
     r.offset = Some(e.offset);
     r.tag = Some(e.field.as_str().to_owned());
     r.len = Some(d.payload.len());

@@ -26,7 +26,7 @@ impl PacketHead {
         let ip = p.sender.and_then(|s| s.ip());
         Self {
             src: d.src,
-            ts_us: ts_us(d.arrival),
+            ts_us: ts_us(d.ts),
             sender_ip: ip.map(|ip| ip.to_string()),
             sender_port: p.sender.map(|s| s.rcvp),
             // Kept when it does not unpack, so nothing on the wire is hidden.
@@ -144,7 +144,7 @@ pub(super) struct UnknownRecord {
 pub(super) fn smf_error(d: &Datagram<'_>, e: &smf::Error) -> ErrorRecord {
     let mut r = ErrorRecord::new(e.kind.to_string());
     r.src = d.src;
-    r.ts_us = ts_us(d.arrival);
+    r.ts_us = ts_us(d.ts);
     r.offset = Some(e.offset);
     r.tag = e.tag.map(|t| t.to_string());
     r.len = Some(d.payload.len());
