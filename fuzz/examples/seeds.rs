@@ -123,16 +123,18 @@ fn main() {
     frame.push(vmc::Message::BlendApply);
     frame.push(vmc::Message::Available { loaded: 1, calibration: None, tracking: None });
     frame.push(vmc::Message::Time(12.5));
-    let mut vmc_seeds = vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE);
+    let mut vmc_seeds = vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE).expect("encodable");
     let all: Vec<osc::Message> = frame.iter().map(vmc::Message::to_osc).collect();
-    let flat = osc::bundle(&all);
-    let nested = osc::encode(&osc::Packet::Bundle {
+    let flat = osc::bundle(&all).expect("encodable");
+    let nested = osc::PacketRepr::Bundle {
         timetag: (0, 1),
         content: vec![osc::decode(&flat).expect("own bundle decodes")],
-    });
+    }
+    .to_bytes()
+    .expect("encodable");
     vmc_seeds.push(flat);
     vmc_seeds.push(nested);
-    vmc_seeds.push(osc::message(&osc::Message::new("/VMC/Ext/Bone/Pos", vec![osc::Arg::String("Hips".into()), osc::Arg::Double(1.0)])));
+    vmc_seeds.push(osc::message(&osc::Message::new("/VMC/Ext/Bone/Pos", vec![osc::Arg::String("Hips".into()), osc::Arg::Double(1.0)])).expect("encodable"));
     for (i, d) in vmc_seeds.iter().enumerate() {
         out.put("osc_vmc_differential", &format!("vmc-{i}"), d);
         out.put("vmc_typed", &format!("vmc-{i}"), d);
