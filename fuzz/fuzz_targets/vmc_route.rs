@@ -113,10 +113,10 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(out.args.len(), m.args.len());
             let renamed = rules.rename.is_some() && addr == "/VMC/Ext/Blend/Val";
             if !renamed {
-                assert_eq!(&out, m);
+                assert_eq!(wire(&out), wire(m));
             } else {
                 // Only the name (the first argument, when it is one) changes.
-                assert_eq!(out.args.get(1..), m.args.get(1..));
+                assert_eq!(format!("{:?}", out.args.get(1..)), format!("{:?}", m.args.get(1..)));
             }
             if LIMITED.contains(&addr) {
                 offered += 1;
@@ -127,7 +127,7 @@ fuzz_target!(|data: &[u8]| {
                     send(now, m, &mut last_sent);
                 }
             } else {
-                assert_eq!(limiter.offer(now, out.clone()), Some(out), "an unlimited message was held");
+                assert_eq!(limiter.offer(now, out.clone()).map(|m| wire(&m)), Some(wire(&out)), "an unlimited message was held");
             }
         }
         if i % 2 == 1 {
@@ -149,6 +149,12 @@ fuzz_target!(|data: &[u8]| {
     }
     assert_eq!(offered, sent_count + limiter.superseded(), "updates lost to the limit");
     for (key, m) in &newest {
-        assert_eq!(final_sent.get(key), Some(m), "the newest value of {key:?} never went out");
+        assert_eq!(final_sent.get(key).map(wire), Some(wire(m)), "the newest value of {key:?} never went out");
     }
 });
+
+/// A message as its bytes: `==` on messages is false for a NaN argument,
+/// which passes the relay unchanged all the same.
+fn wire(m: &osc::Message) -> Vec<u8> {
+    osc::message(m).expect("a decoded message can be written")
+}
