@@ -171,6 +171,47 @@ fn main() {
     }
     out.put("health", "model", &health);
 
+    // smooth: mode byte (even: Smoother, odd: the filters), then ops: a
+    // bone (op 0, pos and rot as f32), a blendshape (1), T (2), arrival (3).
+    let mut smooth = vec![0u8];
+    for k in 0..4u16 {
+        let t = f32::from(k) / 60.0;
+        smooth.push(0);
+        for v in [0.0f32, 0.9, t, 0.0, t.sin(), 0.0, t.cos()] {
+            smooth.extend_from_slice(&v.to_le_bytes());
+        }
+        smooth.push(1);
+        smooth.extend_from_slice(&(t * 3.0).to_le_bytes());
+        smooth.push(2);
+        smooth.extend_from_slice(&t.to_le_bytes());
+        smooth.push(3);
+        smooth.extend_from_slice(&167u16.to_le_bytes());
+    }
+    out.put("smooth", "smoother", &smooth);
+    // The filters: flags, rate, then (op, t, values) with f64 samples.
+    let mut filters = vec![1u8, 0];
+    filters.extend_from_slice(&60f64.to_le_bytes());
+    for k in 0..4u8 {
+        let t = f64::from(k) / 60.0;
+        for (op, values) in [(0u8, vec![t]), (1, vec![t, 1.0, 0.0]), (2, vec![0.0, t.sin(), 0.0, t.cos()])] {
+            filters.push(op);
+            filters.extend_from_slice(&t.to_le_bytes());
+            for v in values {
+                filters.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+    out.put("smooth", "filters", &filters);
+    // impair: a spec, 0xff, then u16 gaps in ms.
+    for (name, spec) in [("all", "loss=5%,burst=3@2%,dup=10%,reorder=10%,jitter=20ms,seed=7"), ("loss", "loss=50%,seed=1")] {
+        let mut imp = spec.as_bytes().to_vec();
+        imp.push(0xff);
+        for _ in 0..64 {
+            imp.extend_from_slice(&16u16.to_le_bytes());
+        }
+        out.put("impair", name, &imp);
+    }
+
     // DLP3D: a request, and a whole response stream framed as the target reads it.
     let request = dlp3d::Request { class_name: "OrchestratorV4Request".into(), n_channels: 1, sample_width: 2, frame_rate: 16_000, ..Default::default() };
     out.put("dlp3d", "request", &dlp3d::encode_request(&request));

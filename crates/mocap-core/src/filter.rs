@@ -23,6 +23,13 @@
 //! *filtered* value, and a timestamp that does not advance keeps the previous
 //! period.
 //!
+//! No sample leaves a filter stuck. A sample that is not finite is dropped
+//! (the last output repeats), and a period so short that its rate is not
+//! finite keeps the previous rate. A jump so large, or so fast, that the
+//! speed overflows restarts the filter at the new sample, as if it were the
+//! first. Before this rule, an infinite speed turned into a NaN that stayed
+//! in the state for good, and the filter froze at its last output.
+//!
 //! [`Rotation`] applies the same rule on the unit sphere: the speed is the
 //! angle between the incoming rotation and the last output, divided by Te,
 //! the step is a slerp from the last output, and each input is first moved
@@ -109,6 +116,7 @@ impl Clock {
         if let Some(t) = t.filter(|t| t.is_finite()) {
             if let Some(last) = self.last
                 && t > last
+                && (1.0 / (t - last)).is_finite()
             {
                 self.rate = 1.0 / (t - last);
             }
@@ -141,26 +149,27 @@ impl Scalar {
     /// Filters `x` sampled at `t` seconds (`None`: at the current rate).
     pub fn filter(&mut self, x: f64, t: Option<f64>) -> f64 {
         let rate = self.clock.tick(t);
+        if !x.is_finite() {
+            return self.x.unwrap_or(x);
+        }
         let p = self.params;
-        let speed = self.x.map_or(0.0, |prev| (x - prev) * rate);
+        let Some(prev) = self.x else {
+            self.x = Some(x);
+            self.dx = Some(0.0);
+            return x;
+        };
+        let speed = (x - prev) * rate;
         let dx = match self.dx {
             None => speed,
-            Some(prev) => prev + alpha(p.dcutoff, rate) * (speed - prev),
+            Some(d) => d + alpha(p.dcutoff, rate) * (speed - d),
         };
-        self.dx = Some(dx);
-        let out = match self.x {
-            None => x,
-            Some(prev) => {
-                let a = alpha(p.min_cutoff + p.beta * dx.abs(), rate);
-                prev + a * (x - prev)
-            }
-        };
-        // A NaN sample would stick for ever; drop it and keep the last output.
-        if out.is_finite() {
-            self.x = Some(out);
+        let out = prev + alpha(p.min_cutoff + p.beta * dx.abs(), rate) * (x - prev);
+        if dx.is_finite() && out.is_finite() {
+            (self.x, self.dx) = (Some(out), Some(dx));
             out
         } else {
-            self.x.unwrap_or(x)
+            (self.x, self.dx) = (Some(x), Some(0.0));
+            x
         }
     }
 }
@@ -206,8 +215,13 @@ impl Vector {
         let norm = dx.iter().map(|v| v * v).sum::<f64>().sqrt();
         let a = alpha(p.min_cutoff + p.beta * norm, rate);
         let out = zip(prev, x, |p, x| p + a * (x - p));
-        self.x = Some(out);
-        out
+        if dx.iter().chain(&out).all(|v| v.is_finite()) {
+            (self.x, self.dx) = (Some(out), Some(dx));
+            out
+        } else {
+            (self.x, self.dx) = (Some(x), Some([0.0; 3]));
+            x
+        }
     }
 }
 
@@ -256,6 +270,10 @@ impl Rotation {
             None => speed,
             Some(s) => s + alpha(p.dcutoff, rate) * (speed - s),
         };
+        if !s.is_finite() {
+            (self.q, self.speed) = (Some(q), Some(0.0));
+            return q;
+        }
         self.speed = Some(s);
         let out = slerp(prev, q, alpha(p.min_cutoff + p.beta * s, rate));
         self.q = Some(out);
@@ -421,5 +439,58 @@ mod tests {
                 assert!(t - y[2] <= 2.0 / RATE, "frame {k}: {}", t - y[2]);
             }
         }
+    }
+
+    /// Ten seconds of a steady signal at 60 fps after `bad` samples: where
+    /// each filter ends up. At the slowest default cutoff (0.5 Hz) an error
+    /// shrinks to 0.95^600 ≈ 1e-13 of where it started.
+    fn after<T: Copy>(bad: &[(T, f64)], steady: T, mut f: impl FnMut(T, Option<f64>) -> T) -> T {
+        for &(x, t) in bad {
+            f(x, Some(t));
+        }
+        let mut y = steady;
+        for k in 0..600 {
+            y = f(steady, Some(f64::from(k) / RATE));
+        }
+        y
+    }
+
+    /// Found by the `smooth` fuzz target (its input is in
+    /// fuzz/regressions/smooth): a sample 1.9e185 away, 1.6e-305 s after
+    /// the last, overflowed the speed. The infinite speed became a NaN that
+    /// stayed, and every later output was the one before it. The same freeze
+    /// came from one NaN or infinite weight, which a VMC sender can send
+    /// (`--smooth` then froze that blendshape until restart), and from two
+    /// timestamps a subnormal apart (an infinite rate).
+    #[test]
+    fn no_sample_leaves_a_filter_frozen() {
+        let scalar_cases: [&[(f64, f64)]; 4] = [
+            &[(0.0, 0.0), (f64::NAN, 0.1)],
+            &[(0.0, 0.0), (f64::INFINITY, 0.1)],
+            &[(0.0, 0.0), (1.9e185, 1.6e-305)],
+            &[(0.0, 0.0), (0.0, 5e-324), (0.0, 0.1)],
+        ];
+        for bad in scalar_cases {
+            let mut f = Scalar::new(Params::BLEND, RATE);
+            let y = after(bad, 0.5, |x, t| f.filter(x, t));
+            assert!((y - 0.5).abs() < 1e-9, "{bad:?}: {y}");
+        }
+        let vector_cases: [&[([f64; 3], f64)]; 2] = [
+            &[([0.0; 3], 0.0), ([1.9e185, 0.0, 0.0], 1.6e-305)],
+            &[([-1e308; 3], 0.0), ([1e308; 3], 0.1)],
+        ];
+        for bad in vector_cases {
+            let mut f = Vector::new(Params::POSITION, RATE);
+            let y = after(bad, [0.1, 0.9, -0.2], |x, t| f.filter(x, t));
+            assert!(
+                (y[0] - 0.1).abs() + (y[1] - 0.9).abs() + (y[2] + 0.2).abs() < 1e-9,
+                "{bad:?}: {y:?}"
+            );
+        }
+        let id = [0.0, 0.0, 0.0, 1.0];
+        let mut f = Rotation::new(Params::ROTATION, RATE);
+        let target = about_z(30.0);
+        let y = after(&[(id, 0.0), (id, 5e-324)], target, |q, t| f.filter(q, t));
+        assert!(angle_between(y, target) < 1e-6, "{y:?}");
     }
 }

@@ -254,4 +254,35 @@ mod tests {
         }
         assert_eq!(s.len(), MAX_NAMES);
     }
+
+    /// A sender may put NaN or infinity in a weight (the relay forwards it
+    /// as sent). Before the filters dropped such samples cleanly, one of them
+    /// froze that blendshape under `--smooth` until the tool restarted.
+    #[test]
+    fn a_nan_or_infinite_weight_repeats_the_last_and_freezes_nothing() {
+        for bad in [f32::NAN, f32::INFINITY] {
+            let mut s = Smoother::new(SmoothOptions::default());
+            let mut weight = |value: f32, k: u16| {
+                let mut f = [
+                    Message::BlendVal {
+                        name: "Joy".into(),
+                        value,
+                    },
+                    Message::Time(f32::from(k) / 60.0),
+                ];
+                s.apply_all(&mut f, 0.0);
+                match f[0] {
+                    Message::BlendVal { value, .. } => value,
+                    ref other => panic!("{other:?}"),
+                }
+            };
+            let before = weight(0.2, 0);
+            assert_eq!(weight(bad, 1).to_bits(), before.to_bits());
+            let mut y = 0.0;
+            for k in 2..602 {
+                y = weight(0.8, k);
+            }
+            assert!((y - 0.8).abs() < 1e-5, "{bad}: stuck at {y}");
+        }
+    }
 }
