@@ -202,6 +202,36 @@ fn main() {
         }
     }
     out.put("smooth", "filters", &filters);
+    // tracker_stream: mode (bit 0 VMT, bit 1 head, bit 7 whole frames),
+    // groups, rate (tenths of Hz), height, then ops: bone (index * 4), root
+    // (1), T (2), arrival (3).
+    let skeleton: [(&str, [f32; 3]); 8] = [
+        ("Hips", [0.0, 0.9, 0.0]),
+        ("Spine", [0.0, 0.1, 0.0]),
+        ("Chest", [0.0, 0.15, 0.0]),
+        ("Neck", [0.0, 0.25, 0.0]),
+        ("Head", [0.0, 0.1, 0.0]),
+        ("LeftUpperLeg", [-0.1, -0.05, 0.0]),
+        ("LeftLowerLeg", [0.0, -0.4, 0.0]),
+        ("LeftFoot", [0.0, -0.4, 0.0]),
+    ];
+    for (name, header) in [("vrchat", [2u8, 0, 0, 0, 0]), ("vmt-frames-capped", [0x81, 0, 0x58, 0x02, 0])] {
+        let mut ts = header.to_vec();
+        for k in 0..3u8 {
+            for (bone, pos) in skeleton {
+                let i = vmc::bone_index(bone).expect("a HumanBodyBones name");
+                ts.push(u8::try_from(i * 4).expect("55 bones fit"));
+                for v in pos.into_iter().chain([0.0, 0.0, 0.0, 1.0]) {
+                    ts.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+            ts.push(2);
+            ts.extend_from_slice(&(f32::from(k) / 60.0).to_le_bytes());
+            ts.push(3);
+            ts.extend_from_slice(&167u16.to_le_bytes());
+        }
+        out.put("tracker_stream", name, &ts);
+    }
     // impair: a spec, 0xff, then u16 gaps in ms.
     for (name, spec) in [("all", "loss=5%,burst=3@2%,dup=10%,reorder=10%,jitter=20ms,seed=7"), ("loss", "loss=50%,seed=1")] {
         let mut imp = spec.as_bytes().to_vec();

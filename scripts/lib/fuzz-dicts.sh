@@ -5,6 +5,7 @@ dict_for() {
     case "$1" in
         smf) echo smf ;;
         osc_vmc_differential|vmc_typed|vmc_route) echo osc ;;
+        smooth|tracker_stream) echo floats ;;
         ifm_frame|ifm_tcp) echo ifm ;;
         *) echo "$1" ;;
     esac
