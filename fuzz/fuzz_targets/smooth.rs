@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use libfuzzer_sys::fuzz_target;
 use mocap_core::filter::{Params, Rotation, Scalar, Vector};
+use mocap_fuzz::Bytes;
 use mocap_core::quat::dot;
 use mocap_core::vmc::{Message, SmoothOptions, Smoother};
 
@@ -26,25 +27,6 @@ const STEADY: u32 = 600;
 const TARGET_ROT: [f64; 4] = [0.0, 0.258_819_045_102_520_7, 0.0, 0.965_925_826_289_068_3];
 const TARGET_POS: [f64; 3] = [0.1, 0.9, -0.2];
 const TARGET_BLEND: f64 = 0.5;
-
-struct Bytes<'a>(&'a [u8]);
-
-impl Bytes<'_> {
-    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
-        let (head, rest) = self.0.split_first_chunk::<N>()?;
-        self.0 = rest;
-        Some(*head)
-    }
-    fn u8(&mut self) -> Option<u8> {
-        self.take::<1>().map(|[b]| b)
-    }
-    fn f32(&mut self) -> Option<f32> {
-        self.take().map(f32::from_le_bytes)
-    }
-    fn f64(&mut self) -> Option<f64> {
-        self.take().map(f64::from_le_bytes)
-    }
-}
 
 fn usable(q: [f64; 4]) -> bool {
     let n = dot(q, q);
@@ -79,9 +61,7 @@ fn smoother(mut b: Bytes) {
         match op % 4 {
             0 => {
                 let name = BONES[usize::from(op / 4) % BONES.len()];
-                let (Some(p), Some(r)) = (b.take::<12>(), b.take::<16>()) else { break };
-                let pos: [f32; 3] = std::array::from_fn(|i| f32::from_le_bytes(p[4 * i..4 * i + 4].try_into().unwrap()));
-                let rot: [f32; 4] = std::array::from_fn(|i| f32::from_le_bytes(r[4 * i..4 * i + 4].try_into().unwrap()));
+                let (Some(pos), Some(rot)) = (b.f32s::<3>(), b.f32s::<4>()) else { break };
                 if !bones.contains(&name) {
                     bones.push(name);
                 }

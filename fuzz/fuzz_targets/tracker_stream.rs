@@ -16,29 +16,10 @@
 use libfuzzer_sys::fuzz_target;
 use mocap_core::osc::{self, Arg};
 use mocap_core::vmc::trackers::{SLOTS, Selection, Slot, VMT_MAX_BASE, VMT_MAX_INDEX, VmtOptions, VrchatOptions};
+use mocap_fuzz::Bytes;
 use mocap_core::vmc::{HUMAN_BODY_BONES, MAX_BUNDLE, Message, TrackerFormat, TrackerOptions, TrackerStream};
 
 const GROUPS: [&str; 5] = ["hips", "feet", "knees", "chest", "elbows"];
-
-struct Bytes<'a>(&'a [u8]);
-
-impl Bytes<'_> {
-    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
-        let (head, rest) = self.0.split_first_chunk::<N>()?;
-        self.0 = rest;
-        Some(*head)
-    }
-    fn u8(&mut self) -> Option<u8> {
-        self.take::<1>().map(|[b]| b)
-    }
-    fn f32s<const N: usize>(&mut self) -> Option<[f32; N]> {
-        let mut out = [0.0; N];
-        for v in &mut out {
-            *v = f32::from_le_bytes(self.take()?);
-        }
-        Some(out)
-    }
-}
 
 fn floats(args: &[Arg]) -> Vec<f32> {
     args.iter()
@@ -138,7 +119,7 @@ fuzz_target!(|data: &[u8]| {
             }
             2 => match (op / 4) % 3 {
                 0 => {
-                    let Some([t]) = b.f32s::<1>() else { break };
+                    let Some(t) = b.f32() else { break };
                     Message::Time(t)
                 }
                 1 => Message::Available { loaded: 1, calibration: None, tracking: None },

@@ -16,21 +16,14 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use mocap_core::osc::{self, Arg};
 use mocap_core::vmc::{self, Message, Method, MixConfig, MixSchedule, Mixer};
+use mocap_fuzz::Bytes;
 
 const BONES: [&str; 4] = ["Hips", "Spine", "Head", "LeftHand"];
 const BLENDS: [&str; 3] = ["A", "Blink", "Joy"];
 
-struct Bytes<'a>(&'a [u8]);
-
-impl Bytes<'_> {
-    fn byte(&mut self) -> Option<u8> {
-        let (b, rest) = self.0.split_first()?;
-        self.0 = rest;
-        Some(*b)
-    }
-    fn small(&mut self) -> Option<f32> {
-        Some(f32::from(self.byte()? as i8) / 64.0)
-    }
+/// A value within ±2 in steps of 1/64, from one byte.
+fn small(b: &mut Bytes) -> Option<f32> {
+    Some(f32::from(b.u8()? as i8) / 64.0)
 }
 
 fn vmc(address: &str, args: Vec<Arg>) -> Message {
@@ -74,7 +67,7 @@ fn same(a: &[Message], b: &[Message]) {
 fuzz_target!(|data: &[u8]| {
     let mut b = Bytes(data);
     let (Some(s), Some(r), Some(g), Some(m), Some(st), Some(n), Some(w)) =
-        (b.byte(), b.byte(), b.byte(), b.byte(), b.byte(), b.byte(), b.byte())
+        (b.u8(), b.u8(), b.u8(), b.u8(), b.u8(), b.u8(), b.u8())
     else {
         return;
     };
@@ -102,13 +95,13 @@ fuzz_target!(|data: &[u8]| {
     let mut one = Mixer::new(cfg(1), 1);
     let mut many = Mixer::new(cfg(sources), sources);
     let mut now = Duration::ZERO;
-    while let Some(op) = b.byte() {
+    while let Some(op) = b.u8() {
         let msg = match op % 7 {
             0 => {
                 let name = BONES[usize::from(op / 7 % 4)];
                 let mut v = [0f32; 7];
                 for x in &mut v {
-                    *x = b.small().unwrap_or(0.5);
+                    *x = small(&mut b).unwrap_or(0.5);
                 }
                 // Methods need a rotation to average; a zero one is refused.
                 if v[3..].iter().all(|x| *x == 0.0) {
@@ -118,12 +111,12 @@ fuzz_target!(|data: &[u8]| {
                 let n = rot.iter().map(|x| x * x).sum::<f32>().sqrt();
                 Some(Message::BonePos { name: name.to_owned(), pos: [v[0], v[1], v[2]], rot: rot.map(|x| x / n) })
             }
-            1 => Some(Message::BlendVal { name: BLENDS[usize::from(op / 7 % 3)].to_owned(), value: b.small().unwrap_or(0.0) }),
+            1 => Some(Message::BlendVal { name: BLENDS[usize::from(op / 7 % 3)].to_owned(), value: small(&mut b).unwrap_or(0.0) }),
             2 => Some(vmc("/VMC/Ext/Blend/Apply", vec![])),
             3 => Some(vmc("/VMC/Ext/OK", vec![Arg::Int(1)])),
             4 => Some(vmc("/VMC/Ext/T", vec![Arg::Float(now.as_secs_f32())])),
             5 => {
-                now += Duration::from_millis(u64::from(b.byte().unwrap_or(0)));
+                now += Duration::from_millis(u64::from(b.u8().unwrap_or(0)));
                 None
             }
             _ => {

@@ -116,9 +116,11 @@ impl Clock {
         if let Some(t) = t.filter(|t| t.is_finite()) {
             if let Some(last) = self.last
                 && t > last
-                && (1.0 / (t - last)).is_finite()
             {
-                self.rate = 1.0 / (t - last);
+                let rate = 1.0 / (t - last);
+                if rate.is_finite() {
+                    self.rate = rate;
+                }
             }
             self.last = Some(t);
         }
@@ -132,7 +134,8 @@ pub struct Scalar {
     params: Params,
     clock: Clock,
     x: Option<f64>,
-    dx: Option<f64>,
+    /// The low-passed speed (0 until a second sample).
+    dx: f64,
 }
 
 impl Scalar {
@@ -142,7 +145,7 @@ impl Scalar {
             params,
             clock: Clock::new(rate),
             x: None,
-            dx: None,
+            dx: 0.0,
         }
     }
 
@@ -154,21 +157,17 @@ impl Scalar {
         }
         let p = self.params;
         let Some(prev) = self.x else {
-            self.x = Some(x);
-            self.dx = Some(0.0);
+            (self.x, self.dx) = (Some(x), 0.0);
             return x;
         };
         let speed = (x - prev) * rate;
-        let dx = match self.dx {
-            None => speed,
-            Some(d) => d + alpha(p.dcutoff, rate) * (speed - d),
-        };
+        let dx = self.dx + alpha(p.dcutoff, rate) * (speed - self.dx);
         let out = prev + alpha(p.min_cutoff + p.beta * dx.abs(), rate) * (x - prev);
         if dx.is_finite() && out.is_finite() {
-            (self.x, self.dx) = (Some(out), Some(dx));
+            (self.x, self.dx) = (Some(out), dx);
             out
         } else {
-            (self.x, self.dx) = (Some(x), Some(0.0));
+            (self.x, self.dx) = (Some(x), 0.0);
             x
         }
     }
@@ -180,7 +179,8 @@ pub struct Vector {
     params: Params,
     clock: Clock,
     x: Option<[f64; 3]>,
-    dx: Option<[f64; 3]>,
+    /// The low-passed velocity (0 until a second sample).
+    dx: [f64; 3],
 }
 
 impl Vector {
@@ -190,7 +190,7 @@ impl Vector {
             params,
             clock: Clock::new(rate),
             x: None,
-            dx: None,
+            dx: [0.0; 3],
         }
     }
 
@@ -200,26 +200,21 @@ impl Vector {
         let p = self.params;
         let Some(prev) = self.x.filter(|_| x.iter().all(|v| v.is_finite())) else {
             if x.iter().all(|v| v.is_finite()) {
-                self.x = Some(x);
-                self.dx = Some([0.0; 3]);
+                (self.x, self.dx) = (Some(x), [0.0; 3]);
             }
             return self.x.unwrap_or(x);
         };
         let speed = zip(x, prev, |x, p| (x - p) * rate);
         let ad = alpha(p.dcutoff, rate);
-        let dx = match self.dx {
-            None => speed,
-            Some(d) => zip(d, speed, |d, s| d + ad * (s - d)),
-        };
-        self.dx = Some(dx);
+        let dx = zip(self.dx, speed, |d, s| d + ad * (s - d));
         let norm = dx.iter().map(|v| v * v).sum::<f64>().sqrt();
         let a = alpha(p.min_cutoff + p.beta * norm, rate);
         let out = zip(prev, x, |p, x| p + a * (x - p));
         if dx.iter().chain(&out).all(|v| v.is_finite()) {
-            (self.x, self.dx) = (Some(out), Some(dx));
+            (self.x, self.dx) = (Some(out), dx);
             out
         } else {
-            (self.x, self.dx) = (Some(x), Some([0.0; 3]));
+            (self.x, self.dx) = (Some(x), [0.0; 3]);
             x
         }
     }
@@ -232,7 +227,8 @@ pub struct Rotation {
     params: Params,
     clock: Clock,
     q: Option<[f64; 4]>,
-    speed: Option<f64>,
+    /// The low-passed angular speed (0 until a second sample).
+    speed: f64,
 }
 
 impl Rotation {
@@ -242,7 +238,7 @@ impl Rotation {
             params,
             clock: Clock::new(rate),
             q: None,
-            speed: None,
+            speed: 0.0,
         }
     }
 
@@ -258,23 +254,19 @@ impl Rotation {
         }
         let q = normalise(q);
         let Some(prev) = self.q else {
-            self.q = Some(q);
-            self.speed = Some(0.0);
+            (self.q, self.speed) = (Some(q), 0.0);
             return q;
         };
         // q and −q are one rotation: take the one nearer the last output.
         let q = if dot(q, prev) < 0.0 { q.map(|v| -v) } else { q };
         let angle = 2.0 * dot(q, prev).clamp(-1.0, 1.0).acos();
         let speed = angle * rate;
-        let s = match self.speed {
-            None => speed,
-            Some(s) => s + alpha(p.dcutoff, rate) * (speed - s),
-        };
+        let s = self.speed + alpha(p.dcutoff, rate) * (speed - self.speed);
         if !s.is_finite() {
-            (self.q, self.speed) = (Some(q), Some(0.0));
+            (self.q, self.speed) = (Some(q), 0.0);
             return q;
         }
-        self.speed = Some(s);
+        self.speed = s;
         let out = slerp(prev, q, alpha(p.min_cutoff + p.beta * s, rate));
         self.q = Some(out);
         out
