@@ -17,6 +17,8 @@
 #   scripts/demo-pipeline.sh --check    also fail unless the end has every body
 #                                       bone, every blendshape and the counts
 #   PROFILE=debug scripts/demo-pipeline.sh --check   reuse `cargo test`'s build
+#   BIN_DIR=~/.cargo/bin scripts/demo-pipeline.sh    installed tools, no build
+#                                       (or an unpacked release archive, /usr/bin)
 #   PORT_BASE=47000 ...                 where the ten loopback ports start
 #
 # Everything listens on 127.0.0.1; the work files stay in a temp directory
@@ -26,13 +28,24 @@ cd "$(dirname "$0")/.."
 
 check=0
 [ "${1:-}" = "--check" ] && check=1
-profile="${PROFILE:-release}"
-if [ "$profile" = release ]; then
-  cargo build -q --release -p mocopi-dump -p ifm-handshake -p vmc-average -p vmc-relay -p pcap-replay -p motion-stream -p livelink-dump
+tools=(mocopi-dump ifm-handshake vmc-average vmc-relay pcap-replay motion-stream livelink-dump)
+if [ -n "${BIN_DIR:-}" ]; then
+  # Installed tools (cargo install, a release archive, the .deb): no build.
+  bin="$BIN_DIR"
+  for t in "${tools[@]}"; do
+    [ -x "$bin/$t" ] || { echo "demo-pipeline: no $t in BIN_DIR=$bin" >&2; exit 1; }
+  done
 else
-  cargo build -q -p mocopi-dump -p ifm-handshake -p vmc-average -p vmc-relay -p pcap-replay -p motion-stream -p livelink-dump
+  profile="${PROFILE:-release}"
+  packages=()
+  for t in "${tools[@]}"; do packages+=(-p "$t"); done
+  if [ "$profile" = release ]; then
+    cargo build -q --release "${packages[@]}"
+  else
+    cargo build -q "${packages[@]}"
+  fi
+  bin="$PWD/target/$profile"
 fi
-bin="$PWD/target/$profile"
 
 base="${PORT_BASE:-47100}"
 mocopi=$((base)) phone=$((base + 1)) ifm=$((base + 2))
