@@ -46,6 +46,11 @@ windows_prepare() {
   rustup target list --installed 2>/dev/null | grep -qx "$WINDOWS_TARGET" \
     || { echo "windows: rustup target $WINDOWS_TARGET is missing (rustup target add $WINDOWS_TARGET)" >&2; return 1; }
 
+  # Every target (tests, benches, examples) must compile for Windows too: a
+  # contributor there runs `cargo test --workspace`, and Unix-only test code
+  # once broke that without anyone here seeing it.
+  echo "== cargo check --workspace --all-targets --target $WINDOWS_TARGET"
+  cargo check --locked --workspace --all-targets --target "$WINDOWS_TARGET"
   echo "== cargo build --release --target $WINDOWS_TARGET"
   cargo build --release --locked --workspace --bins --target "$WINDOWS_TARGET"
 
@@ -99,13 +104,13 @@ windows_install() {
 # rustls's ring compiles C and assembly, which needs Apple's SDK (on a Mac,
 # `cargo build` builds it as usual).
 MACOS_TARGETS=(aarch64-apple-darwin x86_64-apple-darwin)
-MACOS_PACKAGES=(mocap-core mocap-cli mocopi-dump ifm-handshake livelink-dump vmc-relay vmc-average pcap-replay)
+MACOS_PACKAGES=(mocap-core mocap-cli mocap-testutil mocopi-dump ifm-handshake livelink-dump vmc-relay vmc-average pcap-replay)
 
 macos_check() {
   local t p args=()
   for p in "${MACOS_PACKAGES[@]}"; do args+=(-p "$p"); done
   for t in "${MACOS_TARGETS[@]}"; do
-    echo "== cargo check --target $t (${MACOS_PACKAGES[*]}; not motion-stream: ring needs Apple's C toolchain)"
-    cargo check --locked --target "$t" "${args[@]}" --bins --lib
+    echo "== cargo check --all-targets --target $t (${MACOS_PACKAGES[*]}; not motion-stream: ring needs Apple's C toolchain)"
+    cargo check --locked --target "$t" "${args[@]}" --all-targets
   done
 }

@@ -33,7 +33,8 @@ pub use exit::{
 };
 pub use generate::{Generate, GenerateArgs, command, generated, parse};
 pub use output::{
-    CaptureRecord, Human, Log, Output, Record, report, round3, summary_head, summary_kind,
+    CaptureRecord, Human, Log, Output, Record, fps_text, plural, report, round3, summary_head,
+    summary_kind,
 };
 #[cfg(feature = "realtime")]
 pub use realtime::{Tuned, tune_current_thread};

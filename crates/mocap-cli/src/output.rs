@@ -15,12 +15,17 @@ pub struct Output {
     out: BufWriter<Box<dyn Write + Send>>,
     live: bool,
     record: Vec<u8>,
+    /// Named in write errors: "No space left on device" alone does not say
+    /// which output filled the disk.
+    name: &'static str,
 }
 
 impl Output {
     /// Stdout, flushing per record when `live`.
     pub fn stdout(live: bool) -> Self {
-        Self::new(io::stdout(), live)
+        let mut out = Self::new(io::stdout(), live);
+        out.name = "standard output";
+        out
     }
 
     /// Records to `w` (a file, a buffer a test reads), flushing per record
@@ -30,6 +35,7 @@ impl Output {
             out: BufWriter::with_capacity(64 * 1024, Box::new(w)),
             live,
             record: Vec::with_capacity(4096),
+            name: "output",
         }
     }
 
@@ -43,7 +49,8 @@ impl Output {
         self.record.clear();
         serde_json::to_writer(&mut self.record, record).map_err(io::Error::other)?;
         self.record.push(b'\n');
-        self.out.write_all(&self.record)?;
+        let written = self.out.write_all(&self.record);
+        self.checked(written)?;
         self.flush_if_live()
     }
 
@@ -52,7 +59,8 @@ impl Output {
     /// # Errors
     /// Write errors, including a broken pipe.
     pub fn text(&mut self, args: fmt::Arguments<'_>) -> io::Result<()> {
-        self.out.write_fmt(args)?;
+        let written = self.out.write_fmt(args);
+        self.checked(written)?;
         self.flush_if_live()
     }
 
@@ -61,11 +69,25 @@ impl Output {
     /// # Errors
     /// Write errors, including a broken pipe.
     pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        let flushed = self.out.flush();
+        self.checked(flushed)
     }
 
     fn flush_if_live(&mut self) -> io::Result<()> {
-        if self.live { self.out.flush() } else { Ok(()) }
+        if self.live { self.flush() } else { Ok(()) }
+    }
+
+    /// Names the output in a write error. A closed pipe stays the error the
+    /// OS gave, so [`super::is_closed_pipe`] still knows it (on Windows by
+    /// its raw code) and the tool ends quietly.
+    fn checked(&self, r: io::Result<()>) -> io::Result<()> {
+        r.map_err(|e| {
+            if super::is_closed_pipe(&e) {
+                e
+            } else {
+                io::Error::new(e.kind(), format!("writing {}: {e}", self.name))
+            }
+        })
     }
 }
 
@@ -116,6 +138,24 @@ pub fn summary_head(stopped: Option<super::Stopped>) -> impl fmt::Display {
         Some(why) => write!(f, "done ({why})"),
         None => f.write_str("stats"),
     })
+}
+
+/// `n` and its noun, singular for one: `1 error`, `3 errors`.
+#[must_use]
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A rate in summaries: one stream's `59.8 fps`, or for several added
+/// together `2 streams, 119.5 fps in all` (the sum alone reads as one
+/// stream running twice as fast).
+#[must_use]
+pub fn fps_text(fps: f64, streams: usize) -> String {
+    if streams > 1 {
+        format!("{streams} streams, {fps:.1} fps in all")
+    } else {
+        format!("{fps:.1} fps")
+    }
 }
 
 /// The one report path for `stats` and `summary` records: JSON on stdout, or
@@ -288,6 +328,50 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    /// A writer that fails every write with `kind`.
+    struct Failing(io::ErrorKind);
+
+    impl Write for Failing {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            Err(self.0.into())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Err(self.0.into())
+        }
+    }
+
+    #[test]
+    fn counts_and_rates_read_as_english() {
+        assert_eq!(plural(0, "error", "errors"), "0 errors");
+        assert_eq!(plural(1, "error", "errors"), "1 error");
+        assert_eq!(plural(2, "no-face", "no-face"), "2 no-face");
+        assert_eq!(fps_text(59.84, 1), "59.8 fps");
+        assert_eq!(fps_text(59.84, 0), "59.8 fps");
+        assert_eq!(fps_text(119.5, 2), "2 streams, 119.5 fps in all");
+    }
+
+    #[test]
+    fn a_write_error_names_the_output_and_a_closed_pipe_stays_as_it_was() {
+        let mut out = Output::new(Failing(io::ErrorKind::StorageFull), true);
+        let e = out.json(&crate::ErrorRecord::new("bad")).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+        assert!(e.to_string().starts_with("writing output: "), "{e}");
+        let mut out = Output::stdout(false);
+        out.out = BufWriter::new(Box::new(Failing(io::ErrorKind::StorageFull)));
+        out.text(format_args!("{}", "x".repeat(100_000)))
+            .unwrap_err();
+        let e = out.flush().unwrap_err();
+        assert!(
+            e.to_string().starts_with("writing standard output: "),
+            "{e}"
+        );
+        // `| head` closing the pipe must still read as a closed pipe.
+        let mut out = Output::new(Failing(io::ErrorKind::BrokenPipe), true);
+        let e = out.text(format_args!("x\n")).unwrap_err();
+        assert!(super::super::is_closed_pipe(&e));
+        assert!(!e.to_string().contains("writing"), "{e}");
     }
 
     #[test]

@@ -279,6 +279,9 @@ impl<'a> VmcRecord<'a> {
 pub struct VmcOut<'a> {
     /// Sender, when known.
     pub src: Option<SocketAddr>,
+    /// When the datagram was captured (live input: received), as in the
+    /// other protocols' records; `None` for what a tool made (a mix).
+    pub ts: Option<std::time::Duration>,
     /// The message as OSC.
     pub osc: &'a osc::Message,
     /// The message as VMC, when it is one.
@@ -287,7 +290,18 @@ pub struct VmcOut<'a> {
 
 impl Serialize for VmcOut<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        VmcRecord::new(self.src, self.osc, self.typed).serialize(s)
+        #[derive(Serialize)]
+        struct Stamped<'a> {
+            #[serde(flatten)]
+            record: VmcRecord<'a>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            ts_us: Option<i64>,
+        }
+        Stamped {
+            record: VmcRecord::new(self.src, self.osc, self.typed),
+            ts_us: ts_us(self.ts),
+        }
+        .serialize(s)
     }
 }
 
@@ -367,6 +381,7 @@ mod tests {
         let osc = bone.to_osc();
         let out = VmcOut {
             src: None,
+            ts: Some(std::time::Duration::new(1_795_989_220, 690_868_378)),
             osc: &osc,
             typed: Some(&bone),
         };
@@ -380,15 +395,21 @@ mod tests {
         let v = serde_json::to_value(out).unwrap();
         assert_eq!(v["type"], "vmc.bone");
         assert_eq!(v["pos"][1].as_f64().unwrap(), f64::from(0.2f32));
+        // The capture time, in the same field and unit as mocopi's records.
+        assert_eq!(v["ts_us"], 1_795_989_220_690_868_i64);
+        let line = serde_json::to_string(&out).unwrap();
+        assert!(line.starts_with(r#"{"type":"vmc.bone","#), "{line}");
         let plain = osc::Message {
             address: "/x".into(),
             args: vec![Arg::Int(3)],
         };
         let out = VmcOut {
             src: None,
+            ts: None,
             osc: &plain,
             typed: None,
         };
         assert_eq!(crate::Human(&out).to_string(), "osc    /x [Int(3)]");
+        assert!(serde_json::to_value(out).unwrap().get("ts_us").is_none());
     }
 }

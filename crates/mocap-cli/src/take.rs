@@ -114,7 +114,8 @@ impl Take {
             )
         })?;
         let mut file = BufWriter::new(file);
-        file.write_all(header.text.as_bytes())?;
+        file.write_all(header.text.as_bytes())
+            .map_err(|e| named(path, &e))?;
         let frames_at = header.frames_at as u64;
         let time_at = frames_at + (bvh::FRAMES_WIDTH + "\nFrame Time: ".len()) as u64;
         let mut take = Self {
@@ -141,12 +142,12 @@ impl Take {
     /// Appends one frame (positions and `[x, y, z, w]` rotations by joint index).
     pub fn frame(&mut self, positions: &[[f64; 3]], rotations: &[[f64; 4]]) -> io::Result<()> {
         self.last = self.encoder.line(positions, rotations);
-        self.push_last()
+        self.push_last().map_err(|e| named(&self.path, &e))
     }
 
     /// Appends the last frame again (a lost frame held, so time stays right).
     pub fn repeat(&mut self) -> io::Result<()> {
-        self.push_last()
+        self.push_last().map_err(|e| named(&self.path, &e))
     }
 
     fn push_last(&mut self) -> io::Result<()> {
@@ -174,6 +175,12 @@ impl Take {
     /// when the sender's rate is known.
     pub fn finish(mut self, frame_time: Option<f64>) -> io::Result<(PathBuf, u64)> {
         self.finished = true;
+        let path = self.path.clone();
+        self.finish_file(frame_time).map_err(|e| named(&path, &e))?;
+        Ok((path, self.frames))
+    }
+
+    fn finish_file(&mut self, frame_time: Option<f64>) -> io::Result<()> {
         self.sync()?;
         let file = self.file.get_mut();
         // `0.016667` and `0.020000` are both eight characters: the field
@@ -182,9 +189,14 @@ impl Take {
             file.seek(SeekFrom::Start(self.time_at))?;
             file.write_all(format!("{t:.6}").as_bytes())?;
         }
-        file.flush()?;
-        Ok((self.path.clone(), self.frames))
+        file.flush()
     }
+}
+
+/// A write error that names the take's file: "No space left on device" alone
+/// does not say which of the outputs filled the disk.
+fn named(path: &Path, e: &io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("writing {}: {e}", path.display()))
 }
 
 impl Drop for Take {

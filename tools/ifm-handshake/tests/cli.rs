@@ -300,6 +300,7 @@ fn usage_errors() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn capture_in_record_out_and_ctrl_c() {
     let dir = std::env::temp_dir().join(format!("ifm-pcap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -226,16 +226,21 @@ fn reads_the_bundled_capture() {
     assert!(text.contains("noface    \"Zoe's iPhone\" frame=3456150"));
     assert!(
         run.stderr
-            .contains("268 frames, 30 no-face, 1 errors; lost 3, duplicates 1"),
+            .contains("268 frames, 30 no-face, 1 error; lost 3, duplicates 1"),
         "{}",
         run.stderr
     );
+    // Two phones: the total rate is both added, and says so (it read as
+    // one phone at twice the rate).
+    assert!(run.stderr.contains("; 2 streams, "), "{}", run.stderr);
+    assert!(run.stderr.contains(" fps in all"), "{}", run.stderr);
 }
 
 /// Two phones live on one port, kept apart by sender and subject; a gap, a
 /// duplicate and a late frame counted; -w records what arrived; Ctrl-C ends
 /// with the summary.
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn live_phones_kept_apart_recorded_and_interrupted() {
     let dir = std::env::temp_dir().join(format!("livelink-live-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -268,6 +268,7 @@ fn stats_records_every_interval() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn ctrl_c_ends_cleanly_with_a_summary() {
     let (mut tool, addr) = live(&["--format", "json"]);
     let tx = sender();
@@ -282,6 +283,7 @@ fn ctrl_c_ends_cleanly_with_a_summary() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn ctrl_c_while_stdin_is_quiet() {
     let (mut tool, mut stdin) = Proc::spawn_with_stdin(BIN, &["-r", "-", "--format", "json"]);
     writeln!(stdin, "{}", hex::encode(SEED)).unwrap();
@@ -1304,6 +1306,7 @@ fn hex_text_with_a_byte_order_mark_and_crlf_reads_as_plain_text() {
 /// `--allow`: a stranger's datagrams are refused before anything sees them
 /// (not decoded, not recorded), counted per sender, and logged once.
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn allow_refuses_other_senders_before_decoding_and_recording() {
     let dir = std::env::temp_dir().join(format!("mocopi-dump-allow-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -1576,4 +1579,34 @@ fn vrchat_trackers_from_a_capture_follow_the_body() {
         offline(&["--vmt-base", "51", "--vmt", "127.0.0.1:9"], None).code,
         Some(2)
     );
+}
+
+/// A full disk names the output that filled it: "No space left on device"
+/// alone does not say whether the BVH take or stdout failed. `/dev/full`
+/// fails every write with ENOSPC.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_disk_names_the_file_that_filled() {
+    let capture = format!("{CAPTURES}/wave-60hz.pcapng");
+    let run = std::process::Command::new(BIN)
+        .args(["-r", &capture, "--bvh", "/dev/full", "--force", "-q"])
+        .stdout(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("writing /dev/full: "), "{stderr}");
+
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let run = std::process::Command::new(BIN)
+        .args(["-r", &capture, "--format", "json"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("writing standard output: "), "{stderr}");
 }

@@ -85,6 +85,7 @@ fn collect(ws: &mut WebSocket<TcpStream>) -> Vec<Event> {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn vmc_in_gives_ordered_streams_with_the_expected_layout_and_values() {
     let (server, http, udp) = serve(&["--format", "json", "--segment", "1s"]);
     let mut ws = client(http, "/api/v4/text_generate");
@@ -192,6 +193,7 @@ fn vmc_in_gives_ordered_streams_with_the_expected_layout_and_values() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn dump_against_serve_round_trips_through_a_recording() {
     let (server, http, udp) = serve(&["--dtype", "float16", "--learn", "0s"]);
     let dir = std::env::temp_dir().join(format!("motion-stream-{}", std::process::id()));
@@ -266,6 +268,7 @@ fn dump_against_serve_round_trips_through_a_recording() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn bad_clients_get_a_reason_and_a_clean_close_and_others_carry_on() {
     let (server, http, udp) = serve(&["--format", "json", "--segment", "500ms", "--learn", "0s"]);
     // A good client first, streaming while the others misbehave.
@@ -332,6 +335,7 @@ fn bad_clients_get_a_reason_and_a_clean_close_and_others_carry_on() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn a_client_that_stops_reading_is_dropped_and_others_keep_streaming() {
     let (server, http, udp) = serve(&["--format", "json", "--queue", "30", "--learn", "0s"]);
     // The slow client: a tiny receive window, and it never reads.
@@ -374,6 +378,7 @@ fn a_client_that_stops_reading_is_dropped_and_others_keep_streaming() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn the_viewer_page_and_rig_are_served() {
     let (server, http, _) = serve(&[]);
     let get = |path: &str| {
@@ -394,6 +399,7 @@ fn the_viewer_page_and_rig_are_served() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn wss_with_a_self_signed_certificate() {
     let dir = std::env::temp_dir().join(format!("motion-stream-tls-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -538,6 +544,7 @@ fn dump_reports_a_bad_stream_and_closes_cleanly() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn absurd_sender_clocks_do_not_hang_the_server() {
     let (server, http, udp) = serve(&["--sender-clock", "--learn", "0s", "--format", "json"]);
     let mut ws = client(http, "/api/v4/text_generate");
@@ -596,6 +603,7 @@ fn dump_of_a_damaged_recording_is_an_error() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn a_client_waiting_for_input_is_pinged_and_its_leaving_noticed() {
     let (server, http, _) = serve(&["--format", "json"]);
     let mut ws = client(http, "/api/v4/text_generate");
@@ -643,6 +651,7 @@ fn completions_parse_in_bash_and_the_man_page_renders() {
 /// `--allow` guards both doors: VMC from outside the range is not read, and
 /// a connection from outside it is closed unread; both are counted.
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn allow_refuses_vmc_senders_and_connections_from_elsewhere() {
     let (mut server, http, udp) = serve(&[
         "--allow",
@@ -748,6 +757,7 @@ fn page_status(http: SocketAddr, path: &str) -> u16 {
 /// Without a token: a page of another origin cannot open a stream (403);
 /// the server's own page and clients that send no Origin can (101).
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn a_web_page_of_another_origin_cannot_open_a_stream() {
     let (server, http, _) = serve(&[
         "--allow-origin",
@@ -789,6 +799,7 @@ fn a_web_page_of_another_origin_cannot_open_a_stream() {
 /// it any origin may connect, and `motion-stream dump` streams with the token
 /// in its URL.
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn a_token_guards_the_page_and_every_stream() {
     let (server, http, udp) =
         serve(&["--token", "s3cret-T0k", "--learn", "0s", "--format", "json"]);
@@ -840,6 +851,7 @@ fn a_token_guards_the_page_and_every_stream() {
 
 /// `--token auto` makes a token and prints a viewer URL that carries it.
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn token_auto_prints_a_working_viewer_url() {
     let mut p = Proc::spawn(
         BIN,

@@ -334,6 +334,7 @@ fn a_count_at_the_end_of_a_pass_finishes_the_pass() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn ctrl_c_stops_with_a_summary() {
     let rx = receiver();
     let to = rx.local_addr().unwrap().to_string();

@@ -58,7 +58,13 @@ enum BlendsArg {
 /// (q and -q are one rotation), positions and weights linearly, per-bone
 /// preference, and everything else passed through from a primary source.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
+// The usage line names --to: clap leaves out arguments that are required only
+// unless another is given, and a mixer with no output is the usual first mistake.
+#[command(
+    version,
+    override_usage = "vmc-average [OPTIONS] --listen <ADDR>... --to <HOST:PORT>...\n       vmc-average [OPTIONS] --listen <ADDR>... --bvh <FILE.bvh>",
+    after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help())
+)]
 struct Args {
     /// UDP address to listen on (repeatable).
     #[arg(short, long, value_name = "ADDR", required = true)]

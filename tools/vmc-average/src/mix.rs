@@ -404,6 +404,7 @@ fn dump(out: &mut Output, format: Format, frame: &[Message]) -> anyhow::Result<(
             format == Format::Json,
             &VmcOut {
                 src: None,
+                ts: None,
                 osc: &osc,
                 typed: Some(m),
             },

@@ -37,6 +37,7 @@ fn finish(p: Proc) -> Finished {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn two_senders_on_two_ports_are_averaged_and_the_primary_passes_through() {
     let (p1, p2) = (free_port(), free_port());
     let (l1, l2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.1:{p2}"));
@@ -74,6 +75,7 @@ fn two_senders_on_two_ports_are_averaged_and_the_primary_passes_through() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn two_senders_on_one_port_and_a_source_going_stale() {
     let p = free_port();
     let l = format!("127.0.0.1:{p}");
@@ -106,6 +108,7 @@ fn two_senders_on_one_port_and_a_source_going_stale() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn prefer_and_garbage_from_one_source() {
     let (p1, p2) = (free_port(), free_port());
     let (l1, l2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.1:{p2}"));
@@ -153,6 +156,7 @@ fn prefer_and_garbage_from_one_source() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn usage_errors() {
     assert_eq!(
         Proc::spawn(BIN, &["--to", "127.0.0.1:9"], None)
@@ -192,6 +196,7 @@ fn completions_parse_in_bash_and_the_man_page_renders() {
 /// socket, or pcap-replay --port-map splitting two trackers): two sources,
 /// mixed to the mean, each with its own listening address.
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn one_sender_socket_to_two_ports_is_two_sources() {
     let (p1, p2) = (free_port(), free_port());
     let (l1, l2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.1:{p2}"));
@@ -243,6 +248,7 @@ fn one_sender_socket_to_two_ports_is_two_sources() {
 /// source, with the other source's latest: 5 primary frames 100 ms apart give
 /// exactly 5 mixed frames (a 60 Hz tick would give about 30).
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn frame_mode_emits_once_per_primary_frame() {
     let (p1, p2) = (free_port(), free_port());
     let (l1, l2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.1:{p2}"));
@@ -291,6 +297,7 @@ fn frame_mode_emits_once_per_primary_frame() {
 /// `--smooth` on the mixed output: two still senders (10° and 30°) still mix
 /// to 20° (smoothing converges on a still pose, it does not move it).
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn smoothed_mix_settles_on_the_mean() {
     let (p1, p2) = (free_port(), free_port());
     let (l1, l2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.1:{p2}"));
@@ -315,6 +322,7 @@ fn smoothed_mix_settles_on_the_mean() {
 /// 0.1 mm (forward kinematics written in the test), with the frame count
 /// of the mixed frames and the sender's frame time; --to is optional.
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn bvh_take_of_the_mix() {
     use mocap_core::bvh;
     use mocap_testutil::humanoid;
@@ -375,6 +383,7 @@ fn bvh_take_of_the_mix() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn a_flood_of_sender_addresses_is_bounded() {
     let p = free_port();
     let l: SocketAddr = format!("127.0.0.1:{p}").parse().unwrap();
@@ -418,6 +427,7 @@ fn a_flood_of_sender_addresses_is_bounded() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn realtime_says_what_was_granted_and_still_mixes() {
     let p = free_port();
     let l = format!("127.0.0.1:{p}");
@@ -443,6 +453,7 @@ fn realtime_says_what_was_granted_and_still_mixes() {
 
 /// `--allow`: a second sender outside the range is not mixed, only counted.
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn allow_keeps_a_stranger_out_of_the_mix() {
     let p1 = free_port();
     let l1 = format!("127.0.0.1:{p1}");

@@ -472,7 +472,7 @@ impl Relay {
         let messages = packet.messages();
         if self.dump {
             for m in &messages {
-                self.dump(d.src, m)?;
+                self.dump(d.src, d.ts, m)?;
             }
         }
         let now = self.start.elapsed();
@@ -616,12 +616,18 @@ impl Relay {
         Ok(())
     }
 
-    fn dump(&mut self, src: Option<SocketAddr>, m: &osc::Message) -> anyhow::Result<()> {
+    fn dump(
+        &mut self,
+        src: Option<SocketAddr>,
+        ts: Option<Duration>,
+        m: &osc::Message,
+    ) -> anyhow::Result<()> {
         let typed = Message::from_osc(m).ok();
         self.out.record(
             self.format == Format::Json,
             &VmcOut {
                 src,
+                ts,
                 osc: m,
                 typed: typed.as_ref(),
             },

@@ -346,6 +346,7 @@ fn a_loop_is_refused_as_a_usage_error() {
 }
 
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn dump_prints_typed_records_and_ctrl_c_ends_with_a_summary() {
     let (mut p, at) = relay(&["--dump", "--format", "json"]);
     send_all(at, &frame(7.5, 0.25));
@@ -752,6 +753,7 @@ fn send_humanoid(tx: &UdpSocket, to: SocketAddr, ks: std::ops::Range<u32>, fps: 
 /// time is the sender's, a second sender gets its own file, and an existing
 /// file is kept unless --force.
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn bvh_takes_of_live_senders() {
     use mocap_core::bvh;
     use mocap_testutil::humanoid;
@@ -1049,6 +1051,7 @@ fn bvh_take_imports_in_blender() {
 /// `/VMT/Room/Unity` per frame, 10 arguments typed `iiffffffff`; the raw one
 /// every datagram byte for byte.
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn as_vrchat_and_vmt_next_to_the_raw_stream() {
     use mocap_testutil::humanoid;
     let (a, b, c) = (receiver(), receiver(), receiver());

@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 
 use mocap_cli::{
-    CaptureRecord, Datagram, ErrorRecord, Record, Refusals, Stopped, summary_head, ts_us,
+    CaptureRecord, Datagram, ErrorRecord, Record, Refusals, Stopped, fps_text, plural,
+    summary_head, ts_us,
 };
 use mocap_core::health::HealthReport;
 use mocap_core::livelink::{self, Angles, Face, Packet};
@@ -206,22 +207,23 @@ impl Counters {
         }
     }
 
-    fn describe(&self) -> String {
+    /// The counters in words; `streams`: how many subjects' rates `fps` adds up.
+    fn describe(&self, streams: usize) -> String {
         let mut s = format!(
-            "{} frames, {} no-face, {} errors; lost {}, duplicates {}, reordered {}, restarts {}",
-            self.frames,
-            self.noface,
-            self.errors,
+            "{}, {}, {}; lost {}, duplicates {}, reordered {}, restarts {}",
+            plural(self.frames, "frame", "frames"),
+            plural(self.noface, "no-face", "no-face"),
+            plural(self.errors, "error", "errors"),
             self.lost,
             self.duplicates,
             self.reordered,
             self.restarts
         );
         if self.warnings > 0 {
-            let _ = write!(s, "; {} warnings", self.warnings);
+            let _ = write!(s, "; {}", plural(self.warnings, "warning", "warnings"));
         }
         if let Some(fps) = self.fps {
-            let _ = write!(s, "; {fps:.1} fps");
+            let _ = write!(s, "; {}", fps_text(fps, streams));
         }
         if let Some(j) = self.jitter_ms {
             let _ = write!(s, ", jitter {j:.2} ms");
@@ -286,7 +288,7 @@ impl Record for SummaryRecord {
             summary_head(self.stopped),
             self.totals.packets,
             self.elapsed_s,
-            self.totals.describe()
+            self.totals.describe(self.subjects.len())
         )?;
         f.write_str(&self.refusals.human())?;
         if let Some(v) = &self.vmc {
@@ -315,7 +317,7 @@ impl Record for SummaryRecord {
         if self.subjects.len() > 1 {
             for s in &self.subjects {
                 let src = s.src.map_or_else(|| "-".to_owned(), |a| a.to_string());
-                write!(f, "\n  {src} {:?}: {}", s.subject, s.counters.describe())?;
+                write!(f, "\n  {src} {:?}: {}", s.subject, s.counters.describe(1))?;
             }
         }
         if self.untracked > 0 {

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use super::{
     CaptureRecord, Datagram, ErrorRecord, HealthReport, Packet, Record, Stopped, list, summary_head,
 };
+use mocap_cli::{fps_text, plural};
 use mocap_core::smf;
 use mocap_core::vmc;
 use serde::Serialize;
@@ -17,8 +18,10 @@ pub(super) struct PacketHead {
     pub(super) ts_us: Option<i64>,
     pub(super) sender_ip: Option<String>,
     pub(super) sender_port: Option<u16>,
+    /// A string: the `u64` often passes 2^53, past which a JSON reader's
+    /// f64 (jq, JavaScript) changes its last digits.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) ipad_raw: Option<u64>,
+    pub(super) ipad_raw: Option<String>,
 }
 
 impl PacketHead {
@@ -30,7 +33,10 @@ impl PacketHead {
             sender_ip: ip.map(|ip| ip.to_string()),
             sender_port: p.sender.map(|s| s.rcvp),
             // Kept when it does not unpack, so nothing on the wire is hidden.
-            ipad_raw: p.sender.filter(|_| ip.is_none()).map(|s| s.ipad),
+            ipad_raw: p
+                .sender
+                .filter(|_| ip.is_none())
+                .map(|s| s.ipad.to_string()),
         }
     }
 }
@@ -180,24 +186,25 @@ impl Counters {
         t
     }
 
-    pub(super) fn describe(&self) -> String {
+    /// The counters in words; `streams`: how many senders' rates `fps` adds up.
+    pub(super) fn describe(&self, streams: usize) -> String {
         let h = &self.health;
         let mut s = format!(
-            "{} frames, {} skeletons, {} sensors, {} errors; lost {}, duplicates {}, reordered {}, restarts {}",
-            h.frames,
-            h.skeletons,
-            h.sensors,
-            h.errors,
+            "{}, {}, {}, {}; lost {}, duplicates {}, reordered {}, restarts {}",
+            plural(h.frames, "frame", "frames"),
+            plural(h.skeletons, "skeleton", "skeletons"),
+            plural(h.sensors, "sensor", "sensors"),
+            plural(h.errors, "error", "errors"),
             h.lost,
             h.duplicates,
             h.reordered,
             h.restarts
         );
         if self.warnings > 0 {
-            let _ = write!(s, "; {} warnings", self.warnings);
+            let _ = write!(s, "; {}", plural(self.warnings, "warning", "warnings"));
         }
         if let Some(fps) = h.fps {
-            let _ = write!(s, "; {fps:.1} fps");
+            let _ = write!(s, "; {}", fps_text(fps, streams));
         }
         if let Some(j) = h.jitter_ms {
             let _ = write!(s, ", jitter {j:.2} ms");
@@ -242,7 +249,7 @@ impl Record for SummaryRecord<'_> {
             summary_head(self.stopped),
             self.totals.packets,
             self.elapsed_s,
-            self.totals.describe()
+            self.totals.describe(self.senders.len())
         )?;
         f.write_str(&self.refusals.human())?;
         if let Some(v) = &self.vmc {
@@ -283,7 +290,7 @@ impl Record for SummaryRecord<'_> {
         if self.senders.len() > 1 {
             for s in &self.senders {
                 let src = s.src.map_or_else(|| "-".to_owned(), |a| a.to_string());
-                write!(f, "\n  {src}: {}", s.counters.describe())?;
+                write!(f, "\n  {src}: {}", s.counters.describe(1))?;
             }
         }
         Ok(())
