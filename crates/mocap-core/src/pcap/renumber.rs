@@ -162,6 +162,11 @@ impl Renumber {
         self.pass += 1;
     }
 
+    /// Streams of numbered frames the first pass held.
+    pub fn streams(&self) -> usize {
+        self.streams.len()
+    }
+
     /// What has been done so far.
     pub fn counters(&self) -> RenumberCounters {
         self.counters
