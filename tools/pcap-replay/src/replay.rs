@@ -316,7 +316,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
 fn open_capture(path: &Path) -> anyhow::Result<Source> {
     if path.is_dir() {
         bail!(
-            "{} is a directory; pcap-replay plays one capture file: pcap, pcapng, \
+            "{} is a directory; pcap-replay plays one capture file: .pcap, .pcapng, \
              a .mocopipackets text capture or hex lines",
             path.display()
         );
