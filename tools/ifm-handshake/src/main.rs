@@ -29,6 +29,8 @@ Examples:
       Facemotion3d: its start command to phone port 49993
   ifm-handshake -r face.pcapng --format raw
       the frames of a capture, as text
+  pcap-replay face.pcapng --trigger 127.0.0.1:49983 & ifm-handshake 127.0.0.1
+      one machine: the replay plays the phone (this tool then listens on a free port)
   ifm-handshake 192.168.1.23 --vmc 127.0.0.1:39539
       drive a perfect-sync avatar in VSeeFace: blendshapes, Apply, Head rotation
   ifm-handshake 192.168.1.23 --vmc 127.0.0.1:39539 --blend-case pascal --eye-bones --head-axes -x,y,-z
@@ -45,9 +47,12 @@ struct Args {
     #[arg(value_name = "PHONE_HOST")]
     phone: Option<String>,
 
-    /// UDP address to listen on (frames arrive at port 49983).
-    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:49983")]
-    listen: SocketAddr,
+    /// UDP address to listen on (frames arrive at port 49983) [default:
+    /// 0.0.0.0:49983; with a phone on this machine's loopback, such as
+    /// pcap-replay --trigger 127.0.0.1:49983, a free port there, since the
+    /// phone has 49983].
+    #[arg(short, long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
 
     /// Read datagrams from FILE (pcap, pcapng, hex lines) instead of listening.
     #[arg(short, long, value_name = "FILE", conflicts_with_all = ["tcp", "bake"])]
@@ -184,7 +189,11 @@ fn main() -> ExitCode {
     let opts = session::Options {
         phone,
         phone_port: args.phone_port,
-        input: args.read.map_or(Input::Listen(args.listen), Input::Read),
+        input: args.read.map_or_else(
+            || Input::Listen(args.listen.unwrap_or(session::DEFAULT_LISTEN)),
+            Input::Read,
+        ),
+        listen_given: args.listen.is_some(),
         record: args.record,
         allow: args.allow,
         v2: args.v2,

@@ -21,16 +21,19 @@ Examples:
       to 127.0.0.1 at each datagram's original port, recorded timing
   pcap-replay session.pcapng --to 127.0.0.1:39540 --speed 2
       everything to one address, twice as fast
-  pcap-replay mocopi.pcap --port-map 12351:22351 --loop 0
-      another port, over and over until Ctrl-C
+  pcap-replay mocopi.pcap --port-map 12351:22351 --loop 0 --renumber
+      another port, over and over until Ctrl-C, frame numbers carried on like an endless phone
+  pcap-replay captures/mocopi/animu-sphere/frame-loss-60hz.mocopipackets --to 127.0.0.1:12351
+      a .mocopipackets text capture (its receive times; no ports in it, so --to)
   pcap-replay any.pcapng --filter-port 49983 --topspeed
       one protocol's datagrams, as fast as possible
   pcap-replay face.pcapng --trigger 127.0.0.1:49983
       act as the phone: wait for the handshake, then stream to its sender
+      (one machine: then run ifm-handshake 127.0.0.1, which listens on another port)
   pcap-replay session.pcapng --hedge --format json | jq .timing_error_us
+      microsecond timing on a virtual machine: two threads race each send
   pcap-replay session.pcapng --impair loss=5%,dup=1%,reorder=1%,seed=7 --format json
       bad Wi-Fi, the same every run: a record per datagram, the faults in the summary
-      microsecond timing on a virtual machine: two threads race each send
 
 --speed follows tcpreplay's --multiplier (2.0 = twice as fast), not
 udpreplay's -s (which multiplies the delays).";
@@ -38,11 +41,12 @@ udpreplay's -s (which multiplies the delays).";
 /// Replay the UDP datagrams of a pcap or pcapng capture at their recorded
 /// timing, over a plain UDP socket (no root needed). IP fragments are
 /// reassembled first; Ethernet, VLAN, Linux SLL/SLL2, NULL/LOOP and raw IP
-/// captures are read.
+/// captures are read, and the text captures the other tools read
+/// (.mocopipackets with its receive times; hex lines with --pps or --topspeed).
 #[derive(Debug, Parser)]
 #[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
 struct Args {
-    /// The capture (.pcap or .pcapng).
+    /// The capture: .pcap, .pcapng, a .mocopipackets text capture or hex lines.
     file: PathBuf,
 
     /// Send every datagram to HOST:PORT (default: 127.0.0.1 at its original port).
@@ -108,9 +112,17 @@ struct Args {
     #[arg(long, value_name = "SPEC", conflicts_with = "hedge")]
     impair: Option<mocap_core::pcap::ImpairSpec>,
 
-    /// Play the capture N times; 0 loops until stopped.
+    /// Play the capture N times; 0 loops until stopped. Each pass repeats
+    /// the capture's frame numbers (receivers count duplicates) unless
+    /// --renumber is given.
     #[arg(long = "loop", value_name = "N", default_value_t = 1)]
     loops: u64,
+
+    /// With --loop: carry frame numbers on from pass to pass, so a looped
+    /// capture plays like an endless phone (mocopi fnum and clocks, Live Link
+    /// Face frame numbers; iFacialMocap and VMC have none and go as captured).
+    #[arg(long)]
+    renumber: bool,
 
     /// Wait for one datagram on ADDR:PORT, then play to its sender's address
     /// (from that socket), e.g. to answer an iFacialMocap handshake.
@@ -199,6 +211,7 @@ fn main() -> ExitCode {
         format: args.format,
         quiet: args.quiet,
         impair: args.impair,
+        renumber: args.renumber,
     };
     mocap_cli::exit(replay::run(&opts), replay::TOOL)
 }

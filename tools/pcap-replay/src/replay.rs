@@ -1,12 +1,13 @@
 //! `pcap-replay`: send the UDP datagrams of a capture with their recorded
-//! timing through a plain UDP socket. The binary parses flags into
-//! [`Options`] and calls [`run`].
+//! timing through a plain UDP socket. The capture is read by the reader every
+//! tool's `-r` uses (`mocap_cli::Source`): pcap, pcapng, `.mocopipackets`
+//! text captures and hex lines. The binary parses flags into [`Options`] and
+//! calls [`run`].
 
 use std::collections::VecDeque;
-use std::fs::File;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, bail};
@@ -17,11 +18,12 @@ use mocap_cli::CaptureRecord;
 use mocap_cli::net;
 use mocap_cli::round3;
 use mocap_cli::{
-    Feed, FeedHandler, Flow, Format, Log, Output, Record, Step, StopArgs, Stopped, UdpFeed, drive,
-    install_ctrlc, interrupted, report,
+    Event, Feed, FeedHandler, Flow, Format, Input, Log, Output, Record, Source, Step, StopArgs,
+    Stopped, UdpFeed, UsageError, drive, install_ctrlc, interrupted, report,
 };
 use mocap_core::pcap::{
-    CaptureError, CaptureStats, Datagrams, Fate, Impair, ImpairCounters, ImpairSpec, Pace, Schedule,
+    CaptureStats, Fate, Impair, ImpairCounters, ImpairSpec, Pace, Renumber, RenumberCounters,
+    Schedule,
 };
 
 use crate::hedge::{Hedge, HedgeSetup};
@@ -73,6 +75,8 @@ pub(crate) struct Options {
     pub(crate) quiet: bool,
     /// `--impair`: seeded loss, bursts, duplicates, reordering, jitter.
     pub(crate) impair: Option<ImpairSpec>,
+    /// `--renumber`: carry frame numbers on across `--loop` passes.
+    pub(crate) renumber: bool,
 }
 
 /// Where each datagram goes: this address, at this port or the datagram's
@@ -81,15 +85,44 @@ pub(crate) struct Options {
 struct Target {
     ip: IpAddr,
     port: Option<u16>,
+    /// `--trigger`: the trigger's sender and the socket it came to.
+    reply: Option<Reply>,
+}
+
+/// Who triggered the replay, and where.
+#[derive(Clone, Copy, Debug)]
+struct Reply {
+    /// The port the trigger came from.
+    port: u16,
+    /// The trigger socket's own address.
+    own: SocketAddr,
+}
+
+impl Reply {
+    /// Whether sending to `to` would send to the trigger socket itself: on
+    /// one machine the capture's port (a phone's 49983) is that socket's.
+    fn is_own(self, to: SocketAddr) -> bool {
+        to.port() == self.own.port()
+            && (to.ip() == self.own.ip() || self.own.ip().is_unspecified() && to.ip().is_loopback())
+    }
 }
 
 impl Target {
-    /// Where a datagram captured to `dst_port` goes.
-    fn to(self, port_map: &[(u16, u16)], dst_port: u16) -> SocketAddr {
-        SocketAddr::new(
-            self.ip,
-            self.port.unwrap_or_else(|| map_port(port_map, dst_port)),
-        )
+    /// Where a datagram captured to `dst_port` goes. After a trigger, one
+    /// with no port of its own (a text capture) or whose port is the
+    /// trigger socket's goes to the port the trigger came from.
+    fn to(self, port_map: &[(u16, u16)], dst_port: Option<u16>) -> SocketAddr {
+        if let Some(p) = self.port {
+            return SocketAddr::new(self.ip, p);
+        }
+        let mapped = dst_port.map(|p| SocketAddr::new(self.ip, map_port(port_map, p)));
+        match (mapped, self.reply) {
+            (Some(to), Some(r)) if r.is_own(to) => SocketAddr::new(self.ip, r.port),
+            (Some(to), _) => to,
+            (None, Some(r)) => SocketAddr::new(self.ip, r.port),
+            // Refused when read (`Playback::check`): nothing to send to.
+            (None, None) => SocketAddr::new(self.ip, 0),
+        }
     }
 }
 
@@ -105,6 +138,10 @@ struct Counts {
     out_of_order: u64,
     /// `--impair`: what the receiver will see.
     impaired: Option<ImpairCounters>,
+    /// `--renumber`: datagrams renumbered, and numbered ones kept as captured.
+    renumbered: Option<RenumberCounters>,
+    /// Lines of a text capture that did not read, skipped.
+    unreadable: u64,
 }
 
 /// Runs the replay and prints the summary.
@@ -115,19 +152,27 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     install_ctrlc()?;
     let log = Log::new(TOOL, opts.quiet, false);
     let mut out = Output::stdout(false);
-    let open = || -> anyhow::Result<Datagrams<File>> {
-        let f = File::open(&opts.file)
-            .with_context(|| format!("failed to open {}", opts.file.display()))?;
-        Datagrams::new(f).map_err(|e| anyhow::anyhow!("{}: {e}", opts.file.display()))
-    };
+    let open = || open_capture(&opts.file);
     // Fail on a bad file before waiting for a trigger or opening sockets.
     let capture = open()?;
     let start_wall = Instant::now();
 
     let (socket, target) = match opts.trigger {
         Some(addr) => {
-            let socket = net::bind_udp(addr, Some(mocap_cli::POLL))
-                .with_context(|| format!("failed to bind the trigger address {addr}"))?;
+            let socket = net::bind_udp(addr, Some(mocap_cli::POLL)).map_err(|e| {
+                let hint = if e.kind() == io::ErrorKind::AddrInUse {
+                    format!(
+                        "failed to bind the trigger address {addr}: another program has UDP port {} \
+                         (ifm-handshake on its default 0.0.0.0:{0}?); start the replay first, or \
+                         listen elsewhere with ifm-handshake -l 127.0.0.1:{}",
+                        addr.port(),
+                        addr.port().wrapping_add(1)
+                    )
+                } else {
+                    format!("failed to bind the trigger address {addr}")
+                };
+                anyhow::Error::new(e).context(hint)
+            })?;
             let local = socket.local_addr()?;
             log.info(format_args!(
                 "waiting for a datagram on {local} (UDP) to start"
@@ -150,15 +195,36 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                     start_wall,
                 );
             };
-            log.info(format_args!(
-                "triggered by {peer}; playing to {}",
-                peer.ip()
-            ));
+            let reply = Reply {
+                port: peer.port(),
+                own: local,
+            };
+            match opts.to_port {
+                Some(p) => log.info(format_args!(
+                    "triggered by {peer}; playing to {}:{p}",
+                    peer.ip()
+                )),
+                None if reply.is_own(SocketAddr::new(peer.ip(), local.port())) => {
+                    log.info(format_args!(
+                        "triggered by {peer}; playing to {} at each datagram's port, except that \
+                         datagrams for port {}, this socket's own, go to {} (the trigger's port; \
+                         --to-port P sets one port for all)",
+                        peer.ip(),
+                        local.port(),
+                        peer.port()
+                    ));
+                }
+                None => log.info(format_args!(
+                    "triggered by {peer}; playing to {} at each datagram's port",
+                    peer.ip()
+                )),
+            }
             (
                 socket,
                 Target {
                     ip: peer.ip(),
                     port: opts.to_port,
+                    reply: Some(reply),
                 },
             )
         }
@@ -170,6 +236,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                 Target {
                     ip,
                     port: opts.to.map(|a| a.port()),
+                    reply: None,
                 },
             )
         }
@@ -182,7 +249,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         log.info(format_args!("{}", tuned.describe(opts.realtime)));
     }
     let hedge = start_hedge(opts, &log, &socket, progress.as_ref())?;
-    let mut feed = Playback::new(opts, &open, capture);
+    let mut feed = Playback::new(opts, &log, &open, capture);
     feed.hedge = hedge.as_ref().map(|h| (h, target));
     let mut send = Transmit {
         opts,
@@ -212,7 +279,16 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     counts.skipped = feed.skipped;
     counts.loops = feed.loops;
     counts.impaired = feed.impair.as_ref().map(|i| i.decide.counters());
-    let stats = add_stats(feed.done, feed.capture.stats());
+    counts.unreadable = feed.unreadable;
+    if opts.renumber {
+        counts.renumbered = Some(
+            feed.renumber
+                .as_ref()
+                .map(Renumber::counters)
+                .unwrap_or_default(),
+        );
+    }
+    let stats = add_stats(feed.done, feed.capture.capture_stats());
     drop(feed);
     if let Some(h) = hedge {
         let theirs = h.finish();
@@ -232,15 +308,20 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
             ));
         }
     }
-    finish(
-        opts,
-        &log,
-        &mut out,
-        &counts,
-        Some(stats),
-        stopped,
-        start_wall,
-    )
+    finish(opts, &log, &mut out, &counts, stats, stopped, start_wall)
+}
+
+/// Opens the capture with the reader every tool's `-r` uses: pcap, pcapng,
+/// a `.mocopipackets` text capture or hex lines (a raw datagram otherwise).
+fn open_capture(path: &Path) -> anyhow::Result<Source> {
+    if path.is_dir() {
+        bail!(
+            "{} is a directory; pcap-replay plays one capture file: .pcap, .pcapng, \
+             a .mocopipackets text capture or hex lines",
+            path.display()
+        );
+    }
+    Source::open(&Input::Read(path.to_owned()))
 }
 
 /// Starts the `--hedge` thread: this thread stays on the CPU it is on, the
@@ -318,7 +399,8 @@ enum Played<'a> {
     /// Send `payload` to the port the capture gave (`dst`), due at `due`.
     Due {
         payload: &'a [u8],
-        dst_port: u16,
+        /// `None`: the capture gives none (text).
+        dst_port: Option<u16>,
         due: Instant,
         /// Its number in playing order (what `--hedge` claims).
         seq: u64,
@@ -329,6 +411,8 @@ enum Played<'a> {
     Dropped(Note),
     /// The capture cannot be read past this point (this pass ends).
     ReadStopped(String),
+    /// A line of a text capture did not read; the next ones are played.
+    Unreadable(String),
 }
 
 /// `--impair`'s record of one datagram of the capture (`--format json`).
@@ -369,7 +453,7 @@ impl Note {
 /// A datagram `--impair` let through, waiting its turn.
 struct Queued {
     payload: Vec<u8>,
-    dst_port: u16,
+    dst_port: Option<u16>,
     due: Instant,
     copies: u8,
     note: Option<Note>,
@@ -393,21 +477,30 @@ struct Impaired {
 /// the datagram held.
 struct Playback<'o, O> {
     opts: &'o Options,
+    log: &'o Log,
     open: &'o O,
-    capture: Datagrams<File>,
+    capture: Source,
     sleeper: crate::timing::Sleeper,
     schedule: Schedule,
     /// The clock starts when the first datagram is in hand, so opening and
     /// reading the file do not make every send look late.
     start: Option<Instant>,
     /// The next datagram (its payload in `payload`): destination port, due.
-    held: Option<(u16, Instant)>,
+    held: Option<(Option<u16>, Instant)>,
     payload: Vec<u8>,
     pass: Pass,
     first_pass: Option<(Duration, Duration, u64)>,
-    /// Capture counters of the passes before the current one.
-    done: CaptureStats,
+    /// Capture counters of the passes before the current one (`None` for text).
+    done: Option<CaptureStats>,
     skipped: u64,
+    /// Lines of a text capture that did not read.
+    unreadable: u64,
+    /// Frame numbers over the passes, with `--loop`: it learns them in the
+    /// first pass (for the hint when `--renumber` is not given) and, with
+    /// `--renumber`, carries them on in the next.
+    renumber: Option<Renumber>,
+    /// The hint that a loop repeats frame numbers was given.
+    hinted: bool,
     loops: u64,
     /// Datagrams handed out to be sent (what `--count` counts); the number
     /// of the held one.
@@ -423,11 +516,26 @@ struct Playback<'o, O> {
     note: Option<Note>,
 }
 
-impl<'o, O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'o, O> {
+/// What reading on gave.
+enum Read {
+    /// A datagram is held (or queued by `--impair`).
+    Held,
+    /// The pass is over.
+    End,
+    /// The capture cannot be read on (this pass ends).
+    Stopped(String),
+    /// A line of a text capture did not read.
+    Unreadable(String),
+    /// Nothing yet (text on stdin).
+    NotYet,
+}
+
+impl<'o, O: Fn() -> anyhow::Result<Source>> Playback<'o, O> {
     /// Plays `capture` (the first pass; `open` opens it again for the next).
-    fn new(opts: &'o Options, open: &'o O, capture: Datagrams<File>) -> Self {
+    fn new(opts: &'o Options, log: &'o Log, open: &'o O, capture: Source) -> Self {
         Self {
             opts,
+            log,
             open,
             capture,
             sleeper: crate::timing::Sleeper::new(),
@@ -437,8 +545,11 @@ impl<'o, O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'o, O> {
             payload: Vec::with_capacity(mocap_core::MAX_DATAGRAM),
             pass: Pass::default(),
             first_pass: None,
-            done: CaptureStats::default(),
+            done: None,
             skipped: 0,
+            unreadable: 0,
+            renumber: (opts.loops != 1).then(Renumber::new),
+            hinted: false,
             loops: 0,
             played: opts.stop.budget(),
             hedge: None,
@@ -454,37 +565,54 @@ impl<'o, O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'o, O> {
         }
     }
 
-    /// Reads up to the next datagram the filters keep; `Ok(false)` at the end of
-    /// the pass, `Err(text)` when the capture cannot be read on.
-    fn read_next(&mut self) -> anyhow::Result<Result<bool, String>> {
-        while let Some(item) = self.capture.next_datagram() {
-            let d = match item {
-                Ok(d) => d,
-                Err(CaptureError::Read(e)) => {
-                    return Ok(Err(format!(
+    /// Reads up to the next datagram the filters keep.
+    fn read_next(&mut self) -> anyhow::Result<Read> {
+        loop {
+            let d = match self.capture.next(Duration::ZERO)? {
+                Step::Item(Event::Datagram(d)) => d,
+                // A damaged capture: everything before the fault was played.
+                Step::Item(Event::Unreadable(e)) if e.file_offset.is_some() => {
+                    return Ok(Read::Stopped(format!(
                         "{}: stopped reading: {e}",
                         self.opts.file.display()
                     )));
                 }
-                Err(e) => bail!("{}: {e}", self.opts.file.display()),
+                Step::Item(Event::Unreadable(e)) => {
+                    let at = e.line.map(|l| format!("line {l}: ")).unwrap_or_default();
+                    return Ok(Read::Unreadable(format!(
+                        "{}: {at}{e}",
+                        self.opts.file.display()
+                    )));
+                }
+                Step::Idle => return Ok(Read::NotYet),
+                Step::End(_) => break,
             };
+            check(self.opts, d.src.is_some(), d.dst.is_some(), d.ts.is_some())?;
             if !keep(self.opts, d.src, d.dst) {
                 self.skipped += 1;
                 continue;
             }
-            self.pass.first_ts.get_or_insert(d.ts);
-            self.pass.last_ts = d.ts;
+            let ts = d.ts.unwrap_or_default();
+            let dst_port = d.dst.map(|a| a.port());
+            let src = d.src;
+            self.pass.first_ts.get_or_insert(ts);
+            self.pass.last_ts = ts;
             self.pass.n += 1;
             self.payload.clear();
             self.payload.extend_from_slice(d.payload);
+            if let Some(r) = &mut self.renumber
+                && (r.pass() == 0 || self.opts.renumber)
+            {
+                r.datagram(src, &mut self.payload);
+            }
             // Deadlines are capped (a century), so the sum cannot overflow.
             let start = *self.start.get_or_insert_with(Instant::now);
             let due = start
-                .checked_add(self.schedule.deadline(d.ts))
+                .checked_add(self.schedule.deadline(ts))
                 .unwrap_or(start);
             let Some(imp) = &mut self.impair else {
-                self.held = Some((d.dst.port(), due));
-                return Ok(Ok(true));
+                self.held = Some((dst_port, due));
+                return Ok(Read::Held);
             };
             imp.n += 1;
             let fate = imp.decide.offer(due.saturating_duration_since(start));
@@ -494,7 +622,7 @@ impl<'o, O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'o, O> {
             }
             let q = Queued {
                 payload: self.payload.clone(),
-                dst_port: d.dst.port(),
+                dst_port,
                 due: start.checked_add(fate.due).unwrap_or(start),
                 copies: fate.copies,
                 note: Some(Note::new(imp.n, &fate)),
@@ -512,16 +640,16 @@ impl<'o, O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'o, O> {
                 h.due = at;
                 imp.queue.push_back(h);
             }
-            return Ok(Ok(true));
+            return Ok(Read::Held);
         }
         // A datagram still held at the end of a pass goes last: not reordered.
         if let Some(imp) = &mut self.impair
             && let Some(h) = imp.held.take()
         {
             imp.queue.push_back(h);
-            return Ok(Ok(true));
+            return Ok(Read::Held);
         }
-        Ok(Ok(false))
+        Ok(Read::End)
     }
 
     /// Ends a pass; `false` when no other follows.
@@ -542,13 +670,23 @@ impl<'o, O: Fn() -> anyhow::Result<Datagrams<File>>> Playback<'o, O> {
         };
         // A one-datagram (or zero-span) capture still loops at a sane pace.
         self.schedule.restart(mean_gap.max(MIN_LOOP_GAP));
-        self.done = add_stats(self.done, self.capture.stats());
+        self.done = add_stats(self.done, self.capture.capture_stats());
         self.capture = (self.open)()?;
+        if let Some(r) = &mut self.renumber {
+            r.next_pass();
+            if !self.opts.renumber && r.streams() > 0 && !self.hinted {
+                self.hinted = true;
+                self.log.info(format_args!(
+                    "pass 2 repeats the capture's frame numbers: a receiver counts them as \
+                     duplicates; --renumber carries them on (mocopi, Live Link Face)"
+                ));
+            }
+        }
         Ok(true)
     }
 }
 
-impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
+impl<O: Fn() -> anyhow::Result<Source>> Feed for Playback<'_, O> {
     type Item<'a>
         = Played<'a>
     where
@@ -590,15 +728,20 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> Feed for Playback<'_, O> {
             match self.read_next()? {
                 // `--count` reached with a datagram still to play (at the end
                 // of a pass the pass ends first, so it counts in `loops`).
-                Ok(true) if self.played.spent() => {
+                Read::Held if self.played.spent() => {
                     return Ok(Step::End(Stopped::Count));
                 }
-                Ok(true) => {}
-                Ok(false) => self.pass.over = true,
-                Err(why) => {
+                Read::Held => {}
+                Read::End => self.pass.over = true,
+                Read::Stopped(why) => {
                     self.pass.over = true;
                     return Ok(Step::Item(Played::ReadStopped(why)));
                 }
+                Read::Unreadable(why) => {
+                    self.unreadable += 1;
+                    return Ok(Step::Item(Played::Unreadable(why)));
+                }
+                Read::NotYet => return Ok(Step::Idle),
             }
         }
         let Some((dst_port, due)) = self.held else {
@@ -650,7 +793,7 @@ struct Transmit<'o> {
     counts: Counts,
 }
 
-impl<O: Fn() -> anyhow::Result<Datagrams<File>>> FeedHandler<Playback<'_, O>> for Transmit<'_> {
+impl<O: Fn() -> anyhow::Result<Source>> FeedHandler<Playback<'_, O>> for Transmit<'_> {
     fn item(&mut self, played: Played<'_>) -> anyhow::Result<Flow> {
         let (payload, dst_port, due, seq, note) = match played {
             Played::Due {
@@ -668,6 +811,15 @@ impl<O: Fn() -> anyhow::Result<Datagrams<File>>> FeedHandler<Playback<'_, O>> fo
             }
             Played::ReadStopped(why) => {
                 self.log.info(format_args!("{why}"));
+                return Ok(Flow::Continue);
+            }
+            Played::Unreadable(why) => {
+                self.counts.unreadable += 1;
+                if self.counts.unreadable == 1 {
+                    self.log.info(format_args!(
+                        "{why}; skipped (further ones are counted: unreadable)"
+                    ));
+                }
                 return Ok(Flow::Continue);
             }
         };
@@ -714,8 +866,12 @@ impl FeedHandler<UdpFeed> for Trigger {
     }
 }
 
-fn add_stats(a: CaptureStats, b: CaptureStats) -> CaptureStats {
-    CaptureStats {
+fn add_stats(a: Option<CaptureStats>, b: Option<CaptureStats>) -> Option<CaptureStats> {
+    let (a, b) = match (a, b) {
+        (Some(a), Some(b)) => (a, b),
+        (a, b) => return a.or(b),
+    };
+    Some(CaptureStats {
         packets: a.packets + b.packets,
         datagrams: a.datagrams + b.datagrams,
         non_udp: a.non_udp + b.non_udp,
@@ -725,15 +881,41 @@ fn add_stats(a: CaptureStats, b: CaptureStats) -> CaptureStats {
         truncated: a.truncated + b.truncated,
         untimed: a.untimed + b.untimed,
         unsupported_link: a.unsupported_link + b.unsupported_link,
-    }
+    })
 }
 
-fn keep(opts: &Options, src: SocketAddr, dst: SocketAddr) -> bool {
-    (opts.filter_ports.is_empty()
-        || opts.filter_ports.contains(&src.port())
-        || opts.filter_ports.contains(&dst.port()))
-        && opts.src.is_none_or(|ip| ip == src.ip())
-        && opts.dst.is_none_or(|ip| ip == dst.ip())
+/// Refuses what the flags cannot do with a datagram of this input: text
+/// captures carry no addresses, hex lines no times either.
+fn check(o: &Options, src: bool, dst: bool, timed: bool) -> anyhow::Result<()> {
+    let file = o.file.display();
+    let why = if !timed && matches!(o.pace, Pace::Recorded { .. }) {
+        format!(
+            "{file}: its datagrams carry no times (hex lines, or one raw datagram); \
+             pace them with --pps N or --topspeed"
+        )
+    } else if !dst && o.to.is_none() && o.trigger.is_none() {
+        format!(
+            "{file}: a text capture names no destination port; give one with --to HOST:PORT \
+             (mocopi's is 12351: --to 127.0.0.1:12351)"
+        )
+    } else if !(src && dst) && (!o.filter_ports.is_empty() || o.src.is_some() || o.dst.is_some()) {
+        format!(
+            "{file}: a text capture carries no addresses, so --filter-port, --src and --dst \
+             cannot select from it"
+        )
+    } else {
+        return Ok(());
+    };
+    Err(UsageError(why).into())
+}
+
+/// Whether the filters keep a datagram (one without addresses only when
+/// there are none).
+fn keep(opts: &Options, src: Option<SocketAddr>, dst: Option<SocketAddr>) -> bool {
+    let port = |a: Option<SocketAddr>| a.is_some_and(|a| opts.filter_ports.contains(&a.port()));
+    (opts.filter_ports.is_empty() || port(src) || port(dst))
+        && opts.src.is_none_or(|ip| src.is_some_and(|a| a.ip() == ip))
+        && opts.dst.is_none_or(|ip| dst.is_some_and(|a| a.ip() == ip))
 }
 
 fn map_port(map: &[(u16, u16)], port: u16) -> u16 {
@@ -747,16 +929,20 @@ fn progress_bar(opts: &Options, log: &Log) -> anyhow::Result<Option<ProgressBar>
     if log.is_quiet() || !io::stderr().is_terminal() {
         return Ok(None);
     }
-    // One quick pass counts the datagrams, so the bar can show an ETA.
-    let f = File::open(&opts.file)?;
-    let mut d = Datagrams::new(f).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // One quick pass counts the datagrams, so the bar can show an ETA
+    // (stdin cannot be read twice).
     let mut total = 0u64;
-    while let Some(Ok(c)) = d.next_datagram() {
-        if keep(opts, c.src, c.dst) {
-            total += 1;
+    if opts.file.as_os_str() != "-" {
+        let mut d = open_capture(&opts.file)?;
+        while let Ok(Step::Item(e)) = d.next(Duration::ZERO) {
+            match e {
+                Event::Datagram(c) if keep(opts, c.src, c.dst) => total += 1,
+                Event::Unreadable(e) if e.file_offset.is_some() => break,
+                _ => {}
+            }
         }
     }
-    let total = if opts.loops == 0 {
+    let total = if opts.loops == 0 || opts.file.as_os_str() == "-" {
         None
     } else {
         Some(total * opts.loops)
@@ -801,6 +987,11 @@ struct Summary<'a> {
     /// `--impair`: dropped, duplicated, reordered, delayed, seed.
     #[serde(skip_serializing_if = "Option::is_none")]
     impaired: Option<ImpairCounters>,
+    /// `--renumber`: renumbered, kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    renumbered: Option<RenumberCounters>,
+    /// Lines of a text capture that did not read, skipped.
+    unreadable: u64,
 }
 
 fn finish(
@@ -832,6 +1023,8 @@ fn finish(
         stopped,
         capture: stats.map(CaptureRecord::from),
         impaired: counts.impaired,
+        renumbered: counts.renumbered,
+        unreadable: counts.unreadable,
     };
     report(out, log, opts.format == Format::Json, &rec, true)?;
     Ok(())
@@ -860,6 +1053,16 @@ impl Record for Summary<'_> {
                 "\n  impaired (seed {}): {} dropped, {} duplicated, {} reordered, {} delayed",
                 i.seed, i.dropped, i.duplicated, i.reordered, i.delayed
             )?;
+        }
+        if let Some(r) = &self.renumbered {
+            write!(
+                f,
+                "\n  renumbered: {} datagrams, {} numbered ones kept as captured",
+                r.renumbered, r.kept
+            )?;
+        }
+        if self.unreadable > 0 {
+            write!(f, "\n  {} unreadable lines skipped", self.unreadable)?;
         }
         if let Some(c) = &self.capture
             && (c.fragments > 0 || c.non_udp > 0 || c.truncated > 0)

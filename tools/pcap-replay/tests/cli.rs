@@ -17,7 +17,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{capture, collect, payloads, receiver};
+use common::{CAPTURES, capture, collect, payloads, receiver, sibling};
 
 const BIN: &str = env!("CARGO_BIN_EXE_pcap-replay");
 
@@ -364,10 +364,25 @@ fn exit_codes() {
     let out = replay(&["/nonexistent.pcapng"]).finish();
     assert_eq!(out.code, Some(1));
     assert!(out.stderr.contains("/nonexistent.pcapng"));
-    let not_capture = capture("seed-frame-1575.bin");
-    let out = replay(&[&not_capture]).finish();
+    // One raw datagram, read as every tool's -r reads it, has no time to keep.
+    let untimed = capture("seed-frame-1575.bin");
+    let out = replay(&[&untimed]).finish();
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("--pps N or --topspeed"),
+        "{}",
+        out.stderr
+    );
+    let damaged = std::env::temp_dir().join(format!("damaged-{}.pcap", std::process::id()));
+    std::fs::write(&damaged, b"not a capture at all").unwrap();
+    let out = replay(&[damaged.to_str().unwrap()]).finish();
+    let _ = std::fs::remove_file(&damaged);
     assert_eq!(out.code, Some(1));
-    assert!(out.stderr.contains("not a pcap or pcapng file"));
+    assert!(
+        out.stderr.contains("not a pcap or pcapng file"),
+        "{}",
+        out.stderr
+    );
     for bad in [
         &["--speed", "0", "x.pcap"][..],
         &["--port-map", "1-2", "x.pcap"],
@@ -566,4 +581,174 @@ fn impaired_replay_counts_are_what_the_receiver_sees() {
     let run = replay(&[cap.to_str().unwrap(), "--impair", "loss=1%", "--hedge"]).finish();
     assert_eq!(run.code, Some(2));
     let _ = std::fs::remove_file(&cap);
+}
+
+/// `mocopi-dump -l 127.0.0.1:0` started, and the address it listens on.
+fn mocopi_dump(args: &[&str]) -> (Proc, String) {
+    let mut all = vec!["-l", "127.0.0.1:0", "--format", "json", "--duration", "15s"];
+    all.extend_from_slice(args);
+    let mut rx = Proc::spawn(&sibling("mocopi-dump"), &all, None);
+    let (line, at) = rx.log_line("listening on");
+    let at = at.unwrap_or_else(|| panic!("no address in {line:?}"));
+    (rx, at.to_string())
+}
+
+/// Records without what depends on the way in (socket source, receive time).
+fn frames_only(recs: &[Value]) -> Vec<Value> {
+    recs.iter()
+        .filter(|r| r["type"] != "summary")
+        .map(|r| {
+            let mut r = r.clone();
+            let o = r.as_object_mut().unwrap();
+            o.remove("src");
+            o.remove("ts_us");
+            r
+        })
+        .collect()
+}
+
+/// The `.mocopipackets` capture the README starts with, replayed at its
+/// recorded times into mocopi-dump: the same frames as `mocopi-dump -r` of
+/// it. Without --to it says what to add (the text names no port).
+#[test]
+fn text_capture_replays_into_mocopi_dump_as_reading_it_does() {
+    let file = format!("{CAPTURES}/animu-sphere/frame-loss-60hz.mocopipackets");
+    let offline = Proc::spawn(
+        &sibling("mocopi-dump"),
+        &["-r", &file, "--format", "json"],
+        None,
+    )
+    .finish();
+    assert_eq!(offline.code, Some(0), "{}", offline.stderr);
+    let want = frames_only(&offline.json());
+    assert_eq!(want.len(), 8);
+    let (rx, to) = mocopi_dump(&["-n", "8"]);
+    let out = replay(&[&file, "--to", &to, "--format", "json"]).finish();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let sum = summary(&out);
+    assert_eq!(
+        (sum["sent"].as_u64(), sum["unreadable"].as_u64()),
+        (Some(8), Some(0))
+    );
+    let live = rx.finish();
+    assert_eq!(live.code, Some(0), "{}", live.stderr);
+    assert_eq!(frames_only(&live.json()), want);
+    // The health mocopi-dump reads from the file is what it sees live.
+    let (a, b) = (offline.json(), live.json());
+    for k in ["frames", "lost", "duplicates", "restarts"] {
+        assert_eq!(a.last().unwrap()[k], b.last().unwrap()[k], "{k}");
+    }
+
+    let out = replay(&[&file]).finish();
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(out.stderr.contains("--to HOST:PORT"), "{}", out.stderr);
+}
+
+/// A directory says what it is and what is expected; `--help` keeps each
+/// example's explanation under its own example.
+#[test]
+fn a_directory_and_the_help_say_what_they_mean() {
+    let out = replay(&[CAPTURES]).finish();
+    assert_eq!(out.code, Some(1));
+    assert!(out.stderr.contains("is a directory"), "{}", out.stderr);
+    assert!(out.stderr.contains(".pcapng"), "{}", out.stderr);
+    let help = replay(&["--help"]).finish().text();
+    let lines: Vec<&str> = help.lines().map(str::trim).collect();
+    let at = |needle: &str| {
+        lines
+            .iter()
+            .position(|l| l.starts_with(needle))
+            .unwrap_or_else(|| panic!("no {needle:?} in {help}"))
+    };
+    let hedge = at("pcap-replay session.pcapng --hedge");
+    assert!(lines[hedge + 1].starts_with("microsecond timing"), "{help}");
+    let impair = at("pcap-replay session.pcapng --impair");
+    assert!(lines[impair + 1].starts_with("bad Wi-Fi"), "{help}");
+    assert!(!lines[impair + 2].starts_with("microsecond"), "{help}");
+}
+
+/// `--loop 3` into mocopi-dump: by default each pass repeats the frame
+/// numbers (480 duplicates of 240 frames, and the log says what to add);
+/// with `--renumber` the three passes read as one stream.
+#[test]
+fn looped_replay_with_renumber_reads_as_one_endless_stream() {
+    let file = capture("wave-60hz.pcapng");
+    for renumber in [false, true] {
+        let (rx, to) = mocopi_dump(&["-n", "726"]);
+        let mut args = vec![file.as_str(), "--to", &to, "--loop", "3", "--speed", "4"];
+        args.extend_from_slice(&["--format", "json"]);
+        if renumber {
+            args.push("--renumber");
+        }
+        let out = replay(&args).finish();
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+        let rx = rx.finish();
+        assert_eq!(rx.code, Some(0), "{}", rx.stderr);
+        let recs = rx.json();
+        let health = recs.last().unwrap();
+        let sum = summary(&out);
+        assert_eq!(health["frames"], 720, "{health}");
+        assert_eq!(health["skeletons"], 6, "{health}");
+        assert_eq!(health["restarts"], 0, "{health}");
+        let fnums: Vec<u64> = recs
+            .iter()
+            .filter(|r| r["type"] == "mocopi.frame")
+            .map(|r| r["fnum"].as_u64().unwrap())
+            .collect();
+        if renumber {
+            assert_eq!(
+                (health["duplicates"].as_u64(), health["lost"].as_u64()),
+                (Some(0), Some(0)),
+                "{health}"
+            );
+            assert!(fnums.windows(2).all(|w| w[1] == w[0] + 1), "{fnums:?}");
+            assert_eq!(sum["renumbered"]["renumbered"], 480, "{sum}");
+            assert_eq!(sum["renumbered"]["kept"], 0, "{sum}");
+        } else {
+            assert_eq!(health["duplicates"], 480, "{health}");
+            assert_eq!(fnums[..240], fnums[240..480]);
+            assert!(sum["renumbered"].is_null(), "{sum}");
+            assert!(out.stderr.contains("--renumber"), "{}", out.stderr);
+        }
+    }
+}
+
+/// README's phone emulation on one machine, as written: the replay plays the
+/// phone on its port 49983, `ifm-handshake PHONE` with no -l (whose default
+/// port is that one) still gets every frame.
+#[test]
+fn one_machine_phone_emulation_as_the_readme_writes_it() {
+    // A loopback address of its own on Linux, so parallel runs do not meet.
+    let host = if cfg!(target_os = "linux") {
+        format!("127.0.0.{}", 2 + std::process::id() % 250)
+    } else {
+        "127.0.0.1".to_owned()
+    };
+    let face = format!("{CAPTURES}/../ifacialmocap/face-60fps.pcapng");
+    let trigger = format!("{host}:49983");
+    let mut phone = replay(&[
+        &face,
+        "--trigger",
+        &trigger,
+        "--duration",
+        "15s",
+        "--format",
+        "json",
+    ]);
+    phone.log_line("waiting for a datagram");
+    let pc = Proc::spawn(
+        &sibling("ifm-handshake"),
+        &[&host, "-n", "203", "--duration", "15s", "--format", "json"],
+        None,
+    )
+    .finish();
+    let phone = phone.finish();
+    assert_eq!(pc.code, Some(0), "{}", pc.stderr);
+    assert_eq!(phone.code, Some(0), "{}", phone.stderr);
+    assert_eq!(summary(&phone)["sent"], 203, "{}", phone.stderr);
+    let recs = pc.json();
+    let sum = recs.last().unwrap();
+    assert_eq!(sum["frames"], 203, "{sum}\n{}", pc.stderr);
+    assert!(pc.stderr.contains("listening on"), "{}", pc.stderr);
+    assert_eq!(sum["stopped"], "count", "{sum}");
 }

@@ -36,13 +36,16 @@
 //! - [`Datagrams`] strings these together; [`PcapNgWriter`] writes datagrams
 //!   back as Ethernet/IP/UDP frames with valid checksums.
 //! - [`Schedule`] computes replay deadlines without touching a clock;
-//!   [`Impair`] decides seeded loss, bursts, duplicates, reordering and jitter.
+//!   [`Impair`] decides seeded loss, bursts, duplicates, reordering and
+//!   jitter; [`Renumber`] carries frame numbers on across the passes of a
+//!   looped replay.
 
 mod datagrams;
 mod defrag;
 mod file;
 mod impair;
 pub mod link;
+mod renumber;
 mod replay;
 mod write;
 
@@ -50,5 +53,6 @@ pub use datagrams::{CaptureError, CaptureStats, Captured, Datagrams};
 pub use defrag::{Defrag, DefragLimits, DefragStats};
 pub use file::{CaptureReader, CapturedPacket, FileFormat, MAX_PACKET, ReadError, ReadErrorKind};
 pub use impair::{Fate, Impair, ImpairCounters, ImpairError, ImpairSpec};
+pub use renumber::{MAX_STREAMS, Renumber, RenumberCounters, Renumbered};
 pub use replay::{MAX_DEADLINE, Pace, Schedule};
 pub use write::{MAX_UDP_PAYLOAD_V4, MAX_UDP_PAYLOAD_V6, PcapNgWriter, checksum};

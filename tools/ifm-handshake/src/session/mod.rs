@@ -37,6 +37,11 @@ use mocap_core::vmc;
 
 /// The tool's name, as it prefixes log lines.
 pub(crate) const TOOL: &str = "ifm-handshake";
+/// Where frames are received unless `-l` says otherwise.
+pub(crate) const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(
+    IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED),
+    ifm::PC_UDP_PORT,
+);
 /// A recording that stops arriving for this long has failed.
 const BAKE_STALL: Duration = Duration::from_secs(10);
 /// Largest baked recording accepted (a 10-minute recording is about 36 MB).
@@ -89,6 +94,8 @@ pub(crate) struct Options {
     pub(crate) phone_port: Option<u16>,
     /// UDP address to listen on, or a file to read.
     pub(crate) input: Input,
+    /// `-l` was given (not [`DEFAULT_LISTEN`]).
+    pub(crate) listen_given: bool,
     /// `-w`.
     pub(crate) record: WriteArgs,
     /// `--allow`: who else may send frames (with a phone given, it may).

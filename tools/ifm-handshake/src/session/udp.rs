@@ -114,9 +114,26 @@ impl FeedHandler<Source> for UdpMode<'_> {
     }
 }
 
+/// Where to listen when the phone is on this machine: a phone emulator there
+/// (`pcap-replay --trigger 127.0.0.1:49983`) has the phone's port, which the
+/// default address would take too; a free port on the phone's loopback
+/// address instead (the emulator answers to the port the command came from).
+/// `None`: listen where asked.
+fn one_machine_listen(listen: SocketAddr, given: bool, phone: SocketAddr) -> Option<SocketAddr> {
+    let clash = listen.port() == phone.port()
+        && (listen.ip().is_unspecified() || listen.ip() == phone.ip());
+    (!given && phone.ip().is_loopback() && clash).then(|| SocketAddr::new(phone.ip(), 0))
+}
+
 pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
+    let start = opts.start_command(false);
+    let moved = match (&opts.input, opts.phone_addr(start)) {
+        (Input::Listen(l), Some(p)) => one_machine_listen(*l, opts.listen_given, p),
+        _ => None,
+    };
+    let input = moved.map_or_else(|| opts.input.clone(), Input::Listen);
     // Text files hold one frame per line, as the captures of this protocol do.
-    let mut source = Source::open_as(&opts.input, TextInput::Literal)?;
+    let mut source = Source::open_as(&input, TextInput::Literal)?;
     if let Some(path) = &opts.record.write {
         source.record_to(path, ifm::PC_UDP_PORT)?;
     }
@@ -126,8 +143,16 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
     }
     let live = source.is_live();
     let dec = Decoder::new(opts, live)?;
+    if moved.is_some()
+        && let (Input::Listen(l), Some(at)) = (&opts.input, source.local_addr())
+    {
+        dec.log.info(format_args!(
+            "the phone is on this machine and has UDP port {}: listening on {at} instead of {l} \
+             (-l chooses)",
+            l.port()
+        ));
+    }
     source.announce(&dec.log);
-    let start = opts.start_command(false);
     let phone = if live { opts.phone_addr(start) } else { None };
     let guard = phone_guard(opts, phone, &dec.log);
     source.guard_with(guard.clone());
@@ -160,4 +185,42 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
     mode.dec.log.finish();
     source.finish(&mode.dec.log)?;
     mode.dec.summary(Some(stopped), None)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_phone_on_loopback_moves_the_default_listening_port_only() {
+        let a = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let default = a("0.0.0.0:49983");
+        assert_eq!(
+            one_machine_listen(default, false, a("127.0.0.1:49983")),
+            Some(a("127.0.0.1:0"))
+        );
+        assert_eq!(
+            one_machine_listen(a("127.0.0.1:49983"), false, a("127.0.0.1:49983")),
+            Some(a("127.0.0.1:0"))
+        );
+        // Asked for (-l), or no clash, or a real phone: as asked.
+        assert_eq!(
+            one_machine_listen(default, true, a("127.0.0.1:49983")),
+            None
+        );
+        assert_eq!(
+            one_machine_listen(default, false, a("127.0.0.1:40000")),
+            None
+        );
+        assert_eq!(
+            one_machine_listen(a("127.0.0.2:49983"), false, a("127.0.0.1:49983")),
+            None
+        );
+        assert_eq!(
+            one_machine_listen(default, false, a("192.168.1.23:49983")),
+            None
+        );
+    }
 }
