@@ -1639,6 +1639,8 @@ fn vmc_and_trackers_reach_ipv6_receivers() {
     assert_eq!(&got[1..], [60, 60]);
     assert_eq!(sum["vmc"]["datagrams"].as_u64(), Some(got[0]));
     // The human summary shows the same counts per destination.
+    let rx = ipv6_receiver();
+    let to = [rx.local_addr().unwrap().to_string()];
     let run = offline(
         &["-r", &cap, "-n", "3", "--topspeed", "--vmc", &to[0]],
         None,

@@ -1301,14 +1301,12 @@ fn sends_reach_ipv6_and_a_closed_port_is_reported_on_both_paths() {
         rx.set_read_timeout(Some(Duration::from_millis(300)))
             .unwrap();
         let v6 = addr(&rx);
-        let mut args = vec!["--format", "json", "-n", &n, "--to", &v6];
+        // Before the first --to, a filter applies to every destination.
+        let mut args = vec!["--format", "json", "-n", &n];
         if filtered {
             args.push("--flatten");
         }
-        args.extend(["--to", &closed]);
-        if filtered {
-            args.push("--flatten");
-        }
+        args.extend(["--to", &v6, "--to", &closed]);
         let (p, at) = relay(&args);
         send_all(at, &input);
         let got = drain(&rx);
@@ -1319,6 +1317,7 @@ fn sends_reach_ipv6_and_a_closed_port_is_reported_on_both_paths() {
         assert_eq!(sends[0]["to"].as_str(), Some(v6.as_str()), "{sum}");
         assert_eq!(sends[0]["sent"].as_u64(), Some(got.len() as u64), "{sum}");
         assert_eq!(sends[0]["failed"].as_u64(), Some(0), "{sum}");
+        assert_eq!(sum["destinations"][0]["raw"], !filtered, "{sum}");
         if !filtered {
             assert_eq!(got, input, "raw: the bytes as they came");
         }
