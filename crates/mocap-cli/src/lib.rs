@@ -17,6 +17,7 @@ mod realtime;
 mod records;
 mod runner;
 mod senders;
+mod sends;
 mod source;
 pub mod take;
 
@@ -41,5 +42,6 @@ pub use realtime::{Tuned, tune_current_thread};
 pub use records::{ArgRecord, ErrorRecord, VmcOut, VmcRecord, ts_us};
 pub use runner::{Feed, FeedHandler, Flow, POLL, RunClock, Step, Stopped, UdpFeed, drive, run};
 pub use senders::{MAX_SENDERS, Senders};
+pub use sends::{Receiver, SendCounts, SendRecord, write_sends};
 pub use source::{Datagram, Event, Input, InputError, Source, TextInput, unix_now, unix_time};
 pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, log_no_take, path_for};

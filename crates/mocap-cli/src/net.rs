@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::output::Log;
+use crate::sends::{Receiver, SendCounts, SendRecord};
+
 /// Asks for a kernel send buffer of `size` bytes on a TCP connection (the
 /// kernel may cap it).
 ///
@@ -145,36 +148,136 @@ pub fn bind_udp(addr: SocketAddr, poll: Option<Duration>) -> io::Result<UdpSocke
     Ok(socket)
 }
 
-/// One unbound-port UDP socket sending every datagram to a fixed list of
-/// receivers (a bridge's `--vmc` targets), counting what the kernel took.
+/// One destination with a socket of its own, of its address family (IPv6
+/// destinations need an IPv6 socket), connected to it: a connected UDP socket
+/// is told when nothing listens at the destination, which Linux and macOS
+/// do by failing the next send with "connection refused". Windows tells
+/// every UDP socket, on a later receive (see [`RecvFailure::PortUnreachable`]);
+/// there the socket is read now and then for it. Every send is counted in
+/// [`SendCounts`], the first failure logged.
 #[derive(Debug)]
-pub struct Fanout {
+pub struct Link {
     socket: UdpSocket,
-    to: Vec<SocketAddr>,
-    sent: u64,
+    connected: bool,
+    counts: SendCounts,
+    #[cfg(windows)]
+    checked: std::time::Instant,
 }
 
-impl Fanout {
-    /// A socket on an ephemeral port of every interface.
+/// How often a Windows link reads its socket for "port unreachable" reports.
+#[cfg(windows)]
+const UNREACHABLE_CHECK: Duration = Duration::from_millis(100);
+
+impl Link {
+    /// A socket on an ephemeral port of every interface of `to`'s family,
+    /// connected to `to`. A destination with no route yet (an interface
+    /// still coming up) is no error here: sends to it fail and are counted.
     ///
     /// # Errors
-    /// The OS error from binding it.
-    pub fn new(to: Vec<SocketAddr>) -> io::Result<Self> {
-        let any = SocketAddr::from(([0, 0, 0, 0], 0));
+    /// The OS error from opening the socket, with the destination named
+    /// (an IPv6 destination on a host without IPv6).
+    pub fn new(to: SocketAddr, receiver: Receiver) -> io::Result<Self> {
+        let socket = sender_udp(to.ip()).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot open a socket to send to {to}: {e}"),
+            )
+        })?;
+        let connected = socket.connect(to).is_ok();
+        // Reading for reports must not wait.
+        #[cfg(windows)]
+        socket.set_nonblocking(true)?;
         Ok(Self {
-            socket: UdpSocket::bind(any)?,
-            to,
-            sent: 0,
+            socket,
+            connected,
+            counts: SendCounts::new(to, receiver),
+            #[cfg(windows)]
+            checked: std::time::Instant::now(),
         })
     }
 
-    /// Sends `datagram` to every receiver. A receiver that is not up yet
-    /// (ICMP refused) must not stop the stream, so errors only go uncounted.
-    pub fn send(&mut self, datagram: &[u8]) {
-        for to in &self.to {
-            if self.socket.send_to(datagram, to).is_ok() {
-                self.sent += 1;
+    /// Sends `datagram`, counts it, logs the first failure; `true` when
+    /// the kernel took it. A failure never stops the caller: a receiver
+    /// that is not up yet must not stop the stream.
+    pub fn send(&mut self, datagram: &[u8], log: &Log) -> bool {
+        let result = if self.connected {
+            self.socket.send(datagram)
+        } else {
+            self.socket.send_to(datagram, self.counts.record().to)
+        };
+        #[cfg(windows)]
+        self.check_unreachable(log);
+        match result {
+            Ok(_) => {
+                self.counts.sent(1);
+                true
             }
+            Err(e) => {
+                self.counts.failed(&e, log);
+                false
+            }
+        }
+    }
+
+    /// Counts the "port unreachable" reports Windows queued on the socket.
+    #[cfg(windows)]
+    fn check_unreachable(&mut self, log: &Log) {
+        let now = std::time::Instant::now();
+        if now.duration_since(self.checked) < UNREACHABLE_CHECK {
+            return;
+        }
+        self.checked = now;
+        let mut buf = [0u8; 1];
+        // Bounded: one report per datagram at most, and a send is waiting.
+        for _ in 0..64 {
+            match self.socket.recv(&mut buf) {
+                Err(e) if is_port_unreachable(&e) => self.counts.unreachable(log),
+                // A reply from the destination is not ours to read.
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+    }
+
+    /// The destination.
+    pub fn to(&self) -> SocketAddr {
+        self.counts.record().to
+    }
+
+    /// Its counts so far.
+    pub fn record(&self) -> SendRecord {
+        self.counts.record()
+    }
+}
+
+/// Every datagram to a fixed list of receivers (a bridge's `--vmc`
+/// targets), one [`Link`] each, counted per destination.
+#[derive(Debug)]
+pub struct Fanout {
+    links: Vec<Link>,
+    to: Vec<SocketAddr>,
+}
+
+impl Fanout {
+    /// A [`Link`] to each of `to`, where a `receiver` is expected.
+    ///
+    /// # Errors
+    /// The OS error from opening a socket, with its destination named.
+    pub fn new(to: Vec<SocketAddr>, receiver: Receiver) -> io::Result<Self> {
+        Ok(Self {
+            links: to
+                .iter()
+                .map(|a| Link::new(*a, receiver))
+                .collect::<io::Result<_>>()?,
+            to,
+        })
+    }
+
+    /// Sends `datagram` to every receiver; failures are counted per
+    /// receiver and the first of each logged.
+    pub fn send(&mut self, datagram: &[u8], log: &Log) {
+        for link in &mut self.links {
+            link.send(datagram, log);
         }
     }
 
@@ -183,9 +286,14 @@ impl Fanout {
         &self.to
     }
 
-    /// Datagrams sent so far (one per receiver).
+    /// Datagrams sent so far, all receivers together.
     pub fn sent(&self) -> u64 {
-        self.sent
+        self.links.iter().map(|l| l.record().sent).sum()
+    }
+
+    /// Each receiver's counts, for `stats` and `summary` records.
+    pub fn sends(&self) -> impl Iterator<Item = SendRecord> + '_ {
+        self.links.iter().map(Link::record)
     }
 }
 
@@ -356,68 +464,78 @@ pub mod batch {
         }
     }
 
-    /// Message headers for [`send_all`], allocated once and reused.
-    pub struct SendHeaders(MultiHeaders<SockaddrStorage>);
+    /// Message headers for [`send_batch`], allocated once and reused.
+    pub struct SendHeaders {
+        headers: MultiHeaders<SockaddrStorage>,
+        addrs: Vec<Option<SockaddrStorage>>,
+    }
 
     impl Default for SendHeaders {
         fn default() -> Self {
-            Self(MultiHeaders::preallocate(SIZE, None))
+            Self {
+                headers: MultiHeaders::preallocate(SIZE, None),
+                addrs: Vec::with_capacity(SIZE),
+            }
         }
     }
 
-    /// Sends every datagram to every destination in as few calls as the
-    /// kernel takes; returns how many sends failed (a dead receiver must
-    /// not stop the others).
-    ///
-    /// # Errors
-    /// None are returned: failures are counted.
-    pub fn send_all(
-        socket: &UdpSocket,
+    /// Sends `datagrams` through `link` in as few calls as the kernel
+    /// takes, counted as [`Link::send`](super::Link::send) counts: a failed
+    /// datagram is counted and skipped, the rest still go. Returns the
+    /// bytes the kernel took.
+    pub fn send_batch(
+        link: &mut super::Link,
         datagrams: &[&[u8]],
-        destinations: &[SocketAddr],
         headers: &mut SendHeaders,
+        log: &super::Log,
     ) -> u64 {
-        let headers = &mut headers.0;
+        // A connected socket takes no address (and keeps its cached route).
+        let to = (!link.connected).then(|| SockaddrStorage::from(link.to()));
+        let SendHeaders { headers, addrs } = headers;
+        // One small vector per batch, none per datagram.
         let mut slices: Vec<[IoSlice<'_>; 1]> = Vec::with_capacity(SIZE);
-        let mut addrs: Vec<Option<SockaddrStorage>> = Vec::with_capacity(SIZE);
-        let mut failed = 0u64;
-        let pairs: Vec<(&[u8], SockaddrStorage)> = datagrams
-            .iter()
-            .flat_map(|d| {
-                destinations
-                    .iter()
-                    .map(move |a| (*d, SockaddrStorage::from(*a)))
-            })
-            .collect();
-        for chunk in pairs.chunks(SIZE) {
+        let mut bytes = 0;
+        for chunk in datagrams.chunks(SIZE) {
             slices.clear();
+            slices.extend(chunk.iter().map(|d| [IoSlice::new(d)]));
             addrs.clear();
-            for (d, a) in chunk {
-                slices.push([IoSlice::new(d)]);
-                addrs.push(Some(*a));
-            }
-            let mut sent = 0;
-            while sent < chunk.len() {
-                let (Some(s), Some(a)) = (slices.get(sent..), addrs.get(sent..)) else {
+            addrs.resize(chunk.len(), to);
+            let mut done = 0;
+            while done < chunk.len() {
+                let (Some(s), Some(a)) = (slices.get(done..), addrs.get(done..)) else {
                     break;
                 };
-                match sendmmsg(socket.as_raw_fd(), headers, s, a, [], MsgFlags::empty()) {
+                match sendmmsg(
+                    link.socket.as_raw_fd(),
+                    headers,
+                    s,
+                    a,
+                    [],
+                    MsgFlags::empty(),
+                ) {
                     Ok(r) => {
                         let n = r.count();
                         if n == 0 {
                             break;
                         }
-                        sent += n;
+                        link.counts.sent(n as u64);
+                        bytes += chunk
+                            .iter()
+                            .skip(done)
+                            .take(n)
+                            .map(|d| d.len() as u64)
+                            .sum::<u64>();
+                        done += n;
                     }
-                    // The datagram at `sent` failed; count it and go on after it.
-                    Err(_) => {
-                        failed += 1;
-                        sent += 1;
+                    // The datagram at `done` failed: count it, go on after it.
+                    Err(e) => {
+                        link.counts.failed(&io::Error::from(e), log);
+                        done += 1;
                     }
                 }
             }
         }
-        failed
+        bytes
     }
 }
 
@@ -500,5 +618,113 @@ mod tests {
         peer.send_to(b"here", s.local_addr().unwrap()).unwrap();
         let n = s.recv(&mut buf).unwrap();
         assert_eq!(buf.get(..n), Some(&b"here"[..]));
+    }
+
+    /// A receiver on IPv6 loopback; a host without it fails the test
+    /// rather than skip it.
+    fn ipv6_receiver() -> UdpSocket {
+        let rx = UdpSocket::bind("[::1]:0")
+            .expect("IPv6 loopback (::1) is needed by this test and is unavailable here");
+        rx.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        rx
+    }
+
+    /// A loopback port where nothing listens (bound, then closed).
+    fn closed_port() -> SocketAddr {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.local_addr().unwrap()
+    }
+
+    fn quiet() -> Log {
+        Log::new("test", true, false)
+    }
+
+    #[test]
+    fn a_fanout_reaches_ipv6_and_ipv4_receivers_alike() {
+        let v6 = ipv6_receiver();
+        let v4 = bind_udp("127.0.0.1:0".parse().unwrap(), Some(Duration::from_secs(2))).unwrap();
+        let to = vec![v6.local_addr().unwrap(), v4.local_addr().unwrap()];
+        let mut out = Fanout::new(to.clone(), Receiver::Vmc).unwrap();
+        let log = quiet();
+        for i in 0..20u8 {
+            out.send(&[i; 8], &log);
+        }
+        let mut buf = [0; 16];
+        for rx in [&v6, &v4] {
+            for i in 0..20u8 {
+                let n = rx.recv(&mut buf).unwrap();
+                assert_eq!(&buf[..n], &[i; 8]);
+            }
+        }
+        assert_eq!(out.sent(), 40);
+        let sends: Vec<SendRecord> = out.sends().collect();
+        assert_eq!(
+            sends,
+            to.iter()
+                .map(|&to| SendRecord {
+                    to,
+                    sent: 20,
+                    failed: 0,
+                    unreachable: 0
+                })
+                .collect::<Vec<_>>()
+        );
+    }
+
+    /// Nothing listening is reported (counted as unreachable), and the
+    /// destinations that listen are not affected.
+    #[test]
+    fn a_fanout_counts_a_closed_port_apart() {
+        let open = bind_udp("127.0.0.1:0".parse().unwrap(), Some(Duration::from_secs(2))).unwrap();
+        let closed = closed_port();
+        let mut out = Fanout::new(vec![closed, open.local_addr().unwrap()], Receiver::Vmc).unwrap();
+        let log = quiet();
+        // Spread over more than a Windows check interval.
+        for i in 0..30u8 {
+            out.send(&[i], &log);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let sends: Vec<SendRecord> = out.sends().collect();
+        let (dead, live) = (sends[0], sends[1]);
+        assert!(dead.unreachable > 0, "{dead:?}");
+        if cfg!(not(windows)) {
+            assert_eq!(dead.failed, dead.unreachable, "{dead:?}");
+            assert_eq!(dead.sent + dead.failed, 30, "{dead:?}");
+        }
+        assert_eq!((live.sent, live.failed, live.unreachable), (30, 0, 0));
+        let mut buf = [0; 4];
+        for i in 0..30u8 {
+            let n = open.recv(&mut buf).unwrap();
+            assert_eq!(&buf[..n], &[i]);
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_batch_reaches_ipv6_and_counts_a_closed_port() {
+        let v6 = ipv6_receiver();
+        let log = quiet();
+        let mut headers = batch::SendHeaders::default();
+        let datagrams: Vec<Vec<u8>> = (0..40u8).map(|i| vec![i; 4]).collect();
+        let slices: Vec<&[u8]> = datagrams.iter().map(Vec::as_slice).collect();
+        let mut link = Link::new(v6.local_addr().unwrap(), Receiver::Vmc).unwrap();
+        assert_eq!(
+            batch::send_batch(&mut link, &slices, &mut headers, &log),
+            160
+        );
+        let mut buf = [0; 8];
+        for d in &datagrams {
+            let n = v6.recv(&mut buf).unwrap();
+            assert_eq!(&buf[..n], d.as_slice());
+        }
+        assert_eq!((link.record().sent, link.record().failed), (40, 0));
+        let mut dead = Link::new(closed_port(), Receiver::Vmc).unwrap();
+        for _ in 0..5 {
+            batch::send_batch(&mut dead, &slices[..4], &mut headers, &log);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let r = dead.record();
+        assert!(r.unreachable > 0 && r.failed == r.unreachable, "{r:?}");
+        assert_eq!(r.sent + r.failed, 20, "{r:?}");
     }
 }

@@ -682,3 +682,34 @@ fn tcp_mode_refuses_a_strangers_connection() {
             .all(|r| r["src"].as_str().unwrap().starts_with("127.0.0.2:"))
     );
 }
+
+/// `--vmc` to IPv6 loopback: the receiver gets every datagram the summary
+/// counts for it (`sends`), none failed. A host without IPv6 loopback
+/// fails this test.
+#[test]
+fn vmc_output_reaches_an_ipv6_receiver() {
+    let rx = UdpSocket::bind("[::1]:0")
+        .expect("IPv6 loopback (::1) is needed by this test and is unavailable here");
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let run = Proc::spawn(
+        BIN,
+        &["-r", "-", "--format", "json", "--vmc", &to],
+        Some(frames(5).join("\n").into_bytes()),
+    )
+    .finish();
+    assert_eq!(run.code, Some(0), "{}", run.text());
+    let mut buf = vec![0u8; 65_536];
+    let mut got = 0u64;
+    while rx.recv(&mut buf).is_ok() {
+        got += 1;
+    }
+    let sum = run.json().pop().unwrap();
+    assert!(got >= 5, "{got} datagrams");
+    assert_eq!(sum["vmc_datagrams"].as_u64(), Some(got), "{sum}");
+    assert_eq!(
+        sum["sends"],
+        serde_json::json!([{"to": to, "sent": got, "failed": 0, "unreachable": 0}])
+    );
+}

@@ -592,3 +592,49 @@ fn vmc_smooth_sends_every_frame_smoothed() {
     );
     assert_eq!(tool(&["-r", CAPTURE, "--smooth"]).finish().code, Some(2));
 }
+
+/// `--vmc` to IPv6 loopback: the receiver gets every datagram the summary
+/// counts for it; a second destination where nothing listens is reported
+/// in words and counted, and does not disturb the first. A host without
+/// IPv6 loopback fails this test.
+#[test]
+fn vmc_reaches_ipv6_and_a_closed_port_is_reported() {
+    let rx = UdpSocket::bind("[::1]:0")
+        .expect("IPv6 loopback (::1) is needed by this test and is unavailable here");
+    let to = rx.local_addr().unwrap().to_string();
+    let closed = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let t = tool(&[
+        "-r",
+        CAPTURE,
+        "--format",
+        "json",
+        "-n",
+        "60",
+        "--vmc",
+        &to,
+        "--vmc",
+        &closed.to_string(),
+    ]);
+    let got = receive_all(&rx);
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(got.len() >= 40, "{} datagrams", got.len());
+    let sum = run.json().pop().unwrap();
+    let sends = sum["sends"].as_array().unwrap();
+    assert_eq!(sends[0]["to"].as_str(), Some(to.as_str()), "{sum}");
+    assert_eq!(sends[0]["sent"].as_u64(), Some(got.len() as u64), "{sum}");
+    assert_eq!(sends[0]["failed"].as_u64(), Some(0), "{sum}");
+    let dead = &sends[1];
+    assert!(dead["unreachable"].as_u64().unwrap() > 0, "{sum}");
+    assert_eq!(dead["failed"], dead["unreachable"], "{sum}");
+    assert_eq!(
+        dead["sent"].as_u64().unwrap() + dead["failed"].as_u64().unwrap(),
+        got.len() as u64,
+        "{sum}"
+    );
+    let said = format!("nothing is listening at {closed} (is VSeeFace's receiver on?)");
+    assert_eq!(run.stderr.matches(&said).count(), 1, "{}", run.stderr);
+}

@@ -1610,3 +1610,134 @@ fn a_full_disk_names_the_file_that_filled() {
     assert_eq!(run.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("writing standard output: "), "{stderr}");
 }
+
+/// A receiver on IPv6 loopback; a host without it fails the test rather
+/// than skip it.
+fn ipv6_receiver() -> UdpSocket {
+    UdpSocket::bind("[::1]:0")
+        .expect("IPv6 loopback (::1) is needed by this test and is unavailable here")
+}
+
+/// How many datagrams `rx` got until it was quiet for 500 ms.
+fn count_datagrams(rx: &UdpSocket) -> u64 {
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut buf = vec![0u8; 65_536];
+    let mut n = 0;
+    while rx.recv(&mut buf).is_ok() {
+        n += 1;
+    }
+    n
+}
+
+/// `--vmc`, `--vrchat` and `--vmt` to IPv6 loopback: each receiver gets
+/// every datagram the summary says was sent to it, none failed.
+#[test]
+fn vmc_and_trackers_reach_ipv6_receivers() {
+    let rxs = [ipv6_receiver(), ipv6_receiver(), ipv6_receiver()];
+    let to: Vec<String> = rxs
+        .iter()
+        .map(|r| r.local_addr().unwrap().to_string())
+        .collect();
+    let counters: Vec<_> = rxs
+        .into_iter()
+        .map(|rx| thread::spawn(move || count_datagrams(&rx)))
+        .collect();
+    let cap = format!("{CAPTURES}/wave-60hz.pcapng");
+    // 1 skeleton + 60 frames: one second at recorded timing.
+    let run = offline(
+        &[
+            "-r", &cap, "--format", "json", "-n", "61", "--vmc", &to[0], "--vrchat", &to[1],
+            "--vmt", &to[2],
+        ],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let got: Vec<u64> = counters.into_iter().map(|c| c.join().unwrap()).collect();
+    // One tracker bundle per body frame, and VMC bundles for every frame.
+    assert_eq!(&got[1..], [60, 60], "{got:?}");
+    assert!(got[0] >= 60, "{got:?}");
+    let sum = run.json().pop().unwrap();
+    assert_eq!(sum["vmc"]["frames"], 60, "{sum}");
+    let sends = sum["sends"].as_array().unwrap();
+    assert_eq!(sends.len(), 3, "{sum}");
+    for ((s, to), got) in sends.iter().zip(&to).zip(&got) {
+        assert_eq!(s["to"].as_str(), Some(to.as_str()), "{sum}");
+        assert_eq!(s["sent"].as_u64(), Some(*got), "{to}: {s}");
+        assert_eq!(
+            (s["failed"].as_u64(), s["unreachable"].as_u64()),
+            (Some(0), Some(0)),
+            "{s}"
+        );
+    }
+    assert_eq!(sum["vmc"]["datagrams"].as_u64(), Some(got[0]));
+    // The human summary shows the same counts per destination.
+    let rx = ipv6_receiver();
+    let to = [rx.local_addr().unwrap().to_string()];
+    let run = offline(
+        &["-r", &cap, "-n", "3", "--topspeed", "--vmc", &to[0]],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("sent to {}: ", to[0])) && run.stderr.contains(", 0 failed"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// `--vmc` to a loopback port where nothing listens: said once in words,
+/// counted in the summary, and the run still ends well.
+#[test]
+fn vmc_to_a_closed_port_is_reported() {
+    let closed = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let cap = format!("{CAPTURES}/wave-60hz.pcapng");
+    let run = offline(
+        &[
+            "-r",
+            &cap,
+            "--format",
+            "json",
+            "-n",
+            "31",
+            "--vmc",
+            &closed.to_string(),
+        ],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let said = format!("nothing is listening at {closed} (is VSeeFace's receiver on?)");
+    assert_eq!(run.stderr.matches(&said).count(), 1, "{}", run.stderr);
+    let sum = run.json().pop().unwrap();
+    let s = &sum["sends"][0];
+    assert_eq!(s["to"].as_str(), Some(closed.to_string().as_str()), "{sum}");
+    let (sent, failed, unreachable) = (
+        s["sent"].as_u64().unwrap(),
+        s["failed"].as_u64().unwrap(),
+        s["unreachable"].as_u64().unwrap(),
+    );
+    assert!(unreachable > 0, "{s}");
+    assert_eq!(failed, unreachable, "{s}");
+    // Every datagram is accounted for: as many as a listening receiver gets.
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let ok = offline(
+        &["-r", &cap, "-q", "-n", "31", "--topspeed", "--vmc", &to],
+        None,
+    );
+    assert_eq!(ok.code, Some(0), "{}", ok.stderr);
+    assert_eq!(sent + failed, count_datagrams(&rx), "{s}");
+    // Human: the detail line says it too.
+    let run = offline(
+        &["-r", &cap, "-n", "31", "--vmc", &closed.to_string()],
+        None,
+    );
+    assert!(
+        run.stderr.contains("times nothing was listening)"),
+        "{}",
+        run.stderr
+    );
+}

@@ -118,7 +118,8 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     }
     let mut inbox = Inbox::new(sockets);
     let guard = mocap_cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
-    let fanout = net::Fanout::new(opts.to.clone()).context("failed to open the sending socket")?;
+    let fanout = net::Fanout::new(opts.to.clone(), mocap_cli::Receiver::Vmc)
+        .context("failed to open the sending socket")?;
     // Named sources first, in the order given, so --weight/--prefer/--primary can refer to them.
     let sources: Vec<SourceInfo> = opts
         .sources
@@ -236,6 +237,7 @@ impl Mix<'_> {
                 })
                 .collect(),
             takes,
+            sends: self.fanout.sends().collect(),
         };
         report(
             &mut self.out,
@@ -308,7 +310,7 @@ impl FeedHandler<Inbox> for Mix<'_> {
                 s.apply_all(&mut frame, self.start.elapsed().as_secs_f64());
             }
             for d in vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE)? {
-                self.fanout.send(&d);
+                self.fanout.send(&d, &self.log);
             }
             self.datagrams_out = self.fanout.sent();
             if let Some(t) = &mut self.takes {
@@ -435,7 +437,7 @@ impl Record for SummaryRecord<'_> {
                 self.refused
             )?;
         }
-        Ok(())
+        mocap_cli::write_sends(f, &self.sends)
     }
 }
 
@@ -459,6 +461,8 @@ struct SummaryRecord<'a> {
     sources: Vec<SourceRecord<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     takes: &'a [TakeSummary],
+    /// Each `--to` destination's counts.
+    sends: Vec<mocap_cli::SendRecord>,
 }
 
 /// One source in a summary.

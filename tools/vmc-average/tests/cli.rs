@@ -497,3 +497,48 @@ fn allow_keeps_a_stranger_out_of_the_mix() {
     );
     assert_eq!(refused[0]["datagrams"], sent);
 }
+
+/// The mix to IPv6 loopback and to a port where nothing listens: the IPv6
+/// receiver gets every datagram its `sends` entry counts; the closed port
+/// is counted and said once in words. A host without IPv6 loopback fails
+/// this test.
+#[test]
+fn output_reaches_ipv6_and_a_closed_port_is_reported() {
+    let rx = UdpSocket::bind("[::1]:0")
+        .expect("IPv6 loopback (::1) is needed by this test and is unavailable here");
+    let v6 = rx.local_addr().unwrap().to_string();
+    let closed = format!("127.0.0.1:{}", free_port());
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let tool = start(&[
+        "-l", &listen, "--to", &v6, "--to", &closed, "--rate", "50", "-n", "20", "--format", "json",
+    ]);
+    let a = sender("127.0.0.1:0", listen.parse().unwrap(), 10.0, false);
+    let run = tool.finish();
+    a.stop();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    rx.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = vec![0u8; 65_536];
+    let mut got = 0u64;
+    while rx.recv(&mut buf).is_ok() {
+        got += 1;
+    }
+    assert!(got >= 20, "{got} datagrams");
+    let sum = run.json().pop().unwrap();
+    assert_eq!(sum["frames_out"], 20, "{sum}");
+    let sends = sum["sends"].as_array().unwrap();
+    assert_eq!(sends[0]["to"].as_str(), Some(v6.as_str()), "{sum}");
+    assert_eq!(sends[0]["sent"].as_u64(), Some(got), "{sum}");
+    assert_eq!(sends[0]["failed"].as_u64(), Some(0), "{sum}");
+    let dead = &sends[1];
+    assert!(dead["unreachable"].as_u64().unwrap() > 0, "{sum}");
+    assert_eq!(dead["failed"], dead["unreachable"], "{sum}");
+    assert_eq!(
+        dead["sent"].as_u64().unwrap() + dead["failed"].as_u64().unwrap(),
+        got,
+        "{sum}"
+    );
+    let said = format!("nothing is listening at {closed} (is VSeeFace's receiver on?)");
+    assert_eq!(run.stderr.matches(&said).count(), 1, "{}", run.stderr);
+}

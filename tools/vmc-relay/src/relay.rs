@@ -3,7 +3,7 @@
 //! into [`Options`] and calls [`run`].
 
 use mocap_cli::Senders;
-use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -89,6 +89,8 @@ struct DestStats {
 
 struct Dest {
     addr: SocketAddr,
+    /// Its own socket and send counts (`sends` in records).
+    link: mocap_cli::net::Link,
     rules: Rules,
     limiter: Option<Limiter>,
     stats: DestStats,
@@ -132,13 +134,7 @@ impl Dest {
 
     /// `--as vrchat|vmt`: the messages that passed the rules feed this
     /// source's solver; a frame's end sends its trackers.
-    fn trackers(
-        &mut self,
-        socket: &UdpSocket,
-        src: Option<SocketAddr>,
-        now: f64,
-        kept: &[osc::Message],
-    ) {
+    fn trackers(&mut self, log: &Log, src: Option<SocketAddr>, now: f64, kept: &[osc::Message]) {
         let Some((opts, streams)) = &mut self.trackers else {
             return;
         };
@@ -154,7 +150,7 @@ impl Dest {
             }
         }
         for d in &out {
-            send(socket, self, d);
+            send(self, d, log);
         }
     }
 
@@ -198,7 +194,6 @@ struct Relay {
     format: Format,
     out: Output,
     log: Log,
-    socket: UdpSocket,
     dests: Vec<Dest>,
     sources: Senders<SourceStats>,
     start: Instant,
@@ -255,12 +250,6 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     let live = source.is_live();
     let log = Log::new(TOOL, opts.log.quiet, live);
     source.announce(&log);
-    let family = opts
-        .destinations
-        .iter()
-        .find(|d| d.addr.is_ipv6())
-        .map_or_else(|| Ipv4Addr::UNSPECIFIED.into(), |d| d.addr.ip());
-    let socket = mocap_cli::net::sender_udp(family).context("failed to open the sending socket")?;
     for d in &opts.destinations {
         let mode = match &d.trackers {
             Some(t) => match t.format {
@@ -287,15 +276,24 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     } = opts;
     let dests: Vec<Dest> = destinations
         .into_iter()
-        .map(|d| Dest {
-            addr: d.addr,
-            limiter: d.rules.max_rate.map(Limiter::new),
-            rules: d.rules,
-            stats: DestStats::default(),
-            smoothers: Senders::new(),
-            trackers: d.trackers.map(|t| (t, Senders::new())),
+        .map(|d| {
+            let receiver = match d.trackers.as_ref().map(|t| t.format) {
+                None => mocap_cli::Receiver::Vmc,
+                Some(TrackerFormat::Vrchat(_)) => mocap_cli::Receiver::Vrchat,
+                Some(TrackerFormat::Vmt(_)) => mocap_cli::Receiver::Vmt,
+            };
+            Ok(Dest {
+                addr: d.addr,
+                link: mocap_cli::net::Link::new(d.addr, receiver)
+                    .context("failed to open the sending socket")?,
+                limiter: d.rules.max_rate.map(Limiter::new),
+                rules: d.rules,
+                stats: DestStats::default(),
+                smoothers: Senders::new(),
+                trackers: d.trackers.map(|t| (t, Senders::new())),
+            })
         })
-        .collect();
+        .collect::<anyhow::Result<_>>()?;
     let decode = dump || bvh.is_some() || dests.iter().any(|d| !d.is_raw());
     let mut relay = Relay {
         guard,
@@ -304,7 +302,6 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         format,
         out: Output::stdout(live),
         log,
-        socket,
         dests,
         sources: Senders::new(),
         start: Instant::now(),
@@ -368,6 +365,8 @@ struct SummaryRecord<'a> {
     destinations: Vec<DestRecord<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     takes: &'a [TakeSummary],
+    /// Each destination's counts, as every tool that sends shows them.
+    sends: Vec<mocap_cli::SendRecord>,
 }
 
 impl Record for SummaryRecord<'_> {
@@ -389,7 +388,7 @@ impl Record for SummaryRecord<'_> {
                 d.to, s.datagrams, s.filtered, s.rate_limited, s.send_errors
             )?;
         }
-        Ok(())
+        mocap_cli::write_sends(f, &self.sends)
     }
 }
 
@@ -437,7 +436,7 @@ impl Relay {
         }
         // Raw destinations get the bytes as they came, whatever they are.
         for dest in self.dests.iter_mut().filter(|d| d.is_raw()) {
-            send(&self.socket, dest, d.payload);
+            send(dest, d.payload, &self.log);
         }
         if !self.decode {
             return Ok(());
@@ -504,10 +503,10 @@ impl Relay {
             }
             if dest.trackers.is_some() {
                 let at = d.arrival.unwrap_or(now.as_secs_f64());
-                dest.trackers(&self.socket, d.src, at, &keep);
+                dest.trackers(&self.log, d.src, at, &keep);
                 continue;
             }
-            emit(&self.socket, dest, &keep, single)?;
+            emit(dest, &keep, single, &self.log)?;
         }
         self.flush_due(false)
     }
@@ -539,38 +538,30 @@ impl FeedHandler<Source> for Relay {
     }
 }
 
-fn send(socket: &UdpSocket, dest: &mut Dest, bytes: &[u8]) {
-    match socket.send_to(bytes, dest.addr) {
-        Ok(_) => {
-            dest.stats.datagrams += 1;
-            dest.stats.bytes += bytes.len() as u64;
-        }
-        // A receiver that is down must not stop the others.
-        Err(_) => dest.stats.send_errors += 1,
+/// A receiver that is down must not stop the others: the link counts and
+/// logs the failure.
+fn send(dest: &mut Dest, bytes: &[u8], log: &Log) {
+    if dest.link.send(bytes, log) {
+        dest.stats.bytes += bytes.len() as u64;
     }
 }
 
 /// Sends messages as they came (single, or bundled); fails only for a message
 /// OSC cannot carry, which a decoded one never is.
-fn emit(
-    socket: &UdpSocket,
-    dest: &mut Dest,
-    messages: &[osc::Message],
-    single: bool,
-) -> anyhow::Result<()> {
+fn emit(dest: &mut Dest, messages: &[osc::Message], single: bool, log: &Log) -> anyhow::Result<()> {
     if messages.is_empty() {
         return Ok(());
     }
     dest.stats.messages += messages.len() as u64;
     if dest.rules.flatten || single {
         for m in messages {
-            send(socket, dest, &osc::message(m)?);
+            send(dest, &osc::message(m)?, log);
         }
     } else {
         let mut bundles = Vec::new();
         vmc::pack(messages, vmc::MAX_BUNDLE, &mut bundles)?;
         for b in &bundles {
-            send(socket, dest, b);
+            send(dest, b, log);
         }
     }
     Ok(())
@@ -591,7 +582,6 @@ impl Relay {
         };
         let mut feed = batched::Feed::new(socket);
         let mut forward = batched::Forward {
-            addrs: self.dests.iter().map(|d| d.addr).collect(),
             relay: self,
             headers: mocap_cli::net::batch::SendHeaders::default(),
             count: stop.budget(),
@@ -610,7 +600,7 @@ impl Relay {
             if let Some(l) = &mut dest.limiter {
                 let due = l.due(now);
                 dest.stats.rate_limited = dest.stats.rate_limited.saturating_sub(due.len() as u64);
-                emit(&self.socket, dest, &due, false)?;
+                emit(dest, &due, false, &self.log)?;
             }
         }
         Ok(())
@@ -638,6 +628,9 @@ impl Relay {
     fn summary(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
         for d in &mut self.dests {
             d.stats.trackers = d.tracker_counters();
+            let sent = d.link.record();
+            d.stats.datagrams = sent.sent;
+            d.stats.send_errors = sent.failed;
         }
         let total = |f: fn(&SourceStats) -> u64| self.sources.values().map(f).sum::<u64>();
         let (datagrams, decode_errors, flooded) = (
@@ -673,6 +666,7 @@ impl Relay {
                 })
                 .collect(),
             takes: &self.takes_done,
+            sends: self.dests.iter().map(|d| d.link.record()).collect(),
         };
         report(
             &mut self.out,
@@ -704,7 +698,7 @@ mod tests {
 /// The raw fast path on the run loop: batches in, batches out.
 #[cfg(target_os = "linux")]
 mod batched {
-    use std::net::{SocketAddr, UdpSocket};
+    use std::net::UdpSocket;
     use std::time::Duration;
 
     use anyhow::Context as _;
@@ -743,7 +737,6 @@ mod batched {
 
     pub(super) struct Forward<'r> {
         pub(super) relay: &'r mut Relay,
-        pub(super) addrs: Vec<SocketAddr>,
         pub(super) headers: batch::SendHeaders,
         pub(super) count: mocap_cli::Budget,
     }
@@ -762,26 +755,11 @@ mod batched {
                 payloads.push(payload);
             }
             self.count.spend(room as u64);
-            let failed = batch::send_all(
-                &self.relay.socket,
-                &payloads,
-                &self.addrs,
-                &mut self.headers,
-            );
-            let bytes: u64 = payloads.iter().map(|p| p.len() as u64).sum();
+            // One call per destination on its own connected socket: its
+            // failures are its own.
             for d in &mut self.relay.dests {
-                d.stats.datagrams += payloads.len() as u64;
-                d.stats.bytes += bytes;
-            }
-            // Failures are not attributed to one destination in a batch; count them on each.
-            if failed > 0 {
-                for d in &mut self.relay.dests {
-                    d.stats.send_errors += failed;
-                    d.stats.datagrams = d
-                        .stats
-                        .datagrams
-                        .saturating_sub(failed / self.addrs.len().max(1) as u64);
-                }
+                d.stats.bytes +=
+                    batch::send_batch(&mut d.link, &payloads, &mut self.headers, &self.relay.log);
             }
             Ok(if self.count.spent() {
                 Flow::Stop(Stopped::Count)

@@ -1284,3 +1284,61 @@ fn trackers_from_a_python_osc_sender() {
     p.interrupt();
     assert_eq!(p.finish().code, Some(0));
 }
+
+/// To IPv6 loopback and to a port where nothing listens, on the batched
+/// raw path and on the filtered one (`--flatten`): the IPv6 receiver gets
+/// every datagram its `sends` entry counts, the closed port is counted as
+/// unreachable and said once in words, the same way on both paths. A host
+/// without IPv6 loopback fails this test.
+#[test]
+fn sends_reach_ipv6_and_a_closed_port_is_reported_on_both_paths() {
+    let closed = {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        addr(&s)
+    };
+    let input: Vec<Vec<u8>> = (0..5).flat_map(|i| frame(i as f32, 0.0)).collect();
+    let n = input.len().to_string();
+    for filtered in [false, true] {
+        let rx = UdpSocket::bind("[::1]:0")
+            .expect("IPv6 loopback (::1) is needed by this test and is unavailable here");
+        rx.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let v6 = addr(&rx);
+        // Before the first --to, a filter applies to every destination.
+        let mut args = vec!["--format", "json", "-n", &n];
+        if filtered {
+            args.push("--flatten");
+        }
+        args.extend(["--to", &v6, "--to", &closed]);
+        let (p, at) = relay(&args);
+        send_all(at, &input);
+        let got = drain(&rx);
+        let run = p.finish();
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        assert!(got.len() >= input.len(), "{} datagrams", got.len());
+        let sum = run.json().pop().unwrap();
+        let sends = sum["sends"].as_array().unwrap();
+        assert_eq!(sends[0]["to"].as_str(), Some(v6.as_str()), "{sum}");
+        assert_eq!(sends[0]["sent"].as_u64(), Some(got.len() as u64), "{sum}");
+        assert_eq!(sends[0]["failed"].as_u64(), Some(0), "{sum}");
+        assert_eq!(sum["destinations"][0]["raw"], !filtered, "{sum}");
+        if !filtered {
+            assert_eq!(got, input, "raw: the bytes as they came");
+        }
+        let dead = &sends[1];
+        assert!(dead["unreachable"].as_u64().unwrap() > 0, "{sum}");
+        assert_eq!(dead["failed"], dead["unreachable"], "{sum}");
+        assert_eq!(
+            dead["sent"].as_u64().unwrap() + dead["failed"].as_u64().unwrap(),
+            got.len() as u64,
+            "{sum}"
+        );
+        // The destination records agree with `sends`.
+        assert_eq!(
+            sum["destinations"][1]["send_errors"], dead["failed"],
+            "{sum}"
+        );
+        let said = format!("nothing is listening at {closed} (is VSeeFace's receiver on?)");
+        assert_eq!(run.stderr.matches(&said).count(), 1, "{}", run.stderr);
+    }
+}

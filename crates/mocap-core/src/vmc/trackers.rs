@@ -70,6 +70,11 @@ use crate::quat::{checked_normalise, mul, normalise, rotate};
 /// How many tracker slots VRChat takes.
 pub const SLOTS: usize = 8;
 
+/// Port VRChat listens on for OSC input (trackers among it).
+pub const VRCHAT_PORT: u16 = 9000;
+/// Port the VMT driver (inside SteamVR) listens on.
+pub const VMT_PORT: u16 = 39570;
+
 /// The avatar's Head-to-ankle height as a fraction of its standing height:
 /// the Head bone sits near chin level (0.870 of stature) and the ankle 0.039
 /// above the floor, in Drillis and Contini's body-segment proportions. It

@@ -143,7 +143,7 @@ struct VmcSink {
 }
 
 impl VmcSink {
-    fn send(&mut self, f: &Frame<'_>, arrival: Option<f64>) -> anyhow::Result<()> {
+    fn send(&mut self, f: &Frame<'_>, arrival: Option<f64>, log: &Log) -> anyhow::Result<()> {
         let mut messages = self.bridge.messages(f);
         if messages.is_empty() {
             return Ok(());
@@ -153,7 +153,7 @@ impl VmcSink {
             s.apply_all(&mut messages, at);
         }
         for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE)? {
-            self.out.send(&d);
+            self.out.send(&d, log);
         }
         Ok(())
     }
@@ -321,7 +321,8 @@ impl<'o> Decoder<'o> {
         let vmc = match &opts.vmc {
             Some(v) => Some(VmcSink {
                 bridge: FaceBridge::new(v.face.clone()),
-                out: Fanout::new(v.to.clone()).context("failed to open the VMC sending socket")?,
+                out: Fanout::new(v.to.clone(), mocap_cli::Receiver::Vmc)
+                    .context("failed to open the VMC sending socket")?,
                 smoother: v.smooth.clone().map(vmc::Smoother::new),
                 started: Instant::now(),
             }),
@@ -386,7 +387,7 @@ impl<'o> Decoder<'o> {
                 self.frames += 1;
                 self.print_frame(src, ts, bytes, &f)?;
                 if let Some(v) = &mut self.vmc {
-                    v.send(&f, arrival)?;
+                    v.send(&f, arrival, &self.log)?;
                 }
             }
             Err(e) => {
@@ -514,6 +515,11 @@ impl<'o> Decoder<'o> {
             refusals: self.guard.summary(),
             connections,
             vmc_datagrams: self.vmc.as_ref().map(|v| v.out.sent()),
+            sends: self
+                .vmc
+                .as_ref()
+                .map(|v| v.out.sends().collect())
+                .unwrap_or_default(),
             elapsed_s: round3(self.started.elapsed().as_secs_f64()),
             stopped,
             senders,

@@ -57,6 +57,9 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) connections: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) vmc_datagrams: Option<u64>,
+    /// `--vmc`: each destination's counts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) sends: Vec<mocap_cli::SendRecord>,
     pub(super) elapsed_s: f64,
     pub(super) stopped: Option<Stopped>,
     pub(super) senders: Vec<SenderRecord>,
@@ -87,6 +90,7 @@ impl Record for SummaryRecord<'_> {
         if let Some(n) = self.vmc_datagrams {
             write!(f, "; {n} VMC datagrams sent")?;
         }
+        mocap_cli::write_sends(f, &self.sends)?;
         Ok(())
     }
 }

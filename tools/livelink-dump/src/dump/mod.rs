@@ -106,7 +106,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     source.announce(&log);
     let vmc = match &opts.vmc {
         Some(v) => Some(VmcSink {
-            out: Fanout::new(v.to.clone())
+            out: Fanout::new(v.to.clone(), mocap_cli::Receiver::Vmc)
                 .map_err(|e| anyhow::anyhow!("failed to open the VMC sending socket: {e}"))?,
             frames: 0,
         }),
@@ -305,7 +305,7 @@ impl Dump<'_> {
                 }
                 sink.frames += 1;
                 for datagram in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE)? {
-                    sink.out.send(&datagram);
+                    sink.out.send(&datagram, &self.log);
                 }
             }
             let subjects = sender.subjects.len();
@@ -388,6 +388,11 @@ impl Dump<'_> {
                 frames: v.frames,
                 datagrams: v.out.sent(),
             }),
+            sends: self
+                .vmc
+                .as_ref()
+                .map(|v| v.out.sends().collect())
+                .unwrap_or_default(),
         };
         report(
             &mut self.out,

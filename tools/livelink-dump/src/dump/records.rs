@@ -270,6 +270,9 @@ pub(super) struct SummaryRecord {
     pub(super) capture: Option<CaptureRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) vmc: Option<VmcSummary>,
+    /// `--vmc`: each destination's counts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) sends: Vec<mocap_cli::SendRecord>,
 }
 
 #[expect(
@@ -300,6 +303,7 @@ impl Record for SummaryRecord {
                 v.datagrams,
                 to.join(", ")
             )?;
+            mocap_cli::write_sends(f, &self.sends)?;
         }
         if let Some(c) = &self.capture {
             write!(

@@ -449,6 +449,7 @@ impl Dump<'_> {
                     .collect(),
             }),
             takes: &self.takes_done,
+            sends: self.vmc.as_ref().map(VmcSink::sends).unwrap_or_default(),
         };
         report(
             &mut self.out,

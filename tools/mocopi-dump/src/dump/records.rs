@@ -239,6 +239,9 @@ pub(super) struct SummaryRecord<'a> {
     /// `--bvh` takes, once finished.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(super) takes: &'a [mocap_cli::TakeSummary],
+    /// `--vmc`, `--vrchat`, `--vmt`: each destination's counts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(super) sends: Vec<mocap_cli::SendRecord>,
 }
 
 impl Record for SummaryRecord<'_> {
@@ -273,6 +276,7 @@ impl Record for SummaryRecord<'_> {
                     t.counters.rate_limited
                 )?;
             }
+            mocap_cli::write_sends(f, &self.sends)?;
         }
         if let Some(c) = &self.capture {
             write!(

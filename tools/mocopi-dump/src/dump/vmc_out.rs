@@ -47,7 +47,8 @@ impl VmcSink {
     pub(super) fn new(v: &VmcOut) -> anyhow::Result<Self> {
         Ok(Self {
             bridge: BodyBridge::new(v.body.clone()),
-            out: Fanout::new(v.to.clone()).context("failed to open the VMC sending socket")?,
+            out: Fanout::new(v.to.clone(), mocap_cli::Receiver::Vmc)
+                .context("failed to open the VMC sending socket")?,
             smoother: v.smooth.clone().map(vmc::Smoother::new),
             started: Instant::now(),
             first_arrival: None,
@@ -61,7 +62,7 @@ impl VmcSink {
                 .map(|(to, opts)| {
                     Ok(TrackerSink {
                         stream: vmc::TrackerStream::new(*opts),
-                        out: Fanout::new(to.clone())
+                        out: Fanout::new(to.clone(), receiver(opts))
                             .context("failed to open the tracker sending socket")?,
                     })
                 })
@@ -130,14 +131,14 @@ impl VmcSink {
                 self.frames += 1;
                 if !self.out.targets().is_empty() {
                     for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE)? {
-                        self.out.send(&d);
+                        self.out.send(&d, log);
                     }
                 }
                 // One bridge frame is one tracker frame, solved from the
                 // same (smoothed) body.
                 for sink in &mut self.trackers {
                     for d in sink.stream.frame(&messages, t) {
-                        sink.out.send(&d);
+                        sink.out.send(&d, log);
                     }
                 }
             }
@@ -148,6 +149,14 @@ impl VmcSink {
 }
 
 impl VmcSink {
+    /// Every destination's counts: VMC first, then the tracker outputs.
+    pub(super) fn sends(&self) -> Vec<mocap_cli::SendRecord> {
+        self.out
+            .sends()
+            .chain(self.trackers.iter().flat_map(|t| t.out.sends()))
+            .collect()
+    }
+
     /// What the bridge feeds, for the log.
     fn outputs(&self) -> String {
         let mut parts = Vec::new();
@@ -162,6 +171,14 @@ impl VmcSink {
             ));
         }
         parts.join(", ")
+    }
+}
+
+/// What listens for a tracker output.
+fn receiver(opts: &vmc::TrackerOptions) -> mocap_cli::Receiver {
+    match opts.format {
+        vmc::TrackerFormat::Vrchat(_) => mocap_cli::Receiver::Vrchat,
+        vmc::TrackerFormat::Vmt(_) => mocap_cli::Receiver::Vmt,
     }
 }
 
