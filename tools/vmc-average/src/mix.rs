@@ -528,8 +528,8 @@ struct SummaryRecord<'a> {
     datagrams_out: u64,
     elapsed_s: f64,
     stopped: Option<Stopped>,
-    /// Datagrams not mixed: refused by `--allow`, or from new senders past
-    /// the bound of 256 sources.
+    /// Datagrams not mixed: refused by `--allow`, or from new senders when
+    /// all 256 sources are named (none can be evicted).
     #[serde(skip_serializing_if = "is_zero")]
     refused: u64,
     /// Senders `--allow` refused, with their counts.
