@@ -4,12 +4,13 @@
 # as fast as it can for SECONDS, round-robin to every tool:
 #
 #   VMC (vmc-average, vmc-relay --smooth --as vrchat --as vmt, motion-stream serve):
-#     Blend/Val without Apply, each under a new 1000-byte name
-#     bones under new names, and bones with no OK/T/Apply ever
-#     NaN and infinite values
+#     from one sender that stays: Blend/Val without Apply, each under a new
+#     1000-byte name (the case)
+#     from ever new senders: bones under new names, bones with no OK/T/Apply
+#     ever, NaN and infinite values
 #   mocopi (mocopi-dump --vmc), Live Link (livelink-dump --vmc):
 #     a whole frame, each from a new source port (a new sender)
-#   and for every tool a new source port every 64 datagrams.
+#   and for every tool a new source port every 64 datagrams besides.
 #
 #   scripts/bench-hostile.sh [SECONDS]     (default 30)
 #   PROFILE=debug       use target/debug (test-all.sh reuses its test build)
@@ -112,15 +113,17 @@ def msg(address, tags, *args):
 
 long = "x" * 1000
 nan, inf = float("nan"), float("inf")
+def staged(k):
+    # The case, from one sender that stays: Blend/Val under a new
+    # long name, never applied.
+    return msg("/VMC/Ext/Blend/Val", "sf", f"{long}{k}", 0.5)
 def vmc(k):
-    shape = k % 5
-    if shape == 0:   # Blend/Val under a new long name, never applied
-        return msg("/VMC/Ext/Blend/Val", "sf", f"{long}{k}", 0.5)
-    if shape == 1:   # a bone under a new name, no frame end
+    shape = k % 4
+    if shape == 0:   # a bone under a new name, no frame end
         return msg("/VMC/Ext/Bone/Pos", "sfffffff", f"Bone{k}", 0, 1, 0, 0, 0, 0, 1)
-    if shape == 2:   # a real bone, never an OK
+    if shape == 1:   # a real bone, never an OK
         return msg("/VMC/Ext/Bone/Pos", "sfffffff", "Hips", 0, 1, 0, 0, 0, 0, 1)
-    if shape == 3:   # NaN and infinity
+    if shape == 2:   # NaN and infinity
         return msg("/VMC/Ext/Bone/Pos", "sfffffff", "Head", nan, inf, 0, nan, 0, 0, 1)
     return msg("/VMC/Ext/Blend/Val", "sf", "Joy", nan)
 
@@ -133,6 +136,7 @@ def sock(k):
         socks.append(socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
     return socks[-1]
 
+stays = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 k = 0
 sent = 0
 end = time.time() + secs
@@ -142,13 +146,14 @@ while time.time() < end:
         tx = sock(k)
         for port in (average, relay, serve):
             tx.sendto(d, (host, port))
+            stays.sendto(staged(k), (host, port))
         # The body and face dumps get whole frames, each from a new port.
         one = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         one.sendto(mocopi_frame, (host, mocopi))
         one.sendto(livelink_frame, (host, livelink))
         one.close()
         k += 1
-        sent += 5
+        sent += 8
     # Let the tools breathe on a shared machine: about 20k datagrams/s.
     time.sleep(0.05)
 print(f"bench-hostile: sent {sent} datagrams", file=sys.stderr)
