@@ -680,7 +680,7 @@ mod tests {
                     12 => m.push(
                         src,
                         now,
-                        Message::Other(crate::osc::Message::new(&format!("/x/{name}"), vec![])),
+                        Message::Other(crate::osc::Message::new(format!("/x/{name}"), vec![])),
                     ),
                     13 => m.push(src, now, Message::Time(k as f32)),
                     // Bones of a real body now and then, closed as the
