@@ -661,7 +661,7 @@ mod tests {
             let mut rng = mocap_testutil::Rng(35);
             let long = "x".repeat(1000);
             let mut most = 0;
-            for k in 0..60_000u64 {
+            for k in 0..160_000u64 {
                 let src = rng.below(2);
                 let now = ms(k / 20);
                 let name = match rng.below(4) {
@@ -674,7 +674,10 @@ mod tests {
                     1 => f32::INFINITY,
                     _ => 0.5,
                 };
-                match rng.below(16) {
+                // Long stretches without a frame end (Apply does not end
+                // frames once T has): what a staging sender sends.
+                let ends = (k / 40_000) % 2 == 0;
+                match rng.below(if ends { 16 } else { 13 }) {
                     0..=7 => m.push(src, now, Message::BlendVal { name, value: v }),
                     8..=11 => m.push_bone(src, &name, [v, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]),
                     12 => m.push(
