@@ -145,6 +145,12 @@ cargo publish --dry-run --locked --allow-dirty -q -p mocap-core
 say "demo pipeline (reuses the test build)"
 PROFILE=debug scripts/demo-pipeline.sh --check
 
+# Every receiving tool flooded with the per-sender shapes that once grew
+# memory without bound (issue 35) for 30 s, in parallel; fails if a tool's
+# resident memory grows after the first third.
+say "hostile senders, 30 s (reuses the test build)"
+PROFILE=debug scripts/bench-hostile.sh 30
+
 # Coverage-guided fuzzing, briefly: every fuzz/ target for 15 s after the
 # inputs that once crashed it (scripts/fuzz.sh; long runs: docs/fuzzing.md).
 # It needs the nightly toolchain; cargo-fuzz is installed when missing. A

@@ -8,7 +8,8 @@
 //! sign and rounding. Also asserted: with finite input every mixed rotation
 //! is finite and of unit length; a tick or window schedule's next deadline
 //! is after the poll that set it (a zero period must not hang or spin);
-//! every mixed frame encodes into datagrams that decode.
+//! every mixed frame encodes into datagrams that decode; what the mixer
+//! holds stays under its bound (`Mixer::held`).
 #![no_main]
 
 use std::time::Duration;
@@ -143,6 +144,12 @@ fuzz_target!(|data: &[u8]| {
             for i in 0..sources {
                 many.push(i, now, msg.clone());
             }
+        }
+        // Whatever the sequence, the mixer's state stays under its bound.
+        for (mixer, count) in [(&one, 1), (&many, sources)] {
+            let frame = vmc::MAX_NAMES + vmc::MAX_FRAME_MESSAGES;
+            let bound = count * (3 * frame + vmc::MAX_WINDOW_FRAMES * (1 + frame)) + 2 * vmc::MAX_NAMES;
+            assert!(mixer.held() <= bound, "{} held, bound {bound}", mixer.held());
         }
     }
     for i in 0..sources {

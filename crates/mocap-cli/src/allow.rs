@@ -199,7 +199,7 @@ impl Guard {
     }
 
     /// The summary's part about refused senders (past the senders' bound,
-    /// the address-less entry holds the rest).
+    /// those refused least recently are forgotten; `refused` keeps them).
     pub fn summary(&self) -> Refusals {
         let st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         Refusals {

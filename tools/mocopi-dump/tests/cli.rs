@@ -1741,3 +1741,52 @@ fn vmc_to_a_closed_port_is_reported() {
         run.stderr
     );
 }
+
+/// Issue 35: past 256 senders a new one was folded into one shared entry
+/// with the strangers before it, so its health was theirs. After 300
+/// one-shot strangers, a new sender's packets are counted on their own.
+#[test]
+fn a_new_sender_after_300_one_shot_strangers_has_its_own_health() {
+    let strangers = 300;
+    let mine = 5;
+    let n = (strangers + mine).to_string();
+    let (tool, at) = live(&["--format", "json", "-n", &n]);
+    // Kept open, so no two strangers share a port.
+    let mut held = Vec::new();
+    for k in 0..strangers {
+        let s = sender();
+        s.send_to(SEED, at).unwrap();
+        held.push(s);
+        // Paced a little, so the kernel's receive buffer never overflows.
+        if k % 32 == 31 {
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+    let me = sender();
+    for _ in 0..mine {
+        me.send_to(FRAM, at).unwrap();
+        thread::sleep(Duration::from_millis(2));
+    }
+    let run = tool.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let sum = run.json().pop().unwrap();
+    assert_eq!(sum["type"], "summary");
+    let src = me.local_addr().unwrap().to_string();
+    let senders = sum["senders"].as_array().unwrap();
+    assert_eq!(senders.len(), mocap_cli::MAX_SENDERS);
+    let own = senders
+        .iter()
+        .find(|s| s["src"] == src.as_str())
+        .unwrap_or_else(|| panic!("no entry of its own"));
+    assert_eq!(own["packets"], mine, "{own}");
+    assert!(senders.iter().all(|s| !s["src"].is_null()));
+    // The evicted strangers stay in the totals.
+    assert_eq!(sum["packets"], strangers + mine);
+    let evicted = &sum["evicted"];
+    assert_eq!(
+        evicted["senders"],
+        strangers + 1 - mocap_cli::MAX_SENDERS,
+        "{evicted}"
+    );
+    assert_eq!(evicted["packets"], evicted["senders"], "{evicted}");
+}

@@ -70,7 +70,27 @@ struct SourceInfo {
     datagrams: u64,
     messages: u64,
     decode_errors: u64,
+    /// When it last sent: past [`MAX_SENDERS`] the source heard from least
+    /// recently makes room for a new sender.
+    seen: Duration,
 }
+
+/// The counters of sources evicted to make room, together: the summary
+/// keeps them.
+#[derive(Default, Serialize)]
+struct Evicted {
+    senders: u64,
+    frames: u64,
+    datagrams: u64,
+    samples: u64,
+    stale_periods: u64,
+    decode_errors: u64,
+    dropped: u64,
+    non_finite: u64,
+}
+
+/// How many sources a periodic stats line lists (the busiest).
+const STATS_SOURCES: usize = 8;
 
 /// Runs the mixer until stopped and prints the summary.
 ///
@@ -131,6 +151,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
             datagrams: 0,
             messages: 0,
             decode_errors: 0,
+            seen: Duration::ZERO,
         })
         .collect();
     let index = |name: &str| opts.sources.iter().position(|(n, _)| n == name);
@@ -166,6 +187,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         datagrams_out: 0,
         takes: opts.bvh.clone().map(mocap_cli::VmcTakes::new),
         refused: 0,
+        evicted: Evicted::default(),
         guard,
     };
     // The mixing thread wakes for every datagram: precise wake-ups, and with
@@ -201,14 +223,27 @@ struct Mix<'o> {
     frames_out: u64,
     datagrams_out: u64,
     takes: Option<mocap_cli::VmcTakes>,
-    /// Datagrams of new senders past [`MAX_SENDERS`], not mixed.
+    /// Datagrams of new senders past [`MAX_SENDERS`] when every source is
+    /// named by `--source` (none can be evicted), not mixed.
     refused: u64,
+    evicted: Evicted,
     /// `--allow`, checked here for every listening socket at once.
     guard: mocap_cli::Guard,
 }
 
 impl Mix<'_> {
     fn summary(&mut self, stopped: Option<Stopped>, takes: &[TakeSummary]) -> anyhow::Result<()> {
+        // A stats line lists the busiest few sources; the summary all.
+        let mut listed: Vec<usize> = (0..self.sources.len()).collect();
+        let mut more_sources = 0;
+        if stopped.is_none() {
+            listed.sort_by_key(|i| {
+                std::cmp::Reverse(self.sources.get(*i).map_or(0, |s| s.datagrams))
+            });
+            more_sources = listed.len().saturating_sub(STATS_SOURCES);
+            listed.truncate(STATS_SOURCES);
+            listed.sort_unstable();
+        }
         let rec = SummaryRecord {
             kind: summary_kind(stopped),
             tool: TOOL,
@@ -218,13 +253,12 @@ impl Mix<'_> {
             stopped,
             refused: self.refused + self.guard.refused(),
             refused_senders: self.guard.summary().refused_senders,
-            sources: self
-                .sources
-                .iter()
-                .enumerate()
-                .map(|(i, s)| {
+            sources: listed
+                .into_iter()
+                .filter_map(|i| {
+                    let s = self.sources.get(i)?;
                     let c = self.mixer.counters(i);
-                    SourceRecord {
+                    Some(SourceRecord {
                         name: &s.name,
                         listen: s.listen,
                         sender: s.sender,
@@ -233,9 +267,13 @@ impl Mix<'_> {
                         samples: s.messages,
                         stale_periods: c.stale_periods,
                         decode_errors: s.decode_errors,
-                    }
+                        dropped: c.dropped,
+                        non_finite: c.non_finite,
+                    })
                 })
                 .collect(),
+            more_sources,
+            evicted: (self.evicted.senders > 0).then_some(&self.evicted),
             takes,
             sends: self.fanout.sends().collect(),
         };
@@ -257,26 +295,28 @@ impl FeedHandler<Inbox> for Mix<'_> {
         }
         let listen = self.opts.listen.get(listen_idx).copied().unwrap_or(from);
         let local = self.bound.get(listen_idx).copied().unwrap_or(listen);
+        let now = self.start.elapsed();
         let Some(src) = source_of(
             &mut self.sources,
             &mut self.mixer,
+            &mut self.evicted,
             self.opts,
             (listen, local),
-            from,
+            (from, now),
         ) else {
             if self.refused == 0 {
                 self.log.always(format_args!(
-                    "{MAX_SENDERS} sources already: datagrams of new senders (first {from}) are not mixed"
+                    "{MAX_SENDERS} sources named by --source: datagrams of other senders (first {from}) are not mixed"
                 ));
             }
             self.refused += 1;
             return Ok(Flow::Continue);
         };
-        let now = self.start.elapsed();
         let Some(s) = self.sources.get_mut(src) else {
             return Ok(Flow::Continue);
         };
         s.datagrams += 1;
+        s.seen = now;
         // Bone names borrowed from the datagram: the mixer interns
         // them, so a bone costs no allocation on this path.
         match vmc::decode_borrowed(bytes) {
@@ -342,14 +382,17 @@ impl FeedHandler<Inbox> for Mix<'_> {
 /// for its listening socket (`(as given, as bound)`), else the source of
 /// this (listening socket, sender) pair, new if need be. One sender socket
 /// that sends to two listening ports is two sources (one script or one
-/// `pcap-replay --port-map` playing two trackers). `None` for a new source
-/// past [`MAX_SENDERS`] (a flood of addresses must not grow the mix).
+/// `pcap-replay --port-map` playing two trackers). Past [`MAX_SENDERS`] a
+/// new sender takes the place of the sender heard from least recently (a
+/// flood of addresses must not grow the mix, nor lock out a performer whose
+/// app restarted on a new port); `None` only when every source is named.
 fn source_of(
     sources: &mut Vec<SourceInfo>,
     mixer: &mut Mixer,
+    evicted: &mut Evicted,
     opts: &Options,
     (listen, local): (SocketAddr, SocketAddr),
-    from: SocketAddr,
+    (from, now): (SocketAddr, Duration),
 ) -> Option<usize> {
     if let Some(i) = opts.sources.iter().position(|(_, a)| *a == from) {
         return Some(i);
@@ -367,23 +410,43 @@ fn source_of(
     {
         return Some(i);
     }
-    if sources.len() >= MAX_SENDERS {
-        return None;
-    }
     let name = if opts.listen.len() > 1 {
         format!("{from}>{local}")
     } else {
         format!("{from}")
     };
-    let i = mixer.add_source(weight_of(opts, &name));
-    sources.push(SourceInfo {
+    let info = SourceInfo {
         name,
         listen: local,
         sender: Some(from),
         datagrams: 0,
         messages: 0,
         decode_errors: 0,
-    });
+        seen: now,
+    };
+    let weight = weight_of(opts, &info.name);
+    if sources.len() < MAX_SENDERS {
+        let i = mixer.add_source(weight);
+        sources.push(info);
+        return Some(i);
+    }
+    // Named sources (`sender: None`) keep their slots.
+    let (i, old) = sources
+        .iter_mut()
+        .enumerate()
+        .filter(|(_, s)| s.sender.is_some())
+        .min_by_key(|(_, s)| s.seen)?;
+    let c = mixer.counters(i);
+    evicted.senders += 1;
+    evicted.frames += c.frames;
+    evicted.datagrams += old.datagrams;
+    evicted.samples += old.messages;
+    evicted.stale_periods += c.stale_periods;
+    evicted.decode_errors += old.decode_errors;
+    evicted.dropped += c.dropped;
+    evicted.non_finite += c.non_finite;
+    *old = info;
+    mixer.replace_source(i, weight);
     Some(i)
 }
 
@@ -429,11 +492,28 @@ impl Record for SummaryRecord<'_> {
                 "; {} {} frames, {} stale periods, {} decode errors",
                 s.name, s.frames, s.stale_periods, s.decode_errors
             )?;
+            if s.dropped + s.non_finite > 0 {
+                write!(
+                    f,
+                    " ({} messages dropped past the bounds, {} NaN/inf skipped)",
+                    s.dropped, s.non_finite
+                )?;
+            }
+        }
+        if self.more_sources > 0 {
+            write!(f, "; +{} more sources", self.more_sources)?;
+        }
+        if let Some(e) = self.evicted {
+            write!(
+                f,
+                "; {} senders evicted past {MAX_SENDERS} ({} frames, {} datagrams)",
+                e.senders, e.frames, e.datagrams
+            )?;
         }
         if self.refused > 0 {
             write!(
                 f,
-                "; {} datagrams not mixed (refused by --allow, or senders past {MAX_SENDERS})",
+                "; {} datagrams not mixed (refused by --allow, or past {MAX_SENDERS} named sources)",
                 self.refused
             )?;
         }
@@ -451,18 +531,29 @@ struct SummaryRecord<'a> {
     datagrams_out: u64,
     elapsed_s: f64,
     stopped: Option<Stopped>,
-    /// Datagrams not mixed: refused by `--allow`, or from new senders past
-    /// the bound of 256 sources.
+    /// Datagrams not mixed: refused by `--allow`, or from new senders when
+    /// all 256 sources are named (none can be evicted).
     #[serde(skip_serializing_if = "is_zero")]
     refused: u64,
     /// Senders `--allow` refused, with their counts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     refused_senders: Vec<mocap_cli::RefusedSender>,
     sources: Vec<SourceRecord<'a>>,
+    /// Sources a `stats` record leaves out (it lists the busiest few).
+    #[serde(skip_serializing_if = "is_zero_usize")]
+    more_sources: usize,
+    /// Senders evicted past [`MAX_SENDERS`] to make room for new ones,
+    /// their counters together.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evicted: Option<&'a Evicted>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     takes: &'a [TakeSummary],
     /// Each `--to` destination's counts.
     sends: Vec<mocap_cli::SendRecord>,
+}
+
+fn is_zero_usize(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One source in a summary.
@@ -476,6 +567,12 @@ struct SourceRecord<'a> {
     samples: u64,
     stale_periods: u64,
     decode_errors: u64,
+    /// Messages the mixer left out past its bounds on one frame.
+    #[serde(skip_serializing_if = "is_zero")]
+    dropped: u64,
+    /// Values with NaN or infinity, left out.
+    #[serde(skip_serializing_if = "is_zero")]
+    non_finite: u64,
 }
 
 /// Where datagrams come from. One listening socket (the usual case) is read

@@ -73,6 +73,20 @@ struct SourceStats {
     last_report: Option<Instant>,
 }
 
+impl SourceStats {
+    /// Adds an evicted sender's counters to the aggregate.
+    fn fold(all: &mut Self, gone: Self) {
+        all.datagrams += gone.datagrams;
+        all.bytes += gone.bytes;
+        all.decode_errors += gone.decode_errors;
+        all.flooded += gone.flooded;
+    }
+}
+
+/// How many senders a periodic `stats` record lists (the busiest), so the
+/// line stays readable with hundreds of senders.
+const STATS_SENDERS: usize = 8;
+
 #[derive(Default, Clone, Serialize)]
 struct DestStats {
     datagrams: u64,
@@ -113,7 +127,7 @@ impl Dest {
     fn tracker_counters(&self) -> Option<TrackerCounters> {
         let (_, streams) = self.trackers.as_ref()?;
         let mut total = TrackerCounters::default();
-        for s in streams.values() {
+        for s in streams.values().chain(streams.evicted()) {
             let c = s.counters();
             total.frames += c.frames;
             total.sent += c.sent;
@@ -138,11 +152,9 @@ impl Dest {
         let Some((opts, streams)) = &mut self.trackers else {
             return;
         };
-        // Past the bound a new sender gets no trackers: one solver must not
-        // mix two bodies.
-        let Some(stream) = streams.try_insert_with(src, || TrackerStream::new(*opts)) else {
-            return;
-        };
+        // One solver per sender, never shared: past the bound the stalest
+        // sender's solver makes room.
+        let stream = streams.get_or_insert_with(src, || TrackerStream::new(*opts));
         let mut out = Vec::new();
         for m in kept {
             if let Ok(typed) = Message::from_osc(m) {
@@ -169,14 +181,11 @@ impl Dest {
         ) {
             return m;
         }
-        // Past the bound a new sender passes unsmoothed: a shared filter
-        // would blend its bones with another sender's.
-        let Some((s, seen)) = self
+        // One filter state per sender, never shared: past the bound the
+        // stalest sender's makes room.
+        let (s, seen) = self
             .smoothers
-            .try_insert_with(src, || (vmc::Smoother::new(opts.clone()), now))
-        else {
-            return m;
-        };
+            .get_or_insert_with(src, || (vmc::Smoother::new(opts.clone()), now));
         *seen = now;
         s.apply(&mut typed, now.as_secs_f64());
         match typed {
@@ -290,7 +299,9 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
                 rules: d.rules,
                 stats: DestStats::default(),
                 smoothers: Senders::new(),
-                trackers: d.trackers.map(|t| (t, Senders::new())),
+                trackers: d
+                    .trackers
+                    .map(|t| (t, Senders::folding(TrackerStream::fold))),
             })
         })
         .collect::<anyhow::Result<_>>()?;
@@ -303,7 +314,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         out: Output::stdout(live),
         log,
         dests,
-        sources: Senders::new(),
+        sources: Senders::folding(SourceStats::fold),
         start: Instant::now(),
         tokens: max_pps.unwrap_or(0.0),
         last_refill: Instant::now(),
@@ -362,6 +373,13 @@ struct SummaryRecord<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     refused_senders: Vec<mocap_cli::RefusedSender>,
     sources: Vec<SourceRecord<'a>>,
+    /// Senders a `stats` record leaves out (it lists the busiest few).
+    #[serde(skip_serializing_if = "is_zero")]
+    more_senders: usize,
+    /// Senders evicted to make room for new ones (past 256), their
+    /// counters together; they are in the totals above.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evicted: Option<EvictedRecord<'a>>,
     destinations: Vec<DestRecord<'a>>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     takes: &'a [TakeSummary],
@@ -380,6 +398,13 @@ impl Record for SummaryRecord<'_> {
             self.refused,
             self.flooded
         )?;
+        if let Some(e) = &self.evicted {
+            write!(
+                f,
+                " ({} senders evicted past 256, their {} datagrams included)",
+                e.senders, e.stats.datagrams
+            )?;
+        }
         for d in &self.destinations {
             let s = d.stats;
             write!(
@@ -400,6 +425,13 @@ struct SourceRecord<'a> {
 }
 
 #[derive(Serialize)]
+struct EvictedRecord<'a> {
+    senders: u64,
+    #[serde(flatten)]
+    stats: &'a SourceStats,
+}
+
+#[derive(Serialize)]
 struct DestRecord<'a> {
     to: SocketAddr,
     raw: bool,
@@ -408,6 +440,10 @@ struct DestRecord<'a> {
     output: &'static str,
     #[serde(flatten)]
     stats: &'a DestStats,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 fn loops_back(listen: SocketAddr, to: SocketAddr) -> bool {
@@ -632,13 +668,26 @@ impl Relay {
             d.stats.datagrams = sent.sent;
             d.stats.send_errors = sent.failed;
         }
-        let total = |f: fn(&SourceStats) -> u64| self.sources.values().map(f).sum::<u64>();
+        // Evicted senders' counters stay in the totals.
+        let total = |f: fn(&SourceStats) -> u64| {
+            self.sources
+                .values()
+                .chain(self.sources.evicted())
+                .map(f)
+                .sum::<u64>()
+        };
         let (datagrams, decode_errors, flooded) = (
             total(|s| s.datagrams),
             total(|s| s.decode_errors),
             total(|s| s.flooded),
         );
         let refusals = self.guard.summary();
+        // A stats line lists the busiest few; the summary every sender.
+        let (listed, more_senders) = if stopped.is_none() {
+            self.sources.busiest(STATS_SENDERS, |s| s.datagrams)
+        } else {
+            (self.sources.iter().map(|(k, v)| (*k, v)).collect(), 0)
+        };
         let rec = SummaryRecord {
             kind: summary_kind(stopped),
             tool: TOOL,
@@ -650,11 +699,15 @@ impl Relay {
             elapsed_s: round3(self.start.elapsed().as_secs_f64()),
             stopped,
             refused_senders: refusals.refused_senders,
-            sources: self
-                .sources
-                .iter()
-                .map(|(src, stats)| SourceRecord { src: *src, stats })
+            sources: listed
+                .into_iter()
+                .map(|(src, stats)| SourceRecord { src, stats })
                 .collect(),
+            more_senders,
+            evicted: self.sources.evicted().map(|stats| EvictedRecord {
+                senders: self.sources.evicted_senders(),
+                stats,
+            }),
             destinations: self
                 .dests
                 .iter()

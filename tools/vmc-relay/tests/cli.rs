@@ -1342,3 +1342,131 @@ fn sends_reach_ipv6_and_a_closed_port_is_reported_on_both_paths() {
         assert_eq!(run.stderr.matches(&said).count(), 1, "{}", run.stderr);
     }
 }
+
+/// One datagram from each of `n` fresh source ports; the sockets are kept
+/// open, so no two strangers share a port.
+fn strangers(to: SocketAddr, n: usize, datagram: &[u8]) -> Vec<UdpSocket> {
+    let mut held = Vec::new();
+    for k in 0..n {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.send_to(datagram, to).unwrap();
+        held.push(s);
+        // Paced a little, so the kernel's receive buffer never overflows.
+        if k % 32 == 31 {
+            thread::sleep(Duration::from_millis(5));
+        }
+    }
+    held
+}
+
+/// Issue 35: past 256 senders a new one was left unsmoothed and got no
+/// trackers. After 300 one-shot strangers, a new sender is smoothed with a
+/// filter of its own (jitter cut, mean on its own pose, not the strangers')
+/// and counted, the strangers' datagrams kept in the totals.
+#[test]
+fn a_new_sender_after_300_one_shot_strangers_is_smoothed_on_its_own() {
+    let yaw_frame = |t: f32, deg: f32| {
+        let h = deg.to_radians() / 2.0;
+        vmc::frame_datagrams(
+            &[
+                Message::BonePos {
+                    name: "Head".into(),
+                    pos: [0.0, 1.5, 0.0],
+                    rot: [0.0, h.sin(), 0.0, h.cos()],
+                },
+                Message::Time(t),
+            ],
+            vmc::MAX_BUNDLE,
+        )
+        .unwrap()
+    };
+    let mut rng = mocap_testutil::Rng(35);
+    let input: Vec<Vec<u8>> = (0..120u32)
+        .flat_map(|k| {
+            let noise = ((rng.next() % 2001) as f32 / 1000.0 - 1.0) * 0.5;
+            yaw_frame(10.0 + k as f32 / 60.0, 30.0 + noise)
+        })
+        .collect();
+    let rx = receiver();
+    let n = (300 + input.len()).to_string();
+    let (p, at) = relay(&["--to", &addr(&rx), "--smooth", "-n", &n, "--format", "json"]);
+    let want = 300 + input.len();
+    let reader = thread::spawn(move || collect(&rx, want));
+    let _held = strangers(at, 300, &yaw_frame(1.0, 90.0)[0]);
+    send_all(at, &input);
+    let got = reader.join().unwrap();
+    let done = p.finish();
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    let mine: Vec<f32> = messages(&got[300..])
+        .iter()
+        .filter_map(|m| match m {
+            Message::BonePos { rot, .. } => Some(2.0 * rot[1].atan2(rot[3]).to_degrees()),
+            _ => None,
+        })
+        .collect();
+    let ins: Vec<f32> = messages(&input)
+        .iter()
+        .filter_map(|m| match m {
+            Message::BonePos { rot, .. } => Some(2.0 * rot[1].atan2(rot[3]).to_degrees()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(mine.len(), ins.len());
+    let jitter = |v: &[f32]| -> f32 { v[30..].windows(2).map(|w| (w[1] - w[0]).abs()).sum() };
+    assert!(jitter(&ins) / jitter(&mine) >= 3.0, "not smoothed");
+    let mean = mine[30..].iter().sum::<f32>() / (mine.len() - 30) as f32;
+    assert!((mean - 30.0).abs() < 0.5, "{mean}");
+    let sum = done.json().pop().unwrap();
+    assert_eq!(sum["datagrams"], want);
+    assert_eq!(sum["sources"].as_array().unwrap().len(), 256);
+    let evicted = &sum["evicted"];
+    assert_eq!(evicted["senders"], 45, "{evicted}");
+    assert_eq!(evicted["datagrams"], 45, "{evicted}");
+}
+
+/// Issue 35, `--as vrchat|vmt`: after 300 one-shot strangers a new sender
+/// got no solver (refused past 256). Now it is solved on its own: one
+/// bundle per frame after the first, on both tracker destinations.
+#[test]
+fn a_new_sender_after_300_one_shot_strangers_is_solved_on_its_own() {
+    use mocap_testutil::humanoid;
+    let (a, b) = (receiver(), receiver());
+    let (p, at) = relay(&[
+        "--to",
+        &addr(&a),
+        "--as",
+        "vrchat",
+        "--to",
+        &addr(&b),
+        "--as",
+        "vmt",
+    ]);
+    let frames: Vec<Vec<Vec<u8>>> = (0..60)
+        .map(|k| vmc::frame_datagrams(&humanoid::frame(k, 60.0), vmc::MAX_BUNDLE).unwrap())
+        .collect();
+    // Strangers send a whole first datagram of a body: each gets a solver.
+    let _held = strangers(at, 300, &frames[0][0]);
+    let reader = |rx: UdpSocket, n: usize| thread::spawn(move || collect(&rx, n));
+    let (ra, rb) = (reader(a, 59), reader(b, 59));
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for f in &frames {
+        for d in f {
+            tx.send_to(d, at).unwrap();
+        }
+        thread::sleep(Duration::from_micros(16_667));
+    }
+    let (got_a, got_b) = (ra.join().unwrap(), rb.join().unwrap());
+    p.interrupt();
+    assert_eq!(p.finish().code, Some(0));
+    assert_eq!(got_a.len(), 59, "one VRChat bundle per frame");
+    assert_eq!(got_b.len(), 59, "one VMT bundle per frame");
+    // Its own body: the hips tracker of the last frame is where the
+    // reference humanoid puts them.
+    let last = osc::decode(got_a.last().unwrap()).unwrap();
+    assert!(
+        last.messages()
+            .iter()
+            .any(|m| m.address == "/tracking/trackers/1/position"),
+        "{last:?}"
+    );
+}

@@ -169,6 +169,8 @@ pub struct Live {
     frames_in: u64,
     /// Whether anything arrived since the last frame end.
     dirty: bool,
+    /// Messages skipped for a NaN or infinite value.
+    non_finite: u64,
 }
 
 impl Live {
@@ -203,6 +205,7 @@ impl Live {
             resampler: Resampler::new(f64::from(FPS)),
             frames_in: 0,
             dirty: false,
+            non_finite: 0,
         }
     }
 
@@ -222,10 +225,21 @@ impl Live {
         self.frames_in
     }
 
+    /// Messages skipped so far for a NaN or infinite value.
+    pub fn non_finite(&self) -> u64 {
+        self.non_finite
+    }
+
     /// Takes one VMC message received at `t` seconds; when it ends a
     /// sender's frame (OK, T, Apply), returns the 30 fps poses that are now
     /// due.
+    /// A bone, root or blendshape value with a NaN or infinite number is
+    /// skipped: the last good one stands, and no frame carries it.
     pub fn message(&mut self, t: f64, m: &Message) -> Vec<Pose> {
+        if !m.values_finite() {
+            self.non_finite += 1;
+            return Vec::new();
+        }
         match m {
             Message::BonePos { name, pos, rot } => {
                 if let Some(slot) = self
@@ -247,7 +261,10 @@ impl Live {
             Message::BlendVal { name, value } => {
                 let i = match self.blend_index.get(name.as_str()) {
                     Some(i) => Some(*i),
-                    None if !self.fixed_blends && self.blends.len() < MAX_BLENDSHAPES => {
+                    None if !self.fixed_blends
+                        && self.blends.len() < MAX_BLENDSHAPES
+                        && name.len() <= crate::vmc::MAX_NAME_LEN =>
+                    {
                         self.blends.push(name.clone());
                         self.weights.push(0.0);
                         let i = self.blends.len() - 1;
@@ -534,6 +551,49 @@ mod tests {
             assert!((p.root[2] - k).abs() < 1e-3, "{:?}", p.root);
             assert!((p.weights[0] - 0.1 * k).abs() < 1e-5);
         }
+    }
+
+    /// A NaN in one bone or the root must not reach a frame (a NaN root
+    /// froze the viewer): the last good value stands.
+    #[test]
+    fn non_finite_values_are_skipped_and_the_last_good_one_stands() {
+        let mut live = Live::new(Rig::humanoid(), None);
+        let mut out = Vec::new();
+        for k in 0..=12u32 {
+            let t = f64::from(k) / 60.0;
+            let bad = k % 2 == 1;
+            let x = if bad { f32::NAN } else { 0.01 };
+            let r = if bad { f32::INFINITY } else { 0.0 };
+            for m in [
+                bone("Hips", [x, 1.0, 0.0], [r, 0.0, 0.0, 1.0]),
+                Message::RootPos {
+                    name: "root".into(),
+                    pos: [x; 3],
+                    rot: [0.0, r, 0.0, 1.0],
+                    mr: None,
+                },
+                Message::BlendVal {
+                    name: "jawOpen".into(),
+                    value: if bad { f32::NAN } else { 0.5 },
+                },
+                Message::BlendApply,
+                Message::Time(t as f32),
+            ] {
+                out.extend(live.message(t, &m));
+            }
+        }
+        assert!(!out.is_empty());
+        for p in &out {
+            let all = p
+                .rotations
+                .iter()
+                .flatten()
+                .chain(&p.root)
+                .chain(&p.weights);
+            assert!(all.clone().all(|v| v.is_finite()), "{p:?}");
+            assert!((p.weights[0] - 0.5).abs() < 1e-6);
+        }
+        assert_eq!(live.non_finite(), 6 * 3);
     }
 
     #[test]

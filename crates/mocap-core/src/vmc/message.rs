@@ -679,6 +679,20 @@ impl Message {
         )
     }
 
+    /// Whether the values a receiver computes with (a bone's or the root's
+    /// pose, a blendshape weight) are all finite; other messages are.
+    /// Forwarding a NaN unchanged is a relay's job; mixing, smoothing or
+    /// solving with one poisons every later output.
+    pub fn values_finite(&self) -> bool {
+        match self {
+            Self::RootPos { pos, rot, .. } | Self::BonePos { pos, rot, .. } => {
+                pos.iter().chain(rot).all(|v| v.is_finite())
+            }
+            Self::BlendVal { value, .. } => value.is_finite(),
+            _ => true,
+        }
+    }
+
     /// How strongly this message ends a frame: 3 for T, 2 for OK, 1 for
     /// Blend/Apply, 0 for the rest. A sender's frames end at the strongest
     /// of these it sends (the reference sender puts Root/Pos after Apply).

@@ -1,14 +1,26 @@
 //! Mixing several VMC senders into one stream: frames per source, window or
 //! tick scheduling, averaging or per-bone preference. Pure: time is passed in.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
-use super::Message;
 use super::average::{Method, average_linear, average_rotation};
+use super::{MAX_NAME_LEN, MAX_NAMES, Message};
 
 /// The shortest tick or window period: 1000 mixed frames per second.
 pub const MIN_PERIOD: Duration = Duration::from_millis(1);
+
+/// The most bytes (roughly: messages and their names) the messages other
+/// than bones of one frame may hold. A reference-sender frame holds a few
+/// kB; a sender that stages Blend/Val for ever, or names endless
+/// expressions, is held to this and its surplus counted as dropped.
+pub const MAX_FRAME_BYTES: usize = 64 * 1024;
+/// The most messages other than bones one frame holds (with
+/// [`MAX_FRAME_BYTES`]).
+pub const MAX_FRAME_MESSAGES: usize = 1024;
+/// The most frames one source keeps for a window: past it the oldest go,
+/// so a sender closing frames at any rate holds bounded memory.
+pub const MAX_WINDOW_FRAMES: usize = 1024;
 
 /// When mixed frames are made.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -66,6 +78,8 @@ struct Frame {
     bone_count: usize,
     /// Everything else, in order (Root, Blend/Val, Apply, OK, T, others).
     rest: Vec<Message>,
+    /// What `rest` holds, as [`size_of`] counts it.
+    rest_bytes: usize,
 }
 
 impl Frame {
@@ -81,12 +95,54 @@ impl Frame {
         }
     }
 
+    /// Adds a message other than a bone: a later Blend/Val replaces the
+    /// staged value of its name (a frame holds one value per name), and
+    /// past the bounds nothing is added. `false` when `m` was dropped.
+    fn push(&mut self, m: Message) -> bool {
+        if let Message::BlendVal { name, value } = &m
+            && let Some(Message::BlendVal { value: v, .. }) = self
+                .rest
+                .iter_mut()
+                .find(|x| matches!(x, Message::BlendVal { name: n, .. } if n == name))
+        {
+            *v = *value;
+            return true;
+        }
+        let bytes = size_of(&m);
+        if self.rest.len() >= MAX_FRAME_MESSAGES || self.rest_bytes + bytes > MAX_FRAME_BYTES {
+            return false;
+        }
+        self.rest_bytes += bytes;
+        self.rest.push(m);
+        true
+    }
+
     /// Empties the frame, keeping its allocations.
     fn clear(&mut self) {
         self.bones.fill(None);
         self.bone_count = 0;
         self.rest.clear();
+        self.rest_bytes = 0;
     }
+
+    /// Messages and names held.
+    fn held(&self) -> usize {
+        self.bones.len() + self.rest.len()
+    }
+}
+
+/// Roughly what a message costs held: its own size and its text. Blend/Val,
+/// the common case, is counted without encoding; rarer messages by their
+/// wire size.
+fn size_of(m: &Message) -> usize {
+    std::mem::size_of::<Message>()
+        + match m {
+            Message::BlendVal { name, .. }
+            | Message::BonePos { name, .. }
+            | Message::RootPos { name, .. } => name.len(),
+            Message::BlendApply | Message::Time(_) | Message::Available { .. } => 0,
+            other => crate::osc::message(&other.to_osc()).map_or(MAX_FRAME_BYTES, |b| b.len()),
+        }
 }
 
 #[derive(Debug, Default)]
@@ -99,8 +155,11 @@ struct Source {
     /// A cleared frame to reuse as the next `open` one.
     spare: Frame,
     latest: Option<(Duration, Frame)>,
-    window: Vec<(Duration, Frame)>,
+    window: VecDeque<(Duration, Frame)>,
     frames: u64,
+    /// Messages not held: past a bound, or with a NaN or infinite value.
+    dropped: u64,
+    non_finite: u64,
     stale_periods: u64,
     was_live: bool,
     /// A frame completed since the last mix (frame mode).
@@ -114,6 +173,13 @@ pub struct SourceCounters {
     pub frames: u64,
     /// Times the source went stale.
     pub stale_periods: u64,
+    /// Messages left out: an open frame full ([`MAX_FRAME_MESSAGES`],
+    /// [`MAX_FRAME_BYTES`]), or a bone name past [`MAX_NAMES`] or
+    /// [`MAX_NAME_LEN`].
+    pub dropped: u64,
+    /// Bones, roots and blendshape values with a NaN or infinite value,
+    /// left out: the source's last good value stands.
+    pub non_finite: u64,
 }
 
 /// The mixer.
@@ -170,14 +236,48 @@ impl Mixer {
             .map(|s| SourceCounters {
                 frames: s.frames,
                 stale_periods: s.stale_periods,
+                dropped: s.dropped,
+                non_finite: s.non_finite,
             })
             .unwrap_or_default()
     }
 
-    /// The id of a bone name, interned on first sight.
-    fn intern(&mut self, name: &str) -> usize {
+    /// Gives source `i` to a new sender: the old one's frames and counters
+    /// go (a tool folds the counters into its totals first).
+    pub fn replace_source(&mut self, i: usize, weight: f64) {
+        if let Some(s) = self.sources.get_mut(i) {
+            *s = Source::default();
+        }
+        if let Some(w) = self.cfg.weights.get_mut(i) {
+            *w = weight;
+        }
+    }
+
+    /// Everything the mixer holds, counted in messages, bone slots, frames
+    /// and names: bounded by the constants above whatever the senders do,
+    /// for tests and soaks to check.
+    pub fn held(&self) -> usize {
+        let sources: usize = self
+            .sources
+            .iter()
+            .map(|s| {
+                s.open.held()
+                    + s.spare.held()
+                    + s.latest.as_ref().map_or(0, |(_, f)| f.held())
+                    + s.window.iter().map(|(_, f)| 1 + f.held()).sum::<usize>()
+            })
+            .sum();
+        sources + self.names.len() + self.previous.len()
+    }
+
+    /// The id of a bone name, interned on first sight; `None` for a name
+    /// past the bounds on names.
+    fn intern(&mut self, name: &str) -> Option<usize> {
         if let Some(&id) = self.ids.get(name) {
-            return id;
+            return Some(id);
+        }
+        if self.names.len() >= MAX_NAMES || name.len() > MAX_NAME_LEN {
+            return None;
         }
         let id = self.names.len();
         self.names.push(name.to_owned());
@@ -187,15 +287,26 @@ impl Mixer {
             .order
             .partition_point(|&o| names.get(o).is_some_and(|n| n.as_str() < name));
         self.order.insert(at, id);
-        id
+        Some(id)
     }
 
     /// A `/VMC/Ext/Bone/Pos` from `source`, by borrowed name (no allocation
     /// once the name has been seen).
+    /// A bone with a NaN or infinite value is left out (counted): the
+    /// source's last good pose of it stands in the mix.
     pub fn push_bone(&mut self, source: usize, name: &str, pos: [f32; 3], rot: [f32; 4]) {
-        let id = self.intern(name);
-        if let Some(s) = self.sources.get_mut(source) {
-            s.open.set(id, (pos, rot));
+        if source >= self.sources.len() {
+            return;
+        }
+        let finite = pos.iter().chain(&rot).all(|v| v.is_finite());
+        let id = if finite { self.intern(name) } else { None };
+        let Some(s) = self.sources.get_mut(source) else {
+            return;
+        };
+        match id {
+            Some(id) => s.open.set(id, (pos, rot)),
+            None if finite => s.dropped += 1,
+            None => s.non_finite += 1,
         }
     }
 
@@ -209,10 +320,16 @@ impl Mixer {
         let Some(s) = self.sources.get_mut(source) else {
             return;
         };
+        if !m.values_finite() {
+            s.non_finite += 1;
+            return;
+        }
         let rank = m.end_rank();
         s.closer = s.closer.max(rank);
         let ends = rank > 0 && rank == s.closer;
-        s.open.rest.push(m);
+        if !s.open.push(m) {
+            s.dropped += 1;
+        }
         if ends {
             // A sender ending with OK then T closes its first frame at OK
             // (T's rank is not known yet); the lone T that follows belongs
@@ -221,7 +338,14 @@ impl Mixer {
                 && s.open.rest.iter().all(Message::ends_frame)
                 && let Some((at, latest)) = &mut s.latest
             {
-                latest.rest.append(&mut s.open.rest);
+                // Bounded like any frame: a sender of nothing but ends
+                // must not grow the frame they join.
+                for m in s.open.rest.drain(..) {
+                    if !latest.push(m) {
+                        s.dropped += 1;
+                    }
+                }
+                s.open.rest_bytes = 0;
                 *at = now;
                 return;
             }
@@ -231,7 +355,11 @@ impl Mixer {
             // Tick mode only needs the latest frame; keeping a history there
             // would cost a copy per frame and grow without bound.
             if matches!(self.cfg.schedule, MixSchedule::Window { .. }) {
-                s.window.push((now, frame.clone()));
+                if s.window.len() >= MAX_WINDOW_FRAMES {
+                    s.window.pop_front();
+                    s.dropped += 1;
+                }
+                s.window.push_back((now, frame.clone()));
             }
             if let Some((_, mut old)) = s.latest.replace((now, frame)) {
                 old.clear();
@@ -501,6 +629,98 @@ mod tests {
                 _ => None,
             })
             .unwrap()
+    }
+
+    /// The most [`Mixer::held`] can be for `sources` sources: three frames
+    /// each (open, spare, latest), the window in window mode, and the names.
+    fn held_bound(schedule: MixSchedule, sources: usize) -> usize {
+        let frame = MAX_NAMES + MAX_FRAME_MESSAGES;
+        let window = match schedule {
+            MixSchedule::Window { .. } => MAX_WINDOW_FRAMES * (1 + frame),
+            MixSchedule::Frame | MixSchedule::Tick { .. } => 0,
+        };
+        sources * (3 * frame + window) + 2 * MAX_NAMES
+    }
+
+    /// Issue 35: a sender staging Blend/Val without Apply grew its open
+    /// frame by one message per value, for ever. A seeded hostile mix of
+    /// every per-sender shape (values without Apply, endless and long
+    /// names, bones without an end, lone ends, NaN) keeps the mixer under
+    /// its bound, and the mix stays finite.
+    #[test]
+    fn hostile_senders_keep_the_mixer_bounded() {
+        for schedule in [
+            MixSchedule::Frame,
+            MixSchedule::Tick { rate: 60.0 },
+            MixSchedule::Window {
+                window: ms(450),
+                gap: ms(50),
+            },
+        ] {
+            let mut m = Mixer::new(cfg(schedule), 2);
+            let mut rng = mocap_testutil::Rng(35);
+            let long = "x".repeat(1000);
+            let mut most = 0;
+            for k in 0..160_000u64 {
+                let src = rng.below(2);
+                let now = ms(k / 20);
+                let name = match rng.below(4) {
+                    0 => format!("n{k}"),
+                    1 => format!("{long}{k}"),
+                    _ => "Joy".to_owned(),
+                };
+                let v = match rng.below(8) {
+                    0 => f32::NAN,
+                    1 => f32::INFINITY,
+                    _ => 0.5,
+                };
+                // Long stretches without a frame end (Apply does not end
+                // frames once T has): what a staging sender sends.
+                let ends = (k / 40_000) % 2 == 0;
+                match rng.below(if ends { 16 } else { 13 }) {
+                    0..=7 => m.push(src, now, Message::BlendVal { name, value: v }),
+                    8..=11 => m.push_bone(src, &name, [v, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]),
+                    12 => m.push(
+                        src,
+                        now,
+                        Message::Other(crate::osc::Message::new(format!("/x/{name}"), vec![])),
+                    ),
+                    13 => m.push(src, now, Message::Time(k as f32)),
+                    // Bones of a real body now and then, closed as the
+                    // strongest end would.
+                    14 => frame(&mut m, src, k / 20, 10.0, k as f32),
+                    _ => m.push(src, now, Message::BlendApply),
+                }
+                if let Some(out) = m.poll(now) {
+                    for x in &out {
+                        assert!(x.values_finite(), "{x:?}");
+                    }
+                }
+                most = most.max(m.held());
+            }
+            assert!(most <= held_bound(schedule, 2), "{schedule:?}: {most}");
+            let c = m.counters(0);
+            assert!(c.dropped > 0 && c.non_finite > 0, "{c:?}");
+        }
+    }
+
+    /// One sender's Blend/Val without Apply: the open frame holds one
+    /// value per name, not one per message.
+    #[test]
+    fn values_without_apply_hold_one_per_name() {
+        let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 60.0 }), 1);
+        for k in 0..100_000u64 {
+            m.push(
+                0,
+                ms(k),
+                Message::BlendVal {
+                    name: format!("{}", k % 3),
+                    value: 0.5,
+                },
+            );
+        }
+        assert!(m.held() <= 3, "{}", m.held());
+        assert_eq!(m.counters(0).dropped, 0);
     }
 
     /// Found by the `vmc_mixer` fuzz target: a zero window and gap (also

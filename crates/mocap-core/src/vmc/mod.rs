@@ -48,10 +48,13 @@ pub use average::{Method, average_linear, average_rotation};
 pub use encode::{MAX_BUNDLE, frame_datagrams, pack};
 pub use fast::Element;
 pub use message::{Device, Error, Message, tag};
-pub use mix::{MIN_PERIOD, MixConfig, MixSchedule, Mixer, SourceCounters};
+pub use mix::{
+    MAX_FRAME_BYTES, MAX_FRAME_MESSAGES, MAX_WINDOW_FRAMES, MIN_PERIOD, MixConfig, MixSchedule,
+    Mixer, SourceCounters,
+};
 pub use names::{
-    HUMAN_BODY_BONES, VRM0_PRESETS, VRM0_TO_VRM1, VRM1_PRESETS, bone_index, vrm0_to_vrm1,
-    vrm1_to_vrm0,
+    HUMAN_BODY_BONES, MAX_NAME_LEN, VRM0_PRESETS, VRM0_TO_VRM1, VRM1_PRESETS, bone_index,
+    vrm0_to_vrm1, vrm1_to_vrm0,
 };
 pub use route::{Limiter, Rename, Rules};
 pub use smooth::{MAX_NAMES, SmoothOptions, Smoother};

@@ -1,5 +1,10 @@
 //! Unity HumanBodyBones names (the `Bone/Pos` name) and VRM expression names.
 
+/// The longest bone or blendshape name a receiver keeps state for (the
+/// longest real one is under 40 bytes): state keyed by longer names, which
+/// only a hostile sender makes, is skipped, so a name costs bounded memory.
+pub const MAX_NAME_LEN: usize = 128;
+
 /// Unity's `HumanBodyBones`, indexed by the enum value (UpperChest, added
 /// later, is 54). `LastBone` (55) is never valid on the wire.
 pub const HUMAN_BODY_BONES: [&str; 55] = [

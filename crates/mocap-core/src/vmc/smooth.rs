@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use super::Message;
+use super::{MAX_NAME_LEN, Message};
 use crate::filter::{self, Params};
 
 /// What to smooth and how.
@@ -93,7 +93,9 @@ impl Smoother {
                     return;
                 }
                 let t = Some(self.stamp(arrival));
-                if !self.bones.contains_key(name.as_str()) && self.bones.len() >= MAX_NAMES {
+                if !self.bones.contains_key(name.as_str())
+                    && (self.bones.len() >= MAX_NAMES || name.len() > MAX_NAME_LEN)
+                {
                     return;
                 }
                 let (r, p) = self.bones.entry(name.clone()).or_insert_with(|| {
@@ -109,7 +111,9 @@ impl Smoother {
             }
             Message::BlendVal { name, value } if self.opts.blends => {
                 let t = Some(self.stamp(arrival));
-                if !self.blends.contains_key(name.as_str()) && self.blends.len() >= MAX_NAMES {
+                if !self.blends.contains_key(name.as_str())
+                    && (self.blends.len() >= MAX_NAMES || name.len() > MAX_NAME_LEN)
+                {
                     return;
                 }
                 let blend = self.opts.blend;

@@ -126,6 +126,16 @@ impl TrackerStream {
         self.counters
     }
 
+    /// Adds the counters of a stream that is gone (an evicted sender's) to
+    /// this one's, so totals keep them.
+    pub fn fold(&mut self, gone: Self) {
+        let (c, g) = (&mut self.counters, gone.counters);
+        c.frames += g.frames;
+        c.sent += g.sent;
+        c.rate_limited += g.rate_limited;
+        c.waiting += g.waiting;
+    }
+
     /// The solver (avatar height, scale).
     pub fn solver(&self) -> &TrackerSolver {
         &self.solver

@@ -276,6 +276,16 @@ struct SourceStats {
 }
 
 impl SourceStats {
+    /// Adds an evicted sender's counters to the aggregate (its rate goes:
+    /// a rate of several senders means nothing).
+    fn fold(all: &mut Self, gone: Self) {
+        all.frames += gone.frames;
+        all.errors += gone.errors;
+        all.warnings += gone.warnings;
+        all.gaps += gone.gaps;
+        (all.first, all.last) = (None, None);
+    }
+
     fn fps(&self) -> Option<f64> {
         match (self.first, self.last) {
             (Some(a), Some(b)) if b > a && self.frames > 1 => {
@@ -333,7 +343,7 @@ impl<'o> Decoder<'o> {
             opts,
             out: Output::stdout(live),
             log: Log::new(TOOL, opts.log.quiet, live),
-            sources: Senders::new(),
+            sources: Senders::folding(SourceStats::fold),
             commands_ignored: 0,
             commands_refused: 0,
             frames: 0,
@@ -501,14 +511,18 @@ impl<'o> Decoder<'o> {
                 fps: s.fps(),
             })
             .collect();
-        let total = |f: fn(&SenderRecord) -> u64| senders.iter().map(f).sum::<u64>();
+        // Evicted senders (past 256) stay in the totals.
+        let evicted = self.sources.evicted();
+        let total = |f: fn(&SenderRecord) -> u64, g: fn(&SourceStats) -> u64| {
+            senders.iter().map(f).sum::<u64>() + evicted.map_or(0, g)
+        };
         let rec = SummaryRecord {
             kind: summary_kind(stopped),
             tool: TOOL,
-            frames: total(|s| s.frames),
-            errors: total(|s| s.errors),
-            warnings: total(|s| s.warnings),
-            gaps: total(|s| s.gaps),
+            frames: total(|s| s.frames, |s| s.frames),
+            errors: total(|s| s.errors, |s| s.errors),
+            warnings: total(|s| s.warnings, |s| s.warnings),
+            gaps: total(|s| s.gaps, |s| s.gaps),
             fps: senders.iter().filter_map(|s| s.fps).reduce(f64::max),
             commands_ignored: self.commands_ignored,
             commands_refused: self.commands_refused,

@@ -117,7 +117,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         opts,
         out: Output::stdout(live),
         log,
-        senders: Senders::new(),
+        senders: Senders::folding(Sender::fold),
         started: Instant::now(),
         first_arrival: None,
         scratch: String::new(),
@@ -162,7 +162,34 @@ struct Sender {
     errors: u64,
     /// Packets of subjects past [`MAX_SUBJECTS`].
     untracked: u64,
+    /// In the evicted aggregate only: the subjects of senders folded into
+    /// it, their counters together.
+    folded: Option<(u64, u64, u64, mocap_core::health::HealthReport)>,
 }
+
+impl Sender {
+    /// Adds an evicted sender's counters to the aggregate.
+    fn fold(all: &mut Self, gone: Self) {
+        all.errors += gone.errors;
+        all.untracked += gone.untracked;
+        let f = all.folded.get_or_insert_with(Default::default);
+        for j in gone.subjects {
+            f.0 += j.stats.packets;
+            f.1 += j.stats.noface;
+            f.2 += j.stats.warnings;
+            f.3.merge(&j.stats.health.report());
+        }
+        if let Some((p, n, w, h)) = gone.folded {
+            f.0 += p;
+            f.1 += n;
+            f.2 += w;
+            f.3.merge(&h);
+        }
+    }
+}
+
+/// How many subjects a periodic stats record lists (the busiest).
+const STATS_SUBJECTS: usize = 8;
 
 /// What `--vmc` has sent.
 struct VmcSink {
@@ -343,7 +370,21 @@ impl Dump<'_> {
         // Totals: sums, and every subject's health merged (rates add up).
         let (mut packets, mut noface, mut warnings) = (0, 0, 0);
         let mut health = mocap_core::health::HealthReport::default();
-        for (src, s) in self.senders.iter() {
+        let evicted = self.senders.evicted();
+        // The evicted aggregate counts in the totals; its subjects are not
+        // listed.
+        let all = self
+            .senders
+            .iter()
+            .map(|(src, s)| (Some(src), s))
+            .chain(evicted.map(|s| (None, s)));
+        for (src, s) in all {
+            if let Some((p, n, w, h)) = &s.folded {
+                packets += p;
+                noface += n;
+                warnings += w;
+                health.merge(h);
+            }
             errors += s.errors;
             untracked += s.untracked;
             for j in &s.subjects {
@@ -352,6 +393,9 @@ impl Dump<'_> {
                 packets += j.stats.packets;
                 noface += j.stats.noface;
                 warnings += j.stats.warnings;
+                let Some(src) = src else {
+                    continue;
+                };
                 subjects.push(SubjectRecord {
                     src: *src,
                     subject: j.name.clone(),
@@ -373,11 +417,20 @@ impl Dump<'_> {
             warnings,
             &health,
         );
+        // A stats record lists the busiest few subjects; the summary all.
+        let mut more_subjects = 0;
+        if stopped.is_none() && subjects.len() > STATS_SUBJECTS {
+            subjects.sort_by_key(|s| std::cmp::Reverse(s.counters.packets));
+            more_subjects = subjects.len() - STATS_SUBJECTS;
+            subjects.truncate(STATS_SUBJECTS);
+        }
         let rec = SummaryRecord {
             kind: summary_kind(stopped),
             tool: TOOL,
             totals,
             untracked,
+            more_subjects,
+            evicted_senders: self.senders.evicted_senders(),
             elapsed_s: round3(elapsed),
             stopped,
             refusals: self.guard.summary(),

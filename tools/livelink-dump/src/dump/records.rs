@@ -162,7 +162,7 @@ pub(super) fn error_record(d: &Datagram<'_>, e: &livelink::Error) -> ErrorRecord
 /// Counters of one subject, or of all: the names mocopi-dump uses for the same meanings.
 #[derive(Clone, Copy, Serialize)]
 pub(super) struct Counters {
-    packets: u64,
+    pub(super) packets: u64,
     /// Packets with a face.
     frames: u64,
     /// No-face packets.
@@ -266,6 +266,13 @@ pub(super) struct SummaryRecord {
     #[serde(flatten)]
     pub(super) refusals: Refusals,
     pub(super) subjects: Vec<SubjectRecord>,
+    /// Subjects a `stats` record leaves out (it lists the busiest few).
+    #[serde(skip_serializing_if = "is_zero_usize")]
+    pub(super) more_subjects: usize,
+    /// Senders evicted past 256 to make room for new ones (their counts
+    /// are in the totals, not in `subjects`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(super) evicted_senders: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) capture: Option<CaptureRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -280,6 +287,10 @@ pub(super) struct SummaryRecord {
     reason = "serde's skip_serializing_if passes a reference"
 )]
 fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_usize(n: &usize) -> bool {
     *n == 0
 }
 
@@ -323,6 +334,16 @@ impl Record for SummaryRecord {
                 let src = s.src.map_or_else(|| "-".to_owned(), |a| a.to_string());
                 write!(f, "\n  {src} {:?}: {}", s.subject, s.counters.describe(1))?;
             }
+        }
+        if self.more_subjects > 0 {
+            write!(f, "\n  +{} more subjects", self.more_subjects)?;
+        }
+        if self.evicted_senders > 0 {
+            write!(
+                f,
+                "\n  {} senders evicted past 256 (in the totals)",
+                self.evicted_senders
+            )?;
         }
         if self.untracked > 0 {
             write!(

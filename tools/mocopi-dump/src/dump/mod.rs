@@ -10,9 +10,9 @@ mod take;
 mod vmc_out;
 
 use records::{
-    BoneRecord, ChildRecord, Counters, FrameRecord, PacketHead, SenderRecord, SensorRecord,
-    SkeletonRecord, SummaryRecord, TimecodeRecord, TrackerRecord, UnknownRecord, VmcRecord,
-    WarningRecord, smf_error,
+    BoneRecord, ChildRecord, Counters, EvictedRecord, FrameRecord, PacketHead, SenderRecord,
+    SensorRecord, SkeletonRecord, SummaryRecord, TimecodeRecord, TrackerRecord, UnknownRecord,
+    VmcRecord, WarningRecord, smf_error,
 };
 use take::BvhTake;
 pub(crate) use vmc_out::{VmcOut, parse_mapping_arg};
@@ -107,7 +107,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         opts,
         out: Output::stdout(live),
         log,
-        senders: Senders::new(),
+        senders: Senders::folding(SenderStats::fold),
         started: Instant::now(),
         first_arrival: None,
         scratch: String::new(),
@@ -142,7 +142,32 @@ struct SenderStats {
     packets: u64,
     warnings: u64,
     health: Health,
+    /// In the evicted aggregate only: the senders folded into it after the
+    /// first.
+    folded: Option<Counters>,
 }
+
+impl SenderStats {
+    fn counters(&self) -> Counters {
+        let own = Counters::new(self.packets, self.warnings, &self.health.report());
+        match &self.folded {
+            Some(f) => Counters::total([&own, f].into_iter()),
+            None => own,
+        }
+    }
+
+    /// Adds an evicted sender's counters to the aggregate.
+    fn fold(all: &mut Self, gone: Self) {
+        let gone = gone.counters();
+        all.folded = Some(match all.folded.take() {
+            Some(f) => Counters::total([&f, &gone].into_iter()),
+            None => gone,
+        });
+    }
+}
+
+/// How many senders a periodic stats record lists (the busiest).
+const STATS_SENDERS: usize = 8;
 
 struct Dump<'o> {
     /// What `--allow` refused (shared with the source, which checks).
@@ -413,15 +438,31 @@ impl Dump<'_> {
 
     fn summary(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
         let elapsed = self.started.elapsed().as_secs_f64();
-        let senders: Vec<_> = self
-            .senders
-            .iter()
+        // A stats record lists the busiest few senders; the summary all.
+        let (listed, more_senders) = if stopped.is_none() {
+            self.senders.busiest(STATS_SENDERS, |s| s.packets)
+        } else {
+            (self.senders.iter().map(|(k, v)| (*k, v)).collect(), 0)
+        };
+        let senders: Vec<_> = listed
+            .into_iter()
             .map(|(src, s)| SenderRecord {
-                src: *src,
-                counters: Counters::new(s.packets, s.warnings, &s.health.report()),
+                src,
+                counters: s.counters(),
             })
             .collect();
-        let totals = Counters::total(senders.iter().map(|s| &s.counters));
+        let evicted = self.senders.evicted().map(|s| EvictedRecord {
+            senders: self.senders.evicted_senders(),
+            counters: s.counters(),
+        });
+        // Totals over every sender, evicted ones included.
+        let all: Vec<Counters> = self
+            .senders
+            .values()
+            .chain(self.senders.evicted())
+            .map(SenderStats::counters)
+            .collect();
+        let totals = Counters::total(all.iter());
         let rec = SummaryRecord {
             kind: summary_kind(stopped),
             tool: TOOL,
@@ -430,6 +471,8 @@ impl Dump<'_> {
             stopped,
             refusals: self.guard.summary(),
             senders,
+            more_senders,
+            evicted,
             capture: self.capture.map(CaptureRecord::from),
             vmc: self.vmc.as_ref().map(|v| VmcRecord {
                 to: v.out.targets().to_vec(),

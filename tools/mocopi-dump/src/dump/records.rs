@@ -232,6 +232,13 @@ pub(super) struct SummaryRecord<'a> {
     #[serde(flatten)]
     pub(super) refusals: mocap_cli::Refusals,
     pub(super) senders: Vec<SenderRecord>,
+    /// Senders a `stats` record leaves out (it lists the busiest few).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(super) more_senders: usize,
+    /// Senders evicted past 256 to make room for new ones, their counters
+    /// together (in the totals too).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) evicted: Option<EvictedRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) capture: Option<CaptureRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -297,8 +304,31 @@ impl Record for SummaryRecord<'_> {
                 write!(f, "\n  {src}: {}", s.counters.describe(1))?;
             }
         }
+        if self.more_senders > 0 {
+            write!(f, "\n  +{} more senders", self.more_senders)?;
+        }
+        if let Some(e) = &self.evicted {
+            write!(
+                f,
+                "\n  {} senders evicted past 256 (in the totals): {}",
+                e.senders,
+                e.counters.describe()
+            )?;
+        }
         Ok(())
     }
+}
+
+/// Senders evicted to make room, together.
+#[derive(Serialize)]
+pub(super) struct EvictedRecord {
+    pub(super) senders: u64,
+    #[serde(flatten)]
+    pub(super) counters: Counters,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What `--vmc` sent, in summaries.
