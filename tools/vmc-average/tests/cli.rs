@@ -526,6 +526,7 @@ fn allow_keeps_a_stranger_out_of_the_mix() {
 /// is counted and said once in words. A host without IPv6 loopback fails
 /// this test.
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn output_reaches_ipv6_and_a_closed_port_is_reported() {
     let rx = UdpSocket::bind("[::1]:0")
         .expect("IPv6 loopback (::1) is needed by this test and is unavailable here");

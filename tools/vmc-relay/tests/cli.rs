@@ -1428,6 +1428,7 @@ fn a_new_sender_after_300_one_shot_strangers_is_smoothed_on_its_own() {
 /// got no solver (refused past 256). Now it is solved on its own: one
 /// bundle per frame after the first, on both tracker destinations.
 #[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn a_new_sender_after_300_one_shot_strangers_is_solved_on_its_own() {
     use mocap_testutil::humanoid;
     let (a, b) = (receiver(), receiver());
