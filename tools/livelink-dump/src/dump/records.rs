@@ -302,7 +302,8 @@ impl Record for SummaryRecord {
             summary_head(self.stopped),
             self.totals.packets,
             self.elapsed_s,
-            self.totals.describe(self.subjects.len())
+            self.totals
+                .describe(self.subjects.len() + self.more_subjects)
         )?;
         f.write_str(&self.refusals.human())?;
         if let Some(v) = &self.vmc {

@@ -259,7 +259,7 @@ impl Record for SummaryRecord<'_> {
             summary_head(self.stopped),
             self.totals.packets,
             self.elapsed_s,
-            self.totals.describe(self.senders.len())
+            self.totals.describe(self.senders.len() + self.more_senders)
         )?;
         f.write_str(&self.refusals.human())?;
         if let Some(v) = &self.vmc {
@@ -312,7 +312,8 @@ impl Record for SummaryRecord<'_> {
                 f,
                 "\n  {} senders evicted past 256 (in the totals): {}",
                 e.senders,
-                e.counters.describe()
+                e.counters
+                    .describe(usize::try_from(e.senders).unwrap_or(usize::MAX))
             )?;
         }
         Ok(())
