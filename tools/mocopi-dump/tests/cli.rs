@@ -1577,3 +1577,63 @@ fn vrchat_trackers_from_a_capture_follow_the_body() {
         Some(2)
     );
 }
+
+/// SIGTERM (a service stop) and SIGHUP (a closed terminal) end the tool as
+/// Ctrl-C does: the summary is printed, the `-w` recording reads back whole
+/// and the `--bvh` take's frame count matches its frame lines. They used to
+/// kill it mid-write (a pcapng cut inside a record, `Frames: 120` over 138
+/// lines).
+#[cfg(unix)]
+#[test]
+fn sigterm_and_sighup_end_like_ctrl_c() {
+    use mocap_core::{bvh, pcap::Datagrams};
+    use mocap_testutil::Signal;
+    let file = format!("{CAPTURES}/wave-60hz.pcapng");
+    let mut wave = Vec::new();
+    let mut capture = Datagrams::new(std::fs::File::open(&file).unwrap()).unwrap();
+    while let Some(d) = capture.next_datagram() {
+        wave.push(d.unwrap().payload.to_vec());
+    }
+    let dir = std::env::temp_dir().join(format!("mocopi-dump-sig-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for sig in [Signal::SIGTERM, Signal::SIGHUP] {
+        let rec = dir.join(format!("{sig}.pcapng"));
+        let take = dir.join(format!("{sig}.bvh"));
+        let (mut tool, addr) = live(&[
+            "--format",
+            "json",
+            "-w",
+            rec.to_str().unwrap(),
+            "--bvh",
+            take.to_str().unwrap(),
+        ]);
+        let tx = sender();
+        for d in &wave {
+            tx.send_to(d, addr).unwrap();
+            thread::sleep(Duration::from_micros(300));
+        }
+        // Every datagram was handled (and so recorded) before the signal.
+        for _ in &wave {
+            tool.stdout_line("mocopi.");
+        }
+        tool.signal(sig);
+        let run = tool.finish();
+        assert_eq!(run.code, Some(0), "{sig}: {}", run.stderr);
+        let recs = run.json();
+        let sum = recs.last().unwrap();
+        assert_eq!(sum["type"], "summary", "{sig}");
+        assert_eq!(sum["stopped"], "interrupted", "{sig}");
+        assert_eq!(sum["packets"], wave.len(), "{sig}");
+        let mut back = Datagrams::new(std::fs::File::open(&rec).unwrap()).unwrap();
+        let mut n = 0;
+        while let Some(d) = back.next_datagram() {
+            assert_eq!(d.unwrap().payload, wave[n].as_slice(), "{sig}");
+            n += 1;
+        }
+        assert_eq!(n, wave.len(), "{sig}: the recording holds every datagram");
+        let t = bvh::parse(&std::fs::read_to_string(&take).unwrap()).unwrap();
+        assert!(t.frames.len() > 1, "{sig}");
+        assert_eq!(t.frames_declared, t.frames.len() as u64, "{sig}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
