@@ -46,7 +46,7 @@ struct Args {
     phone: Option<String>,
 
     /// UDP address to listen on (frames arrive at port 49983).
-    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:49983")]
+    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:49983", value_parser = mocap_cli::parse_listen)]
     listen: SocketAddr,
 
     /// Read datagrams from FILE (pcap, pcapng, hex lines) instead of listening.
@@ -86,7 +86,7 @@ struct Args {
     tcp: bool,
 
     /// TCP address to listen on in --tcp mode.
-    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:49986")]
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:49986", value_parser = mocap_cli::parse_listen)]
     tcp_listen: SocketAddr,
 
     /// Fetch the recorded animation (TCP) and print its frame count and duration.
@@ -94,7 +94,7 @@ struct Args {
     bake: bool,
 
     /// TCP address to listen on in --bake mode.
-    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:49987")]
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:49987", value_parser = mocap_cli::parse_listen)]
     bake_listen: SocketAddr,
 
     /// With --bake: write the recording's JSON here.

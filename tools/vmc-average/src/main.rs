@@ -61,7 +61,7 @@ enum BlendsArg {
 #[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
 struct Args {
     /// UDP address to listen on (repeatable).
-    #[arg(short, long, value_name = "ADDR", required = true)]
+    #[arg(short, long, value_name = "ADDR", required = true, value_parser = mocap_cli::parse_listen)]
     listen: Vec<SocketAddr>,
 
     /// Receiver of the mixed stream (repeatable).

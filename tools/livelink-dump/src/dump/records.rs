@@ -268,6 +268,8 @@ pub(super) struct SummaryRecord {
     pub(super) capture: Option<CaptureRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) vmc: Option<VmcSummary>,
+    #[serde(flatten)]
+    pub(super) other: mocap_cli::OtherProtocolCount,
 }
 
 #[expect(
@@ -289,6 +291,7 @@ impl Record for SummaryRecord {
             self.totals.describe()
         )?;
         f.write_str(&self.refusals.human())?;
+        f.write_str(&self.other.human())?;
         if let Some(v) = &self.vmc {
             let to: Vec<String> = v.to.iter().map(ToString::to_string).collect();
             write!(

@@ -232,6 +232,8 @@ pub(super) struct SummaryRecord<'a> {
     /// `--bvh` takes, once finished.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     pub(super) takes: &'a [mocap_cli::TakeSummary],
+    #[serde(flatten)]
+    pub(super) other: mocap_cli::OtherProtocolCount,
 }
 
 impl Record for SummaryRecord<'_> {
@@ -245,6 +247,7 @@ impl Record for SummaryRecord<'_> {
             self.totals.describe()
         )?;
         f.write_str(&self.refusals.human())?;
+        f.write_str(&self.other.human())?;
         if let Some(v) = &self.vmc {
             write!(
                 f,
