@@ -361,27 +361,6 @@ pub struct WriteArgs {
     pub record_refused: bool,
 }
 
-/// Parses `HOST:PORT` (a name is resolved; IPv4 is preferred).
-///
-/// # Errors
-/// A message when the text is not `HOST:PORT` or the name does not resolve.
-pub fn parse_host_port(text: &str) -> Result<std::net::SocketAddr, ValueError> {
-    use std::net::ToSocketAddrs as _;
-    if let Ok(a) = text.parse() {
-        return Ok(a);
-    }
-    let addrs: Vec<_> = text
-        .to_socket_addrs()
-        .map_err(|e| ValueError(format!("expected HOST:PORT, got {text:?}: {e}")))?
-        .collect();
-    addrs
-        .iter()
-        .find(|a| a.is_ipv4())
-        .or_else(|| addrs.first())
-        .copied()
-        .ok_or_else(|| ValueError(format!("{text:?} resolves to no address")))
-}
-
 /// Parses `500ms`, `10s`, `2m`, `1h`, `1.5s`, or a plain number of seconds.
 ///
 /// # Errors

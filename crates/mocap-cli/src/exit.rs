@@ -29,7 +29,10 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 
 /// Installs the Ctrl-C handler (once per process): the first Ctrl-C asks
 /// loops to stop (they still print their summary); a second one exits at
-/// once with 130.
+/// once with 130. SIGTERM and SIGHUP (a service stop, a closed terminal) and
+/// a closed Windows console count as Ctrl-C (ctrlc's `termination`
+/// feature): without it they killed the tool with no summary and a `-w`
+/// file cut mid-record.
 ///
 /// # Errors
 /// When a handler could not be installed.
@@ -46,7 +49,7 @@ pub fn install_ctrlc() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Whether Ctrl-C was pressed.
+/// Whether Ctrl-C was pressed (or SIGTERM or SIGHUP arrived).
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }

@@ -6,11 +6,13 @@
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
 mod accept;
+mod addr;
 mod allow;
 mod args;
 mod exit;
 mod generate;
 pub mod net;
+mod other;
 mod output;
 #[cfg(feature = "realtime")]
 mod realtime;
@@ -22,17 +24,19 @@ mod source;
 pub mod take;
 
 pub use accept::Accept;
+pub use addr::{parse_addr, parse_host_port, parse_listen};
 pub use allow::{AllowArgs, Cidr, Guard, Refusals, RefusedSender};
 pub use args::{
     BlendCaseArg, Budget, FaceArgs, Format, LogArgs, OnLostArg, PaceArgs, STATUS_INTERVAL,
     SmoothArgs, StopArgs, TrackerArgs, ValueError, WriteArgs, parse_duration, parse_height,
-    parse_host_port, parse_non_negative, parse_positive, smooth_options,
+    parse_non_negative, parse_positive, smooth_options,
 };
 pub use exit::{
     EXIT_INTERRUPTED_TWICE, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, UsageError, exit, exit_codes_help,
     install_ctrlc, interrupted, is_closed_pipe,
 };
 pub use generate::{Generate, GenerateArgs, command, generated, parse};
+pub use other::{OtherProtocolCount, OtherProtocols, tool_for};
 pub use output::{
     CaptureRecord, Human, Log, Output, Record, fps_text, plural, report, round3, summary_head,
     summary_kind,

@@ -14,7 +14,7 @@ pub enum Stopped {
     Count,
     /// `--duration` elapsed.
     Duration,
-    /// Ctrl-C.
+    /// Ctrl-C, SIGTERM or SIGHUP.
     Interrupted,
     /// The input file ended.
     EndOfInput,

@@ -14,6 +14,7 @@ use anyhow::{Context as _, bail};
 use super::Guard;
 use crate::net;
 use crate::{Feed, Step, Stopped};
+use mocap_core::filekind::{self, FileKind};
 use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Pace, PcapNgWriter, Schedule};
 use mocap_core::textcap::TextDecoder;
 
@@ -96,6 +97,8 @@ pub struct Source {
     port_unreachable: u64,
     /// Who may send (`--allow`); open unless [`Source::guard_with`] set it.
     guard: Guard,
+    /// [`Source::pace_recorded`] was asked before a stream's kind was known.
+    pace_when_open: bool,
 }
 
 /// Longest capture gap played as recorded when pacing file input; longer idle
@@ -139,7 +142,11 @@ enum Kind {
         decoder: TextDecoder,
         done: bool,
     },
-    Capture(Box<Datagrams<Box<dyn Read>>>),
+    Capture(Box<Datagrams<Box<dyn Read + Send>>>),
+    /// Stdin or a FIFO being opened and sniffed on a thread: both block
+    /// until a writer comes (or writes), and a blocked main thread would
+    /// miss Ctrl-C.
+    Opening(Receiver<anyhow::Result<Self>>),
 }
 
 impl Source {
@@ -162,8 +169,12 @@ impl Source {
                 let local = socket.local_addr().ok();
                 Kind::Udp { socket, local }
             }
-            Input::Read(path) if path.as_os_str() == "-" => open_stdin(text)?,
-            Input::Read(path) => open_file(path, text)?,
+            Input::Read(path) if path.as_os_str() == "-" => opening(move || open_stdin(text)),
+            Input::Read(path) if is_fifo(path) => {
+                let path = path.clone();
+                opening(move || open_file(&path, text, true))
+            }
+            Input::Read(path) => open_file(path, text, false)?,
         };
         let buf = if matches!(kind, Kind::Udp { .. }) {
             vec![0; mocap_core::MAX_DATAGRAM]
@@ -179,6 +190,7 @@ impl Source {
             held: None,
             port_unreachable: 0,
             guard: Guard::default(),
+            pace_when_open: false,
         })
     }
 
@@ -209,7 +221,9 @@ impl Source {
     /// socket; a no-op for live input. Input without timestamps (a raw
     /// `.bin`, hex lines) comes at once.
     pub fn pace_recorded(&mut self) {
-        if !self.is_live() {
+        if matches!(self.kind, Kind::Opening(_)) {
+            self.pace_when_open = true;
+        } else if !self.is_live() {
             self.pacing = Some(Pacing {
                 schedule: Schedule::new(Pace::Recorded {
                     speed: 1.0,
@@ -220,12 +234,14 @@ impl Source {
         }
     }
 
-    /// Whether datagrams arrive live (a socket, or text on stdin) rather
-    /// than from a file; live output is flushed per record.
+    /// Whether datagrams arrive live (a socket, or text on stdin or a FIFO)
+    /// rather than from a file; live output is flushed per record. Stdin and
+    /// FIFOs count as live while they are being opened.
     pub fn is_live(&self) -> bool {
         matches!(
             self.kind,
             Kind::Udp { .. }
+                | Kind::Opening(_)
                 | Kind::Text {
                     lines: Lines::Thread(_),
                     ..
@@ -335,6 +351,17 @@ impl Source {
             return self.deliver_at(got, due, wait);
         }
         let event = match &mut self.kind {
+            Kind::Opening(rx) => match rx.recv_timeout(wait.min(crate::POLL)) {
+                Ok(opened) => {
+                    self.kind = opened?;
+                    if std::mem::take(&mut self.pace_when_open) {
+                        self.pace_recorded();
+                    }
+                    return self.next_event(wait);
+                }
+                Err(RecvTimeoutError::Timeout) => Got::Idle,
+                Err(RecvTimeoutError::Disconnected) => bail!("the input's opening thread ended"),
+            },
             Kind::Udp { socket, local } => match socket.recv_from(&mut self.buf) {
                 Ok((n, src)) => {
                     self.len = n;
@@ -577,31 +604,51 @@ fn bind(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
     })
 }
 
-fn open_file(path: &Path, text: TextInput) -> anyhow::Result<Kind> {
+/// Opens a stream input on a thread: [`Kind::Opening`] until it is ready.
+fn opening(open: impl FnOnce() -> anyhow::Result<Kind> + Send + 'static) -> Kind {
+    let (tx, rx) = sync_channel(1);
+    thread::spawn(move || {
+        // The receiver is gone only when the run ended first.
+        let _ = tx.send(open());
+    });
+    Kind::Opening(rx)
+}
+
+/// A named pipe: opening it waits for a writer.
+#[cfg(unix)]
+fn is_fifo(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo())
+}
+
+/// Windows' named pipes are not opened by path here.
+#[cfg(not(unix))]
+fn is_fifo(_: &Path) -> bool {
+    false
+}
+
+fn open_file(path: &Path, text: TextInput, stream: bool) -> anyhow::Result<Kind> {
     let file = File::open(path).with_context(|| format!("failed to open {}", path.display()))?;
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let head = reader
         .fill_buf()
         .with_context(|| format!("failed to read {}", path.display()))?;
+    let name = path.display().to_string();
     let what = sniff(
         head,
         has_extension(path, &["pcap", "pcapng", "cap"]),
         has_extension(path, &["bin"]),
-    );
-    open_as(
-        what,
-        Box::new(reader),
-        &path.display().to_string(),
-        false,
         text,
-    )
+        &name,
+    )?;
+    open_as(what, Box::new(reader), &name, stream, text)
 }
 
 /// Stdin may be a capture (`tcpdump -w - | …`), hex text, or one raw datagram.
 fn open_stdin(text: TextInput) -> anyhow::Result<Kind> {
     let mut reader = BufReader::with_capacity(64 * 1024, io::stdin());
     let head = reader.fill_buf().context("failed to read stdin")?;
-    let what = sniff(head, false, false);
+    let what = sniff(head, false, false, text, "stdin")?;
     open_as(what, Box::new(reader), "stdin", true, text)
 }
 
@@ -612,14 +659,28 @@ enum Sniffed {
     Text,
 }
 
-fn sniff(head: &[u8], capture_ext: bool, bin_ext: bool) -> Sniffed {
-    if is_pcap(head) || capture_ext {
-        Sniffed::Capture
-    } else if bin_ext || !looks_like_text(head) {
-        Sniffed::Raw
-    } else {
-        Sniffed::Text
-    }
+/// How to read a file, from its first bytes (the core's [`filekind`]) and
+/// its extension; a file no tool reads is refused with what was expected.
+fn sniff(
+    head: &[u8],
+    capture_ext: bool,
+    bin_ext: bool,
+    text: TextInput,
+    name: &str,
+) -> anyhow::Result<Sniffed> {
+    Ok(match filekind::sniff(head) {
+        FileKind::Foreign { what, advice } => bail!("{name} is {what}: {advice}"),
+        FileKind::Pcap | FileKind::PcapNg => Sniffed::Capture,
+        _ if capture_ext => Sniffed::Capture,
+        _ if bin_ext => Sniffed::Raw,
+        FileKind::MocopiPackets | FileKind::HexLines => Sniffed::Text,
+        FileKind::Text { .. } if text == TextInput::Literal => Sniffed::Text,
+        FileKind::Text { line } => bail!(
+            "{name} is in no known format (line {line} is text, not hex); {}",
+            FileKind::EXPECTED
+        ),
+        _ => Sniffed::Raw,
+    })
 }
 
 fn open_as(
@@ -631,7 +692,7 @@ fn open_as(
 ) -> anyhow::Result<Kind> {
     Ok(match what {
         Sniffed::Capture => {
-            let d = Datagrams::new(Box::new(reader) as Box<dyn Read>)
+            let d = Datagrams::new(Box::new(reader) as Box<dyn Read + Send>)
                 .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
             Kind::Capture(Box::new(d))
         }
@@ -763,30 +824,9 @@ fn has_extension(path: &Path, exts: &[&str]) -> bool {
         .is_some_and(|e| exts.iter().any(|x| e.eq_ignore_ascii_case(x)))
 }
 
-fn is_pcap(head: &[u8]) -> bool {
-    const MAGICS: [[u8; 4]; 5] = [
-        [0xd4, 0xc3, 0xb2, 0xa1],
-        [0xa1, 0xb2, 0xc3, 0xd4],
-        [0x4d, 0x3c, 0xb2, 0xa1],
-        [0xa1, 0xb2, 0x3c, 0x4d],
-        [0x0a, 0x0d, 0x0d, 0x0a],
-    ];
-    head.first_chunk::<4>().is_some_and(|m| MAGICS.contains(m))
-}
-
 /// The UTF-8 byte-order mark Windows editors (and PowerShell 7's `>`) put
 /// at the start of a text file.
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
-
-/// Hex text is ASCII (after a byte-order mark, if any); a binary datagram has
-/// NULs and high bytes early on.
-fn looks_like_text(head: &[u8]) -> bool {
-    head.strip_prefix(UTF8_BOM)
-        .unwrap_or(head)
-        .iter()
-        .take(512)
-        .all(|&b| b.is_ascii_graphic() || b.is_ascii_whitespace())
-}
 
 /// Seconds since the Unix epoch.
 pub fn unix_now() -> f64 {

@@ -17,11 +17,14 @@
 //! - [`dlp3d`]: DLP3D's motion/face/audio stream (protobuf over WebSocket).
 //! - [`quat`]: the quaternion arithmetic the bridges and DLP3D share.
 //! - [`textcap`]: datagrams written as hex text (hex lines, mocopi packet captures).
+//! - [`protocol`]: the registry of protocols: names, default ports, content sniffs.
+//! - [`filekind`]: what an input file holds, from its first bytes.
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
 pub mod bridge;
 pub mod bvh;
 pub mod dlp3d;
+pub mod filekind;
 pub mod filter;
 pub mod health;
 pub mod ifm;
@@ -29,6 +32,7 @@ pub mod json;
 pub mod livelink;
 pub mod osc;
 pub mod pcap;
+pub mod protocol;
 pub mod quat;
 pub mod smf;
 pub mod textcap;

@@ -14,6 +14,10 @@ use std::sync::mpsc::{Receiver, channel};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// Signals for [`Proc::signal`], so tests need no nix of their own.
+#[cfg(unix)]
+pub use nix::sys::signal::Signal;
+
 /// How long any wait on a child may take before the test fails.
 pub const LIMIT: Duration = Duration::from_secs(20);
 
@@ -181,10 +185,7 @@ impl Proc {
         // Through the system call, not `kill(1)`: a machine with only a Rust
         // toolchain and coreutils has no `kill` binary.
         let pid = i32::try_from(self.child.id()).unwrap();
-        let sent = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGINT,
-        );
+        let sent = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), Signal::SIGINT);
         assert!(sent.is_ok(), "SIGINT to {pid}: {sent:?}");
     }
 
@@ -198,6 +199,14 @@ impl Proc {
             "Ctrl-C cannot be sent to child {} on this platform (Unix signals only)",
             self.child.id()
         );
+    }
+
+    /// Sends `sig` (SIGTERM, SIGHUP: a service stop, a closed terminal).
+    #[cfg(unix)]
+    pub fn signal(&self, sig: Signal) {
+        let pid = i32::try_from(self.child.id()).unwrap();
+        let sent = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig);
+        assert!(sent.is_ok(), "{sig} to {pid}: {sent:?}");
     }
 
     /// Sends SIGKILL and waits: the child gets no chance to clean up.

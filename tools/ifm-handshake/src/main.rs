@@ -51,7 +51,7 @@ struct Args {
     /// 0.0.0.0:49983; with a phone on this machine's loopback, such as
     /// pcap-replay --trigger 127.0.0.1:49983, a free port there, since the
     /// phone has 49983].
-    #[arg(short, long, value_name = "ADDR")]
+    #[arg(short, long, value_name = "ADDR", value_parser = mocap_cli::parse_listen)]
     listen: Option<SocketAddr>,
 
     /// Read datagrams from FILE (pcap, pcapng, hex lines) instead of listening.
@@ -91,7 +91,7 @@ struct Args {
     tcp: bool,
 
     /// TCP address to listen on in --tcp mode.
-    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:49986")]
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:49986", value_parser = mocap_cli::parse_listen)]
     tcp_listen: SocketAddr,
 
     /// Fetch the recorded animation (TCP) and print its frame count and duration.
@@ -99,7 +99,7 @@ struct Args {
     bake: bool,
 
     /// TCP address to listen on in --bake mode.
-    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:49987")]
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:49987", value_parser = mocap_cli::parse_listen)]
     bake_listen: SocketAddr,
 
     /// With --bake: write the recording's JSON here.

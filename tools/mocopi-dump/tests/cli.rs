@@ -1790,3 +1790,191 @@ fn a_new_sender_after_300_one_shot_strangers_has_its_own_health() {
     );
     assert_eq!(evicted["packets"], evicted["senders"], "{evicted}");
 }
+
+/// SIGTERM (a service stop) and SIGHUP (a closed terminal) end the tool as
+/// Ctrl-C does: the summary is printed, the `-w` recording reads back whole
+/// and the `--bvh` take's frame count matches its frame lines. They used to
+/// kill it mid-write (a pcapng cut inside a record, `Frames: 120` over 138
+/// lines).
+#[cfg(unix)]
+#[test]
+fn sigterm_and_sighup_end_like_ctrl_c() {
+    use mocap_core::{bvh, pcap::Datagrams};
+    use mocap_testutil::Signal;
+    let file = format!("{CAPTURES}/wave-60hz.pcapng");
+    let mut wave = Vec::new();
+    let mut capture = Datagrams::new(std::fs::File::open(&file).unwrap()).unwrap();
+    while let Some(d) = capture.next_datagram() {
+        wave.push(d.unwrap().payload.to_vec());
+    }
+    let dir = std::env::temp_dir().join(format!("mocopi-dump-sig-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for sig in [Signal::SIGTERM, Signal::SIGHUP] {
+        let rec = dir.join(format!("{sig}.pcapng"));
+        let take = dir.join(format!("{sig}.bvh"));
+        let (mut tool, addr) = live(&[
+            "--format",
+            "json",
+            "-w",
+            rec.to_str().unwrap(),
+            "--bvh",
+            take.to_str().unwrap(),
+        ]);
+        let tx = sender();
+        for d in &wave {
+            tx.send_to(d, addr).unwrap();
+            thread::sleep(Duration::from_micros(300));
+        }
+        // Every datagram was handled (and so recorded) before the signal.
+        for _ in &wave {
+            tool.stdout_line("mocopi.");
+        }
+        tool.signal(sig);
+        let run = tool.finish();
+        assert_eq!(run.code, Some(0), "{sig}: {}", run.stderr);
+        let recs = run.json();
+        let sum = recs.last().unwrap();
+        assert_eq!(sum["type"], "summary", "{sig}");
+        assert_eq!(sum["stopped"], "interrupted", "{sig}");
+        assert_eq!(sum["packets"], wave.len(), "{sig}");
+        let mut back = Datagrams::new(std::fs::File::open(&rec).unwrap()).unwrap();
+        let mut n = 0;
+        while let Some(d) = back.next_datagram() {
+            assert_eq!(d.unwrap().payload, wave[n].as_slice(), "{sig}");
+            n += 1;
+        }
+        assert_eq!(n, wave.len(), "{sig}: the recording holds every datagram");
+        let t = bvh::parse(&std::fs::read_to_string(&take).unwrap()).unwrap();
+        assert!(t.frames.len() > 1, "{sig}");
+        assert_eq!(t.frames_declared, t.frames.len() as u64, "{sig}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `-l` goes through the one address parser: a host name resolves, an
+/// unbracketed IPv6 address is refused (exit 2) with its correct spelling,
+/// and a bad address shows the forms. All three said `invalid socket
+/// address syntax` with no example before.
+#[test]
+fn listen_addresses_take_names_and_explain_refusals() {
+    let mut tool = Proc::spawn(BIN, &["-l", "localhost:0", "--duration", "200ms"], None);
+    let (line, addr) = tool.log_line("listening on");
+    assert!(addr.is_some_and(|a| a.ip().is_loopback()), "{line}");
+    assert_eq!(tool.finish().code, Some(0));
+    let run = offline(&["-l", "::1:12351"], None);
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.contains("[::1]:12351"), "{}", run.stderr);
+    let run = offline(&["-l", "nowhere"], None);
+    assert_eq!(run.code, Some(2));
+    assert!(run.stderr.contains("e.g. 12351"), "{}", run.stderr);
+}
+
+/// A file in no known format is refused (exit 1) with what was expected:
+/// this README used to be read as one raw datagram (exit 0, chunk errors),
+/// a gzip file too. Hex lines with one bad line still read, exit 0, the
+/// error counted.
+#[test]
+fn a_file_that_is_no_capture_is_refused_with_what_was_expected() {
+    let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md");
+    let run = offline(&["-r", readme], None);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("no known format"), "{}", run.stderr);
+    assert!(run.stderr.contains("expected a pcap"), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{:?}", run.stdout);
+    let dir = std::env::temp_dir().join(format!("mocopi-dump-gz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let gz = dir.join("take.pcapng.gz");
+    // What `gzip` writes for an empty file.
+    std::fs::write(
+        &gz,
+        b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\x03\x00\x00\x00\x00\x00\x00\x00\x00\x00",
+    )
+    .unwrap();
+    let run = offline(&["-r", gz.to_str().unwrap()], None);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("gzip-compressed: gunzip it first"),
+        "{}",
+        run.stderr
+    );
+    // The same from stdin.
+    let run = offline(&["-r", "-"], Some(&std::fs::read(&gz).unwrap()));
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("gunzip"), "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+    let hex = format!("{}\nnot hex at all\n", hex::encode(SEED));
+    let run = offline(&["-r", "-", "--format", "json"], Some(hex.as_bytes()));
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.json().last().unwrap()["errors"], 1);
+}
+
+/// Waiting on a FIFO with no writer, or on a stdin nothing is written to,
+/// the first Ctrl-C ends the tool with its summary. Opening the FIFO (and
+/// reading stdin's first bytes) blocked the main thread, so the first
+/// Ctrl-C was only noted and a second one needed.
+#[cfg(unix)]
+#[test]
+fn ctrl_c_while_a_fifo_has_no_writer() {
+    let dir = std::env::temp_dir().join(format!("mocopi-dump-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("f");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let tool = Proc::spawn(
+        BIN,
+        &["-r", fifo.to_str().unwrap(), "--format", "json"],
+        None,
+    );
+    let (quiet, stdin) = Proc::spawn_with_stdin(BIN, &["-r", "-", "--format", "json"]);
+    // Long enough for both to be waiting in the open (or the first read).
+    thread::sleep(Duration::from_millis(300));
+    for t in [tool, quiet] {
+        t.interrupt();
+        let run = t.finish();
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let recs = run.json();
+        assert_eq!(recs.last().unwrap()["stopped"], "interrupted");
+        assert_eq!(recs.last().unwrap()["packets"], 0);
+    }
+    drop(stdin);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// VMC sent to mocopi-dump's port is named as VMC once per sender, with
+/// the tool that reads it, and counted; it used to be only a chunk-length
+/// error per datagram (`chunk length 1853186595 overruns its parent`).
+#[test]
+fn another_protocol_on_the_port_is_named_once_per_sender() {
+    let (mut tool, addr) = live(&["--format", "json", "-n", "4"]);
+    let vmc = mocap_core::osc::message(&mocap_core::osc::Message::new(
+        "/VMC/Ext/OK",
+        vec![mocap_core::osc::Arg::Int(1)],
+    ))
+    .unwrap();
+    let (a, b) = (sender(), sender());
+    for tx in [&a, &a, &a, &b] {
+        tx.send_to(&vmc, addr).unwrap();
+        thread::sleep(Duration::from_millis(5));
+    }
+    let (line, _) = tool.log_line("looks like VMC (OSC)");
+    assert!(
+        line.contains(&a.local_addr().unwrap().to_string()) && line.contains("vmc-relay --dump"),
+        "{line}"
+    );
+    let run = tool.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // One sentence per sender, not per datagram.
+    assert_eq!(
+        run.stderr.matches("looks like VMC").count(),
+        2,
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains(&b.local_addr().unwrap().to_string()));
+    let sum = run.json().pop().unwrap();
+    assert_eq!(sum["other_protocol"], 4);
+    assert_eq!(sum["errors"], 4);
+}

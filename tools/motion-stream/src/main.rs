@@ -94,7 +94,7 @@ fn parse_origin(text: &str) -> Result<String, mocap_cli::ValueError> {
 struct ServeArgs {
     /// HTTP/WebSocket address. This machine only by default; -l 0.0.0.0:8765
     /// serves the network (then give --token).
-    #[arg(short, long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
+    #[arg(short, long, value_name = "ADDR", default_value = "127.0.0.1:8765", value_parser = mocap_cli::parse_host_port)]
     listen: SocketAddr,
 
     /// Every page and stream must present this token (`?token=T` in the URL,
@@ -111,7 +111,7 @@ struct ServeArgs {
     allow_origin: Vec<String>,
 
     /// VMC (OSC over UDP) input address.
-    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:39539")]
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:39539", value_parser = mocap_cli::parse_listen)]
     vmc: SocketAddr,
 
     // --allow applies to VMC senders and to WebSocket/HTTP connections alike.

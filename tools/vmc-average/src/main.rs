@@ -67,7 +67,7 @@ enum BlendsArg {
 )]
 struct Args {
     /// UDP address to listen on (repeatable).
-    #[arg(short, long, value_name = "ADDR", required = true)]
+    #[arg(short, long, value_name = "ADDR", required = true, value_parser = mocap_cli::parse_listen)]
     listen: Vec<SocketAddr>,
 
     /// Receiver of the mixed stream (repeatable).

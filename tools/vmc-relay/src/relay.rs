@@ -211,6 +211,8 @@ struct Relay {
     decode: bool,
     takes: Option<mocap_cli::VmcTakes>,
     takes_done: Vec<TakeSummary>,
+    /// mocopi, iFacialMocap … sent to this port by mistake.
+    other: mocap_cli::OtherProtocols,
 }
 
 /// Runs the relay until stopped and prints the summary.
@@ -321,6 +323,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         decode,
         takes: bvh.map(mocap_cli::VmcTakes::new),
         takes_done: Vec::new(),
+        other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::Vmc),
     };
     // Every destination raw and nothing to look at: forward in batches.
     let batched = !relay.decode
@@ -385,6 +388,8 @@ struct SummaryRecord<'a> {
     takes: &'a [TakeSummary],
     /// Each destination's counts, as every tool that sends shows them.
     sends: Vec<mocap_cli::SendRecord>,
+    #[serde(flatten)]
+    other: mocap_cli::OtherProtocolCount,
 }
 
 impl Record for SummaryRecord<'_> {
@@ -405,6 +410,7 @@ impl Record for SummaryRecord<'_> {
                 e.senders, e.stats.datagrams
             )?;
         }
+        f.write_str(&self.other.human())?;
         for d in &self.destinations {
             let s = d.stats;
             write!(
@@ -482,9 +488,11 @@ impl Relay {
             Err(e) => {
                 let stats = self.sources.get_or_default(d.src);
                 stats.decode_errors += 1;
-                if stats
-                    .last_report
-                    .is_none_or(|t| t.elapsed() >= REPORT_EVERY)
+                let other = self.other.check(d.src, d.payload, &self.log).is_some();
+                if !other
+                    && stats
+                        .last_report
+                        .is_none_or(|t| t.elapsed() >= REPORT_EVERY)
                 {
                     stats.last_report = Some(Instant::now());
                     let n = stats.decode_errors;
@@ -720,6 +728,7 @@ impl Relay {
                 .collect(),
             takes: &self.takes_done,
             sends: self.dests.iter().map(|d| d.link.record()).collect(),
+            other: self.other.summary(),
         };
         report(
             &mut self.out,

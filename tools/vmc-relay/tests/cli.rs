@@ -1471,3 +1471,29 @@ fn a_new_sender_after_300_one_shot_strangers_is_solved_on_its_own() {
         "{last:?}"
     );
 }
+
+/// mocopi sent to the relay's port is named as mocopi once per sender, with
+/// the tool that reads it, and counted; it used to be `not OSC: bad OSC
+/// packet` and nothing more.
+#[test]
+fn another_protocol_on_the_port_is_named_once_per_sender() {
+    let mocopi = include_bytes!("../../../captures/mocopi/seed-frame-1575.bin").to_vec();
+    let (mut p, addr) = relay(&["--dump", "--format", "json", "-n", "3"]);
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    send_all(addr, &[mocopi.clone(), mocopi.clone()]);
+    tx.send_to(&mocopi, addr).unwrap();
+    let (line, _) = p.log_line("looks like mocopi");
+    assert!(line.contains("try mocopi-dump"), "{line}");
+    let done = p.finish();
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    assert_eq!(
+        done.stderr.matches("looks like mocopi").count(),
+        2,
+        "{}",
+        done.stderr
+    );
+    assert!(done.stderr.contains(&tx.local_addr().unwrap().to_string()));
+    let sum = done.json().pop().unwrap();
+    assert_eq!(sum["other_protocol"], 3);
+    assert_eq!(sum["decode_errors"], 3);
+}

@@ -314,6 +314,8 @@ struct Decoder<'o> {
     stopped_reported: bool,
     line: String,
     vmc: Option<VmcSink>,
+    /// mocopi, VMC … sent to this port by mistake.
+    other: mocap_cli::OtherProtocols,
 }
 
 impl<'o> Decoder<'o> {
@@ -352,6 +354,7 @@ impl<'o> Decoder<'o> {
             stopped_reported: false,
             line: String::new(),
             vmc,
+            other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::IFacialMocap),
         })
     }
 
@@ -402,6 +405,7 @@ impl<'o> Decoder<'o> {
             }
             Err(e) => {
                 stats.errors += 1;
+                self.other.check(src, bytes, &self.log);
                 match self.opts.format {
                     OutputFormat::Json => {
                         let mut r = ErrorRecord::new(e.to_string());
@@ -537,6 +541,7 @@ impl<'o> Decoder<'o> {
             elapsed_s: round3(self.started.elapsed().as_secs_f64()),
             stopped,
             senders,
+            other: self.other.summary(),
         };
         report(
             &mut self.out,

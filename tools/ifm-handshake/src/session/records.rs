@@ -63,6 +63,8 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) elapsed_s: f64,
     pub(super) stopped: Option<Stopped>,
     pub(super) senders: Vec<SenderRecord>,
+    #[serde(flatten)]
+    pub(super) other: mocap_cli::OtherProtocolCount,
 }
 
 impl Record for SummaryRecord<'_> {
@@ -78,6 +80,7 @@ impl Record for SummaryRecord<'_> {
             self.commands_ignored
         )?;
         f.write_str(&self.refusals.human())?;
+        f.write_str(&self.other.human())?;
         if self.commands_refused > 0 {
             write!(f, ", {} commands refused", self.commands_refused)?;
         }

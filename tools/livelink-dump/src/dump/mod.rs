@@ -124,6 +124,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         capture: None,
         vmc,
         several_logged: false,
+        other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::LiveLink),
     };
     let every = match opts.format {
         OutputFormat::Status => Some(opts.log.stats_interval.unwrap_or(STATUS_INTERVAL)),
@@ -209,6 +210,8 @@ struct Dump<'o> {
     capture: Option<CaptureStats>,
     vmc: Option<VmcSink>,
     several_logged: bool,
+    /// mocopi, VMC … sent to this port by mistake.
+    other: mocap_cli::OtherProtocols,
 }
 
 impl Dump<'_> {
@@ -220,6 +223,7 @@ impl Dump<'_> {
             Ok(p) => self.packet(&d, &p)?,
             Err(e) => {
                 self.senders.get_or_default(d.src).errors += 1;
+                self.other.check(d.src, d.payload, &self.log);
                 match self.opts.format {
                     OutputFormat::Json => self.out.json(&error_record(&d, &e))?,
                     OutputFormat::Human => {
@@ -446,6 +450,7 @@ impl Dump<'_> {
                 .as_ref()
                 .map(|v| v.out.sends().collect())
                 .unwrap_or_default(),
+            other: self.other.summary(),
         };
         report(
             &mut self.out,

@@ -280,6 +280,8 @@ pub(super) struct SummaryRecord {
     /// `--vmc`: each destination's counts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) sends: Vec<mocap_cli::SendRecord>,
+    #[serde(flatten)]
+    pub(super) other: mocap_cli::OtherProtocolCount,
 }
 
 #[expect(
@@ -306,6 +308,7 @@ impl Record for SummaryRecord {
                 .describe(self.subjects.len() + self.more_subjects)
         )?;
         f.write_str(&self.refusals.human())?;
+        f.write_str(&self.other.human())?;
         if let Some(v) = &self.vmc {
             let to: Vec<String> = v.to.iter().map(ToString::to_string).collect();
             write!(

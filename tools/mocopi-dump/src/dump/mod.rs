@@ -116,6 +116,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         takes: Senders::new(),
         takes_full_logged: false,
         takes_done: Vec::new(),
+        other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::Mocopi),
     };
     let every = match opts.format {
         OutputFormat::Status => Some(
@@ -185,6 +186,8 @@ struct Dump<'o> {
     /// Whether a sender past the bound was told it gets no take.
     takes_full_logged: bool,
     takes_done: Vec<mocap_cli::TakeSummary>,
+    /// VMC, Live Link … sent to this port by mistake.
+    other: mocap_cli::OtherProtocols,
 }
 
 impl Dump<'_> {
@@ -203,7 +206,10 @@ impl Dump<'_> {
                 Body::Skeleton(_) => stats.health.skeleton(),
                 Body::Sensor(_) => stats.health.sensor(),
             },
-            Err(_) => stats.health.error(),
+            Err(_) => {
+                stats.health.error();
+                self.other.check(d.src, d.payload, &self.log);
+            }
         }
         if self.first_arrival.is_none() {
             self.first_arrival = d.arrival;
@@ -493,6 +499,7 @@ impl Dump<'_> {
             }),
             takes: &self.takes_done,
             sends: self.vmc.as_ref().map(VmcSink::sends).unwrap_or_default(),
+            other: self.other.summary(),
         };
         report(
             &mut self.out,

@@ -249,6 +249,8 @@ pub(super) struct SummaryRecord<'a> {
     /// `--vmc`, `--vrchat`, `--vmt`: each destination's counts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) sends: Vec<mocap_cli::SendRecord>,
+    #[serde(flatten)]
+    pub(super) other: mocap_cli::OtherProtocolCount,
 }
 
 impl Record for SummaryRecord<'_> {
@@ -262,6 +264,7 @@ impl Record for SummaryRecord<'_> {
             self.totals.describe(self.senders.len() + self.more_senders)
         )?;
         f.write_str(&self.refusals.human())?;
+        f.write_str(&self.other.human())?;
         if let Some(v) = &self.vmc {
             write!(
                 f,
