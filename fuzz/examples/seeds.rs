@@ -11,7 +11,7 @@ use std::fs;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use mocap_core::{bvh, dlp3d, ifm, osc, pcap, textcap, vmc};
+use mocap_core::{bridge, bvh, dlp3d, ifm, osc, pcap, smf, textcap, vmc};
 
 struct Out(PathBuf);
 
@@ -269,6 +269,60 @@ fn main() {
         framed.extend_from_slice(&b);
     }
     out.put("dlp3d", "stream", &framed);
+
+    // dlp3d_server: flags (bit 0 humanoid rig, 1 float32, 2 fixed names,
+    // 3 segment, 4 sender clock, 5 audio), learn and idle (4 ms units),
+    // segment (8 ms units), then ops (kind + 8 * detail): join (1), bone (2,
+    // index, 7 floats), blendshape (3, f32), frame end with T (4, f32) or OK
+    // (12), time (0, u16 in 50 µs), a raw datagram (5, length, bytes),
+    // timeout (6), gone / refuse / refuse the next message / stop (7, 15,
+    // 23, 31, then a client byte).
+    let server_frames = |out: &mut Vec<u8>, bones: &[&str], n: u8| {
+        for k in 0..n {
+            let t = f32::from(k) / 60.0;
+            for bone in bones {
+                out.push(2);
+                out.push(u8::try_from(vmc::bone_index(bone).expect("a HumanBodyBones name")).expect("55 bones fit"));
+                for v in [0.0f32, 0.1, 0.0, 0.0, (t / 2.0).sin(), 0.0, (t / 2.0).cos()] {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+            out.push(3);
+            out.extend_from_slice(&t.to_le_bytes());
+            out.push(4);
+            out.extend_from_slice(&t.to_le_bytes());
+            out.push(0);
+            out.extend_from_slice(&333u16.to_le_bytes());
+        }
+    };
+    let mut server = vec![0u8, 0, 50, 0, 1];
+    server_frames(&mut server, &["Hips", "Spine", "Head"], 4);
+    server.extend_from_slice(&[1, 6, 7, 1]);
+    let raw = vmc::frame_datagrams(&[vmc::Message::BlendVal { name: "jawOpen".into(), value: 0.5 }, vmc::Message::BlendApply], vmc::MAX_BUNDLE).expect("a frame");
+    for d in raw {
+        server.push(5);
+        server.push(u8::try_from(d.len()).expect("a short datagram"));
+        server.extend_from_slice(&d);
+    }
+    server_frames(&mut server, &["Hips", "Spine", "Head"], 2);
+    server.extend_from_slice(&[0, 0xff, 0xff, 6, 7 + 24, 2]);
+    out.put("dlp3d_server", "two-clients-idle", &server);
+    let mut segment = vec![1 | 2 | 8 | 16 | 32, 10, 50, 8, 1];
+    server_frames(&mut segment, &["Hips", "Spine", "Chest", "LeftUpperArm"], 8);
+    segment.extend_from_slice(&[1, 7 + 16, 2]);
+    server_frames(&mut segment, &["Hips"], 3);
+    segment.extend_from_slice(&[7 + 8 + 32, 1, 7 + 24, 0]);
+    out.put("dlp3d_server", "humanoid-segment-audio-refusals", &segment);
+
+    // parse_mapping: the built-in tables as mapping files, by joint name and
+    // by id, and a small mixed one.
+    for (name, table) in [("sony", bridge::SONY_MAPPING), ("animu-sphere", bridge::ANIMU_SPHERE_MAPPING)] {
+        let by_name: Vec<String> = table.iter().map(|(b, j)| format!("\"{b}\": \"{}\"", smf::BONES[*j].name)).collect();
+        out.put("parse_mapping", name, format!("{{{}}}", by_name.join(", ")).as_bytes());
+        let by_id: Vec<String> = table.iter().map(|(b, j)| format!("\"{b}\": {j}")).collect();
+        out.put("parse_mapping", &format!("{name}-ids"), format!("{{{}}}", by_id.join(",\n")).as_bytes());
+    }
+    out.put("parse_mapping", "mixed", br#"{"Hips": "root", "Spine": 3, "Head": "head"}"#);
 
     // BVH: a three-joint chain with two frames.
     let chain = vec![

@@ -5,12 +5,19 @@
 /// The rest of a fuzz input.
 pub struct Bytes<'a>(pub &'a [u8]);
 
-impl Bytes<'_> {
+impl<'a> Bytes<'a> {
     /// The next `N` bytes.
     pub fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
         let (head, rest) = self.0.split_first_chunk::<N>()?;
         self.0 = rest;
         Some(*head)
+    }
+
+    /// The next `n` bytes (fewer when the input ends first).
+    pub fn bytes(&mut self, n: usize) -> &'a [u8] {
+        let (head, rest) = self.0.split_at(n.min(self.0.len()));
+        self.0 = rest;
+        head
     }
 
     /// The next byte.

@@ -5,7 +5,8 @@ dict_for() {
     case "$1" in
         smf) echo smf ;;
         osc_vmc_differential|vmc_typed|vmc_route) echo osc ;;
-        smooth|tracker_stream) echo floats ;;
+        smooth|tracker_stream|dlp3d_server) echo floats ;;
+        parse_mapping) echo mapping ;;
         ifm_frame|ifm_tcp) echo ifm ;;
         *) echo "$1" ;;
     esac

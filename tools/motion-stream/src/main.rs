@@ -32,6 +32,9 @@ Examples:
       a web client served from its own origin (give it the token too)
   mocopi-dump -q --vmc 127.0.0.1:39539 & motion-stream serve --segment 20s
       a mocopi suit into a DLP3D client, one 20-second clip after another
+  motion-stream serve -l 0.0.0.0:8765 --token auto --max-per-address 4 --head-timeout 2s
+      on a shared network: each device holds at most 4 connections, and a
+      request head must arrive within 2 s
   motion-stream serve --tls-cert cert.pem --tls-key key.pem -l 0.0.0.0:8443
       wss, as the DLP3D web client dials
   motion-stream dump ws://127.0.0.1:8765/api/v4/text_generate --text hello
@@ -117,6 +120,19 @@ struct ServeArgs {
     // --allow applies to VMC senders and to WebSocket/HTTP connections alike.
     #[command(flatten)]
     allow: mocap_cli::AllowArgs,
+
+    /// A connection must finish its request head (and any TLS handshake)
+    /// within this long or it is closed, so that idle or trickling
+    /// connections cannot hold the server's places.
+    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration, default_value = "5s")]
+    head_timeout: Duration,
+
+    /// Connections one address may have open at once (pages, handshakes,
+    /// streams); more are closed unread, so that one host cannot take the
+    /// server's 256 places.
+    #[arg(long, value_name = "N", default_value_t = 16,
+          value_parser = clap::value_parser!(u16).range(1..))]
+    max_per_address: u16,
 
     /// Joints file: one joint per line, optionally with its parent-relative
     /// rest rotation `qx qy qz qw` (default: Unity's 55 HumanBodyBones at identity).
@@ -255,6 +271,9 @@ fn read_lines(path: &PathBuf) -> anyhow::Result<Vec<String>> {
 }
 
 fn serve(a: ServeArgs) -> anyhow::Result<()> {
+    if a.head_timeout.is_zero() {
+        return Err(UsageError("--head-timeout: must be more than 0".into()).into());
+    }
     let rig = match &a.joints {
         Some(p) => {
             let text = std::fs::read_to_string(p)
@@ -297,6 +316,8 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
         },
         queue: a.queue.max(8),
         allow: a.allow,
+        head_timeout: a.head_timeout,
+        max_per_address: usize::from(a.max_per_address),
         access: serve::Access {
             token: match a.token.as_deref() {
                 Some("auto") => Some(serve::new_token()?),

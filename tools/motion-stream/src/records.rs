@@ -136,13 +136,24 @@ pub(crate) struct ServeSummary {
     pub(crate) clients: usize,
     pub(crate) served: u64,
     pub(crate) dropped: u64,
+    /// Connections and VMC datagrams refused.
     pub(crate) refused: u64,
+    /// Of `refused`: VMC datagrams from outside `--allow`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) refused_datagrams: u64,
     /// Of `refused`: requests without the right `--token` (401).
     #[serde(skip_serializing_if = "is_zero")]
     pub(crate) unauthorized: u64,
     /// Of `refused`: WebSocket upgrades from pages of another origin (403).
     #[serde(skip_serializing_if = "is_zero")]
     pub(crate) forbidden: u64,
+    /// Of `refused`: connections closed unread, over `--max-per-address` or
+    /// the server's 256.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) over_limit: u64,
+    /// Of `refused`: connections without a whole request head within `--head-timeout`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) head_timeouts: u64,
     pub(crate) pages: u64,
     pub(crate) vmc_datagrams: u64,
     pub(crate) vmc_frames: u64,
@@ -151,9 +162,21 @@ pub(crate) struct ServeSummary {
     pub(crate) blendshapes: usize,
     pub(crate) elapsed_s: f64,
     pub(crate) stopped: Option<Stopped>,
-    /// Senders `--allow` refused (VMC datagrams and connections), with counts.
+    /// VMC senders `--allow` refused, with their datagrams.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) refused_senders: Vec<mocap_cli::RefusedSender>,
+    /// Addresses whose connections were refused (any reason), with counts.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) refused_peers: Vec<RefusedPeer>,
+}
+
+/// An address whose connections were refused.
+#[derive(Serialize)]
+pub(crate) struct RefusedPeer {
+    /// Its IP address (`null`: addresses past the bound of 256, together).
+    pub(crate) addr: Option<std::net::IpAddr>,
+    /// Its connections refused.
+    pub(crate) connections: u64,
 }
 
 impl Record for DumpSummary<'_> {

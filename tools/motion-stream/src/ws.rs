@@ -53,6 +53,34 @@ impl Conn {
     pub(crate) fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
         self.tcp().set_write_timeout(t)
     }
+
+    /// This connection, each read waiting at most until `deadline`: a client
+    /// that sends a byte now and then still runs out of time (a TLS
+    /// handshake underneath counts against the same deadline).
+    pub(crate) fn until(&mut self, deadline: Instant) -> ReadBy<'_> {
+        ReadBy {
+            conn: self,
+            deadline,
+        }
+    }
+}
+
+/// See [`Conn::until`].
+#[derive(Debug)]
+pub(crate) struct ReadBy<'a> {
+    conn: &'a mut Conn,
+    deadline: Instant,
+}
+
+impl Read for ReadBy<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        self.conn.set_read_timeout(Some(left))?;
+        self.conn.read(buf)
+    }
 }
 
 impl Read for Conn {

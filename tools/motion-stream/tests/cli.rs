@@ -692,25 +692,50 @@ fn allow_refuses_vmc_senders_and_connections_from_elsewhere() {
     let mut page = String::new();
     let _ = ok.read_to_string(&mut page);
     assert!(page.starts_with("HTTP/1.1 200"), "{page:.80}");
+    // A second connection of the same address, from another port.
+    let again = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    again
+        .bind(&"127.0.0.2:0".parse::<SocketAddr>().unwrap().into())
+        .unwrap();
+    again.connect(&http.into()).unwrap();
+    let mut again: TcpStream = again.into();
+    again
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    assert!(matches!(again.read(&mut buf), Ok(0) | Err(_)));
     server.interrupt();
     let done = server.finish();
     assert_eq!(done.code, Some(0), "{}", done.stderr);
     let sum = done.json().pop().unwrap();
     assert_eq!(sum["vmc_datagrams"], 0, "{sum}");
-    assert_eq!(sum["refused"], 1, "{sum}");
+    // `refused` is what to watch: the datagrams count as well as the connections.
+    assert_eq!(sum["refused"], sent + 2, "{sum}");
+    assert_eq!(sum["refused_datagrams"], sent, "{sum}");
+    // The VMC sender, by its address and port.
     let senders = sum["refused_senders"].as_array().unwrap();
-    // The VMC sender and the connection's address (two ports of 127.0.0.2).
-    assert_eq!(senders.len(), 2, "{sum}");
-    assert!(
-        senders
-            .iter()
-            .all(|s| s["src"].as_str().unwrap().starts_with("127.0.0.2:"))
+    assert_eq!(senders.len(), 1, "{sum}");
+    assert_eq!(senders[0]["src"], tx.local_addr().unwrap().to_string());
+    assert_eq!(senders[0]["datagrams"], sent);
+    // The connections, by address: each one's new port makes no new entry.
+    assert_eq!(
+        sum["refused_peers"],
+        serde_json::json!([{"addr": "127.0.0.2", "connections": 2}]),
+        "{sum}"
     );
-    let vmc = senders
-        .iter()
-        .find(|s| s["src"] == tx.local_addr().unwrap().to_string())
-        .unwrap();
-    assert_eq!(vmc["datagrams"], sent);
+    // Each door's refusals are logged as what they are.
+    let lines = |what: &str| done.stderr.lines().filter(|l| l.contains(what)).count();
+    assert_eq!(
+        lines("refused datagrams from 127.0.0.2:"),
+        1,
+        "{}",
+        done.stderr
+    );
+    assert_eq!(
+        lines("refused a connection: not in --allow"),
+        1,
+        "{}",
+        done.stderr
+    );
 }
 
 /// The status of a WebSocket upgrade to `url` with these extra headers: 101
@@ -876,4 +901,164 @@ fn token_auto_prints_a_working_viewer_url() {
     assert_eq!(page_status(http, "/"), 401);
     p.interrupt();
     assert_eq!(p.finish().code, Some(0));
+}
+
+/// Opens `n` connections from `from` that send the start of a request head
+/// and nothing more.
+fn half_open(http: SocketAddr, from: &str, n: usize) -> Vec<TcpStream> {
+    (0..n)
+        .map(|_| {
+            let s =
+                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            s.bind(&format!("{from}:0").parse::<SocketAddr>().unwrap().into())
+                .unwrap();
+            s.connect(&http.into()).unwrap();
+            let mut tcp: TcpStream = s.into();
+            // Refused ones may be closed already.
+            let _ = tcp.write_all(b"GET / HTTP/1.1\r\n");
+            tcp
+        })
+        .collect()
+}
+
+/// One address holding many connections that never finish their request
+/// head does not lock others out: past its share its connections are
+/// closed unread, and its refusals make a line or two, not one each.
+#[test]
+fn a_legitimate_client_is_served_while_one_address_holds_many_half_open_connections() {
+    let (server, http, udp) = serve(&["--format", "json", "--learn", "0s"]);
+    let held = half_open(http, "127.0.0.2", 300);
+    assert_eq!(page_status(http, "/"), 200);
+    let url = format!("ws://{http}/api/v4/text_generate");
+    assert_eq!(upgrade_status(&url, &[]), 101);
+    // And a whole stream.
+    let mut ws = client(http, "/api/v4/text_generate");
+    ws.send(start_request("hi")).unwrap();
+    send_vmc(udp, 30).join().unwrap();
+    server.interrupt();
+    let events = collect(&mut ws);
+    assert!(events.len() > 3, "{events:?}");
+    let done = server.finish();
+    drop(held);
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    let sum = done.json().pop().unwrap();
+    // 16 held (the default --max-per-address), the rest closed at once.
+    assert_eq!(sum["over_limit"], 300 - 16, "{sum}");
+    // (127.0.0.1's upgrade_status closed without a start request: refused too.)
+    let peers = sum["refused_peers"].as_array().unwrap();
+    assert!(
+        peers.contains(&serde_json::json!({"addr": "127.0.0.2", "connections": 300 - 16})),
+        "{sum}"
+    );
+    let about = done
+        .stderr
+        .lines()
+        .filter(|l| l.contains("127.0.0.2"))
+        .collect::<Vec<_>>();
+    assert!(
+        (1..=2).contains(&about.len()),
+        "{} lines about the address:\n{}",
+        about.len(),
+        done.stderr
+    );
+}
+
+/// `--head-timeout`: a connection that trickles its head a byte at a time
+/// is closed at the deadline, counted in `head_timeouts`.
+#[test]
+fn a_request_head_must_be_complete_within_the_head_timeout() {
+    let (server, http, _) = serve(&["--format", "json", "--head-timeout", "300ms"]);
+    let mut slow = TcpStream::connect(http).unwrap();
+    slow.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let start = Instant::now();
+    let mut closed = false;
+    // Bounded: the old deadline was 10 s, each read waiting up to 10 s more.
+    for b in b"GET / HTTP/1.1\r\nHost: x\r\nX-Padding: ".iter().cycle() {
+        if start.elapsed() > Duration::from_secs(5) {
+            break;
+        }
+        let mut buf = [0u8; 64];
+        match slow.read(&mut buf) {
+            Ok(0) => {
+                closed = true;
+                break;
+            }
+            Ok(_) => panic!("an answer to a head never finished"),
+            Err(e) if mocap_cli::net::is_timeout(&e) => {}
+            Err(_) => {
+                closed = true;
+                break;
+            }
+        }
+        if slow.write_all(&[*b]).is_err() {
+            closed = true;
+            break;
+        }
+    }
+    assert!(closed, "still open after {:?}", start.elapsed());
+    // Others are served as before.
+    assert_eq!(page_status(http, "/"), 200);
+    server.interrupt();
+    let done = server.finish();
+    let sum = done.json().pop().unwrap();
+    assert_eq!(sum["head_timeouts"], 1, "{sum}");
+    assert!(done.stderr.contains("--head-timeout"), "{}", done.stderr);
+}
+
+/// The raw answer to a request: the status code and the header block.
+fn raw_answer(http: SocketAddr, request: &str) -> (u16, String) {
+    let mut tcp = TcpStream::connect(http).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    tcp.write_all(request.as_bytes()).unwrap();
+    let mut text = String::new();
+    let _ = tcp.read_to_string(&mut text);
+    let code = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let head = text.split("\r\n\r\n").next().unwrap_or("").to_owned();
+    (code, head)
+}
+
+/// A request that is not a valid WebSocket upgrade gets an HTTP answer: 426
+/// with `Upgrade: websocket` for a plain GET of a stream's URL, 400 for a
+/// malformed upgrade, 426 naming version 13 for another version.
+#[test]
+fn bad_websocket_upgrades_get_400_or_426() {
+    let (server, http, _) = serve(&["--format", "json"]);
+    let path = "/api/v4/text_generate";
+    let (code, head) = raw_answer(
+        http,
+        &format!("GET {path} HTTP/1.1\r\nHost: {http}\r\nConnection: close\r\n\r\n"),
+    );
+    assert_eq!(code, 426, "{head}");
+    assert!(head.contains("\r\nUpgrade: websocket\r\n"), "{head}");
+    assert!(head.contains("\r\nConnection: Upgrade"), "{head}");
+    let upgrade = |fields: &str| {
+        raw_answer(
+            http,
+            &format!("GET {path} HTTP/1.1\r\nHost: {http}\r\nUpgrade: websocket\r\n{fields}\r\n"),
+        )
+    };
+    let key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n";
+    let (code, head) = upgrade("Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n");
+    assert_eq!(code, 400, "no key: {head}");
+    let (code, head) = upgrade(&format!("Connection: Upgrade\r\n{key}"));
+    assert_eq!(code, 400, "no version: {head}");
+    let (code, head) = upgrade(&format!("Sec-WebSocket-Version: 13\r\n{key}"));
+    assert_eq!(code, 400, "no Connection: Upgrade: {head}");
+    let (code, head) = upgrade(&format!(
+        "Connection: Upgrade\r\nSec-WebSocket-Version: 8\r\n{key}"
+    ));
+    assert_eq!(code, 426, "{head}");
+    assert!(head.contains("\r\nSec-WebSocket-Version: 13\r\n"), "{head}");
+    // A good upgrade still works, and unknown paths are still 404.
+    assert_eq!(upgrade_status(&format!("ws://{http}{path}"), &[]), 101);
+    assert_eq!(page_status(http, "/nowhere"), 404);
+    server.interrupt();
+    let sum = server.finish().json().pop().unwrap();
+    // The six above, and the upgrade that sent no start request.
+    assert_eq!(sum["refused"], 7, "{sum}");
 }

@@ -2,37 +2,31 @@
 //! the start request; then its writer.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc::{self};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tungstenite::Message;
 use tungstenite::protocol::frame::coding::CloseCode;
 
-use super::access::{Access, Verdict};
+use super::access::Verdict;
 use super::writer::write_loop;
-use super::{Bytes, Joined, MAX_CLIENT_MESSAGE, SEND_BUFFER, Shared, VIEWER, close};
-use crate::http::{self, Replay};
+use super::{Bytes, Context, Joined, MAX_CLIENT_MESSAGE, SEND_BUFFER, VIEWER, close};
+use crate::http::{self, BadUpgrade, Replay, WS_VERSION};
 use crate::ws;
-use mocap_cli::Log;
 use mocap_cli::net;
 use mocap_core::dlp3d::{self, class};
 use std::net::TcpStream;
 use std::time::Instant;
 
 /// One accepted TCP connection, from the request head to the close.
-#[allow(clippy::too_many_arguments, reason = "one thread's whole context")]
 pub(super) fn connection(
     id: u64,
     tcp: TcpStream,
-    tls: Option<&Arc<rustls::ServerConfig>>,
-    queue: usize,
+    accepted: Instant,
+    ctx: &Context,
     join: &mpsc::Sender<Joined>,
-    log: &Mutex<Log>,
-    shared: &Mutex<Shared>,
-    page: &str,
-    access: &Access,
 ) {
     let peer = tcp
         .peer_addr()
@@ -42,32 +36,35 @@ pub(super) fn connection(
     // reading fills it within seconds and is then dropped, instead of
     // megabytes of autotuned buffer hiding it.
     let _ = net::set_send_buffer(&tcp, SEND_BUFFER);
-    let say = |args: std::fmt::Arguments<'_>| {
-        if let Ok(l) = log.lock() {
-            l.info(args);
-        }
-    };
-    let refuse = || {
-        if let Ok(mut s) = shared.lock() {
-            s.refused += 1;
-        }
-    };
-    let Ok(mut conn) = ws::accept_tls(tcp, tls) else {
+    let refuse = |args: std::fmt::Arguments<'_>| ctx.refuse(peer, |_| {}, args);
+    let Ok(mut conn) = ws::accept_tls(tcp, ctx.tls.as_ref()) else {
         return;
     };
-    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
     let _ = conn.set_write_timeout(Some(Duration::from_secs(5)));
-    // Each read waits at most the read timeout; the whole head, 10 s.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let (head_bytes, head) = match http::read_head_by(&mut conn, Some(deadline)) {
+    // The TLS handshake and the whole head within --head-timeout of the
+    // connection, each read waiting only for what is left: a client that
+    // sends a byte now and then cannot hold its place before any check.
+    let deadline = accepted + ctx.head_timeout;
+    let (head_bytes, head) = match http::read_head_by(&mut conn.until(deadline), Some(deadline)) {
         Ok(h) => h,
+        Err(e) if net::is_timeout(&e) => {
+            ctx.refuse(
+                peer,
+                |s| s.head_timeouts += 1,
+                format_args!(
+                    "{peer}: no complete request head within {:?} (--head-timeout)",
+                    ctx.head_timeout
+                ),
+            );
+            return;
+        }
         Err(e) => {
-            say(format_args!("{peer}: {e}"));
-            refuse();
+            refuse(format_args!("{peer}: {e}"));
             return;
         }
     };
-    match access.check(&head) {
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
+    match ctx.access.check(&head) {
         Verdict::Allow => {}
         refused => {
             let (status, why) = match refused {
@@ -77,50 +74,85 @@ pub(super) fn connection(
                     "a page of another origin (--allow-origin admits one)",
                 ),
             };
-            say(format_args!(
-                "{peer}: refused {} {} from {}: {why}",
-                if head.websocket {
-                    "WebSocket"
-                } else {
-                    "request"
-                },
-                head.path,
-                head.origin.as_deref().unwrap_or("no origin"),
-            ));
-            refuse();
-            if let Ok(mut s) = shared.lock() {
-                match refused {
+            ctx.refuse(
+                peer,
+                |s| match refused {
                     Verdict::NoToken => s.unauthorized += 1,
                     _ => s.forbidden += 1,
-                }
-            }
+                },
+                format_args!(
+                    "{peer}: refused {} {} from {}: {why}",
+                    if head.websocket {
+                        "WebSocket"
+                    } else {
+                        "request"
+                    },
+                    head.path,
+                    head.origin.as_deref().unwrap_or("no origin"),
+                ),
+            );
             let body = format!("{status}: {why}\n");
             let _ = http::respond(&mut conn, status, "text/plain", body.as_bytes());
             return;
         }
     }
+    let stream_route = dlp3d::ROUTES.contains(&head.path.as_str());
     if !head.websocket {
         let (status, kind, body): (&str, &str, &[u8]) =
             match (head.method.as_str(), head.path.as_str()) {
                 ("GET", "/" | "/index.html") => {
                     ("200 OK", "text/html; charset=utf-8", VIEWER.as_bytes())
                 }
-                ("GET", "/rig.json") => ("200 OK", "application/json", page.as_bytes()),
+                ("GET", "/rig.json") => ("200 OK", "application/json", ctx.page.as_bytes()),
+                // A browser or curl pointed at a stream's URL: say what it takes.
+                ("GET", _) if stream_route => (
+                    "426 Upgrade Required",
+                    "text/plain",
+                    b"this is a WebSocket endpoint: connect with ws:// or wss:// (Upgrade: websocket)\n",
+                ),
                 ("GET", _) => ("404 Not Found", "text/plain", b"not found\n"),
                 _ => ("405 Method Not Allowed", "text/plain", b"GET only\n"),
             };
         if status.starts_with("200") {
-            if let Ok(mut s) = shared.lock() {
+            if let Ok(mut s) = ctx.shared.lock() {
                 s.pages += 1;
             }
         } else {
-            refuse();
+            // Not logged: browsers ask for /favicon.ico and the like.
+            ctx.count(peer, |_| {});
         }
-        let _ = http::respond(&mut conn, status, kind, body);
+        let upgrade: &[(&str, &str)] = if status.starts_with("426") {
+            &[
+                ("Upgrade", "websocket"),
+                ("Sec-WebSocket-Version", WS_VERSION),
+            ]
+        } else {
+            &[]
+        };
+        let _ = http::respond_with(&mut conn, status, upgrade, kind, body);
+        return;
+    }
+    // The handshake library closes without an answer on a request it
+    // refuses: check first, and answer 400 or 426 (RFC 6455 §4.2.1-2).
+    if let Err(bad) = head.check_upgrade() {
+        let (status, why, fields): (_, _, &[(&str, &str)]) = match bad {
+            BadUpgrade::Malformed(why) => ("400 Bad Request", why, &[]),
+            BadUpgrade::Version => (
+                "426 Upgrade Required",
+                "this server speaks WebSocket version 13",
+                &[("Sec-WebSocket-Version", WS_VERSION)],
+            ),
+        };
+        refuse(format_args!(
+            "{peer}: WebSocket upgrade on {}: {status}: {why}",
+            head.path
+        ));
+        let body = format!("{status}: {why}\n");
+        let _ = http::respond_with(&mut conn, status, fields, "text/plain", body.as_bytes());
         return;
     }
     let route = head.path.clone();
-    let known = dlp3d::ROUTES.contains(&route.as_str());
+    let known = stream_route;
     let replay = Replay::new(head_bytes, conn);
     #[allow(clippy::result_large_err, reason = "tungstenite's callback signature")]
     let callback = |_req: &tungstenite::handshake::server::Request,
@@ -142,11 +174,10 @@ pub(super) fn connection(
     let mut socket = match tungstenite::accept_hdr_with_config(replay, callback, Some(config)) {
         Ok(s) => s,
         Err(e) => {
-            say(format_args!(
+            refuse(format_args!(
                 "{peer}: WebSocket handshake on {}: {e}",
                 head.path
             ));
-            refuse();
             return;
         }
     };
@@ -174,8 +205,7 @@ pub(super) fn connection(
     let request = match request {
         Ok(r) => r,
         Err(reason) => {
-            say(format_args!("{peer}: {reason}"));
-            refuse();
+            refuse(format_args!("{peer}: {reason}"));
             let _ = socket.send(Message::Binary(Bytes::from(dlp3d::encode_response(
                 &dlp3d::failed(&reason),
             ))));
@@ -183,7 +213,7 @@ pub(super) fn connection(
             return;
         }
     };
-    let (tx, rx) = mpsc::sync_channel(queue);
+    let (tx, rx) = mpsc::sync_channel(ctx.queue);
     let kicked = Arc::new(AtomicBool::new(false));
     if join
         .send(Joined {

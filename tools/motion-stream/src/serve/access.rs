@@ -111,6 +111,10 @@ mod tests {
             origin: origin.map(str::to_owned),
             host: Some(host.to_owned()),
             token: token.map(str::to_owned),
+            version: "HTTP/1.1".into(),
+            connection_upgrade: websocket,
+            ws_key: None,
+            ws_version: None,
         }
     }
 

@@ -9,6 +9,7 @@
 
 mod accept;
 mod access;
+mod limits;
 mod writer;
 
 pub(crate) use access::{Access, new_token};
@@ -16,7 +17,7 @@ pub(crate) use access::{Access, new_token};
 use accept::connection;
 
 use std::collections::HashMap;
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
@@ -28,7 +29,7 @@ use tungstenite::Bytes;
 use tungstenite::protocol::frame::coding::CloseCode;
 
 use crate::TOOL;
-use crate::records::{ClientEndRecord, ClientRecord, ServeSummary};
+use crate::records::{ClientEndRecord, ClientRecord, RefusedPeer, ServeSummary};
 use crate::ws::close;
 use mocap_cli::net;
 use mocap_cli::round3;
@@ -43,22 +44,50 @@ const KEEPALIVE: Duration = Duration::from_secs(5);
 /// Connections (pages, handshakes, streams) open at once; more are refused.
 const MAX_CONNECTIONS: usize = 256;
 
+/// An address whose connections are refused gets one log line per this long.
+const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
 /// Largest message a client may send (start requests are a few hundred bytes).
 const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
 
-/// Counts a live thread for as long as it holds this.
-struct Counted(Arc<AtomicUsize>);
+/// A connection's place: counted among the live threads and its address's
+/// connections for as long as its thread holds it.
+struct Slot {
+    active: Arc<AtomicUsize>,
+    open: Arc<Mutex<limits::Open>>,
+    ip: IpAddr,
+}
 
-impl Counted {
-    fn new(n: Arc<AtomicUsize>) -> Self {
-        n.fetch_add(1, Ordering::Relaxed);
-        Self(n)
+impl Slot {
+    /// A place for a connection of `ip`, unless it holds `max` already.
+    fn take(
+        active: &Arc<AtomicUsize>,
+        open: &Arc<Mutex<limits::Open>>,
+        ip: IpAddr,
+        max: usize,
+    ) -> Option<Self> {
+        let mut o = open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !o.take(ip, max) {
+            return None;
+        }
+        active.fetch_add(1, Ordering::Relaxed);
+        Some(Self {
+            active: Arc::clone(active),
+            open: Arc::clone(open),
+            ip,
+        })
     }
 }
 
-impl Drop for Counted {
+impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        self.active.fetch_sub(1, Ordering::Relaxed);
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .give_back(self.ip);
     }
 }
 
@@ -89,6 +118,10 @@ pub(crate) struct ServeOptions {
     pub(crate) log: LogArgs,
     /// `--allow`: who may send VMC and open connections.
     pub(crate) allow: mocap_cli::AllowArgs,
+    /// `--head-timeout`: from the connection to the end of its request head.
+    pub(crate) head_timeout: Duration,
+    /// `--max-per-address`: connections one address may hold open.
+    pub(crate) max_per_address: usize,
     /// `--token`, `--allow-origin`: who may open the page and the streams.
     pub(crate) access: Access,
 }
@@ -110,14 +143,90 @@ struct Joined {
 }
 
 /// Counters shared with the connection threads.
-#[derive(Default)]
 struct Shared {
     pages: u64,
+    /// Connections refused, whatever the reason.
     refused: u64,
     /// Of `refused`: answered 401 (no or a wrong token).
     unauthorized: u64,
     /// Of `refused`: answered 403 (a page of another origin).
     forbidden: u64,
+    /// Of `refused`: closed unread, over `--max-per-address` or the server's limit.
+    over_limit: u64,
+    /// Of `refused`: no complete request head within `--head-timeout`.
+    head_timeouts: u64,
+    /// `refused` per address, and when to log them.
+    refusals: limits::Refusals,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Self {
+            pages: 0,
+            refused: 0,
+            unauthorized: 0,
+            forbidden: 0,
+            over_limit: 0,
+            head_timeouts: 0,
+            refusals: limits::Refusals::new(REFUSAL_LOG_INTERVAL),
+        }
+    }
+}
+
+/// What every connection thread shares.
+struct Context {
+    access: Access,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    log: Arc<Mutex<Log>>,
+    shared: Arc<Mutex<Shared>>,
+    queue: usize,
+    /// The viewer's `rig.json`.
+    page: String,
+    head_timeout: Duration,
+}
+
+impl Context {
+    /// Counts a refused connection of `peer` (`kind` counts it by reason
+    /// too) and logs `why`, unless its address had a line within the last
+    /// [`REFUSAL_LOG_INTERVAL`]: a flood costs counts, not log lines.
+    fn refuse(
+        &self,
+        peer: SocketAddr,
+        kind: impl FnOnce(&mut Shared),
+        why: std::fmt::Arguments<'_>,
+    ) {
+        if self.count(peer, kind) {
+            info(&self.log, why);
+        }
+    }
+
+    /// [`refuse`](Self::refuse) without the line; true when one was due.
+    fn count(&self, peer: SocketAddr, kind: impl FnOnce(&mut Shared)) -> bool {
+        self.shared
+            .lock()
+            .map(|mut s| {
+                kind(&mut s);
+                s.refused += 1;
+                s.refusals.count(peer.ip(), Instant::now())
+            })
+            .unwrap_or(true)
+    }
+
+    /// Logs the refusals counted but not logged: those whose interval is
+    /// over, or all of them (`now` = `None`, at exit).
+    fn say_unsaid(&self, now: Option<Instant>) {
+        let lines = self
+            .shared
+            .lock()
+            .map(|mut s| match now {
+                Some(now) => s.refusals.due(now),
+                None => s.refusals.rest(),
+            })
+            .unwrap_or_default();
+        for (ip, n) in lines {
+            info(&self.log, format_args!("{}", limits::unsaid_line(ip, n)));
+        }
+    }
 }
 
 /// Runs the server until `--count` clients were served, `--duration`, or Ctrl-C.
@@ -166,20 +275,28 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     // Connection threads alive; the writers among them are waited for at exit.
     let active = Arc::new(AtomicUsize::new(0));
     let shared = Arc::new(Mutex::new(Shared::default()));
-    let page = Arc::new(viewer_info(opts));
-    // One guard for both doors: VMC datagrams and TCP connections.
+    // VMC datagrams from outside --allow: counted per sender, logged once
+    // each. Connections are checked against the same ranges by the acceptor
+    // and counted per address with the server's other refusals.
     let guard = mocap_cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
-    let mut acceptor = Acceptor {
-        access: Arc::new(opts.access.clone()),
-        guard: guard.clone(),
+    let ctx = Arc::new(Context {
+        access: opts.access.clone(),
         tls: opts.tls.clone(),
         log: Arc::clone(&log),
         shared: Arc::clone(&shared),
         queue: opts.queue,
+        page: viewer_info(opts),
+        head_timeout: opts.head_timeout,
+    });
+    let mut acceptor = Acceptor {
+        ctx: Arc::clone(&ctx),
+        allow: opts.allow.allow.clone(),
+        max_per_address: opts.max_per_address,
         active: Arc::clone(&active),
+        open: Arc::default(),
         join_tx,
-        page,
         next_id: 0,
+        next_log: Instant::now() + REFUSAL_LOG_INTERVAL,
     };
     thread::Builder::new()
         .name("accept".into())
@@ -187,7 +304,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
             let mut feed = Accept::new(listener);
             // Ends with the process (or on Ctrl-C); only a failing listener ends it early.
             if let Err(e) = mocap_cli::drive(&mut feed, None, None, &mut acceptor) {
-                info(&acceptor.log, format_args!("stopped accepting: {e:#}"));
+                info(&acceptor.ctx.log, format_args!("stopped accepting: {e:#}"));
             }
         })?;
     let mut feed = mocap_cli::UdpFeed::new(socket);
@@ -226,6 +343,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     while active.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
         thread::sleep(Duration::from_millis(10));
     }
+    ctx.say_unsaid(None);
     summary(
         &session,
         datagrams,
@@ -242,81 +360,86 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
 }
 
 /// The accept thread on the run loop: each connection gets a thread of its
-/// own (bounded by [`MAX_CONNECTIONS`]), which reads the HTTP head and serves
-/// the page or joins the session.
+/// own (bounded by [`MAX_CONNECTIONS`] and `--max-per-address`), which reads
+/// the HTTP head and serves the page or joins the session.
 struct Acceptor {
-    access: Arc<Access>,
+    ctx: Arc<Context>,
     /// `--allow`: a connection from elsewhere is closed unread.
-    guard: mocap_cli::Guard,
-    tls: Option<Arc<rustls::ServerConfig>>,
-    log: Arc<Mutex<Log>>,
-    shared: Arc<Mutex<Shared>>,
-    queue: usize,
+    allow: Vec<mocap_cli::Cidr>,
+    max_per_address: usize,
     active: Arc<AtomicUsize>,
+    open: Arc<Mutex<limits::Open>>,
     join_tx: mpsc::Sender<Joined>,
-    page: Arc<String>,
     next_id: u64,
+    /// When refusals counted but not logged are next looked at.
+    next_log: Instant,
 }
 
 impl FeedHandler<Accept> for Acceptor {
     fn item(&mut self, (tcp, peer): (TcpStream, SocketAddr)) -> anyhow::Result<Flow> {
+        let accepted = Instant::now();
         self.next_id += 1;
-        if !self.guard.admit(Some(peer)) {
-            if let Ok(mut s) = self.shared.lock() {
-                s.refused += 1;
-            }
+        let ip = peer.ip();
+        if !self.allow.is_empty() && !self.allow.iter().any(|c| c.contains(ip)) {
             drop(tcp);
-            return Ok(Flow::Continue);
-        }
-        // Bounded: a connection flood costs refusals, not threads.
-        if self.active.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
-            if let Ok(mut s) = self.shared.lock() {
-                s.refused += 1;
-            }
-            info(
-                &self.log,
-                format_args!("refused a connection: {MAX_CONNECTIONS} already open"),
+            self.ctx.refuse(
+                peer,
+                |_| {},
+                format_args!("{peer}: refused a connection: not in --allow (closed unread)"),
             );
             return Ok(Flow::Continue);
         }
-        let (id, tls, log, shared, join, page, queue, access) = (
-            self.next_id,
-            self.tls.clone(),
-            Arc::clone(&self.log),
-            Arc::clone(&self.shared),
-            self.join_tx.clone(),
-            Arc::clone(&self.page),
-            self.queue,
-            Arc::clone(&self.access),
-        );
-        let counted = Counted::new(Arc::clone(&self.active));
+        // Bounded: a connection flood costs refusals, not threads; and one
+        // address cannot take every place.
+        if self.active.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
+            drop(tcp);
+            self.ctx.refuse(
+                peer,
+                |s| s.over_limit += 1,
+                format_args!(
+                    "{peer}: refused a connection: {MAX_CONNECTIONS} connections already open"
+                ),
+            );
+            return Ok(Flow::Continue);
+        }
+        let Some(slot) = Slot::take(&self.active, &self.open, ip, self.max_per_address) else {
+            drop(tcp);
+            self.ctx.refuse(
+                peer,
+                |s| s.over_limit += 1,
+                format_args!(
+                    "{peer}: refused a connection: {} already open from {} (--max-per-address)",
+                    self.max_per_address,
+                    limits::host(ip)
+                ),
+            );
+            return Ok(Flow::Continue);
+        };
+        let (id, ctx, join) = (self.next_id, Arc::clone(&self.ctx), self.join_tx.clone());
         let spawned = thread::Builder::new()
             .name(format!("client-{id}"))
             .spawn(move || {
-                let _counted = counted;
-                connection(
-                    id,
-                    tcp,
-                    tls.as_ref(),
-                    queue,
-                    &join,
-                    &log,
-                    &shared,
-                    &page,
-                    &access,
-                );
+                let _slot = slot;
+                connection(id, tcp, accepted, &ctx, &join);
             });
         if let Err(e) = spawned {
-            // The connection went with the closure; count and say why.
-            if let Ok(mut s) = self.shared.lock() {
-                s.refused += 1;
-            }
-            info(
-                &self.log,
-                format_args!("cannot start a connection thread: {e}"),
+            // The connection went with the closure.
+            self.ctx.refuse(
+                peer,
+                |_| {},
+                format_args!("{peer}: cannot start a connection thread: {e}"),
             );
         }
         Ok(Flow::Continue)
+    }
+
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        let now = Instant::now();
+        if now >= self.next_log {
+            self.next_log = now + Duration::from_secs(1);
+            self.ctx.say_unsaid(Some(now));
+        }
+        Ok(None)
     }
 }
 
@@ -497,10 +620,21 @@ fn summary(
     shared: &Mutex<Shared>,
     guard: &mocap_cli::Guard,
 ) -> anyhow::Result<()> {
-    let (pages, refused, unauthorized, forbidden) = shared
+    let (pages, connections, unauthorized, forbidden, over_limit, head_timeouts, peers) = shared
         .lock()
-        .map(|s| (s.pages, s.refused, s.unauthorized, s.forbidden))
+        .map(|s| {
+            (
+                s.pages,
+                s.refused,
+                s.unauthorized,
+                s.forbidden,
+                s.over_limit,
+                s.head_timeouts,
+                s.refusals.totals(),
+            )
+        })
         .unwrap_or_default();
+    let refusals = guard.summary();
     let st = session.stats();
     let rec = ServeSummary {
         kind: summary_kind(stopped),
@@ -508,9 +642,12 @@ fn summary(
         clients: st.clients,
         served: st.served,
         dropped: st.dropped,
-        refused,
+        refused: connections + refusals.refused,
+        refused_datagrams: refusals.refused,
         unauthorized,
         forbidden,
+        over_limit,
+        head_timeouts,
         pages,
         vmc_datagrams: datagrams,
         vmc_frames: st.vmc_frames,
@@ -519,7 +656,11 @@ fn summary(
         blendshapes: st.blendshapes,
         elapsed_s: round3(started.elapsed().as_secs_f64()),
         stopped,
-        refused_senders: guard.summary().refused_senders,
+        refused_senders: refusals.refused_senders,
+        refused_peers: peers
+            .into_iter()
+            .map(|(addr, connections)| RefusedPeer { addr, connections })
+            .collect(),
     };
     // The log is shared with the connection threads (one that panicked
     // while logging leaves it usable).
