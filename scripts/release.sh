@@ -229,8 +229,12 @@ build() {
   case $t in
     *-apple-darwin)
       min=$(zigbuild_min_macos "$t")
-      say "MACOSX_DEPLOYMENT_TARGET=$min cargo zigbuild --release --locked --workspace --bins --target $t"
-      MACOSX_DEPLOYMENT_TARGET=$min cargo zigbuild --release --locked --workspace --bins --target "$t"
+      local var flags
+      var=CARGO_TARGET_$(printf '%s' "$t" | tr 'a-z-' 'A-Z_')_RUSTFLAGS
+      flags=$(zigbuild_rustflags)
+      say "MACOSX_DEPLOYMENT_TARGET=$min $var='$flags' cargo zigbuild --release --locked --workspace --bins --target $t"
+      env MACOSX_DEPLOYMENT_TARGET="$min" "$var=$flags" \
+        cargo zigbuild --release --locked --workspace --bins --target "$t"
       ;;
     *)
       say "cargo build --release --locked --workspace --bins --target $t"

@@ -390,10 +390,12 @@ def check_homebrew(path, dist):
         # Homebrew enters the archive's one top directory before install runs.
         top = want[: -len(".tar.gz")]
         entries = archive_entries(archive)
+        wanted = ["README.md", "docs", "examples"]
         for n in names:
-            for rel in (n, f"complete/{n}.bash", f"complete/_{n}", f"complete/{n}.fish", f"man/{n}.1"):
-                if f"{top}/{rel}" not in entries:
-                    problems.append(f"{want} has no {rel}, which the formula installs")
+            wanted += [n, f"complete/{n}.bash", f"complete/_{n}", f"complete/{n}.fish", f"man/{n}.1"]
+        for rel in wanted:
+            if f"{top}/{rel}" not in entries:
+                problems.append(f"{want} has no {rel}, which the formula installs")
     install = re.search(r"^  def install\n(.*?)^  end$", rb, re.M | re.S)
     body = install.group(1) if install else ""
     listed = re.search(r"^    bin\.install (.*)$", body, re.M)

@@ -45,3 +45,19 @@ zigbuild_min_macos() {
     *) return 1 ;;
   esac
 }
+
+# The rustflags of a macOS build. ctrlc (3.5) waits on a libdispatch
+# semaphore through the dispatch2 crate, which pulls in objc2, whose #[link]
+# attributes name libobjc and the Foundation framework. Zig has no stubs for
+# those two, so the link fails; the tools call nothing in them (libdispatch
+# is part of libSystem). macos-stubs/ holds empty stubs with their install
+# names, enough for the linker to resolve the names, and -dead_strip_dylibs
+# drops every library nothing is imported from: the programs load libSystem
+# alone (scripts/test-release.sh checks it). Were a symbol of libobjc or
+# Foundation ever used, the empty stub would make the link fail, not the
+# program.
+zigbuild_rustflags() {
+  local stubs
+  stubs="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/macos-stubs"
+  printf '%s' "-L native=$stubs -L framework=$stubs -C link-arg=-Wl,-dead_strip_dylibs"
+}
