@@ -36,6 +36,8 @@ LC_LAZY_LOAD_DYLIB = 0x20
 LC_LOAD_UPWARD_DYLIB = 0x23 | LC_REQ_DYLD
 LC_CODE_SIGNATURE = 0x1D
 LC_BUILD_VERSION = 0x32
+# Before LC_BUILD_VERSION (macOS 10.14), linkers write this for older minimums.
+LC_VERSION_MIN_MACOSX = 0x24
 DYLIB_COMMANDS = {LC_LOAD_DYLIB, LC_LOAD_WEAK_DYLIB, LC_REEXPORT_DYLIB, LC_LAZY_LOAD_DYLIB, LC_LOAD_UPWARD_DYLIB}
 CS_MAGIC_EMBEDDED_SIGNATURE = 0xFADE0CC0
 CS_MAGIC_CODEDIRECTORY = 0xFADE0C02
@@ -80,6 +82,10 @@ def thin(data, offset, size):
         elif cmd == LC_BUILD_VERSION:
             plat, ver = struct.unpack_from("<II", image, pos + 8)
             platform = {1: "macos"}.get(plat, str(plat))
+            minos = f"{ver >> 16}.{(ver >> 8) & 0xFF}"
+        elif cmd == LC_VERSION_MIN_MACOSX:
+            (ver,) = struct.unpack_from("<I", image, pos + 8)
+            platform = "macos"
             minos = f"{ver >> 16}.{(ver >> 8) & 0xFF}"
         pos += cmdsize
     return {
