@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Release archives and a Debian package of the seven tools, built here.
+# Release archives, a Debian package and package manager files of the
+# tools, built here.
 #
 #   scripts/release.sh TARGET   dist/mocap-tools-VERSION-TARGET.tar.gz, or .zip
 #                               when TARGET is a Windows one, and a .sha256
 #                               beside it (`sha256sum -c` reads it)
 #   scripts/release.sh deb      dist/mocap-tools_VERSION-1_amd64.deb (+ .sha256)
+#   scripts/release.sh manifests --base-url URL [--homepage URL]
+#                               dist/packaging/scoop/mocap-tools.json and
+#                               dist/packaging/homebrew/mocap-tools.rb
 #   DIST=dir scripts/release.sh …    write into dir instead of dist/
 #
 # scripts/test-release.sh checks what this writes. VERSION is the workspace's
-# ([workspace.package] version). Targets built and checked on Debian:
+# ([workspace.package] version). The tools are every bin target of the
+# packages under tools/ (`cargo metadata`, through scripts/lib/release.py).
+# Targets built and checked on Debian:
 #
 #   x86_64-unknown-linux-gnu    glibc, dynamically linked
 #   x86_64-unknown-linux-musl   static, runs on any x86_64 Linux; ring's C code
@@ -16,13 +22,22 @@
 #                               which the cc crate finds on PATH by itself
 #   x86_64-pc-windows-gnu       Debian's gcc-mingw-w64-x86-64 links it and
 #                               compiles ring's C code
+#   aarch64-apple-darwin        `cargo zigbuild` (PyPI's cargo-zigbuild and
+#   x86_64-apple-darwin         ziglang): zig compiles ring's C and links
+#                               against its libSystem stubs, no Apple SDK;
+#                               scripts/lib/zigbuild.sh. Oldest macOS: 11.0
+#                               (arm64), 10.12 (x86_64)
+#   universal2-apple-darwin     both of the above, each tool's two binaries
+#                               joined into one file (scripts/lib/macho.py lipo)
 #
 # Each target needs `rustup target add TARGET`. What is missing (the target's
-# standard library, musl-gcc, mingw, zip) is named and the script exits 1.
+# standard library, musl-gcc, mingw, zip, cargo-zigbuild) is named and the
+# script exits 1.
 #
 # An archive holds one directory, mocap-tools-VERSION-TARGET/:
 #
-#   the seven tools (TOOL.exe on Windows), stripped of their symbol tables
+#   the tools (TOOL.exe on Windows), stripped of their symbol tables (not
+#   on macOS: see strip_binary)
 #   complete/   TOOL.bash, _TOOL (zsh), TOOL.fish, _TOOL.ps1 (PowerShell)
 #   man/        TOOL.1
 #   examples/   mocopi-frame-loss.pcapng (captures/mocopi/) and a README.md
@@ -56,23 +71,54 @@
 #   /usr/share/doc/mocap-tools/changelog.Debian.gz
 #
 # DEB_MAINTAINER="Name <mail>" overrides the package's Maintainer field.
+#
+# `manifests` reads the archives already in dist/ (the Windows zip, both
+# macOS archives and the musl one) and their .sha256 files: the Scoop
+# manifest installs every .exe of the zip, the Homebrew formula the macOS
+# (arm64, x86_64) or Linux archive with man pages and bash, zsh and fish
+# completions. Their URLs are URL/ARCHIVE-NAME; the homepage is --homepage,
+# else URL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+. scripts/lib/zigbuild.sh
 
-TOOLS=(mocopi-dump ifm-handshake livelink-dump vmc-relay vmc-average pcap-replay motion-stream)
 DEB_MAINTAINER="${DEB_MAINTAINER:-mocap-tools maintainers <maintainers@users.noreply.a-seed-4e6c2113.example>}"
 
 say() { printf '== %s\n' "$*"; }
 die() { printf 'release: %s\n' "$*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,8s/^# \{0,1\}//p' "$0" >&2
+  sed -n '5,12s/^# \{0,1\}//p' "$0" >&2
   exit 2
 }
-[ $# = 1 ] || usage
+[ $# -ge 1 ] || usage
 case $1 in -h | --help) usage ;; esac
 what=$1
+
+if [ "$what" = manifests ]; then
+  shift
+  base_url="" homepage=""
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --base-url=*) base_url=${1#*=} ;;
+      --homepage=*) homepage=${1#*=} ;;
+      --base-url | --homepage)
+        [ $# -ge 2 ] || usage
+        if [ "$1" = --base-url ]; then base_url=$2; else homepage=$2; fi
+        shift
+        ;;
+      *) usage ;;
+    esac
+    shift
+  done
+  [ -n "$base_url" ] || usage
+  command -v python3 >/dev/null || die "python3 is missing (it writes the manifests)"
+  mkdir -p "${DIST:-dist}"
+  exec python3 scripts/lib/release.py manifests --base-url "$base_url" \
+    ${homepage:+--homepage "$homepage"} --dist "${DIST:-dist}"
+fi
+[ $# = 1 ] || usage
 
 # --- what this machine must have -------------------------------------------
 
@@ -82,6 +128,7 @@ need cargo "a Rust toolchain, https://rustup.rs"
 need rustc "a Rust toolchain, https://rustup.rs"
 need sha256sum "coreutils"
 need gzip "apt-get install gzip"
+need python3 "apt-get install python3: the tool list, and Mach-O files"
 
 if [ "$what" = deb ]; then
   target=x86_64-unknown-linux-gnu
@@ -118,11 +165,24 @@ case $target in
     ;;
 esac
 case $target in x86_64-unknown-linux-*) need strip "apt-get install binutils" ;; esac
+# The targets cargo builds: a universal2 archive joins the two thin builds.
+case $target in
+  universal2-apple-darwin) thin_targets=(aarch64-apple-darwin x86_64-apple-darwin) ;;
+  *) thin_targets=("$target") ;;
+esac
+case $target in
+  *-apple-darwin)
+    zigbuild_find 2>/dev/null ||
+      missing+=("cargo-zigbuild and zig, the macOS C compiler and linker (pip install cargo-zigbuild ziglang)")
+    ;;
+esac
 if command -v rustc >/dev/null; then
   host=$(rustc -vV | sed -n 's/^host: //p')
-  if [ ! -d "$(rustc --print sysroot)/lib/rustlib/$target/lib" ]; then
-    missing+=("Rust's standard library for $target (rustup target add $target)")
-  fi
+  for t in "${thin_targets[@]}"; do
+    if [ ! -d "$(rustc --print sysroot)/lib/rustlib/$t/lib" ]; then
+      missing+=("Rust's standard library for $t (rustup target add $t)")
+    fi
+  done
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   printf 'release: missing on this machine:\n' >&2
@@ -131,6 +191,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- where things are --------------------------------------------------------
+
+mapfile -t TOOLS < <(python3 scripts/lib/release.py tools)
+[ ${#TOOLS[@]} -gt 0 ] || die "no tools found (scripts/lib/release.py tools: bin targets under tools/)"
 
 version=$(cargo pkgid -p mocopi-dump | sed 's/.*[#@]//')
 target_dir=$(cargo metadata --no-deps --format-version 1 |
@@ -159,13 +222,40 @@ docs_files() {
 
 # --- build ---------------------------------------------------------------------
 
-# --workspace --bins: the seven tools, the same build as the Windows test stage
+# --workspace --bins: every tool, the same build as the Windows test stage
 # (scripts/lib/platforms.sh) makes.
-say "cargo build --release --locked --workspace --bins --target $target"
-start=$SECONDS
-cargo build --release --locked --workspace --bins --target "$target"
-say "built $target in $((SECONDS - start)) s"
+build() {
+  local t=$1 min start=$SECONDS
+  case $t in
+    *-apple-darwin)
+      min=$(zigbuild_min_macos "$t")
+      local var flags
+      var=CARGO_TARGET_$(printf '%s' "$t" | tr 'a-z-' 'A-Z_')_RUSTFLAGS
+      flags=$(zigbuild_rustflags)
+      say "MACOSX_DEPLOYMENT_TARGET=$min $var='$flags' cargo zigbuild --release --locked --workspace --bins --target $t"
+      env MACOSX_DEPLOYMENT_TARGET="$min" "$var=$flags" \
+        cargo zigbuild --release --locked --workspace --bins --target "$t"
+      ;;
+    *)
+      say "cargo build --release --locked --workspace --bins --target $t"
+      cargo build --release --locked --workspace --bins --target "$t"
+      ;;
+  esac
+  say "built $t in $((SECONDS - start)) s"
+}
+for t in "${thin_targets[@]}"; do build "$t"; done
 bin_dir="$target_dir/$target/release"
+if [ "$target" = universal2-apple-darwin ]; then
+  # Each slice is the thin build's file, unchanged, so its signature holds.
+  mkdir -p "$bin_dir"
+  for t in "${TOOLS[@]}"; do
+    python3 scripts/lib/macho.py lipo "$bin_dir/$t" \
+      "$target_dir/x86_64-apple-darwin/release/$t" "$target_dir/aarch64-apple-darwin/release/$t" ||
+      die "joining the two macOS builds of $t failed"
+    chmod 0755 "$bin_dir/$t"
+  done
+  say "joined x86_64 and arm64 into $bin_dir"
+fi
 for t in "${TOOLS[@]}"; do
   [ -x "$bin_dir/$t$exe" ] || die "cargo did not leave $bin_dir/$t$exe"
 done
@@ -191,6 +281,10 @@ strip_binary() {
     x86_64-unknown-linux-*) strip --remove-section=.comment "$1" ;;
     # PE files carry a link time, which strip rewrites: to this date.
     x86_64-pc-windows-gnu) SOURCE_DATE_EPOCH=$epoch x86_64-w64-mingw32-strip "$1" ;;
+    # Mach-O: the signature zig's linker writes covers every byte before it,
+    # and a strip after the link would leave it wrong (arm64 macOS then kills
+    # the program); GNU strip cannot rewrite Mach-O at all. They stay as linked.
+    *-apple-darwin) ;;
     *) say "no strip known for $target: $(basename "$1") left as built" ;;
   esac
 }

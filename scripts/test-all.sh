@@ -23,6 +23,9 @@
 #   + rustup targets    rustup                    (tools/*/tests/windows.rs), macOS checked
 #   musl-tools, zip,    Debian (apt-get)          release archives (musl, Windows) and the
 #   dpkg-dev                                      .deb, built and checked, the .deb installed
+#   cargo-zigbuild,     PyPI (pip)                macOS release archives (zig compiles and
+#   ziglang                                       links for macOS; scripts/lib/zigbuild.sh)
+#   ruby                Debian (apt-get)          the Homebrew formula parses (ruby -c)
 #
 # The Windows stage (scripts/lib/platforms.sh): the workspace is cross-built
 # for x86_64-pc-windows-gnu and the .exe files run under Wine in the one
@@ -73,7 +76,7 @@ need_debs() {
 
 say "peers"
 need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm blender:blender \
-  musl-gcc:musl-tools dpkg-shlibdeps:dpkg-dev zip:zip
+  musl-gcc:musl-tools dpkg-shlibdeps:dpkg-dev zip:zip ruby:ruby
 
 # PyPI packages: "module:package".
 for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio pylivelinkface:pylivelinkface; do
@@ -86,6 +89,18 @@ for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio pylivel
     missing+=("$package (pip install $package)")
   fi
 done
+
+# cargo-zigbuild is a program, not a module: scripts/lib/zigbuild.sh finds it
+# where pip put it.
+. scripts/lib/zigbuild.sh
+if ! zigbuild_find 2>/dev/null; then
+  if [ $install = 1 ] && command -v python3 >/dev/null; then
+    say "pip install cargo-zigbuild ziglang"
+    python3 -m pip install -q --disable-pip-version-check cargo-zigbuild ziglang ||
+      missing+=("cargo-zigbuild, ziglang (pip install failed)")
+  fi
+  zigbuild_find 2>/dev/null || missing+=("cargo-zigbuild, ziglang (pip install cargo-zigbuild ziglang)")
+fi
 
 if command -v npm >/dev/null; then
   if [ $install = 1 ]; then
@@ -120,17 +135,28 @@ macos_check
 # The archives users download, built as scripts/release.sh builds them (the
 # Windows one reuses the build above) and checked by scripts/test-release.sh:
 # contents, checksums, completions parse, man pages render, the musl tools
-# run with an empty environment, the .deb installs, runs from PATH, and goes.
-say "release archives (musl, Windows) and the .deb"
+# run with an empty environment, the macOS files are Mach-O for the right
+# CPUs, load only libSystem and carry valid signatures, the .deb installs,
+# runs from PATH, and goes; the cargo binstall templates, the Scoop manifest
+# and the Homebrew formula point at these archives and their hashes. The
+# universal2 archive joins the two macOS builds (no third build). The base
+# URL is the placeholder of the tools' binstall metadata (docs/releases.md).
+say "release archives (musl, Windows, macOS), the .deb and the package manager files"
 release_start=$(date +%s)
 rustup target list --installed | grep -qx x86_64-unknown-linux-musl \
   || { [ $install = 1 ] && rustup target add x86_64-unknown-linux-musl; }
 rm -rf target/dist
-for what in x86_64-unknown-linux-musl x86_64-pc-windows-gnu deb; do
+for what in x86_64-unknown-linux-musl x86_64-pc-windows-gnu aarch64-apple-darwin x86_64-apple-darwin \
+  universal2-apple-darwin deb; do
+  what_start=$(date +%s)
   DIST=target/dist scripts/release.sh "$what"
+  echo "release $what: $(( $(date +%s) - what_start )) s"
 done
+version=$(cargo pkgid -p mocopi-dump | sed 's/.*[#@]//')
+DIST=target/dist scripts/release.sh manifests --base-url "https://downloads.mocap-tools.example/v$version"
 ls -l target/dist
-scripts/test-release.sh target/dist/*.tar.gz target/dist/*.zip target/dist/*.deb
+scripts/test-release.sh target/dist/*.tar.gz target/dist/*.zip target/dist/*.deb \
+  target/dist/packaging/scoop/mocap-tools.json target/dist/packaging/homebrew/mocap-tools.rb
 echo "release stage: $(( $(date +%s) - release_start )) s"
 
 say "cargo test --workspace -- --include-ignored"

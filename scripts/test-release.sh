@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # Checks what scripts/release.sh wrote:
 #
-#   scripts/test-release.sh [FILE...]   default: every archive and .deb in dist/ ($DIST)
+#   scripts/test-release.sh [FILE...]   default: every archive and .deb in dist/ ($DIST),
+#                                       and dist/packaging/{scoop/*.json,homebrew/*.rb}
 #
+# The tools are every bin target under tools/ (scripts/lib/release.py tools).
 # Each check prints `ok`, `FAIL` (with what was wrong) or `skip` (a peer this
-# machine lacks: zsh, fish, pwsh, lintian), and the last line is the summary
+# machine lacks: zsh, fish, pwsh, lintian, ruby), and the last line is the summary
 # `release: N passed, N failed`. The exit status is 1 when anything failed or
 # there was nothing to check.
 #
 # An archive, mocap-tools-VERSION-TARGET.tar.gz or .zip:
 #   - VERSION is the workspace's; the .sha256 beside it is one line
 #     `<hex>  <name>` and matches the file
-#   - its entries are exactly the expected ones: one top directory, the seven
+#   - its entries are exactly the expected ones: one top directory, the
 #     tools (.exe on Windows), complete/ (bash, zsh, fish, PowerShell),
 #     man/TOOL.1, examples/ (README.md, mocopi-frame-loss.pcapng), README.md,
 #     LICENSE-MIT, LICENSE-APACHE and docs/ as the repository has it; README,
@@ -30,6 +32,24 @@
 #     1 duplicate, 1 restart in its JSON summary); musl: run
 #     under `env -i`, and statically linked (no program interpreter, no
 #     shared library: readelf)
+#   - macOS (scripts/lib/macho.py): 64-bit Mach-O executables of the
+#     target's architecture (both, in a universal2 file), for macOS 11.0
+#     (arm64) / 10.12 (x86_64) and newer, loading only
+#     /usr/lib/libSystem.B.dylib; arm64 code carries an ad-hoc signature
+#     whose every page hash matches the file's bytes (any other signature is
+#     verified the same way), and a file with one byte changed fails that check
+#   - cargo binstall: every tool's [package.metadata.binstall], expanded
+#     for the archive's target (and x86_64-pc-windows-msvc for the Windows
+#     zip), names this archive, its format and the tool's path inside it
+#
+# A Scoop manifest (packaging/scoop/mocap-tools.json) and a Homebrew formula
+# (packaging/homebrew/mocap-tools.rb), checked against the archives in the
+# dist folder above them: the fields Scoop requires (version, description,
+# homepage, license, and url, hash, extract_dir for 64bit), every tool's
+# .exe in `bin`; the formula's on_macos (on_arm, on_intel) and on_linux
+# archives, every tool installed with its man page and completions; each URL
+# names an archive there and each hash is that archive's. `ruby -c` parses
+# the formula when ruby is installed.
 #
 # A .deb, mocap-tools_VERSION-1_amd64.deb:
 #   - .sha256 as above; control fields (Package, Version, Architecture,
@@ -49,7 +69,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TOOLS=(mocopi-dump ifm-handshake livelink-dump vmc-relay vmc-average pcap-replay motion-stream)
+mapfile -t TOOLS < <(python3 scripts/lib/release.py tools)
+[ ${#TOOLS[@]} -gt 0 ] || { echo "release: no tools found (scripts/lib/release.py tools)"; exit 1; }
 STD_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
 passed=0
@@ -242,10 +263,20 @@ check_archive() {
 
   check "$target: README.md, licences, docs/ and the example equal the repository's" same_as_repo "$d"
   if [ $kind = tar ]; then
-    check "$target: the seven tools are mode 755, other files 644" tar_modes "$file" "$top"
+    check "$target: the ${#TOOLS[@]} tools are mode 755, other files 644" tar_modes "$file" "$top"
   else
-    check "$target: the seven .exe files are PE32+ x86-64 programs" pe_files "$d"
+    check "$target: the ${#TOOLS[@]} .exe files are PE32+ x86-64 programs" pe_files "$d"
   fi
+  case $target in
+    *-apple-darwin)
+      check "$target: Mach-O $(macho_arches "$target") executables, macOS $(macho_minos "$target")+, libSystem only, signatures valid (required on arm64)" macho_files "$d" "$target"
+      case $target in
+        aarch64-* | universal2-*) check "$target: a changed byte makes the signature check fail" macho_tamper "$d" ;;
+      esac
+      ;;
+  esac
+  check "$target: cargo binstall templates of every tool name this archive and its binaries" \
+    python3 scripts/lib/release.py check-binstall "$file"
   check "$target: bash completions parse and register each tool" check_bash "$d" "complete/TOOL.bash"
   command -v zsh >/dev/null || skip "$target: zsh -n (zsh not installed; #compdef lines still checked)"
   check "$target: zsh completions" check_zsh "$d" "complete/_TOOL"
@@ -269,6 +300,94 @@ check_archive() {
       check "$target: statically linked (no interpreter, no shared library)" static_elf "$d"
       ;;
   esac
+}
+
+# --- macOS -------------------------------------------------------------------------
+
+macho_arches() {
+  case $1 in
+    aarch64-apple-darwin) echo arm64 ;;
+    x86_64-apple-darwin) echo x86_64 ;;
+    universal2-apple-darwin) echo "arm64+x86_64" ;;
+  esac
+}
+macho_minos() {
+  case $1 in
+    aarch64-apple-darwin) echo 11.0 ;;
+    x86_64-apple-darwin) echo 10.12 ;;
+    universal2-apple-darwin) echo "11.0/10.12" ;;
+  esac
+}
+
+# macho_files DIR TARGET: what scripts/lib/macho.py reads in each tool.
+macho_files() {
+  local t
+  for t in "${TOOLS[@]}"; do printf '%s\n' "$1/$t"; done >"$work/macho.list"
+  xargs -d '\n' python3 scripts/lib/macho.py <"$work/macho.list" >"$work/macho.json" || true
+  python3 - "$(macho_arches "$2")" "$work/macho.json" <<'EOF'
+import json, sys
+want_arches = sorted(sys.argv[1].split("+"))
+minos = {"arm64": "11.0", "x86_64": "10.12"}
+# libSystem is the C library, libdispatch, libm and the rest in one; the only
+# library a pure-Rust macOS program needs.
+allowed = {"/usr/lib/libSystem.B.dylib"}
+for line in open(sys.argv[2]):
+    f = json.loads(line)
+    name = f["path"].rsplit("/", 1)[-1]
+    if "error" in f:
+        print(f"{name}: {f['error']}")
+        continue
+    arches = sorted(s["arch"] for s in f["slices"])
+    if arches != want_arches:
+        print(f"{name}: architectures {arches}, want {want_arches}")
+    if f["universal"] != (len(want_arches) > 1):
+        print(f"{name}: universal is {f['universal']}")
+    for s in f["slices"]:
+        where = f"{name} ({s['arch']})"
+        if not s["executable"]:
+            print(f"{where}: not an executable (MH_EXECUTE)")
+        if s["platform"] != "macos" or s["minos"] != minos.get(s["arch"]):
+            print(f"{where}: built for {s['platform']} {s['minos']}, want macos {minos.get(s['arch'])}")
+        extra = sorted(set(s["dylibs"]) - allowed)
+        if extra or not s["dylibs"]:
+            print(f"{where}: loads {s['dylibs']}, want only {sorted(allowed)}")
+        sig = s["signature"]
+        if sig is None:
+            if s["arch"] == "arm64":
+                print(f"{where}: no code signature (arm64 macOS kills unsigned programs)")
+            continue
+        if s["arch"] == "arm64" and not sig.get("adhoc"):
+            print(f"{where}: signature is not ad-hoc")
+        if not sig["valid"]:
+            print(f"{where}: signature invalid: {'; '.join(sig['problems'])}")
+EOF
+}
+
+# macho_tamper DIR: one byte changed in the middle of each signed slice of
+# mocopi-dump must make macho.py report the signature invalid; otherwise the
+# check above proves nothing.
+macho_tamper() {
+  cp "$1/mocopi-dump" "$work/tampered"
+  python3 - "$work/tampered" <<'EOF'
+import json, subprocess, sys
+path = sys.argv[1]
+info = json.loads(subprocess.run([sys.executable, "scripts/lib/macho.py", path], capture_output=True, text=True).stdout)
+signed = [s for s in info["slices"] if s.get("signature")]
+if not signed:
+    print("no signed slice to change")
+    sys.exit(1)
+with open(path, "r+b") as f:
+    for s in signed:
+        at = s["offset"] + s["size"] // 2
+        f.seek(at)
+        b = f.read(1)
+        f.seek(at)
+        f.write(bytes([b[0] ^ 0x01]))
+after = json.loads(subprocess.run([sys.executable, "scripts/lib/macho.py", path], capture_output=True, text=True).stdout)
+for s in after["slices"]:
+    if s.get("signature") and s["signature"]["valid"]:
+        print(f"{s['arch']}: still reported valid with a byte changed at {s['offset'] + s['size'] // 2}")
+EOF
 }
 
 # The entries, one line per directory.
@@ -538,13 +657,41 @@ deb_remove() {
   return $problems
 }
 
+# --- Scoop and Homebrew ----------------------------------------------------------------
+
+# The dist folder of DIST/packaging/KIND/FILE.
+manifest_dist() { dirname "$(dirname "$(dirname "$1")")"; }
+
+check_scoop() {
+  echo "-- $1"
+  check "scoop: required fields, every tool's .exe, url and hash of the zip it names" \
+    python3 scripts/lib/release.py check-scoop "$1" "$(manifest_dist "$1")"
+}
+
+check_homebrew() {
+  echo "-- $1"
+  check "homebrew: every tool, man pages, completions; url and sha256 of each archive it names" \
+    python3 scripts/lib/release.py check-homebrew "$1" "$(manifest_dist "$1")"
+  if command -v ruby >/dev/null; then
+    check "homebrew: ruby -c parses the formula" ruby_syntax "$1"
+  else
+    skip "homebrew: ruby -c (ruby not installed: apt-get install ruby)"
+  fi
+}
+
+ruby_syntax() {
+  local out
+  out=$(ruby -c "$1" 2>&1) || { printf '%s\n' "$out"; return 1; }
+}
+
 # --- main ----------------------------------------------------------------------------
 
 files=("$@")
 if [ ${#files[@]} = 0 ]; then
   dist=${DIST:-dist}
   shopt -s nullglob
-  files=("$dist"/mocap-tools-*.tar.gz "$dist"/mocap-tools-*.zip "$dist"/mocap-tools_*.deb)
+  files=("$dist"/mocap-tools-*.tar.gz "$dist"/mocap-tools-*.zip "$dist"/mocap-tools_*.deb
+    "$dist"/packaging/scoop/*.json "$dist"/packaging/homebrew/*.rb)
   shopt -u nullglob
 fi
 [ ${#files[@]} -gt 0 ] || bad "nothing to check: no archive or .deb in ${DIST:-dist}/ (scripts/release.sh TARGET|deb)"
@@ -557,7 +704,9 @@ for f in "${files[@]}"; do
   case $f in
     *.tar.gz | *.zip) check_archive "$f" ;;
     *.deb) check_deb "$f" ;;
-    *) bad "$f: neither a .tar.gz, a .zip nor a .deb" ;;
+    */scoop/*.json) check_scoop "$f" ;;
+    */homebrew/*.rb) check_homebrew "$f" ;;
+    *) bad "$f: neither a .tar.gz, a .zip, a .deb, a Scoop manifest nor a Homebrew formula" ;;
   esac
 done
 
