@@ -337,4 +337,31 @@ fn main() {
         text.push_str(&enc.line(&[[x, 93.0, 0.0]; 3], &[[0.0, x.sin(), 0.0, x.cos()]; 3]));
     }
     out.put("bvh", "chain", text.as_bytes());
+
+    // sniff: every protocol's datagrams written above, and capture file heads.
+    for target in ["smf", "livelink", "ifm_frame", "vmc_typed"] {
+        let dir = out.0.join(target);
+        let mut seeds: Vec<PathBuf> = fs::read_dir(&dir).map(|r| r.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+        seeds.sort();
+        for p in seeds.iter().take(6) {
+            out.put("sniff", &format!("{target}-{}", stem(p)), &fs::read(p).expect("read seed"));
+        }
+    }
+    for p in files(&mocopi, "pcapng").iter().chain(&files(&mocopi, "pcap")) {
+        let bytes = fs::read(p).expect("read capture");
+        out.put("sniff", &format!("file-{}", stem(p)), bytes.get(..4096).unwrap_or(&bytes));
+    }
+
+    // renumber: a pass count, then length-prefixed datagrams of one stream.
+    for (name, path) in [
+        ("mocopi-wave", mocopi.join("wave-60hz.pcapng")),
+        ("livelink-face", captures.join("livelink/face-60fps.pcapng")),
+    ] {
+        let mut seq = vec![2u8];
+        for d in datagrams(&path).iter().take(6) {
+            seq.extend_from_slice(&u16::try_from(d.len()).expect("a datagram fits u16").to_be_bytes());
+            seq.extend_from_slice(d);
+        }
+        out.put("renumber", name, &seq);
+    }
 }

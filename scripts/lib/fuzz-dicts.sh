@@ -3,7 +3,7 @@
 # protocol share one.
 dict_for() {
     case "$1" in
-        smf) echo smf ;;
+        smf|renumber) echo smf ;;
         osc_vmc_differential|vmc_typed|vmc_route) echo osc ;;
         smooth|tracker_stream|dlp3d_server) echo floats ;;
         parse_mapping) echo mapping ;;
