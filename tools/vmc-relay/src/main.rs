@@ -72,12 +72,12 @@ struct Args {
     drop_bones: Vec<String>,
 
     /// Rename VRM0 expressions to VRM1 in Blend/Val (Joy -> happy, …).
-    #[arg(long, action = ArgAction::Count, conflicts_with = "vrm1_to_vrm0")]
-    vrm0_to_vrm1: u8,
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true", conflicts_with = "vrm1_to_vrm0")]
+    vrm0_to_vrm1: Vec<bool>,
 
     /// Rename VRM1 expressions to VRM0 in Blend/Val.
-    #[arg(long, action = ArgAction::Count)]
-    vrm1_to_vrm0: u8,
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
+    vrm1_to_vrm0: Vec<bool>,
 
     /// At most HZ updates per second per bone, expression or device (newest wins;
     /// the held value goes out at the next slot). Apply, OK, T and events always pass.
@@ -85,13 +85,13 @@ struct Args {
     max_rate: Vec<f64>,
 
     /// Send every message in its own datagram (for receivers without bundle support).
-    #[arg(long, action = ArgAction::Count)]
-    flatten: u8,
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
+    flatten: Vec<bool>,
 
     /// Smooth bone rotations and positions and blendshape values with the 1€
     /// filter (speed-adaptive), per source; after a --to, for that receiver alone.
-    #[arg(long, action = ArgAction::Count)]
-    smooth: u8,
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
+    smooth: Vec<bool>,
 
     /// 1€ cutoff at rest in Hz, for every kind [default: 0.5 bones, 1 blendshapes].
     #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_positive, action = ArgAction::Append)]
@@ -110,8 +110,8 @@ struct Args {
     smooth_bones: Vec<String>,
 
     /// With --smooth: leave blendshape values as they are.
-    #[arg(long, action = ArgAction::Count)]
-    no_smooth_blends: u8,
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
+    no_smooth_blends: Vec<bool>,
 
     /// What a destination gets: `vmc` (the stream, filtered by the options
     /// around it), `vrchat` (VRChat's OSC trackers) or `vmt` (Virtual Motion
@@ -135,8 +135,8 @@ struct Args {
     tracker_rate: Vec<f64>,
 
     /// With --as vrchat: also send the head reference (/tracking/trackers/head/…).
-    #[arg(long, action = ArgAction::Count)]
-    head: u8,
+    #[arg(long, action = ArgAction::Append, num_args = 0, default_missing_value = "true")]
+    head: Vec<bool>,
 
     /// With --as vmt: the VMT index of slot 1 (hips); slot N gets BASE + N - 1 [default: 0].
     #[arg(long, value_name = "BASE", value_parser = clap::value_parser!(u8).range(..=i64::from(VMT_MAX_BASE)), action = ArgAction::Append)]
@@ -404,6 +404,45 @@ mod tests {
         let raw = dests(&["vmc-relay", "--to", "127.0.0.1:1"]);
         assert!(raw[0].rules.is_raw());
         assert!(raw[0].trackers.is_none());
+    }
+
+    /// A flag given after two destinations applies to each (issue 35's
+    /// review: the first destination stayed raw).
+    #[test]
+    fn a_flag_after_each_destination_is_each_ones() {
+        let d = dests(&[
+            "vmc-relay",
+            "--to",
+            "127.0.0.1:1",
+            "--flatten",
+            "--to",
+            "127.0.0.1:2",
+            "--flatten",
+        ]);
+        assert!(
+            d[0].rules.flatten && d[1].rules.flatten,
+            "{:?}",
+            (d[0].rules.flatten, d[1].rules.flatten)
+        );
+        let d = dests(&[
+            "vmc-relay",
+            "--to",
+            "127.0.0.1:1",
+            "--smooth",
+            "--to",
+            "127.0.0.1:2",
+            "--smooth",
+        ]);
+        assert!(d[0].rules.smooth.is_some() && d[1].rules.smooth.is_some());
+        let d = dests(&[
+            "vmc-relay",
+            "--to",
+            "127.0.0.1:1",
+            "--to",
+            "127.0.0.1:2",
+            "--flatten",
+        ]);
+        assert!(!d[0].rules.flatten && d[1].rules.flatten);
     }
 
     #[test]
