@@ -17,6 +17,7 @@ pub fn tool_for(p: Protocol) -> &'static str {
         Protocol::Vmc => "vmc-relay --dump",
         Protocol::IFacialMocap => "ifm-handshake",
         Protocol::LiveLink => "livelink-dump",
+        Protocol::Vrchat | Protocol::Vmt => "vmc-relay --dump",
         _ => "another tool",
     }
 }

@@ -29,6 +29,11 @@ pub enum Protocol {
     IFacialMocap,
     /// Epic's Live Link Face ([`livelink`]).
     LiveLink,
+    /// VRChat's OSC input: avatar parameters, trackers, chatbox
+    /// ([`vmc::trackers`] writes its trackers).
+    Vrchat,
+    /// The VMT driver's OSC trackers inside SteamVR ([`vmc::trackers`]).
+    Vmt,
 }
 
 /// How sure a sniff is.
@@ -43,7 +48,14 @@ pub enum Confidence {
 
 impl Protocol {
     /// Every protocol, in the order [`recognise`] prefers on a tie.
-    pub const ALL: [Self; 4] = [Self::Mocopi, Self::Vmc, Self::IFacialMocap, Self::LiveLink];
+    pub const ALL: [Self; 6] = [
+        Self::Mocopi,
+        Self::Vmc,
+        Self::IFacialMocap,
+        Self::LiveLink,
+        Self::Vrchat,
+        Self::Vmt,
+    ];
 
     /// The name people know it by.
     #[must_use]
@@ -53,7 +65,29 @@ impl Protocol {
             Self::Vmc => "VMC (OSC)",
             Self::IFacialMocap => "iFacialMocap",
             Self::LiveLink => "Live Link Face",
+            Self::Vrchat => "VRChat OSC",
+            Self::Vmt => "VMT",
         }
+    }
+
+    /// A short lowercase name for keys and JSON fields (`mocopi`, `vmc`,
+    /// `ifacialmocap`, `livelink`, `vrchat`, `vmt`); stable.
+    #[must_use]
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Mocopi => "mocopi",
+            Self::Vmc => "vmc",
+            Self::IFacialMocap => "ifacialmocap",
+            Self::LiveLink => "livelink",
+            Self::Vrchat => "vrchat",
+            Self::Vmt => "vmt",
+        }
+    }
+
+    /// The protocol whose [`key`](Self::key) is `key`.
+    #[must_use]
+    pub fn from_key(key: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.key() == key)
     }
 
     /// The UDP ports its receivers listen on by default.
@@ -64,6 +98,8 @@ impl Protocol {
             Self::Vmc => &[vmc::MARIONETTE_PORT, vmc::PERFORMER_PORT],
             Self::IFacialMocap => &[ifm::PC_UDP_PORT],
             Self::LiveLink => &[livelink::DEFAULT_PORT],
+            Self::Vrchat => &[vmc::trackers::VRCHAT_PORT],
+            Self::Vmt => &[vmc::trackers::VMT_PORT],
         }
     }
 
@@ -73,9 +109,11 @@ impl Protocol {
     pub fn sniff(self, datagram: &[u8]) -> Option<Confidence> {
         match self {
             Self::Mocopi => sniff_mocopi(datagram),
-            Self::Vmc => sniff_osc(datagram),
+            Self::Vmc => sniff_osc(datagram, OscFamily::Other),
             Self::IFacialMocap => sniff_ifm(datagram),
             Self::LiveLink => sniff_livelink(datagram),
+            Self::Vrchat => sniff_osc(datagram, OscFamily::Vrchat),
+            Self::Vmt => sniff_osc(datagram, OscFamily::Vmt),
         }
     }
 }
@@ -115,10 +153,51 @@ fn sniff_mocopi(d: &[u8]) -> Option<Confidence> {
     })
 }
 
-/// OSC: `#bundle\0`, or an address `/…` NUL-padded to four bytes followed
-/// by a `,` type tag string.
-fn sniff_osc(d: &[u8]) -> Option<Confidence> {
+/// Which OSC application a datagram speaks, from its (first) address: the
+/// registry tells VRChat and VMT apart from VMC by address, since all three
+/// are OSC.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OscFamily {
+    Vrchat,
+    Vmt,
+    /// VMC and any other OSC.
+    Other,
+}
+
+/// The address prefixes VRChat's OSC input reads (docs/trackers.md).
+const VRCHAT_PREFIXES: [&[u8]; 6] = [
+    b"/avatar/",
+    b"/input/",
+    b"/chatbox/",
+    b"/tracking/",
+    b"/usercamera/",
+    b"/dolly/",
+];
+
+fn osc_family(address: &[u8]) -> OscFamily {
+    if address.starts_with(b"/VMT/") {
+        OscFamily::Vmt
+    } else if VRCHAT_PREFIXES.iter().any(|p| address.starts_with(p)) {
+        OscFamily::Vrchat
+    } else {
+        OscFamily::Other
+    }
+}
+
+/// OSC of `family`: `#bundle\0` whose first element (if any) is a message
+/// of that family, or an address `/…` NUL-padded to four bytes followed by
+/// a `,` type tag string.
+fn sniff_osc(d: &[u8], family: OscFamily) -> Option<Confidence> {
     if d.starts_with(b"#bundle\0") {
+        // The first element's address decides; an empty bundle or one that
+        // starts with a nested bundle counts as VMC/other OSC.
+        let first = d.get(20..).filter(|e| e.first() == Some(&b'/'));
+        let found = first.map_or(OscFamily::Other, |e| {
+            osc_family(e.split(|&b| b == 0).next().unwrap_or_default())
+        });
+        if found != family {
+            return None;
+        }
         return Some(if d.len() >= 16 && d.len().is_multiple_of(4) {
             Confidence::Certain
         } else {
@@ -130,13 +209,11 @@ fn sniff_osc(d: &[u8]) -> Option<Confidence> {
     }
     let Some(nul) = d.iter().position(|&b| b == 0) else {
         // An address without its end: a cut message at best.
-        return d
-            .iter()
-            .all(|b| b.is_ascii_graphic())
+        return (d.iter().all(u8::is_ascii_graphic) && osc_family(d) == family)
             .then_some(Confidence::Likely);
     };
     let address = d.get(..nul)?;
-    if !address.iter().all(u8::is_ascii_graphic) {
+    if !address.iter().all(u8::is_ascii_graphic) || osc_family(address) != family {
         return None;
     }
     let tags_at = (nul / 4 + 1) * 4;
@@ -287,6 +364,33 @@ mod tests {
     }
 
     #[test]
+    fn vrchat_and_vmt_are_told_from_vmc_by_address() {
+        use crate::osc::{Arg, Message, bundle, message};
+        let one = |addr: &str| message(&Message::new(addr, vec![Arg::Float(0.5)])).unwrap();
+        let cases = [
+            ("/VMC/Ext/Blend/Val", Protocol::Vmc),
+            ("/avatar/parameters/Smile", Protocol::Vrchat),
+            ("/tracking/trackers/1/position", Protocol::Vrchat),
+            ("/chatbox/input", Protocol::Vrchat),
+            ("/VMT/Room/Unity", Protocol::Vmt),
+            ("/some/app", Protocol::Vmc),
+        ];
+        for (addr, want) in cases {
+            assert_eq!(
+                recognise(&one(addr)),
+                Some((want, Confidence::Certain)),
+                "{addr}"
+            );
+            let b = bundle(&[Message::new(addr, vec![Arg::Int(1)])]).unwrap();
+            assert_eq!(
+                recognise(&b),
+                Some((want, Confidence::Certain)),
+                "bundle of {addr}"
+            );
+        }
+    }
+
+    #[test]
     fn cut_datagrams_are_likely_and_others_are_nothing() {
         let mocopi = capture("mocopi/wave-60hz.pcapng");
         let cut = &mocopi[0][..40];
@@ -314,6 +418,11 @@ mod tests {
         assert_eq!(Protocol::Vmc.default_ports(), [39539, 39540]);
         assert_eq!(Protocol::IFacialMocap.default_ports(), [49983]);
         assert_eq!(Protocol::LiveLink.default_ports(), [11111]);
+        assert_eq!(Protocol::Vrchat.default_ports(), [9000]);
+        assert_eq!(Protocol::Vmt.default_ports(), [39570]);
+        for p in Protocol::ALL {
+            assert_eq!(Protocol::from_key(p.key()), Some(p));
+        }
         let names: std::collections::HashSet<_> = Protocol::ALL.iter().map(|p| p.name()).collect();
         assert_eq!(names.len(), Protocol::ALL.len());
     }
