@@ -9,6 +9,7 @@ mod accept;
 mod addr;
 mod allow;
 mod args;
+pub mod dump;
 mod exit;
 mod generate;
 pub mod net;

@@ -44,10 +44,12 @@ struct Args {
     #[arg(short, long, value_name = "FILE", conflicts_with = "listen")]
     read: Option<PathBuf>,
 
-    /// Output format [default: human; with --vmc, none: a status line every
-    /// --stats-interval (default 5s) on stderr instead of a line per packet].
+    /// Output format: human (one line per packet: kind, subject, frame, a few
+    /// values, sender) or json (`livelink.frame`, `livelink.noface`, `error`,
+    /// `stats`, `summary`) [default: human; with --vmc, none: a status line
+    /// every --stats-interval (default 5s) on stderr instead of a line per packet].
     #[arg(long, value_enum)]
-    format: Option<dump::OutputFormat>,
+    format: Option<mocap_cli::Format>,
 
     /// Print and bridge only this subject (the phone's name in the app);
     /// the others are still counted.
@@ -114,11 +116,7 @@ fn main() -> ExitCode {
         input,
         record: args.record,
         // Bridging is a background job: no line per packet unless asked.
-        format: match args.format {
-            Some(f) => f,
-            None if !args.vmc.is_empty() => dump::OutputFormat::Status,
-            None => dump::OutputFormat::Human,
-        },
+        mode: mocap_cli::dump::Mode::resolve(args.format, !args.vmc.is_empty()),
         subject: args.subject,
         stop: args.stop,
         log: args.log,

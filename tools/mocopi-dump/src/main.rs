@@ -59,7 +59,7 @@ struct Args {
     /// Output format [default: human; with --vmc, none: a status line every
     /// --stats-interval (default 5s) on stderr instead of a line per packet].
     #[arg(long, value_enum)]
-    format: Option<dump::OutputFormat>,
+    format: Option<dump::FormatArg>,
 
     /// Print a per-bone table under each packet (human format).
     #[arg(long)]
@@ -155,11 +155,14 @@ fn main() -> ExitCode {
         input,
         record: args.record,
         // Bridging is a background job: no line per frame unless asked.
-        format: match args.format {
-            Some(f) => f,
-            None if bridging => dump::OutputFormat::Status,
-            None => dump::OutputFormat::Human,
-        },
+        mode: mocap_cli::dump::Mode::resolve(
+            args.format.map(|f| match f {
+                dump::FormatArg::Json => mocap_cli::Format::Json,
+                dump::FormatArg::Human | dump::FormatArg::Tree => mocap_cli::Format::Human,
+            }),
+            bridging,
+        ),
+        tree: args.format == Some(dump::FormatArg::Tree),
         bones: args.bones,
         stop: args.stop,
         log: args.log,

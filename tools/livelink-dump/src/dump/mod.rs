@@ -4,18 +4,16 @@
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
-use std::time::Instant;
 
+use mocap_cli::dump::{self, Core, DumpTool, Mode, Spec};
 use mocap_cli::net::Fanout;
 use mocap_cli::{
-    AllowArgs, Datagram, ErrorRecord, Event, FeedHandler, Flow, Guard, Input, InputError, Log,
-    LogArgs, Output, STATUS_INTERVAL, Senders, Source, StopArgs, Stopped, WriteArgs, install_ctrlc,
-    report, round3, summary_kind,
+    AllowArgs, Datagram, Input, InputError, LogArgs, Senders, StopArgs, Stopped, WriteArgs, round3,
+    summary_kind,
 };
 use mocap_core::bridge::{AngleUnit, FaceBridge, FaceOptions, FacePose};
 use mocap_core::health::Health;
 use mocap_core::livelink::{self, Body, Packet};
-use mocap_core::pcap::CaptureStats;
 use mocap_core::vmc;
 
 mod records;
@@ -31,19 +29,6 @@ pub(crate) const TOOL: &str = "livelink-dump";
 /// apart (a spoofing sender cannot grow memory without bound).
 const MAX_SUBJECTS: usize = 16;
 
-/// `--format`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum OutputFormat {
-    /// One line per packet: kind, subject, frame, a few values, sender.
-    Human,
-    /// JSON Lines (`livelink.frame`, `livelink.noface`, `error`, `stats`, `summary`).
-    Json,
-    /// Bridge mode (`--vmc` without `--format`): no line per packet, a status
-    /// line every `--stats-interval` on stderr.
-    #[value(skip)]
-    Status,
-}
-
 /// Everything `livelink-dump` was asked to do.
 #[derive(Clone, Debug)]
 pub(crate) struct Options {
@@ -51,8 +36,8 @@ pub(crate) struct Options {
     pub(crate) input: Input,
     /// `-w`.
     pub(crate) record: WriteArgs,
-    /// Output format.
-    pub(crate) format: OutputFormat,
+    /// What is printed (bridging without `--format`: the status line).
+    pub(crate) mode: Mode,
     /// `--subject`: print and bridge only this one.
     pub(crate) subject: Option<String>,
     /// `--count`, `--duration`.
@@ -85,25 +70,19 @@ pub(crate) struct VmcOut {
 /// # Errors
 /// Input that cannot be opened or read, and output errors.
 pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
-    install_ctrlc()?;
-    let mut source = Source::open(&opts.input)?;
-    if let Some(path) = &opts.record.write {
-        source.record_to(path, livelink::DEFAULT_PORT)?;
-    }
-    // Sending to a socket from a capture plays it at its recorded timing.
-    if opts.vmc.is_some() && !opts.topspeed {
-        source.pace_recorded();
-    }
-    let guard = Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
-    let guard = if opts.record.record_refused {
-        guard.recording_refused()
-    } else {
-        guard
-    };
-    source.guard_with(guard.clone());
-    let live = source.is_live();
-    let log = Log::new(TOOL, opts.log.quiet, live);
-    source.announce(&log);
+    let (source, core) = Core::open(
+        &Spec {
+            tool: TOOL,
+            protocol: mocap_core::protocol::Protocol::LiveLink,
+            input: &opts.input,
+            record: &opts.record,
+            allow: &opts.allow,
+            log: &opts.log,
+            // Sending to a socket from a capture plays it at its recorded timing.
+            pace: opts.vmc.is_some() && !opts.topspeed,
+        },
+        opts.mode,
+    )?;
     let vmc = match &opts.vmc {
         Some(v) => Some(VmcSink {
             out: Fanout::new(v.to.clone(), mocap_cli::Receiver::Vmc)
@@ -113,30 +92,12 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         None => None,
     };
     let mut dump = Dump {
-        guard,
         opts,
-        out: Output::stdout(live),
-        log,
         senders: Senders::folding(Sender::fold),
-        started: Instant::now(),
-        first_arrival: None,
-        scratch: String::new(),
-        capture: None,
         vmc,
         several_logged: false,
-        other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::LiveLink),
     };
-    let every = match opts.format {
-        OutputFormat::Status => Some(opts.log.stats_interval.unwrap_or(STATUS_INTERVAL)),
-        _ => opts.log.stats_interval,
-    };
-    let stopped = mocap_cli::run(&mut source, &opts.stop, every, &mut dump)?;
-    dump.log.finish();
-    source.finish(&dump.log)?;
-    dump.capture = source.capture_stats();
-    dump.summary(Some(stopped))?;
-    dump.out.flush()?;
-    Ok(())
+    dump::run(source, core, &opts.stop, &opts.log, &mut dump)
 }
 
 /// One subject of one sender: its health and its bridge.
@@ -199,80 +160,39 @@ struct VmcSink {
 }
 
 struct Dump<'o> {
-    guard: Guard,
     opts: &'o Options,
-    out: Output,
-    log: Log,
     senders: Senders<Sender>,
-    started: Instant,
-    first_arrival: Option<f64>,
-    scratch: String,
-    capture: Option<CaptureStats>,
     vmc: Option<VmcSink>,
     several_logged: bool,
-    /// mocopi, VMC … sent to this port by mistake.
-    other: mocap_cli::OtherProtocols,
 }
 
-impl Dump<'_> {
-    fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
-        if self.first_arrival.is_none() {
-            self.first_arrival = d.arrival;
-        }
+impl DumpTool for Dump<'_> {
+    fn datagram(&mut self, core: &mut Core, d: &Datagram<'_>) -> anyhow::Result<()> {
         match livelink::parse(d.payload) {
-            Ok(p) => self.packet(&d, &p)?,
+            Ok(p) => self.packet(core, d, &p)?,
             Err(e) => {
                 self.senders.get_or_default(d.src).errors += 1;
-                self.other.check(d.src, d.payload, &self.log);
-                match self.opts.format {
-                    OutputFormat::Json => self.out.json(&error_record(&d, &e))?,
-                    OutputFormat::Human => {
-                        self.scratch.clear();
-                        let _ = write!(self.scratch, "error     {e} ({} bytes)", d.payload.len());
-                        push_origin(&mut self.scratch, &d, self.first_arrival);
-                        self.out.text(format_args!("{}\n", self.scratch))?;
+                core.other.check(d.src, d.payload, &core.log);
+                match core.mode {
+                    Mode::Json => core.out.json(&error_record(d, &e))?,
+                    Mode::Human => {
+                        let s = &mut core.scratch;
+                        s.clear();
+                        let _ = write!(s, "error     {e} ({} bytes)", d.payload.len());
+                        Core::push_origin(s, d, core.first_arrival);
+                        core.out.text(format_args!("{s}\n"))?;
                     }
-                    OutputFormat::Status => {}
+                    Mode::Status => {}
                 }
             }
         }
-        let packets = self.packets();
-        self.log.progress(|| format!("{packets} packets"));
         Ok(())
     }
 
-    fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
+    fn unreadable(&mut self, _: &InputError) {
         self.senders.get_or_default(None).errors += 1;
-        match self.opts.format {
-            OutputFormat::Json => self.out.json(&ErrorRecord::from(e))?,
-            OutputFormat::Status => {}
-            OutputFormat::Human => self.out.text(format_args!("error     {e}\n"))?,
-        }
-        Ok(())
-    }
-}
-
-impl FeedHandler<Source> for Dump<'_> {
-    fn item(&mut self, event: Event<'_>) -> anyhow::Result<Flow> {
-        match event {
-            Event::Datagram(d) => self.datagram(d)?,
-            Event::Unreadable(e) => self.unreadable(&e)?,
-        }
-        Ok(Flow::Continue)
     }
 
-    fn stats(&mut self) -> anyhow::Result<()> {
-        self.summary(None)
-    }
-
-    fn idle(&mut self) -> anyhow::Result<()> {
-        let packets = self.packets();
-        self.log.progress(|| format!("{packets} packets (waiting)"));
-        Ok(())
-    }
-}
-
-impl Dump<'_> {
     fn packets(&self) -> u64 {
         self.senders
             .values()
@@ -282,7 +202,13 @@ impl Dump<'_> {
             .sum()
     }
 
-    fn packet(&mut self, d: &Datagram<'_>, p: &Packet<'_>) -> anyhow::Result<()> {
+    fn summary(&mut self, core: &mut Core, stopped: Option<Stopped>) -> anyhow::Result<()> {
+        self.summary_record(core, stopped)
+    }
+}
+
+impl Dump<'_> {
+    fn packet(&mut self, core: &mut Core, d: &Datagram<'_>, p: &Packet<'_>) -> anyhow::Result<()> {
         let subject = p.subject();
         let warnings = p.warnings();
         let chosen = self.opts.subject.as_deref().is_none_or(|s| s == subject);
@@ -329,20 +255,18 @@ impl Dump<'_> {
             let mut messages = bridge.pose(&pose);
             if !messages.is_empty() {
                 if let Some(sm) = smoother {
-                    let at = d
-                        .arrival
-                        .unwrap_or_else(|| self.started.elapsed().as_secs_f64());
+                    let at = d.arrival.unwrap_or_else(|| core.elapsed_s());
                     sm.apply_all(&mut messages, at);
                 }
                 sink.frames += 1;
                 for datagram in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE)? {
-                    sink.out.send(&datagram, &self.log);
+                    sink.out.send(&datagram, &core.log);
                 }
             }
             let subjects = sender.subjects.len();
             if subjects > 1 && self.opts.subject.is_none() && !self.several_logged {
                 self.several_logged = true;
-                self.log.info(format_args!(
+                core.log.info(format_args!(
                     "{subjects} subjects from {}: --vmc sends them all; choose one with --subject NAME",
                     d.src.map_or_else(|| "the input".to_owned(), |a| a.to_string())
                 ));
@@ -351,24 +275,25 @@ impl Dump<'_> {
         if !chosen {
             return Ok(());
         }
-        match self.opts.format {
-            OutputFormat::Json => match &p.body {
-                Body::Face(f) => self.out.json(&FrameRecord::new(d, p, f, &warnings))?,
-                Body::NoFace => self.out.json(&NoFaceRecord::new(d, p, &warnings))?,
+        match core.mode {
+            Mode::Json => match &p.body {
+                Body::Face(f) => core.out.json(&FrameRecord::new(d, p, f, &warnings))?,
+                Body::NoFace => core.out.json(&NoFaceRecord::new(d, p, &warnings))?,
             },
-            OutputFormat::Human => {
-                self.scratch.clear();
-                human(&mut self.scratch, p, &warnings);
-                push_origin(&mut self.scratch, d, self.first_arrival);
-                self.out.text(format_args!("{}\n", self.scratch))?;
+            Mode::Human => {
+                let s = &mut core.scratch;
+                s.clear();
+                human(s, p, &warnings);
+                Core::push_origin(s, d, core.first_arrival);
+                core.out.text(format_args!("{s}\n"))?;
             }
-            OutputFormat::Status => {}
+            Mode::Status => {}
         }
         Ok(())
     }
 
-    fn summary(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
-        let elapsed = self.started.elapsed().as_secs_f64();
+    fn summary_record(&mut self, core: &mut Core, stopped: Option<Stopped>) -> anyhow::Result<()> {
+        let elapsed = core.elapsed_s();
         let mut subjects = Vec::new();
         let (mut errors, mut untracked) = (0, 0);
         // Totals: sums, and every subject's health merged (rates add up).
@@ -437,9 +362,9 @@ impl Dump<'_> {
             evicted_senders: self.senders.evicted_senders(),
             elapsed_s: round3(elapsed),
             stopped,
-            refusals: self.guard.summary(),
+            refusals: core.guard.summary(),
             subjects,
-            capture: self.capture.map(Into::into),
+            capture: core.capture,
             vmc: self.vmc.as_ref().map(|v| VmcSummary {
                 to: v.out.targets().to_vec(),
                 frames: v.frames,
@@ -450,15 +375,9 @@ impl Dump<'_> {
                 .as_ref()
                 .map(|v| v.out.sends().collect())
                 .unwrap_or_default(),
-            other: self.other.summary(),
+            other: core.other.summary(),
         };
-        report(
-            &mut self.out,
-            &self.log,
-            self.opts.format == OutputFormat::Json,
-            &rec,
-            stopped.is_some(),
-        )?;
+        core.report(&rec, stopped.is_some())?;
         Ok(())
     }
 }
@@ -492,14 +411,5 @@ fn human(s: &mut String, p: &Packet<'_>, warnings: &[livelink::Warning]) {
     }
     if let Some(w) = warnings.first() {
         let _ = write!(s, " warnings={} ({w})", warnings.len());
-    }
-}
-
-fn push_origin(s: &mut String, d: &Datagram<'_>, first: Option<f64>) {
-    if let Some(src) = d.src {
-        let _ = write!(s, " src={src}");
-    }
-    if let (Some(at), Some(first)) = (d.arrival, first) {
-        let _ = write!(s, " t=+{:.6}", at - first);
     }
 }

@@ -2,12 +2,10 @@
 //! to f64, whose shortest text an f64 reader (jq, Python, JavaScript) reads
 //! back as exactly the wire value.
 
-use std::fmt::Write as _;
 use std::net::SocketAddr;
 
 use mocap_cli::{
-    CaptureRecord, Datagram, ErrorRecord, Record, Refusals, Stopped, fps_text, plural,
-    summary_head, ts_us,
+    CaptureRecord, Datagram, ErrorRecord, Record, Refusals, Stopped, plural, summary_head, ts_us,
 };
 use mocap_core::health::HealthReport;
 use mocap_core::livelink::{self, Angles, Face, Packet};
@@ -210,24 +208,21 @@ impl Counters {
     /// The counters in words; `streams`: how many subjects' rates `fps` adds up.
     fn describe(&self, streams: usize) -> String {
         let mut s = format!(
-            "{}, {}, {}; lost {}, duplicates {}, reordered {}, restarts {}",
+            "{}, {}, {}; ",
             plural(self.frames, "frame", "frames"),
             plural(self.noface, "no-face", "no-face"),
             plural(self.errors, "error", "errors"),
-            self.lost,
-            self.duplicates,
-            self.reordered,
-            self.restarts
         );
-        if self.warnings > 0 {
-            let _ = write!(s, "; {}", plural(self.warnings, "warning", "warnings"));
-        }
-        if let Some(fps) = self.fps {
-            let _ = write!(s, "; {}", fps_text(fps, streams));
-        }
-        if let Some(j) = self.jitter_ms {
-            let _ = write!(s, ", jitter {j:.2} ms");
-        }
+        let health = HealthReport {
+            lost: self.lost,
+            duplicates: self.duplicates,
+            reordered: self.reordered,
+            restarts: self.restarts,
+            fps: self.fps,
+            jitter_ms: self.jitter_ms,
+            ..HealthReport::default()
+        };
+        mocap_cli::dump::health_words(&mut s, &health, self.warnings, streams);
         s
     }
 }
@@ -321,17 +316,7 @@ impl Record for SummaryRecord {
             mocap_cli::write_sends(f, &self.sends)?;
         }
         if let Some(c) = &self.capture {
-            write!(
-                f,
-                "\n  capture: {} records, {} UDP datagrams, {} non-UDP, {} fragments ({} datagrams reassembled, {} dropped), {} truncated",
-                c.records,
-                c.datagrams,
-                c.non_udp,
-                c.fragments,
-                c.reassembled,
-                c.dropped,
-                c.truncated
-            )?;
+            write!(f, "\n  {}", c.human())?;
         }
         if self.subjects.len() > 1 {
             for s in &self.subjects {

@@ -1,9 +1,9 @@
 //! `mocopi-dump`: decode mocopi datagrams from a socket or a file and report
 //! stream health. The binary parses flags into [`Options`] and calls [`run`].
 
-use mocap_cli::{AllowArgs, Guard, Senders};
+use mocap_cli::dump::{self, Core, DumpTool, Mode, Spec};
+use mocap_cli::{AllowArgs, Senders};
 use std::fmt::Write as _;
-use std::time::Instant;
 
 mod records;
 mod take;
@@ -20,31 +20,25 @@ use vmc_out::{VmcSink, list};
 
 use mocap_cli::net::Fanout;
 use mocap_cli::{CaptureRecord, ErrorRecord};
-use mocap_cli::{
-    Datagram, Event, FeedHandler, Flow, Input, InputError, Log, LogArgs, Output, Source, StopArgs,
-    Stopped, WriteArgs, install_ctrlc,
-};
-use mocap_cli::{Record, report, round3, summary_head, summary_kind};
+use mocap_cli::{Datagram, Input, InputError, Log, LogArgs, StopArgs, Stopped, WriteArgs};
+use mocap_cli::{Record, round3, summary_head, summary_kind};
 use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
-use mocap_core::pcap::CaptureStats;
-use mocap_core::smf::{self, Body, Chunks, Health, HealthReport, Packet, Tag};
+use mocap_core::health::{Health, HealthReport};
+use mocap_core::smf::{self, Body, Chunks, Packet, Tag};
 
 /// The tool's name, as it prefixes log lines.
 pub(crate) const TOOL: &str = "mocopi-dump";
 
-/// `--format` for mocopi-dump: the shared two plus the chunk tree.
+/// `--format` as mocopi-dump parses it: the shared two plus the chunk tree
+/// (a human view of its own; the harness sees [`Mode::Human`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum OutputFormat {
+pub(crate) enum FormatArg {
     /// One line per packet: kind, fnum, time, bone count, sender.
     Human,
     /// JSON Lines (`mocopi.frame`, `mocopi.skeleton`, `mocopi.sensor`, `error`, `stats`, `summary`).
     Json,
     /// The chunk tree of every datagram: offsets, lengths, tags, hex and decoded values.
     Tree,
-    /// Bridge mode (`--vmc` without `--format`): no line per packet, a status
-    /// line (rate, loss, what was sent) every `--stats-interval` on stderr.
-    #[value(skip)]
-    Status,
 }
 
 /// Everything `mocopi-dump` was asked to do.
@@ -54,8 +48,10 @@ pub(crate) struct Options {
     pub(crate) input: Input,
     /// `-w`: where to record what arrives.
     pub(crate) record: WriteArgs,
-    /// Output format.
-    pub(crate) format: OutputFormat,
+    /// What is printed (bridging without `--format`: the status line).
+    pub(crate) mode: Mode,
+    /// `--format tree`: the chunk tree instead of the human line.
+    pub(crate) tree: bool,
     /// Per-bone table under each human line.
     pub(crate) bones: bool,
     /// `--count`, `--duration`.
@@ -80,62 +76,31 @@ pub(crate) use mocap_cli::BvhOut;
 /// # Errors
 /// Input that cannot be opened or read, and output errors.
 pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
-    install_ctrlc()?;
     if let Some(b) = &opts.bvh {
         b.check()?;
     }
-    let mut source = Source::open(&opts.input)?;
-    if let Some(path) = &opts.record.write {
-        source.record_to(path, smf::DEFAULT_PORT)?;
-    }
-    // Sending to a socket from a capture plays it at its recorded timing.
-    if opts.vmc.is_some() && !opts.topspeed {
-        source.pace_recorded();
-    }
-    let guard = Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
-    let guard = if opts.record.record_refused {
-        guard.recording_refused()
-    } else {
-        guard
-    };
-    source.guard_with(guard.clone());
-    let live = source.is_live();
-    let log = Log::new(TOOL, opts.log.quiet, live);
-    source.announce(&log);
+    let (source, core) = Core::open(
+        &Spec {
+            tool: TOOL,
+            protocol: mocap_core::protocol::Protocol::Mocopi,
+            input: &opts.input,
+            record: &opts.record,
+            allow: &opts.allow,
+            log: &opts.log,
+            // Sending to a socket from a capture plays it at its recorded timing.
+            pace: opts.vmc.is_some() && !opts.topspeed,
+        },
+        opts.mode,
+    )?;
     let mut dump = Dump {
-        guard,
         opts,
-        out: Output::stdout(live),
-        log,
         senders: Senders::folding(SenderStats::fold),
-        started: Instant::now(),
-        first_arrival: None,
-        scratch: String::new(),
-        capture: None,
         vmc: opts.vmc.as_ref().map(VmcSink::new).transpose()?,
         takes: Senders::new(),
         takes_full_logged: false,
         takes_done: Vec::new(),
-        other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::Mocopi),
     };
-    let every = match opts.format {
-        OutputFormat::Status => Some(
-            opts.log
-                .stats_interval
-                .unwrap_or(mocap_cli::STATUS_INTERVAL),
-        ),
-        _ => opts.log.stats_interval,
-    };
-    // Takes are closed whatever ended the run (a closed pipe included).
-    let stopped = mocap_cli::run(&mut source, &opts.stop, every, &mut dump);
-    dump.finish_takes()?;
-    let stopped = stopped?;
-    dump.log.finish();
-    source.finish(&dump.log)?;
-    dump.capture = source.capture_stats();
-    dump.summary(Some(stopped))?;
-    dump.out.flush()?;
-    Ok(())
+    dump::run(source, core, &opts.stop, &opts.log, &mut dump)
 }
 
 #[derive(Default)]
@@ -171,27 +136,17 @@ impl SenderStats {
 const STATS_SENDERS: usize = 8;
 
 struct Dump<'o> {
-    /// What `--allow` refused (shared with the source, which checks).
-    guard: Guard,
     opts: &'o Options,
-    out: Output,
-    log: Log,
     senders: Senders<SenderStats>,
-    started: Instant,
-    first_arrival: Option<f64>,
-    scratch: String,
-    capture: Option<CaptureStats>,
     vmc: Option<VmcSink>,
     takes: Senders<BvhTake>,
     /// Whether a sender past the bound was told it gets no take.
     takes_full_logged: bool,
     takes_done: Vec<mocap_cli::TakeSummary>,
-    /// VMC, Live Link … sent to this port by mistake.
-    other: mocap_cli::OtherProtocols,
 }
 
-impl Dump<'_> {
-    fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
+impl DumpTool for Dump<'_> {
+    fn datagram(&mut self, core: &mut Core, d: &Datagram<'_>) -> anyhow::Result<()> {
         let stats = self.senders.get_or_default(d.src);
         stats.packets += 1;
         let parsed = smf::parse(d.payload);
@@ -208,242 +163,237 @@ impl Dump<'_> {
             },
             Err(_) => {
                 stats.health.error();
-                self.other.check(d.src, d.payload, &self.log);
+                core.other.check(d.src, d.payload, &core.log);
             }
-        }
-        if self.first_arrival.is_none() {
-            self.first_arrival = d.arrival;
         }
         if let (Some(sink), Some(v), Ok(p)) = (&mut self.vmc, &self.opts.vmc, &parsed) {
-            sink.packet(p, d.arrival, &self.log, v)?;
+            sink.packet(p, d.arrival, &core.log, v)?;
         }
         if let (Some(b), Ok(p)) = (&self.opts.bvh, &parsed) {
-            self.take_packet(b, d.src, p)?;
+            self.take_packet(&core.log, b, d.src, p)?;
         }
-        match self.opts.format {
-            OutputFormat::Json => match &parsed {
-                Ok(p) => self.json_packet(&d, p, &warnings)?,
-                Err(e) => self.out.json(&smf_error(&d, e))?,
+        match core.mode {
+            Mode::Json => match &parsed {
+                Ok(p) => json_packet(core, d, p, &warnings)?,
+                Err(e) => core.out.json(&smf_error(d, e))?,
             },
-            OutputFormat::Human => {
-                self.scratch.clear();
-                self.human(&d, &parsed, &warnings);
-                self.out.text(format_args!("{}", self.scratch))?;
+            Mode::Human => {
+                let mut s = std::mem::take(&mut core.scratch);
+                s.clear();
+                if self.opts.tree {
+                    tree(&mut s, d, &parsed, core.first_arrival);
+                } else {
+                    human(
+                        &mut s,
+                        d,
+                        &parsed,
+                        &warnings,
+                        core.first_arrival,
+                        self.opts.bones,
+                    );
+                }
+                let written = core.out.text(format_args!("{s}"));
+                core.scratch = s;
+                written?;
             }
-            OutputFormat::Tree => {
-                self.scratch.clear();
-                self.tree(&d, &parsed);
-                self.out.text(format_args!("{}", self.scratch))?;
-            }
-            OutputFormat::Status => {}
+            Mode::Status => {}
         }
-        let packets: u64 = self.senders.values().map(|s| s.packets).sum();
-        self.log.progress(|| format!("{packets} packets"));
         Ok(())
     }
 
-    fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
+    fn unreadable(&mut self, _: &InputError) {
         let stats = self.senders.get_or_default(None);
         stats.packets += 1;
         stats.health.error();
-        match self.opts.format {
-            OutputFormat::Json => self.out.json(&ErrorRecord::from(e))?,
-            OutputFormat::Status => {}
-            _ => self.out.text(format_args!("error     {e}\n"))?,
-        }
-        Ok(())
+    }
+
+    fn packets(&self) -> u64 {
+        self.senders.values().map(|s| s.packets).sum()
+    }
+
+    fn summary(&mut self, core: &mut Core, stopped: Option<Stopped>) -> anyhow::Result<()> {
+        self.summary_record(core, stopped)
+    }
+
+    fn finish(&mut self, core: &mut Core) -> anyhow::Result<()> {
+        self.finish_takes(&core.log)
     }
 }
 
-impl FeedHandler<Source> for Dump<'_> {
-    fn item(&mut self, event: Event<'_>) -> anyhow::Result<Flow> {
-        match event {
-            Event::Datagram(d) => self.datagram(d)?,
-            Event::Unreadable(e) => self.unreadable(&e)?,
+fn json_packet(
+    core: &mut Core,
+    d: &Datagram<'_>,
+    p: &Packet<'_>,
+    warnings: &[smf::Warning],
+) -> anyhow::Result<()> {
+    let head = PacketHead::new(d, p);
+    let warnings: Vec<WarningRecord> = warnings
+        .iter()
+        .map(|w| WarningRecord {
+            offset: w.offset,
+            tag: w.tag.to_string(),
+            reason: w.kind.to_string(),
+        })
+        .collect();
+    let unknown: Vec<_> = p
+        .unknown_chunks()
+        .into_iter()
+        .map(|(parent, c)| UnknownRecord {
+            parent: parent.map(|t| t.to_string()),
+            tag: c.tag.to_string(),
+            offset: c.offset,
+            len: c.value.len(),
+        })
+        .collect();
+    match &p.body {
+        Body::Frame(f) => core.out.json(&FrameRecord {
+            kind: "mocopi.frame",
+            head,
+            fnum: f.fnum,
+            time: f64::from(f.time),
+            uttm: f.uttm,
+            // All six bytes zero is how apps say "no timecode".
+            timecode: f
+                .timecode
+                .filter(|t| t.0 != [0; 6])
+                .map(|t| TimecodeRecord {
+                    hour: t.hour(),
+                    minute: t.minute(),
+                    second: t.second(),
+                    frame: t.frame(),
+                    rate: t.rate(),
+                    drop_frame: t.drop_frame(),
+                }),
+            bones: f
+                .bones()
+                .map(|b| BoneRecord::new(b.id, None, b.rot, b.pos))
+                .collect(),
+            unknown,
+            warnings,
+        })?,
+        Body::Skeleton(s) => core.out.json(&SkeletonRecord {
+            kind: "mocopi.skeleton",
+            head,
+            bones: s
+                .bones()
+                .map(|b| BoneRecord::new(b.id, Some(b.parent), b.rot, b.pos))
+                .collect(),
+            unknown,
+            warnings,
+        })?,
+        Body::Sensor(s) => core.out.json(&SensorRecord {
+            kind: "mocopi.sensor",
+            head,
+            children: s
+                .children()
+                .map(|c| ChildRecord {
+                    tag: c.tag.to_string(),
+                    offset: c.offset,
+                    len: c.value.len(),
+                    hex: hex::encode(c.value),
+                })
+                .collect(),
+            unknown,
+        })?,
+    }
+    Ok(())
+}
+
+fn human(
+    s: &mut String,
+    d: &Datagram<'_>,
+    parsed: &smf::Result<Packet<'_>>,
+    warnings: &[smf::Warning],
+    first_arrival: Option<f64>,
+    bones: bool,
+) {
+    match parsed {
+        Ok(p) => {
+            match &p.body {
+                Body::Frame(f) => {
+                    let _ = write!(s, "frame     fnum={} time={:.3}", f.fnum, f.time);
+                    if let Some(u) = f.uttm {
+                        let _ = write!(s, " uttm={u:.6}");
+                    }
+                    if let Some(t) = f.timecode.filter(|t| t.0 != [0; 6]) {
+                        let _ = write!(
+                            s,
+                            " tc={:02}:{:02}:{:02}:{:02}",
+                            t.hour(),
+                            t.minute(),
+                            t.second(),
+                            t.frame()
+                        );
+                    }
+                    let _ = write!(s, " bones={}", f.bone_count());
+                }
+                Body::Skeleton(k) => {
+                    let _ = write!(s, "skeleton  bones={}", k.bone_count());
+                }
+                Body::Sensor(n) => {
+                    let _ = write!(s, "sensor    children={}", n.children().count());
+                    for c in n.children() {
+                        let _ = write!(s, " {}={}", c.tag, hex::encode(c.value));
+                    }
+                }
+            }
+            if p.unknown_count() > 0 {
+                let _ = write!(s, " unknown={}", p.unknown_count());
+            }
+            if let Some(w) = warnings.first() {
+                let _ = write!(s, " warnings={} ({w})", warnings.len());
+            }
+            Core::push_origin(s, d, first_arrival);
+            if let Some(sender) = p.sender {
+                match sender.ip() {
+                    Some(ip) => {
+                        let _ = write!(s, " sender={ip}:{}", sender.rcvp);
+                    }
+                    None => {
+                        let _ = write!(s, " sender=ipad:{:#x}:{}", sender.ipad, sender.rcvp);
+                    }
+                }
+            }
+            s.push('\n');
+            if bones {
+                bone_table(s, p);
+            }
         }
-        Ok(Flow::Continue)
+        Err(e) => {
+            let _ = write!(s, "error     {e} ({} bytes)", d.payload.len());
+            Core::push_origin(s, d, first_arrival);
+            s.push('\n');
+        }
     }
+}
 
-    fn stats(&mut self) -> anyhow::Result<()> {
-        self.summary(None)
-    }
-
-    fn idle(&mut self) -> anyhow::Result<()> {
-        let packets: u64 = self.senders.values().map(|s| s.packets).sum();
-        self.log.progress(|| format!("{packets} packets (waiting)"));
-        Ok(())
+fn tree(
+    s: &mut String,
+    d: &Datagram<'_>,
+    parsed: &smf::Result<Packet<'_>>,
+    first_arrival: Option<f64>,
+) {
+    let _ = write!(s, "datagram  {} bytes", d.payload.len());
+    Core::push_origin(s, d, first_arrival);
+    let _ = writeln!(s, "\n  offset  length  tag");
+    let _ = tree_lines(s, Chunks::top(d.payload), None, 0);
+    match parsed {
+        Ok(p) => {
+            let _ = write!(s, "  => {}", p.body.kind());
+            if let Body::Frame(f) = &p.body {
+                let _ = write!(s, " fnum={}", f.fnum);
+            }
+            let _ = writeln!(s, " ({} unknown chunks)\n", p.unknown_count());
+        }
+        Err(e) => {
+            let _ = writeln!(s, "  => error: {e}\n");
+        }
     }
 }
 
 impl Dump<'_> {
-    fn json_packet(
-        &mut self,
-        d: &Datagram<'_>,
-        p: &Packet<'_>,
-        warnings: &[smf::Warning],
-    ) -> anyhow::Result<()> {
-        let head = PacketHead::new(d, p);
-        let warnings: Vec<WarningRecord> = warnings
-            .iter()
-            .map(|w| WarningRecord {
-                offset: w.offset,
-                tag: w.tag.to_string(),
-                reason: w.kind.to_string(),
-            })
-            .collect();
-        let unknown: Vec<_> = p
-            .unknown_chunks()
-            .into_iter()
-            .map(|(parent, c)| UnknownRecord {
-                parent: parent.map(|t| t.to_string()),
-                tag: c.tag.to_string(),
-                offset: c.offset,
-                len: c.value.len(),
-            })
-            .collect();
-        match &p.body {
-            Body::Frame(f) => self.out.json(&FrameRecord {
-                kind: "mocopi.frame",
-                head,
-                fnum: f.fnum,
-                time: f64::from(f.time),
-                uttm: f.uttm,
-                // All six bytes zero is how apps say "no timecode".
-                timecode: f
-                    .timecode
-                    .filter(|t| t.0 != [0; 6])
-                    .map(|t| TimecodeRecord {
-                        hour: t.hour(),
-                        minute: t.minute(),
-                        second: t.second(),
-                        frame: t.frame(),
-                        rate: t.rate(),
-                        drop_frame: t.drop_frame(),
-                    }),
-                bones: f
-                    .bones()
-                    .map(|b| BoneRecord::new(b.id, None, b.rot, b.pos))
-                    .collect(),
-                unknown,
-                warnings,
-            })?,
-            Body::Skeleton(s) => self.out.json(&SkeletonRecord {
-                kind: "mocopi.skeleton",
-                head,
-                bones: s
-                    .bones()
-                    .map(|b| BoneRecord::new(b.id, Some(b.parent), b.rot, b.pos))
-                    .collect(),
-                unknown,
-                warnings,
-            })?,
-            Body::Sensor(s) => self.out.json(&SensorRecord {
-                kind: "mocopi.sensor",
-                head,
-                children: s
-                    .children()
-                    .map(|c| ChildRecord {
-                        tag: c.tag.to_string(),
-                        offset: c.offset,
-                        len: c.value.len(),
-                        hex: hex::encode(c.value),
-                    })
-                    .collect(),
-                unknown,
-            })?,
-        }
-        Ok(())
-    }
-
-    fn human(
-        &mut self,
-        d: &Datagram<'_>,
-        parsed: &smf::Result<Packet<'_>>,
-        warnings: &[smf::Warning],
-    ) {
-        let s = &mut self.scratch;
-        match parsed {
-            Ok(p) => {
-                match &p.body {
-                    Body::Frame(f) => {
-                        let _ = write!(s, "frame     fnum={} time={:.3}", f.fnum, f.time);
-                        if let Some(u) = f.uttm {
-                            let _ = write!(s, " uttm={u:.6}");
-                        }
-                        if let Some(t) = f.timecode.filter(|t| t.0 != [0; 6]) {
-                            let _ = write!(
-                                s,
-                                " tc={:02}:{:02}:{:02}:{:02}",
-                                t.hour(),
-                                t.minute(),
-                                t.second(),
-                                t.frame()
-                            );
-                        }
-                        let _ = write!(s, " bones={}", f.bone_count());
-                    }
-                    Body::Skeleton(k) => {
-                        let _ = write!(s, "skeleton  bones={}", k.bone_count());
-                    }
-                    Body::Sensor(n) => {
-                        let _ = write!(s, "sensor    children={}", n.children().count());
-                        for c in n.children() {
-                            let _ = write!(s, " {}={}", c.tag, hex::encode(c.value));
-                        }
-                    }
-                }
-                if p.unknown_count() > 0 {
-                    let _ = write!(s, " unknown={}", p.unknown_count());
-                }
-                if let Some(w) = warnings.first() {
-                    let _ = write!(s, " warnings={} ({w})", warnings.len());
-                }
-                push_origin(s, d, self.first_arrival);
-                if let Some(sender) = p.sender {
-                    match sender.ip() {
-                        Some(ip) => {
-                            let _ = write!(s, " sender={ip}:{}", sender.rcvp);
-                        }
-                        None => {
-                            let _ = write!(s, " sender=ipad:{:#x}:{}", sender.ipad, sender.rcvp);
-                        }
-                    }
-                }
-                s.push('\n');
-                if self.opts.bones {
-                    bone_table(s, p);
-                }
-            }
-            Err(e) => {
-                let _ = write!(s, "error     {e} ({} bytes)", d.payload.len());
-                push_origin(s, d, self.first_arrival);
-                s.push('\n');
-            }
-        }
-    }
-
-    fn tree(&mut self, d: &Datagram<'_>, parsed: &smf::Result<Packet<'_>>) {
-        let s = &mut self.scratch;
-        let _ = write!(s, "datagram  {} bytes", d.payload.len());
-        push_origin(s, d, self.first_arrival);
-        let _ = writeln!(s, "\n  offset  length  tag");
-        let _ = tree_lines(s, Chunks::top(d.payload), None, 0);
-        match parsed {
-            Ok(p) => {
-                let _ = write!(s, "  => {}", p.body.kind());
-                if let Body::Frame(f) = &p.body {
-                    let _ = write!(s, " fnum={}", f.fnum);
-                }
-                let _ = writeln!(s, " ({} unknown chunks)\n", p.unknown_count());
-            }
-            Err(e) => {
-                let _ = writeln!(s, "  => error: {e}\n");
-            }
-        }
-    }
-
-    fn summary(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
-        let elapsed = self.started.elapsed().as_secs_f64();
+    fn summary_record(&mut self, core: &mut Core, stopped: Option<Stopped>) -> anyhow::Result<()> {
+        let elapsed = core.elapsed_s();
         // A stats record lists the busiest few senders; the summary all.
         let (listed, more_senders) = if stopped.is_none() {
             self.senders.busiest(STATS_SENDERS, |s| s.packets)
@@ -475,11 +425,11 @@ impl Dump<'_> {
             totals,
             elapsed_s: round3(elapsed),
             stopped,
-            refusals: self.guard.summary(),
+            refusals: core.guard.summary(),
             senders,
             more_senders,
             evicted,
-            capture: self.capture.map(CaptureRecord::from),
+            capture: core.capture,
             vmc: self.vmc.as_ref().map(|v| VmcRecord {
                 to: v.out.targets().to_vec(),
                 frames: v.frames,
@@ -499,25 +449,10 @@ impl Dump<'_> {
             }),
             takes: &self.takes_done,
             sends: self.vmc.as_ref().map(VmcSink::sends).unwrap_or_default(),
-            other: self.other.summary(),
+            other: core.other.summary(),
         };
-        report(
-            &mut self.out,
-            &self.log,
-            self.opts.format == OutputFormat::Json,
-            &rec,
-            stopped.is_some(),
-        )?;
+        core.report(&rec, stopped.is_some())?;
         Ok(())
-    }
-}
-
-fn push_origin(s: &mut String, d: &Datagram<'_>, first: Option<f64>) {
-    if let Some(src) = d.src {
-        let _ = write!(s, " src={src}");
-    }
-    if let (Some(at), Some(first)) = (d.arrival, first) {
-        let _ = write!(s, " t=+{:.6}", at - first);
     }
 }
 

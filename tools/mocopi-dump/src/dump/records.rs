@@ -1,11 +1,9 @@
 //! mocopi-dump's records (docs/jsonl.md).
 
-use std::fmt::Write as _;
-
 use super::{
     CaptureRecord, Datagram, ErrorRecord, HealthReport, Packet, Record, Stopped, list, summary_head,
 };
-use mocap_cli::{fps_text, plural};
+use mocap_cli::plural;
 use mocap_core::smf;
 use mocap_core::vmc;
 use serde::Serialize;
@@ -190,25 +188,13 @@ impl Counters {
     pub(super) fn describe(&self, streams: usize) -> String {
         let h = &self.health;
         let mut s = format!(
-            "{}, {}, {}, {}; lost {}, duplicates {}, reordered {}, restarts {}",
+            "{}, {}, {}, {}; ",
             plural(h.frames, "frame", "frames"),
             plural(h.skeletons, "skeleton", "skeletons"),
             plural(h.sensors, "sensor", "sensors"),
             plural(h.errors, "error", "errors"),
-            h.lost,
-            h.duplicates,
-            h.reordered,
-            h.restarts
         );
-        if self.warnings > 0 {
-            let _ = write!(s, "; {}", plural(self.warnings, "warning", "warnings"));
-        }
-        if let Some(fps) = h.fps {
-            let _ = write!(s, "; {}", fps_text(fps, streams));
-        }
-        if let Some(j) = h.jitter_ms {
-            let _ = write!(s, ", jitter {j:.2} ms");
-        }
+        mocap_cli::dump::health_words(&mut s, h, self.warnings, streams);
         s
     }
 }
@@ -289,17 +275,7 @@ impl Record for SummaryRecord<'_> {
             mocap_cli::write_sends(f, &self.sends)?;
         }
         if let Some(c) = &self.capture {
-            write!(
-                f,
-                "\n  capture: {} records, {} UDP datagrams, {} non-UDP, {} fragments ({} datagrams reassembled, {} dropped), {} truncated",
-                c.records,
-                c.datagrams,
-                c.non_udp,
-                c.fragments,
-                c.reassembled,
-                c.dropped,
-                c.truncated
-            )?;
+            write!(f, "\n  {}", c.human())?;
         }
         if self.senders.len() > 1 {
             for s in &self.senders {

@@ -1,7 +1,7 @@
 //! `--bvh`: one take per sender in the mocopi app's layout; lost frames
 //! held, late and duplicate ones skipped.
 
-use super::{Body, BvhOut, Dump, Packet};
+use super::{Body, BvhOut, Dump, Log, Packet};
 use mocap_core::smf;
 use std::net::SocketAddr;
 
@@ -26,6 +26,7 @@ impl Dump<'_> {
     /// lost ones held, late and duplicate ones skipped.
     pub(super) fn take_packet(
         &mut self,
+        log: &Log,
         b: &BvhOut,
         src: Option<SocketAddr>,
         p: &Packet<'_>,
@@ -36,7 +37,7 @@ impl Dump<'_> {
                 if !self.takes.admits(src) {
                     if !self.takes_full_logged {
                         self.takes_full_logged = true;
-                        mocap_cli::log_no_take(&self.log, src);
+                        mocap_cli::log_no_take(log, src);
                     }
                     return Ok(());
                 }
@@ -55,7 +56,7 @@ impl Dump<'_> {
                     .collect();
                 let path = mocap_cli::path_for(&b.path, src, self.takes.is_empty());
                 let take = mocap_cli::Take::create(&path, b.force, &joints, 1.0 / 60.0)?;
-                self.log.info(format_args!(
+                log.info(format_args!(
                     "recording a BVH take{} to {}",
                     src.map_or_else(String::new, |s| format!(" of {s}")),
                     take.path().display()
@@ -116,14 +117,14 @@ impl Dump<'_> {
     }
 
     /// Patches and closes every take, with the sender's measured frame time.
-    pub(super) fn finish_takes(&mut self) -> anyhow::Result<()> {
+    pub(super) fn finish_takes(&mut self, log: &Log) -> anyhow::Result<()> {
         for (src, t) in std::mem::take(&mut self.takes) {
             let fps = self
                 .senders
                 .get(&src)
                 .and_then(|s| s.health.report().sender_fps);
             let (path, frames) = t.take.finish(fps.map(|f| 1.0 / f))?;
-            self.log.always(format_args!(
+            log.always(format_args!(
                 "BVH take: {} frames ({} lost frames held) in {}",
                 frames,
                 t.held,

@@ -1,0 +1,395 @@
+//! The one harness of the datagram dump tools (mocopi-dump, livelink-dump,
+//! ifm-handshake's UDP mode): how they open their input, what they print
+//! for input that cannot be read, the status-line mode of a bridge, the
+//! health words of their summaries, and the run from first datagram to
+//! summary. A tool keeps only what its protocol needs: its decode, its
+//! records and its per-sender state ([`DumpTool`]).
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+use mocap_core::health::HealthReport;
+use mocap_core::pcap::CaptureStats;
+use mocap_core::protocol::Protocol;
+
+use crate::{
+    AllowArgs, CaptureRecord, Datagram, ErrorRecord, Event, FeedHandler, Flow, Format, Guard,
+    Input, InputError, Log, LogArgs, OtherProtocols, Output, Record, STATUS_INTERVAL, Source,
+    StopArgs, Stopped, WriteArgs, fps_text, install_ctrlc, plural, report,
+};
+
+/// What a dump tool prints: a line per packet, JSON Lines, or — a bridge
+/// (`--vmc` without `--format`) — only a status line every interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// A readable line per packet.
+    Human,
+    /// JSON Lines.
+    Json,
+    /// No line per packet; the status line on stderr.
+    Status,
+}
+
+impl Mode {
+    /// `--format` as given; when it is not, the status line for a tool that
+    /// bridges (its datagrams go somewhere else) and human lines otherwise.
+    #[must_use]
+    pub fn resolve(format: Option<Format>, bridging: bool) -> Self {
+        match format {
+            Some(Format::Json) => Self::Json,
+            Some(Format::Human) => Self::Human,
+            None if bridging => Self::Status,
+            None => Self::Human,
+        }
+    }
+
+    /// How often the periodic record comes: `--stats-interval`, and for the
+    /// status line [`STATUS_INTERVAL`] when it is not given.
+    #[must_use]
+    pub fn stats_every(self, log: &LogArgs) -> Option<Duration> {
+        match self {
+            Self::Status => Some(log.stats_interval.unwrap_or(STATUS_INTERVAL)),
+            _ => log.stats_interval,
+        }
+    }
+}
+
+/// How a dump tool opens its input.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec<'a> {
+    /// The tool's name, as log lines start.
+    pub tool: &'static str,
+    /// Its protocol: the port `-w` records under, and what other protocols
+    /// are told apart from.
+    pub protocol: Protocol,
+    /// `-l`/`-r`.
+    pub input: &'a Input,
+    /// `-w`, `--record-refused`.
+    pub record: &'a WriteArgs,
+    /// `--allow`.
+    pub allow: &'a AllowArgs,
+    /// `--quiet`, `--stats-interval`.
+    pub log: &'a LogArgs,
+    /// Whether a capture plays at its recorded timing (the tool sends to a
+    /// socket and `--topspeed` was not given).
+    pub pace: bool,
+}
+
+/// What every dump tool holds beside its protocol's state.
+#[expect(missing_debug_implementations, reason = "Output and Log hold writers")]
+pub struct Core {
+    /// The tool's name.
+    pub tool: &'static str,
+    /// What it prints.
+    pub mode: Mode,
+    /// What `--allow` refused (shared with the source, which checks).
+    pub guard: Guard,
+    /// Records on stdout.
+    pub out: Output,
+    /// Log and progress on stderr.
+    pub log: Log,
+    /// When the run started.
+    pub started: Instant,
+    /// The first datagram's receive time, which human lines count from.
+    pub first_arrival: Option<f64>,
+    /// A line being built (reused, so a line costs no allocation).
+    pub scratch: String,
+    /// Other protocols sent to this port.
+    pub other: OtherProtocols,
+    /// What reading a capture met, once the input is finished.
+    pub capture: Option<CaptureRecord>,
+}
+
+impl Core {
+    /// Opens the input as every dump tool does: Ctrl-C (and SIGTERM/SIGHUP)
+    /// handled, the source opened, `-w` recording, pacing, `--allow`
+    /// checked by the source, the input announced.
+    ///
+    /// # Errors
+    /// Input that cannot be opened, a `-w` file that cannot be created.
+    pub fn open(spec: &Spec<'_>, mode: Mode) -> anyhow::Result<(Source, Self)> {
+        install_ctrlc()?;
+        let mut source = Source::open(spec.input)?;
+        if let Some(path) = &spec.record.write {
+            let port = spec.protocol.default_ports().first().copied().unwrap_or(0);
+            source.record_to(path, port)?;
+        }
+        if spec.pace {
+            source.pace_recorded();
+        }
+        let guard = Guard::new(spec.allow, Some(Log::new(spec.tool, spec.log.quiet, false)));
+        let guard = if spec.record.record_refused {
+            guard.recording_refused()
+        } else {
+            guard
+        };
+        source.guard_with(guard.clone());
+        let live = source.is_live();
+        let log = Log::new(spec.tool, spec.log.quiet, live);
+        source.announce(&log);
+        let core = Self {
+            tool: spec.tool,
+            mode,
+            guard,
+            out: Output::stdout(live),
+            log,
+            started: Instant::now(),
+            first_arrival: None,
+            scratch: String::new(),
+            other: OtherProtocols::new(spec.protocol),
+            capture: None,
+        };
+        Ok((source, core))
+    }
+
+    /// Writes an input item that could not be read (the tool has counted
+    /// it): the shared `error` record, a human line, or nothing in status
+    /// mode.
+    ///
+    /// # Errors
+    /// Output errors.
+    pub fn unreadable(&mut self, e: &InputError) -> std::io::Result<()> {
+        match self.mode {
+            Mode::Json => self.out.json(&ErrorRecord::from(e)),
+            Mode::Human => self.out.text(format_args!("error     {e}\n")),
+            Mode::Status => Ok(()),
+        }
+    }
+
+    /// Writes a `stats` record (`last` false) or the summary.
+    ///
+    /// # Errors
+    /// Output errors.
+    pub fn report<R: Record + ?Sized>(&mut self, r: &R, last: bool) -> std::io::Result<()> {
+        report(&mut self.out, &self.log, self.mode == Mode::Json, r, last)
+    }
+
+    /// Seconds since the run started.
+    #[must_use]
+    pub fn elapsed_s(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// Where a datagram came from and when, for the end of a human line:
+    /// ` src=ADDR t=+SECONDS` (seconds since the first datagram).
+    pub fn push_origin(s: &mut String, d: &Datagram<'_>, first: Option<f64>) {
+        if let Some(src) = d.src {
+            let _ = write!(s, " src={src}");
+        }
+        if let (Some(at), Some(first)) = (d.arrival, first) {
+            let _ = write!(s, " t=+{:.6}", at - first);
+        }
+    }
+}
+
+/// A dump tool's own part: its decode, records and per-sender state.
+pub trait DumpTool {
+    /// A datagram arrived (after `--allow`).
+    ///
+    /// # Errors
+    /// Output errors and sends that end the run.
+    fn datagram(&mut self, core: &mut Core, d: &Datagram<'_>) -> anyhow::Result<()>;
+
+    /// An input item could not be read: count it (the harness writes it).
+    fn unreadable(&mut self, e: &InputError);
+
+    /// Datagrams so far, for the progress line.
+    fn packets(&self) -> u64;
+
+    /// The periodic record (`stopped` is `None`) or the summary.
+    ///
+    /// # Errors
+    /// Output errors.
+    fn summary(&mut self, core: &mut Core, stopped: Option<Stopped>) -> anyhow::Result<()>;
+
+    /// The run ended, however it ended (a closed pipe too): close what must
+    /// be closed (takes). Before the summary.
+    ///
+    /// # Errors
+    /// Files that cannot be finished.
+    fn finish(&mut self, core: &mut Core) -> anyhow::Result<()> {
+        let _ = core;
+        Ok(())
+    }
+}
+
+/// Runs a dump tool over its source to the end and writes its summary.
+///
+/// # Errors
+/// Input, output and the tool's own errors.
+pub fn run<T: DumpTool>(
+    mut source: Source,
+    mut core: Core,
+    stop: &StopArgs,
+    log: &LogArgs,
+    tool: &mut T,
+) -> anyhow::Result<()> {
+    let every = core.mode.stats_every(log);
+    let mut h = Harness {
+        core: &mut core,
+        tool,
+    };
+    let stopped = crate::run(&mut source, stop, every, &mut h);
+    let Harness { core, tool } = h;
+    tool.finish(core)?;
+    let stopped = stopped?;
+    core.log.finish();
+    source.finish(&core.log)?;
+    core.capture = source.capture_stats().map(CaptureRecord::from);
+    tool.summary(core, Some(stopped))?;
+    core.out.flush()?;
+    Ok(())
+}
+
+struct Harness<'a, T> {
+    core: &'a mut Core,
+    tool: &'a mut T,
+}
+
+impl<T: DumpTool> FeedHandler<Source> for Harness<'_, T> {
+    fn item(&mut self, event: Event<'_>) -> anyhow::Result<Flow> {
+        match event {
+            Event::Datagram(d) => {
+                if self.core.first_arrival.is_none() {
+                    self.core.first_arrival = d.arrival;
+                }
+                self.tool.datagram(self.core, &d)?;
+                let packets = self.tool.packets();
+                self.core.log.progress(|| format!("{packets} packets"));
+            }
+            Event::Unreadable(e) => {
+                self.tool.unreadable(&e);
+                self.core.unreadable(&e)?;
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn stats(&mut self) -> anyhow::Result<()> {
+        self.tool.summary(self.core, None)
+    }
+
+    fn idle(&mut self) -> anyhow::Result<()> {
+        let packets = self.tool.packets();
+        self.core
+            .log
+            .progress(|| format!("{packets} packets (waiting)"));
+        Ok(())
+    }
+}
+
+/// The stream-health part of a summary line, the same words in every dump
+/// tool: `lost N, duplicates N, reordered N, restarts N[; N warnings][;
+/// R fps][, jitter J ms]`. `streams` is how many senders' rates `fps` adds
+/// up (said when more than one).
+pub fn health_words(s: &mut String, h: &HealthReport, warnings: u64, streams: usize) {
+    let _ = write!(
+        s,
+        "lost {}, duplicates {}, reordered {}, restarts {}",
+        h.lost, h.duplicates, h.reordered, h.restarts
+    );
+    if warnings > 0 {
+        let _ = write!(s, "; {}", plural(warnings, "warning", "warnings"));
+    }
+    if let Some(fps) = h.fps {
+        let _ = write!(s, "; {}", fps_text(fps, streams));
+    }
+    if let Some(j) = h.jitter_ms {
+        let _ = write!(s, ", jitter {j:.2} ms");
+    }
+}
+
+impl CaptureRecord {
+    /// The summary's capture line, without its indent.
+    #[must_use]
+    pub fn human(&self) -> String {
+        format!(
+            "capture: {} records, {} UDP datagrams, {} non-UDP, {} fragments ({} datagrams reassembled, {} dropped), {} truncated",
+            self.records,
+            self.datagrams,
+            self.non_udp,
+            self.fragments,
+            self.reassembled,
+            self.dropped,
+            self.truncated
+        )
+    }
+}
+
+// Capture statistics come from the core's reader; the record is what
+// summaries print of them.
+impl From<&CaptureStats> for CaptureRecord {
+    fn from(c: &CaptureStats) -> Self {
+        Self::from(*c)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bridge_without_format_prints_the_status_line() {
+        assert_eq!(Mode::resolve(None, true), Mode::Status);
+        assert_eq!(Mode::resolve(None, false), Mode::Human);
+        assert_eq!(Mode::resolve(Some(Format::Json), true), Mode::Json);
+        assert_eq!(Mode::resolve(Some(Format::Human), true), Mode::Human);
+        let log = LogArgs::default();
+        assert_eq!(Mode::Status.stats_every(&log), Some(STATUS_INTERVAL));
+        assert_eq!(Mode::Json.stats_every(&log), None);
+        let every = LogArgs {
+            stats_interval: Some(Duration::from_secs(2)),
+            quiet: false,
+        };
+        assert_eq!(
+            Mode::Status.stats_every(&every),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            Mode::Human.stats_every(&every),
+            Some(Duration::from_secs(2))
+        );
+    }
+
+    #[test]
+    fn health_words_say_what_is_there() {
+        let mut h = HealthReport {
+            lost: 2,
+            duplicates: 1,
+            reordered: 3,
+            restarts: 0,
+            ..HealthReport::default()
+        };
+        let mut s = String::new();
+        health_words(&mut s, &h, 0, 1);
+        assert_eq!(s, "lost 2, duplicates 1, reordered 3, restarts 0");
+        h.fps = Some(59.94);
+        h.jitter_ms = Some(1.234);
+        s.clear();
+        health_words(&mut s, &h, 1, 1);
+        assert_eq!(
+            s,
+            format!(
+                "lost 2, duplicates 1, reordered 3, restarts 0; 1 warning; {}, jitter 1.23 ms",
+                fps_text(59.94, 1)
+            )
+        );
+    }
+
+    #[test]
+    fn origin_counts_from_the_first_datagram() {
+        let d = Datagram {
+            src: Some("127.0.0.1:5000".parse().unwrap()),
+            dst: None,
+            arrival: Some(10.25),
+            ts: None,
+            payload: b"",
+        };
+        let mut s = String::new();
+        Core::push_origin(&mut s, &d, Some(10.0));
+        assert_eq!(s, " src=127.0.0.1:5000 t=+0.250000");
+        s.clear();
+        Core::push_origin(&mut s, &d, None);
+        assert_eq!(s, " src=127.0.0.1:5000");
+    }
+}
