@@ -14,8 +14,8 @@ use mocap_core::protocol::Protocol;
 
 use crate::{
     AllowArgs, CaptureRecord, Datagram, ErrorRecord, Event, FeedHandler, Flow, Format, Guard,
-    Input, InputError, Log, LogArgs, OtherProtocols, Output, Record, STATUS_INTERVAL, Source,
-    StopArgs, Stopped, WriteArgs, fps_text, install_ctrlc, plural, report,
+    Input, InputError, Log, LogArgs, OtherProtocols, Output, PaceArgs, Record, STATUS_INTERVAL,
+    Source, StopArgs, Stopped, WriteArgs, fps_text, install_ctrlc, plural, report,
 };
 
 /// What a dump tool prints: a line per packet, JSON Lines, or — a bridge
@@ -54,6 +54,27 @@ impl Mode {
     }
 }
 
+/// The flags every dump tool takes besides its input and its protocol's
+/// own: pacing, `-w`, `--allow`, when to stop, logging.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct DumpArgs {
+    /// `--topspeed`.
+    #[command(flatten)]
+    pub pace: PaceArgs,
+    /// `-w`, `--record-refused`.
+    #[command(flatten)]
+    pub record: WriteArgs,
+    /// `--allow`.
+    #[command(flatten)]
+    pub allow: AllowArgs,
+    /// `-n`, `--duration`.
+    #[command(flatten)]
+    pub stop: StopArgs,
+    /// `--quiet`, `--stats-interval`.
+    #[command(flatten)]
+    pub log: LogArgs,
+}
+
 /// How a dump tool opens its input.
 #[derive(Clone, Copy, Debug)]
 pub struct Spec<'a> {
@@ -64,15 +85,11 @@ pub struct Spec<'a> {
     pub protocol: Protocol,
     /// `-l`/`-r`.
     pub input: &'a Input,
-    /// `-w`, `--record-refused`.
-    pub record: &'a WriteArgs,
-    /// `--allow`.
-    pub allow: &'a AllowArgs,
-    /// `--quiet`, `--stats-interval`.
-    pub log: &'a LogArgs,
-    /// Whether a capture plays at its recorded timing (the tool sends to a
-    /// socket and `--topspeed` was not given).
-    pub pace: bool,
+    /// The shared flags.
+    pub args: &'a DumpArgs,
+    /// Whether the tool sends what it decodes to sockets (`--vmc` …): a
+    /// capture then plays at its recorded timing unless `--topspeed`.
+    pub sends: bool,
 }
 
 /// What every dump tool holds beside its protocol's state.
@@ -109,23 +126,27 @@ impl Core {
     /// Input that cannot be opened, a `-w` file that cannot be created.
     pub fn open(spec: &Spec<'_>, mode: Mode) -> anyhow::Result<(Source, Self)> {
         install_ctrlc()?;
+        let args = spec.args;
         let mut source = Source::open(spec.input)?;
-        if let Some(path) = &spec.record.write {
+        if let Some(path) = &args.record.write {
             let port = spec.protocol.default_ports().first().copied().unwrap_or(0);
             source.record_to(path, port)?;
         }
-        if spec.pace {
+        if spec.sends && !args.pace.topspeed {
             source.pace_recorded();
         }
-        let guard = Guard::new(spec.allow, Some(Log::new(spec.tool, spec.log.quiet, false)));
-        let guard = if spec.record.record_refused {
+        let guard = Guard::new(
+            &args.allow,
+            Some(Log::new(spec.tool, args.log.quiet, false)),
+        );
+        let guard = if args.record.record_refused {
             guard.recording_refused()
         } else {
             guard
         };
         source.guard_with(guard.clone());
         let live = source.is_live();
-        let log = Log::new(spec.tool, spec.log.quiet, live);
+        let log = Log::new(spec.tool, args.log.quiet, live);
         source.announce(&log);
         let core = Self {
             tool: spec.tool,
@@ -220,11 +241,11 @@ pub trait DumpTool {
 pub fn run<T: DumpTool>(
     mut source: Source,
     mut core: Core,
-    stop: &StopArgs,
-    log: &LogArgs,
+    args: &DumpArgs,
     tool: &mut T,
 ) -> anyhow::Result<()> {
-    let every = core.mode.stats_every(log);
+    let every = core.mode.stats_every(&args.log);
+    let stop = &args.stop;
     let mut h = Harness {
         core: &mut core,
         tool,

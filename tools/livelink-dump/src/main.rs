@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use mocap_cli::{Input, LogArgs, PaceArgs, StopArgs, WriteArgs};
+use mocap_cli::Input;
 use mocap_core::bridge::AngleUnit;
 
 mod dump;
@@ -69,19 +69,7 @@ struct Args {
     angles: AnglesArg,
 
     #[command(flatten)]
-    pace: PaceArgs,
-
-    #[command(flatten)]
-    record: WriteArgs,
-
-    #[command(flatten)]
-    allow: mocap_cli::AllowArgs,
-
-    #[command(flatten)]
-    stop: StopArgs,
-
-    #[command(flatten)]
-    log: LogArgs,
+    common: mocap_cli::dump::DumpArgs,
 
     #[command(flatten)]
     smooth: mocap_cli::SmoothArgs,
@@ -114,14 +102,10 @@ fn main() -> ExitCode {
     };
     let opts = dump::Options {
         input,
-        record: args.record,
+        common: args.common,
         // Bridging is a background job: no line per packet unless asked.
         mode: mocap_cli::dump::Mode::resolve(args.format, !args.vmc.is_empty()),
         subject: args.subject,
-        stop: args.stop,
-        log: args.log,
-        topspeed: args.pace.topspeed,
-        allow: args.allow,
         vmc: (!args.vmc.is_empty()).then(|| dump::VmcOut {
             to: args.vmc,
             face: args.face.options(),

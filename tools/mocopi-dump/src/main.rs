@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use mocap_cli::{Input, LogArgs, PaceArgs, StopArgs, WriteArgs};
+use mocap_cli::Input;
 use mocap_core::bridge::{BodyOptions, MappingTable};
 
 mod dump;
@@ -96,19 +96,7 @@ struct Args {
     no_root_motion: bool,
 
     #[command(flatten)]
-    pace: PaceArgs,
-
-    #[command(flatten)]
-    record: WriteArgs,
-
-    #[command(flatten)]
-    allow: mocap_cli::AllowArgs,
-
-    #[command(flatten)]
-    stop: StopArgs,
-
-    #[command(flatten)]
-    log: LogArgs,
+    common: mocap_cli::dump::DumpArgs,
 
     /// --bvh takes are in the mocopi app's layout (27 joints, rest pose
     /// first, lost frames held) and start at the first skeleton packet.
@@ -153,7 +141,7 @@ fn main() -> ExitCode {
     };
     let opts = dump::Options {
         input,
-        record: args.record,
+        common: args.common,
         // Bridging is a background job: no line per frame unless asked.
         mode: mocap_cli::dump::Mode::resolve(
             args.format.map(|f| match f {
@@ -164,11 +152,7 @@ fn main() -> ExitCode {
         ),
         tree: args.format == Some(dump::FormatArg::Tree),
         bones: args.bones,
-        stop: args.stop,
-        log: args.log,
-        topspeed: args.pace.topspeed,
         bvh: args.bvh.out(),
-        allow: args.allow,
         vmc: bridging.then(|| {
             let (mapping_name, mapping) = args.mapping;
             dump::VmcOut {

@@ -5,12 +5,9 @@
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 
-use mocap_cli::dump::{self, Core, DumpTool, Mode, Spec};
+use mocap_cli::dump::{self, Core, DumpArgs, DumpTool, Mode, Spec};
 use mocap_cli::net::Fanout;
-use mocap_cli::{
-    AllowArgs, Datagram, Input, InputError, LogArgs, Senders, StopArgs, Stopped, WriteArgs, round3,
-    summary_kind,
-};
+use mocap_cli::{Datagram, Input, InputError, Senders, Stopped, round3, summary_kind};
 use mocap_core::bridge::{AngleUnit, FaceBridge, FaceOptions, FacePose};
 use mocap_core::health::Health;
 use mocap_core::livelink::{self, Body, Packet};
@@ -34,20 +31,12 @@ const MAX_SUBJECTS: usize = 16;
 pub(crate) struct Options {
     /// Socket or file.
     pub(crate) input: Input,
-    /// `-w`.
-    pub(crate) record: WriteArgs,
+    /// Pacing, `-w`, `--allow`, `--count`/`--duration`, logging.
+    pub(crate) common: DumpArgs,
     /// What is printed (bridging without `--format`: the status line).
     pub(crate) mode: Mode,
     /// `--subject`: print and bridge only this one.
     pub(crate) subject: Option<String>,
-    /// `--count`, `--duration`.
-    pub(crate) stop: StopArgs,
-    /// `--quiet`, `--stats-interval`.
-    pub(crate) log: LogArgs,
-    /// `--topspeed`.
-    pub(crate) topspeed: bool,
-    /// `--allow`.
-    pub(crate) allow: AllowArgs,
     /// `--vmc` and its options.
     pub(crate) vmc: Option<VmcOut>,
 }
@@ -75,11 +64,8 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
             tool: TOOL,
             protocol: mocap_core::protocol::Protocol::LiveLink,
             input: &opts.input,
-            record: &opts.record,
-            allow: &opts.allow,
-            log: &opts.log,
-            // Sending to a socket from a capture plays it at its recorded timing.
-            pace: opts.vmc.is_some() && !opts.topspeed,
+            args: &opts.common,
+            sends: opts.vmc.is_some(),
         },
         opts.mode,
     )?;
@@ -97,7 +83,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         vmc,
         several_logged: false,
     };
-    dump::run(source, core, &opts.stop, &opts.log, &mut dump)
+    dump::run(source, core, &opts.common, &mut dump)
 }
 
 /// One subject of one sender: its health and its bridge.

@@ -1,8 +1,8 @@
 //! `mocopi-dump`: decode mocopi datagrams from a socket or a file and report
 //! stream health. The binary parses flags into [`Options`] and calls [`run`].
 
-use mocap_cli::dump::{self, Core, DumpTool, Mode, Spec};
-use mocap_cli::{AllowArgs, Senders};
+use mocap_cli::Senders;
+use mocap_cli::dump::{self, Core, DumpArgs, DumpTool, Mode, Spec};
 use std::fmt::Write as _;
 
 mod records;
@@ -20,7 +20,7 @@ use vmc_out::{VmcSink, list};
 
 use mocap_cli::net::Fanout;
 use mocap_cli::{CaptureRecord, ErrorRecord};
-use mocap_cli::{Datagram, Input, InputError, Log, LogArgs, StopArgs, Stopped, WriteArgs};
+use mocap_cli::{Datagram, Input, InputError, Log, Stopped};
 use mocap_cli::{Record, round3, summary_head, summary_kind};
 use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
 use mocap_core::health::{Health, HealthReport};
@@ -46,27 +46,18 @@ pub(crate) enum FormatArg {
 pub(crate) struct Options {
     /// Socket or file.
     pub(crate) input: Input,
-    /// `-w`: where to record what arrives.
-    pub(crate) record: WriteArgs,
+    /// Pacing, `-w`, `--allow`, `--count`/`--duration`, logging.
+    pub(crate) common: DumpArgs,
     /// What is printed (bridging without `--format`: the status line).
     pub(crate) mode: Mode,
     /// `--format tree`: the chunk tree instead of the human line.
     pub(crate) tree: bool,
     /// Per-bone table under each human line.
     pub(crate) bones: bool,
-    /// `--count`, `--duration`.
-    pub(crate) stop: StopArgs,
-    /// `--quiet`, `--stats-interval`.
-    pub(crate) log: LogArgs,
     /// Also send the body as VMC to these receivers.
     pub(crate) vmc: Option<VmcOut>,
-    /// `--topspeed`: send file input as fast as it is read, not at its
-    /// recorded timing.
-    pub(crate) topspeed: bool,
     /// `--bvh FILE`: record the take as BVH (one file per sender).
     pub(crate) bvh: Option<BvhOut>,
-    /// `--allow`: who may send.
-    pub(crate) allow: AllowArgs,
 }
 
 pub(crate) use mocap_cli::BvhOut;
@@ -84,11 +75,8 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
             tool: TOOL,
             protocol: mocap_core::protocol::Protocol::Mocopi,
             input: &opts.input,
-            record: &opts.record,
-            allow: &opts.allow,
-            log: &opts.log,
-            // Sending to a socket from a capture plays it at its recorded timing.
-            pace: opts.vmc.is_some() && !opts.topspeed,
+            args: &opts.common,
+            sends: opts.vmc.is_some(),
         },
         opts.mode,
     )?;
@@ -100,7 +88,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         takes_full_logged: false,
         takes_done: Vec::new(),
     };
-    dump::run(source, core, &opts.stop, &opts.log, &mut dump)
+    dump::run(source, core, &opts.common, &mut dump)
 }
 
 #[derive(Default)]
