@@ -9,7 +9,7 @@ use clap::Parser;
 use mocap_cli::{Input, LogArgs, StopArgs, WriteArgs};
 
 mod session;
-use session::{Mode, OutputFormat};
+use session::{FormatArg, Mode};
 
 const EXAMPLES: &str = "\
 Examples:
@@ -117,7 +117,7 @@ struct Args {
     /// Output format [default: human; with --vmc, none: a status line every
     /// --stats-interval (default 5s) on stderr instead of a line per frame].
     #[arg(long, value_enum)]
-    format: Option<OutputFormat>,
+    format: Option<FormatArg>,
 
     /// Also send every frame as VMC (perfect sync) to HOST:PORT (repeatable).
     #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port)]
@@ -202,11 +202,14 @@ fn main() -> ExitCode {
         silence: args.silence,
         mode,
         // Bridging is a background job: no line per frame unless asked.
-        format: match args.format {
-            Some(f) => f,
-            None if !args.vmc.is_empty() => OutputFormat::Status,
-            None => OutputFormat::Human,
-        },
+        format: mocap_cli::dump::Mode::resolve(
+            args.format.map(|f| match f {
+                FormatArg::Json => mocap_cli::Format::Json,
+                FormatArg::Human | FormatArg::Raw => mocap_cli::Format::Human,
+            }),
+            !args.vmc.is_empty(),
+        ),
+        raw: args.format == Some(FormatArg::Raw),
         topspeed: args.pace.topspeed,
         stop: args.limits,
         log: args.log,

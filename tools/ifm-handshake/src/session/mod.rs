@@ -47,20 +47,21 @@ const BAKE_STALL: Duration = Duration::from_secs(10);
 /// Largest baked recording accepted (a 10-minute recording is about 36 MB).
 const MAX_RECORDING: usize = 512 << 20;
 
-/// `--format` for ifm-handshake: the shared two plus the text as received.
+/// `--format` as ifm-handshake parses it: the shared two plus the text as
+/// received (a human view of its own; the harness sees
+/// [`OutputFormat::Human`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum OutputFormat {
+pub(crate) enum FormatArg {
     /// One compact line per frame: tracking, head angles, strongest blendshapes.
     Human,
     /// JSON Lines (`ifm.frame`, `error`, `stats`, `summary`, `ifm.recording`).
     Json,
     /// Each frame's text as received, one per line.
     Raw,
-    /// Bridge mode (`--vmc` without `--format`): no line per frame, a status
-    /// line every `--stats-interval` on stderr.
-    #[value(skip)]
-    Status,
 }
+
+/// What is printed: the dump tools' one output mode.
+pub(crate) use mocap_cli::dump::Mode as OutputFormat;
 
 /// What to do.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,8 +111,10 @@ pub(crate) struct Options {
     pub(crate) silence: Duration,
     /// What to do.
     pub(crate) mode: Mode,
-    /// Output format.
+    /// What is printed (bridging without `--format`: the status line).
     pub(crate) format: OutputFormat,
+    /// `--format raw`: each frame's text as received instead of the human line.
+    pub(crate) raw: bool,
     /// `--count` (frames), `--duration`.
     pub(crate) stop: StopArgs,
     /// `--quiet`, `--stats-interval`.
@@ -163,14 +166,7 @@ impl Options {
     /// How often to print counters: `--stats-interval`, or every few seconds
     /// in bridge mode, where they are the only output.
     fn stats_every(&self) -> Option<Duration> {
-        match self.format {
-            OutputFormat::Status => Some(
-                self.log
-                    .stats_interval
-                    .unwrap_or(mocap_cli::STATUS_INTERVAL),
-            ),
-            _ => self.log.stats_interval,
-        }
+        self.format.stats_every(&self.log)
     }
 
     fn phone_addr(&self, cmd: Command) -> Option<SocketAddr> {
@@ -435,7 +431,7 @@ impl<'o> Decoder<'o> {
     ) -> anyhow::Result<()> {
         match self.opts.format {
             OutputFormat::Status => {}
-            OutputFormat::Raw => {
+            OutputFormat::Human if self.opts.raw => {
                 self.out
                     .text(format_args!("{}\n", String::from_utf8_lossy(bytes)))?;
             }
