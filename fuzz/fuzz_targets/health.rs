@@ -6,12 +6,13 @@
 //! counters are checked against a model written here from the definitions:
 //! a frame number seen before is a duplicate; a new one below the newest is
 //! reordered; lost is the numbers between the first and the newest never
-//! received. In the free mode frame numbers, clocks and arrivals are any
-//! bits: the counters must agree with the events `frame` returned, and
+//! received. In the free mode frame numbers and clocks are any bits and
+//! arrivals any `Duration`: the counters must agree with the events `frame` returned, and
 //! every rate is finite and not negative.
 #![no_main]
 
 use std::collections::BTreeSet;
+use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use mocap_core::health::{FrameEvent, Health, UNNUMBERED};
@@ -26,7 +27,7 @@ fn model(data: &[u8]) {
     for (i, c) in data.chunks_exact(2).enumerate() {
         let fnum = BASE + u32::from(u16::from_le_bytes([c[0], c[1]])) % 600;
         let t = i as f64 / 60.0;
-        h.frame(fnum, t, Some(t + 0.01));
+        h.frame(fnum, t, Some(Duration::from_secs_f64(t + 0.01)));
         if !seen.insert(fnum) {
             dups += 1;
         } else if first.is_some() && fnum < newest {
@@ -52,7 +53,9 @@ fn free(data: &[u8]) {
     for c in data.chunks_exact(20) {
         let fnum = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
         let clock = f64::from_le_bytes(c[4..12].try_into().unwrap());
-        let at = f64::from_le_bytes(c[12..20].try_into().unwrap());
+        // Any arrival a Duration can hold: seconds and nanoseconds as bits.
+        let secs = u64::from_le_bytes(c[12..20].try_into().unwrap());
+        let at = Duration::new(secs, u32::from_le_bytes(c[0..4].try_into().unwrap()) % 1_000_000_000);
         let arrival = (c[0] & 1 == 0).then_some(at);
         match h.frame(fnum, clock, arrival) {
             FrameEvent::Duplicate => dups += 1,

@@ -12,6 +12,7 @@ use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use anyhow::Context as _;
 
@@ -267,22 +268,23 @@ impl VmcTakes {
         }
     }
 
-    /// One message from `src` that arrived at `now` seconds.
+    /// One message from `src` that arrived at `now` (any origin, the same
+    /// for every call).
     pub fn push(
         &mut self,
         src: Option<SocketAddr>,
         m: &vmc::Message,
-        now: f64,
+        now: Duration,
         log: &Log,
     ) -> anyhow::Result<()> {
         self.record(src, log, |r| r.push(m, now))
     }
 
-    /// One whole frame (a mix) that was made at `now` seconds.
+    /// One whole frame (a mix) that was made at `now`.
     pub fn push_frame(
         &mut self,
         frame: &[vmc::Message],
-        now: f64,
+        now: Duration,
         log: &Log,
     ) -> anyhow::Result<()> {
         self.record(None, log, |r| r.push_frame(frame, now))

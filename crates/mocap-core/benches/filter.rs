@@ -70,7 +70,7 @@ fn smoother_per_bone(bencher: Bencher<'_, '_>) {
                 })
                 .collect();
             f.push(Message::Time(t));
-            (f, f64::from(t))
+            (f, std::time::Duration::from_secs_f64(f64::from(t)))
         })
         .bench_local_refs(|(frame, at)| s.apply_all(frame, *at));
 }

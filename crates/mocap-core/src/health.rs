@@ -15,6 +15,8 @@
 //! assert_eq!(h.frame(5, 4.0 / 60.0, None), FrameEvent::InOrder { lost: 0 });
 //! ```
 
+use std::time::Duration;
+
 /// How far back (in frames) late and duplicate frames are recognised.
 const WINDOW: u32 = 1024;
 /// A backwards `fnum` jump at least this large is a new session, as Sony's
@@ -151,8 +153,10 @@ impl Health {
     }
 
     /// Counts a frame. `clock` is the sender's clock in seconds (`uttm` when
-    /// present, else `time`); `arrival` the receive time in seconds, if known.
-    pub fn frame(&mut self, fnum: u32, clock: f64, arrival: Option<f64>) -> FrameEvent {
+    /// present, else `time`: wire data); `arrival` the receive time (any
+    /// origin, the same for every call), if known.
+    pub fn frame(&mut self, fnum: u32, clock: f64, arrival: Option<Duration>) -> FrameEvent {
+        let arrival = arrival.map(|a| a.as_secs_f64());
         self.frames += 1;
         let event = match self.newest {
             _ if fnum == UNNUMBERED => FrameEvent::Unnumbered,
@@ -352,7 +356,13 @@ mod tests {
     fn feed(h: &mut Health, fnums: &[u32]) -> Vec<FrameEvent> {
         fnums
             .iter()
-            .map(|&f| h.frame(f, f64::from(f) / 60.0, Some(f64::from(f) / 60.0)))
+            .map(|&f| {
+                h.frame(
+                    f,
+                    f64::from(f) / 60.0,
+                    Some(Duration::from_secs_f64(f64::from(f) / 60.0)),
+                )
+            })
             .collect()
     }
 
@@ -364,8 +374,8 @@ mod tests {
     #[test]
     fn rates_are_never_infinite() {
         let mut h = Health::new();
-        h.frame(1, 0.0, Some(0.0));
-        h.frame(2, 5e-324, Some(5e-324));
+        h.frame(1, 0.0, Some(Duration::ZERO));
+        h.frame(2, 5e-324, Some(Duration::from_secs_f64(5e-324)));
         let r = h.report();
         assert_eq!((r.fps, r.sender_fps), (None, None));
         assert_eq!(r.frames, 2);
@@ -473,7 +483,9 @@ mod tests {
             h.frame(
                 f,
                 f64::from(f) / 60.0,
-                Some(100.0 + f64::from(f) / 60.0 + jitter),
+                Some(Duration::from_secs_f64(
+                    100.0 + f64::from(f) / 60.0 + jitter,
+                )),
             );
         }
         let r = h.report();

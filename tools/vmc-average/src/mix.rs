@@ -347,14 +347,14 @@ impl FeedHandler<Inbox> for Mix<'_> {
             && !frame.is_empty()
         {
             if let Some(s) = &mut self.smoother {
-                s.apply_all(&mut frame, self.start.elapsed().as_secs_f64());
+                s.apply_all(&mut frame, self.start.elapsed());
             }
             for d in vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE)? {
                 self.fanout.send(&d, &self.log);
             }
             self.datagrams_out = self.fanout.sent();
             if let Some(t) = &mut self.takes {
-                t.push_frame(&frame, self.start.elapsed().as_secs_f64(), &self.log)?;
+                t.push_frame(&frame, self.start.elapsed(), &self.log)?;
             }
             self.frames_out += 1;
             if self.opts.dump {

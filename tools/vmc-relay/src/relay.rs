@@ -148,7 +148,13 @@ impl Dest {
 
     /// `--as vrchat|vmt`: the messages that passed the rules feed this
     /// source's solver; a frame's end sends its trackers.
-    fn trackers(&mut self, log: &Log, src: Option<SocketAddr>, now: f64, kept: &[osc::Message]) {
+    fn trackers(
+        &mut self,
+        log: &Log,
+        src: Option<SocketAddr>,
+        now: Duration,
+        kept: &[osc::Message],
+    ) {
         let Some((opts, streams)) = &mut self.trackers else {
             return;
         };
@@ -187,7 +193,7 @@ impl Dest {
             .smoothers
             .get_or_insert_with(src, || (vmc::Smoother::new(opts.clone()), now));
         *seen = now;
-        s.apply(&mut typed, now.as_secs_f64());
+        s.apply(&mut typed, now);
         match typed {
             Message::Time(_) => m,
             other => other.to_osc(),
@@ -520,7 +526,7 @@ impl Relay {
         }
         let now = self.start.elapsed();
         if let Some(takes) = &mut self.takes {
-            let at = d.arrival.unwrap_or(now.as_secs_f64());
+            let at = d.ts.unwrap_or(now);
             for m in &messages {
                 if let Ok(m) = Message::from_osc(m) {
                     takes.push(d.src, &m, at, &self.log)?;
@@ -546,7 +552,7 @@ impl Relay {
                 }
             }
             if dest.trackers.is_some() {
-                let at = d.arrival.unwrap_or(now.as_secs_f64());
+                let at = d.ts.unwrap_or(now);
                 dest.trackers(&self.log, d.src, at, &keep);
                 continue;
             }

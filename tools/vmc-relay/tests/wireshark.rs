@@ -296,7 +296,12 @@ fn dissector_reads_vrchat_and_vmt_trackers_as_we_do() {
             rate: None,
         });
         let datagrams: Vec<Vec<u8>> = (0..20)
-            .flat_map(|k| s.frame(&humanoid::frame(k, 60.0), f64::from(k) / 60.0))
+            .flat_map(|k| {
+                s.frame(
+                    &humanoid::frame(k, 60.0),
+                    Duration::from_secs_f64(f64::from(k) / 60.0),
+                )
+            })
             .collect();
         assert_eq!(datagrams.len(), 20);
         let cap = tmp(&format!("trackers-{port}.pcapng"));

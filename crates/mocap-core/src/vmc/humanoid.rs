@@ -20,6 +20,8 @@
 //!   as long as the stream did even when datagrams were lost (VMC has no frame
 //!   numbers to hold lost frames by).
 
+use std::time::Duration;
+
 use crate::bvh::Joint;
 
 use super::{HUMAN_BODY_BONES, Message, bone_index};
@@ -143,9 +145,10 @@ impl Recorder {
         }
     }
 
-    /// Takes one message that arrived at `now` (seconds, any origin). True
-    /// when it completed a frame that [`Self::frame`] can now write.
-    pub fn push(&mut self, m: &Message, now: f64) -> bool {
+    /// Takes one message that arrived at `now` (any origin, the same for
+    /// every call). True when it completed a frame that [`Self::frame`] can
+    /// now write.
+    pub fn push(&mut self, m: &Message, now: Duration) -> bool {
         let rank = m.end_rank();
         self.absorb(m);
         self.closer = self.closer.max(rank);
@@ -163,7 +166,7 @@ impl Recorder {
     }
 
     /// Takes a whole frame (a mixer's output): one frame whatever ends it.
-    pub fn push_frame(&mut self, frame: &[Message], now: f64) -> bool {
+    pub fn push_frame(&mut self, frame: &[Message], now: Duration) -> bool {
         for m in frame {
             self.absorb(m);
         }
@@ -209,7 +212,8 @@ impl Recorder {
         }
     }
 
-    fn end(&mut self, now: f64) -> bool {
+    fn end(&mut self, now: Duration) -> bool {
+        let now = now.as_secs_f64();
         if !std::mem::take(&mut self.pending) {
             return false;
         }
@@ -375,19 +379,37 @@ mod tests {
     fn skeleton_from_the_first_frame_with_hips_and_missing_bones_skipped() {
         let mut r = Recorder::new();
         // A frame without Hips is not recorded.
-        r.push(&bone("Head", [0.0, 0.1, 0.0], ID), 0.0);
-        assert!(!r.push(&Message::Time(1.0), 0.0));
+        r.push(&bone("Head", [0.0, 0.1, 0.0], ID), Duration::ZERO);
+        assert!(!r.push(&Message::Time(1.0), Duration::ZERO));
         assert_eq!(r.skipped(), 1);
         assert!(r.joints().is_none());
         // No UpperChest and no Neck: Head and the shoulder hang off Chest.
-        r.push(&bone("Hips", [0.0, 0.9, 0.0], ID), 0.1);
-        r.push(&bone("Spine", [0.0, 0.1, 0.0], ID), 0.1);
-        r.push(&bone("Chest", [0.0, 0.15, 0.01], ID), 0.1);
-        r.push(&bone("LeftShoulder", [-0.02, 0.1, 0.0], ID), 0.1);
-        r.push(&bone("Jaw", [0.0, 0.0, 0.0], ID), 0.1);
+        r.push(
+            &bone("Hips", [0.0, 0.9, 0.0], ID),
+            Duration::from_secs_f64(0.1),
+        );
+        r.push(
+            &bone("Spine", [0.0, 0.1, 0.0], ID),
+            Duration::from_secs_f64(0.1),
+        );
+        r.push(
+            &bone("Chest", [0.0, 0.15, 0.01], ID),
+            Duration::from_secs_f64(0.1),
+        );
+        r.push(
+            &bone("LeftShoulder", [-0.02, 0.1, 0.0], ID),
+            Duration::from_secs_f64(0.1),
+        );
+        r.push(
+            &bone("Jaw", [0.0, 0.0, 0.0], ID),
+            Duration::from_secs_f64(0.1),
+        );
         // An unknown name is ignored.
-        r.push(&bone("Tail", [0.0, 0.0, 0.0], ID), 0.1);
-        assert!(r.push(&Message::Time(1.1), 0.1));
+        r.push(
+            &bone("Tail", [0.0, 0.0, 0.0], ID),
+            Duration::from_secs_f64(0.1),
+        );
+        assert!(r.push(&Message::Time(1.1), Duration::from_secs_f64(0.1)));
         let joints = r.joints().unwrap();
         let names: Vec<&str> = joints.iter().map(|j| j.name.as_str()).collect();
         assert_eq!(
@@ -428,7 +450,10 @@ mod tests {
         let mut r = Recorder::new();
         let mut frames = 0;
         for k in 0..3 {
-            r.push(&bone("Hips", [0.0, 0.9, 0.0], ID), f64::from(k));
+            r.push(
+                &bone("Hips", [0.0, 0.9, 0.0], ID),
+                Duration::from_secs_f64(f64::from(k)),
+            );
             // Apply, OK and T all end frames; only the first after bones counts.
             for m in [
                 Message::BlendApply,
@@ -439,7 +464,7 @@ mod tests {
                 },
                 Message::Time(k as f32),
             ] {
-                frames += usize::from(r.push(&m, f64::from(k)));
+                frames += usize::from(r.push(&m, Duration::from_secs_f64(f64::from(k))));
             }
         }
         // The first frame only teaches that T ends them.
@@ -448,11 +473,11 @@ mod tests {
         let hips = bone("Hips", [0.0, 0.9, 0.0], ID);
         assert!(r.push_frame(
             &[hips.clone(), Message::BlendApply, Message::Time(9.0)],
-            4.0
+            Duration::from_secs_f64(4.0)
         ));
-        assert!(r.push_frame(std::slice::from_ref(&hips), 5.0));
+        assert!(r.push_frame(std::slice::from_ref(&hips), Duration::from_secs_f64(5.0)));
         assert!(
-            !r.push_frame(&[Message::BlendApply], 6.0),
+            !r.push_frame(&[Message::BlendApply], Duration::from_secs_f64(6.0)),
             "no bones, no frame"
         );
         assert_eq!(r.frames(), 4);
@@ -467,12 +492,12 @@ mod tests {
         // The reference sender's order: bones, Apply, then Root/Pos, OK, T.
         // The first frame teaches that T ends frames, so the root of a frame
         // belongs to it.
-        r.push(&bone("Hips", [0.0; 3], ID), 0.0);
-        assert!(!r.push(&Message::BlendApply, 0.0));
-        assert!(!r.push(&Message::Time(0.0), 0.0));
-        r.push(&bone("Hips", [0.5, 0.9, 0.25], q), 0.0);
-        r.push(&bone("Spine", [0.0, 0.1, 0.0], ID), 0.0);
-        assert!(!r.push(&Message::BlendApply, 0.0));
+        r.push(&bone("Hips", [0.0; 3], ID), Duration::ZERO);
+        assert!(!r.push(&Message::BlendApply, Duration::ZERO));
+        assert!(!r.push(&Message::Time(0.0), Duration::ZERO));
+        r.push(&bone("Hips", [0.5, 0.9, 0.25], q), Duration::ZERO);
+        r.push(&bone("Spine", [0.0, 0.1, 0.0], ID), Duration::ZERO);
+        assert!(!r.push(&Message::BlendApply, Duration::ZERO));
         r.push(
             &Message::RootPos {
                 name: "root".into(),
@@ -480,9 +505,9 @@ mod tests {
                 rot: ID,
                 mr: None,
             },
-            0.0,
+            Duration::ZERO,
         );
-        assert!(r.push(&Message::Time(0.0), 0.0));
+        assert!(r.push(&Message::Time(0.0), Duration::ZERO));
         let (mut p, mut q_out) = (Vec::new(), Vec::new());
         assert!(r.frame(&mut p, &mut q_out));
         assert_eq!(p[0], [-100.0, 0.0, 200.0]);
@@ -496,8 +521,14 @@ mod tests {
             assert!((bvh[k] - want).abs() < 1e-6, "{bvh:?} vs {unity:?}");
         }
         // Next frame without Spine: Spine holds.
-        r.push(&bone("Hips", [0.0, 0.9, 0.0], ID), 1.0 / 60.0);
-        assert!(r.push(&Message::Time(1.0 / 60.0), 1.0 / 60.0));
+        r.push(
+            &bone("Hips", [0.0, 0.9, 0.0], ID),
+            Duration::from_secs_f64(1.0 / 60.0),
+        );
+        assert!(r.push(
+            &Message::Time(1.0 / 60.0),
+            Duration::from_secs_f64(1.0 / 60.0)
+        ));
         assert!(r.frame(&mut p, &mut q_out));
         assert_eq!(p[2], [0.0, f64::from(0.1f32) * 100.0, 0.0]);
     }
@@ -506,14 +537,26 @@ mod tests {
     fn frame_time_from_sender_time_else_arrival() {
         let mut r = Recorder::new();
         for k in 0..=60u32 {
-            r.push(&bone("Hips", [0.0; 3], ID), f64::from(k) * 0.1);
-            r.push(&Message::Time(10.0 + k as f32 / 30.0), f64::from(k) * 0.1);
+            r.push(
+                &bone("Hips", [0.0; 3], ID),
+                Duration::from_secs_f64(f64::from(k) * 0.1),
+            );
+            r.push(
+                &Message::Time(10.0 + k as f32 / 30.0),
+                Duration::from_secs_f64(f64::from(k) * 0.1),
+            );
         }
         assert!((r.frame_time().unwrap() - 1.0 / 30.0).abs() < 1e-6);
         let mut r = Recorder::new();
         for k in 0..=60u32 {
-            r.push(&bone("Hips", [0.0; 3], ID), f64::from(k) / 50.0);
-            r.push(&Message::BlendApply, f64::from(k) / 50.0);
+            r.push(
+                &bone("Hips", [0.0; 3], ID),
+                Duration::from_secs_f64(f64::from(k) / 50.0),
+            );
+            r.push(
+                &Message::BlendApply,
+                Duration::from_secs_f64(f64::from(k) / 50.0),
+            );
         }
         assert!((r.frame_time().unwrap() - 0.02).abs() < 1e-9);
         assert_eq!(Recorder::new().frame_time(), None);

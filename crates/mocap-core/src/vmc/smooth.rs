@@ -10,6 +10,7 @@
 //! the sender's own.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use super::{MAX_NAME_LEN, Message};
 use crate::filter::{self, Params};
@@ -69,12 +70,13 @@ impl Smoother {
         }
     }
 
-    fn stamp(&self, arrival: f64) -> f64 {
-        self.clock.unwrap_or(arrival)
+    fn stamp(&self, arrival: Duration) -> f64 {
+        self.clock.unwrap_or(arrival.as_secs_f64())
     }
 
-    /// Smooths `m` in place; `arrival` is its receive time in seconds.
-    pub fn apply(&mut self, m: &mut Message, arrival: f64) {
+    /// Smooths `m` in place; `arrival` is its receive time (any origin, the
+    /// same for every call).
+    pub fn apply(&mut self, m: &mut Message, arrival: Duration) {
         match m {
             Message::Time(t) => {
                 let t = f64::from(*t);
@@ -128,7 +130,7 @@ impl Smoother {
     }
 
     /// Smooths every message of a frame (or datagram) in order.
-    pub fn apply_all(&mut self, messages: &mut [Message], arrival: f64) {
+    pub fn apply_all(&mut self, messages: &mut [Message], arrival: Duration) {
         for m in messages {
             self.apply(m, arrival);
         }
@@ -184,7 +186,7 @@ mod tests {
                 Message::BlendApply,
                 Message::Time(t),
             ];
-            s.apply_all(&mut f, 0.0);
+            s.apply_all(&mut f, Duration::ZERO);
             f
         };
         let first = frame(0.0, 1.0);
@@ -226,7 +228,7 @@ mod tests {
                 value: 0.0,
             },
         ];
-        s.apply_all(&mut a, 0.0);
+        s.apply_all(&mut a, Duration::ZERO);
         let mut b = vec![
             bone(30.0),
             Message::BlendVal {
@@ -234,7 +236,7 @@ mod tests {
                 value: 1.0,
             },
         ];
-        s.apply_all(&mut b, 0.1);
+        s.apply_all(&mut b, Duration::from_secs_f64(0.1));
         assert_eq!(b[0], bone(30.0), "Head is not in --smooth-bones");
         assert_eq!(
             b[1],
@@ -254,7 +256,7 @@ mod tests {
                 name: format!("b{i}"),
                 value: 0.5,
             };
-            s.apply(&mut m, 0.0);
+            s.apply(&mut m, Duration::ZERO);
         }
         assert_eq!(s.len(), MAX_NAMES);
     }
@@ -274,7 +276,7 @@ mod tests {
                     },
                     Message::Time(f32::from(k) / 60.0),
                 ];
-                s.apply_all(&mut f, 0.0);
+                s.apply_all(&mut f, Duration::ZERO);
                 match f[0] {
                     Message::BlendVal { value, .. } => value,
                     ref other => panic!("{other:?}"),

@@ -146,13 +146,13 @@ struct VmcSink {
 }
 
 impl VmcSink {
-    fn send(&mut self, f: &Frame<'_>, arrival: Option<f64>, log: &Log) -> anyhow::Result<()> {
+    fn send(&mut self, f: &Frame<'_>, arrival: Option<Duration>, log: &Log) -> anyhow::Result<()> {
         let mut messages = self.bridge.messages(f);
         if messages.is_empty() {
             return Ok(());
         }
         if let Some(s) = &mut self.smoother {
-            let at = arrival.unwrap_or_else(|| self.started.elapsed().as_secs_f64());
+            let at = arrival.unwrap_or_else(|| self.started.elapsed());
             s.apply_all(&mut messages, at);
         }
         for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE)? {
@@ -396,7 +396,7 @@ impl<'o> Decoder<'o> {
                 self.frames += 1;
                 self.print_frame(src, ts, bytes, &f)?;
                 if let Some(v) = &mut self.vmc {
-                    v.send(&f, arrival, &self.log)?;
+                    v.send(&f, ts, &self.log)?;
                 }
             }
             Err(e) => {

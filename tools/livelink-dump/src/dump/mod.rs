@@ -231,8 +231,7 @@ impl Dump<'_> {
         // The frame number is a timecode frame count: it runs on while the
         // face is lost, so no-face packets keep the sequence too.
         let clock = p.time.seconds().filter(|c| c.is_finite()).unwrap_or(0.0);
-        s.health
-            .frame(p.time.frame.cast_unsigned(), clock, d.arrival);
+        s.health.frame(p.time.frame.cast_unsigned(), clock, d.ts);
         if chosen
             && let (Some((bridge, smoother)), Some(sink), Some(v)) =
                 (&mut subj.bridge, &mut self.vmc, &self.opts.vmc)
@@ -241,7 +240,7 @@ impl Dump<'_> {
             let mut messages = bridge.pose(&pose);
             if !messages.is_empty() {
                 if let Some(sm) = smoother {
-                    let at = d.arrival.unwrap_or_else(|| core.elapsed_s());
+                    let at = d.ts.unwrap_or_else(|| core.started.elapsed());
                     sm.apply_all(&mut messages, at);
                 }
                 sink.frames += 1;

@@ -144,7 +144,7 @@ impl DumpTool for Dump<'_> {
             Ok(p) => match &p.body {
                 Body::Frame(f) => {
                     let clock = f.uttm.unwrap_or_else(|| f64::from(f.time));
-                    stats.health.frame(f.fnum, clock, d.arrival);
+                    stats.health.frame(f.fnum, clock, d.ts);
                 }
                 Body::Skeleton(_) => stats.health.skeleton(),
                 Body::Sensor(_) => stats.health.sensor(),

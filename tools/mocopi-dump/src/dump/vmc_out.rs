@@ -125,8 +125,11 @@ impl VmcSink {
                     }
                     return Ok(());
                 };
+                // Filters and the tracker rate take time since the first
+                // frame; a capture's clock stepping back counts as no time.
+                let now = Duration::try_from_secs_f64(t).unwrap_or_default();
                 if let Some(s) = &mut self.smoother {
-                    s.apply_all(&mut messages, t);
+                    s.apply_all(&mut messages, now);
                 }
                 self.frames += 1;
                 if !self.out.targets().is_empty() {
@@ -137,7 +140,7 @@ impl VmcSink {
                 // One bridge frame is one tracker frame, solved from the
                 // same (smoothed) body.
                 for sink in &mut self.trackers {
-                    for d in sink.stream.frame(&messages, t) {
+                    for d in sink.stream.frame(&messages, now) {
                         sink.out.send(&d, log);
                     }
                 }
