@@ -9,7 +9,7 @@
 # first, then the fuzzer mutates from the seeds. Exits non-zero when any
 # target crashes, leaks past -rss_limit_mb or hangs past -timeout; the input
 # is in fuzz/artifacts/<target>/. Each run's log is fuzz/logs/<target>.log.
-# scripts/test-all.sh (and so CI) runs it with 15 s per target.
+# scripts/test-all.sh (and so CI) runs it with 8 s per target (CI time: docs/fuzzing.md).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-20}

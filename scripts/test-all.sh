@@ -177,18 +177,18 @@ PROFILE=debug scripts/demo-pipeline.sh --check
 say "hostile senders, 30 s (reuses the test build)"
 PROFILE=debug scripts/bench-hostile.sh 30
 
-# Coverage-guided fuzzing, briefly: every fuzz/ target for 15 s after the
+# Coverage-guided fuzzing, briefly: every fuzz/ target for 8 s after the
 # inputs that once crashed it (scripts/fuzz.sh; long runs: docs/fuzzing.md).
 # It needs the nightly toolchain; cargo-fuzz is installed when missing. A
 # machine without nightly says so here rather than passing quietly.
-say "fuzz (15 s per target)"
+say "fuzz (8 s per target)"
 fuzz_start=$(date +%s)
 if cargo +nightly --version >/dev/null 2>&1; then
   if ! cargo +nightly fuzz --version >/dev/null 2>&1 && [ $install = 1 ]; then
     say "cargo install cargo-fuzz"
     cargo install --quiet --locked cargo-fuzz
   fi
-  scripts/fuzz.sh 15
+  scripts/fuzz.sh 8
   echo "fuzz stage: $(( $(date +%s) - fuzz_start )) s"
 else
   echo "fuzz: NOT RUN: no nightly toolchain here (rustup toolchain install nightly); every other stage ran"
