@@ -17,6 +17,7 @@ pub enum JsonErrorKind {
 
 /// JSON that did not read: what, and at which line and column (1-based).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct JsonError {
     /// What was wrong.
     pub kind: JsonErrorKind,

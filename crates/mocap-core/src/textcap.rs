@@ -40,6 +40,7 @@ pub struct TextDatagram {
 
 /// A line that could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LineError {
     /// 1-based line number.
     pub line: usize,

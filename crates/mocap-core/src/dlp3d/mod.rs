@@ -55,6 +55,7 @@ pub fn decode_request(bytes: &[u8]) -> Result<Request, DecodeError> {
 /// Bytes that are not a DLP3D protobuf message. What protobuf found is in
 /// the message; the decoder's own error type stays out of the API.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DecodeError(prost::DecodeError);
 
 impl std::fmt::Display for DecodeError {

@@ -40,6 +40,7 @@ impl fmt::Display for Field {
 
 /// Why a datagram could not be decoded, and where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Error {
     /// Byte offset in the datagram of the field at fault.
     pub offset: usize,

@@ -204,6 +204,7 @@ pub enum EncodeErrorKind {
 
 /// A packet that cannot be written: what, and in which message.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EncodeError {
     /// What cannot be written.
     pub kind: EncodeErrorKind,

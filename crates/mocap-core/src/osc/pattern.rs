@@ -38,6 +38,7 @@ impl Pattern {
 
 /// An OSC address pattern that does not parse.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct PatternError {
     /// The pattern as given.
     pub pattern: String,

@@ -49,6 +49,7 @@ pub struct CapturedPacket<'a> {
 
 /// Why a capture file could not be read further.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct ReadError {
     /// Byte offset in the file where the fault was found.
     pub offset: u64,

@@ -7,6 +7,7 @@ use super::Tag;
 
 /// Why a datagram could not be decoded, where, and in which chunk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Error {
     /// Byte offset in the datagram of the chunk header (or the byte) at fault.
     pub offset: usize,

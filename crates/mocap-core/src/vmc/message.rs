@@ -207,6 +207,7 @@ pub enum Message {
 
 /// A known address whose arguments do not fit.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Error {
     /// The address.
     pub address: String,
