@@ -70,6 +70,31 @@ def tools():
     return sorted(b for _, _, bins, _ in tool_packages() for b in bins)
 
 
+def packages_without(crate, target):
+    """Workspace packages none of whose dependencies (any kind, for `target`)
+    is `crate`: what can be type-checked for a target whose C toolchain this
+    machine lacks (ring compiles C and assembly for Apple's SDK)."""
+    out = subprocess.run(
+        ["cargo", "metadata", "--format-version", "1", "--locked", "--filter-platform", target],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout
+    meta = json.loads(out)
+    names = {p["id"]: p["name"] for p in meta["packages"]}
+    edges = {n["id"]: [d["pkg"] for d in n["deps"]] for n in meta["resolve"]["nodes"]}
+    keep = []
+    for member in meta["workspace_members"]:
+        seen, stack = set(), [member]
+        while stack:
+            i = stack.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            stack.extend(edges.get(i, []))
+        if not any(names[i] == crate for i in seen):
+            keep.append(names[member])
+    return sorted(keep)
+
+
 def archive_target(name, version):
     """The target of mocap-tools-VERSION-TARGET.tar.gz|.zip, or None."""
     m = re.fullmatch(re.escape(f"mocap-tools-{version}-") + r"(.+?)\.(tar\.gz|zip)", name)
@@ -418,6 +443,9 @@ def main():
     parser = argparse.ArgumentParser(prog="release.py")
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("tools")
+    w = sub.add_parser("packages-without")
+    w.add_argument("crate")
+    w.add_argument("target")
     m = sub.add_parser("manifests")
     m.add_argument("--base-url", required=True)
     m.add_argument("--homepage")
@@ -431,6 +459,9 @@ def main():
     args = parser.parse_args()
     if args.cmd == "tools":
         print("\n".join(tools()))
+        return 0
+    if args.cmd == "packages-without":
+        print("\n".join(packages_without(args.crate, args.target)))
         return 0
     if args.cmd == "manifests":
         return write_manifests(args)
