@@ -839,3 +839,187 @@ pub fn unix_time() -> Duration {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        reason = "test code: a panic is how a test reports"
+    )]
+
+    use super::*;
+
+    const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures");
+
+    /// A reader that hands out at most `step` bytes per `fill_buf`, as a pipe does.
+    struct Trickle<'a> {
+        data: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.fill_buf()?.len().min(out.len());
+            out[..n].copy_from_slice(&self.data[..n]);
+            self.consume(n);
+            Ok(n)
+        }
+    }
+
+    impl BufRead for Trickle<'_> {
+        fn fill_buf(&mut self) -> io::Result<&[u8]> {
+            Ok(&self.data[..self.data.len().min(self.step)])
+        }
+        fn consume(&mut self, n: usize) {
+            self.data = &self.data[n..];
+        }
+    }
+
+    fn lines(data: &[u8], step: usize) -> Vec<Result<Vec<u8>, usize>> {
+        let mut r = Trickle { data, step };
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        while let Some(line) = read_line_bounded(&mut r, &mut buf).unwrap() {
+            out.push(match line {
+                Line::Text(t) => Ok(t),
+                Line::TooLong(n) => Err(n),
+                Line::Waiting => unreachable!("a reader never waits"),
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn lines_end_at_lf_or_crlf_and_the_last_needs_no_end() {
+        for step in [1, 3, 4096] {
+            assert_eq!(
+                lines(b"ab\r\ncd\n\nef", step),
+                [
+                    Ok(b"ab".to_vec()),
+                    Ok(b"cd".to_vec()),
+                    Ok(Vec::new()),
+                    Ok(b"ef".to_vec())
+                ],
+                "{step} bytes at a time"
+            );
+        }
+        assert!(lines(b"", 10).is_empty());
+    }
+
+    #[test]
+    fn an_over_long_line_is_skipped_to_its_end_and_reported() {
+        let mut data = vec![b'a'; MAX_LINE + 10];
+        data.extend_from_slice(b"\nnext\n");
+        for step in [7, 64 * 1024] {
+            assert_eq!(
+                lines(&data, step),
+                [Err(MAX_LINE + 10), Ok(b"next".to_vec())],
+                "{step} bytes at a time"
+            );
+        }
+        // One at the limit is whole; one past it without an end is reported.
+        let at = vec![b'b'; MAX_LINE];
+        assert_eq!(lines(&at, 1000), [Ok(at.clone())]);
+        assert_eq!(lines(&vec![b'c'; MAX_LINE + 1], 1000), [Err(MAX_LINE + 1)]);
+    }
+
+    #[test]
+    fn files_are_told_by_their_first_bytes_then_their_extension() {
+        let kind = |head: &[u8], cap: bool, bin: bool, text: TextInput| {
+            sniff(head, cap, bin, text, "f").map_err(|e| e.to_string())
+        };
+        let pcapng = std::fs::read(format!("{CAPTURES}/mocopi/mocopi-sizes.pcapng")).unwrap();
+        let pcap = std::fs::read(format!("{CAPTURES}/mocopi/tcpdump-lo-ethernet.pcap")).unwrap();
+        // The magic wins over a misleading extension.
+        for head in [&pcapng[..64], &pcap[..64]] {
+            assert!(matches!(
+                kind(head, false, true, TextInput::Hex),
+                Ok(Sniffed::Capture)
+            ));
+        }
+        assert!(matches!(
+            kind(b"0a0b0c\n0d0e\n", false, false, TextInput::Hex),
+            Ok(Sniffed::Text)
+        ));
+        // A .pcap that is not one yet (a capture being written) is read as one.
+        assert!(matches!(
+            kind(b"", true, false, TextInput::Hex),
+            Ok(Sniffed::Capture)
+        ));
+        assert!(matches!(
+            kind(b"\x01\x02\x03", false, true, TextInput::Hex),
+            Ok(Sniffed::Raw)
+        ));
+        // Prose is refused as hex, read as lines where lines are frames.
+        let prose = b"hello world, this is not hex\n";
+        let refused = kind(prose, false, false, TextInput::Hex).err().unwrap();
+        assert!(refused.contains("no known format"), "{refused}");
+        assert!(matches!(
+            kind(prose, false, false, TextInput::Literal),
+            Ok(Sniffed::Text)
+        ));
+        // A file no tool reads is named for what it is.
+        let gzip = kind(b"\x1f\x8b\x08\x00\x00\x00", false, false, TextInput::Hex)
+            .err()
+            .unwrap();
+        assert!(gzip.starts_with("f is "), "{gzip}");
+    }
+
+    #[test]
+    fn extensions_are_matched_without_case() {
+        assert!(has_extension(Path::new("a/b.PcapNG"), &["pcapng"]));
+        assert!(has_extension(Path::new("x.cap"), &["pcap", "cap"]));
+        assert!(!has_extension(Path::new("x.pcap.txt"), &["pcap"]));
+        assert!(!has_extension(Path::new("pcap"), &["pcap"]));
+    }
+
+    /// Every event of a file input, read to its end.
+    fn events(path: &Path) -> (Vec<Vec<u8>>, usize) {
+        let mut s = Source::open(&Input::Read(path.to_owned())).unwrap();
+        let (mut got, mut bad) = (Vec::new(), 0);
+        loop {
+            match s.next(Duration::ZERO).unwrap() {
+                Step::Item(Event::Datagram(d)) => got.push(d.payload.to_vec()),
+                Step::Item(Event::Unreadable(_)) => bad += 1,
+                Step::Idle => {}
+                Step::End(_) => return (got, bad),
+            }
+        }
+    }
+
+    fn scratch(name: &str, bytes: &[u8]) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mocap-cli-source-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+
+    #[test]
+    fn hex_text_with_a_byte_order_mark_reads_every_line() {
+        let p = scratch("bom.txt", b"\xEF\xBB\xBF0a0b\r\n0c 0d\nzz\n");
+        let (got, bad) = events(&p);
+        assert_eq!(got, [vec![0x0a, 0x0b], vec![0x0c, 0x0d]]);
+        assert_eq!(bad, 1, "the line that is not hex is one unreadable item");
+    }
+
+    #[test]
+    fn a_raw_datagram_file_is_one_datagram_and_no_more_than_one() {
+        let p = scratch("one.bin", &[7; 100]);
+        assert_eq!(events(&p), (vec![vec![7; 100]], 0));
+        let big = scratch("big.bin", &vec![1; mocap_core::MAX_DATAGRAM + 1]);
+        let e = Source::open(&Input::Read(big)).err().unwrap().to_string();
+        assert!(e.contains("at most"), "{e}");
+    }
+
+    #[test]
+    fn a_capture_gives_its_udp_payloads_in_order() {
+        let (got, bad) = events(&PathBuf::from(format!(
+            "{CAPTURES}/mocopi/mocopi-sizes.pcapng"
+        )));
+        assert_eq!(bad, 0);
+        assert!(got.len() > 1);
+        // Every payload is a mocopi datagram (the capture's one protocol).
+        assert!(got.iter().all(|d| d.get(4..8) == Some(b"head")));
+    }
+}

@@ -374,3 +374,130 @@ pub struct TakeSummary {
     /// Lost frames held.
     pub held: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::indexing_slicing,
+        reason = "test code: a panic is how a test reports"
+    )]
+
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mocap-cli-take-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        let _ = std::fs::remove_file(&p);
+        p
+    }
+
+    fn joints() -> Vec<Joint> {
+        vec![
+            Joint {
+                name: "Hips".into(),
+                parent: None,
+                offset: [0.0, 90.0, 0.0],
+            },
+            Joint {
+                name: "Spine".into(),
+                parent: Some(0),
+                offset: [0.0, 10.0, 0.0],
+            },
+        ]
+    }
+
+    fn read(path: &Path) -> bvh::Bvh {
+        bvh::parse(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_finished_take_declares_its_frames_and_the_measured_frame_time() {
+        let p = scratch("finished.bvh");
+        let mut t = Take::create(&p, false, &joints(), 1.0 / 60.0).unwrap();
+        let pos = [[1.0, 90.0, 2.0], [0.0, 10.0, 0.0]];
+        let rot = [[0.0, 0.0, 0.0, 1.0]; 2];
+        t.frame(&pos, &rot).unwrap();
+        t.repeat().unwrap();
+        let (path, frames) = t.finish(Some(0.02)).unwrap();
+        assert_eq!((path.as_path(), frames), (p.as_path(), 3), "rest pose + 2");
+        let b = read(&p);
+        assert_eq!(b.frames_declared, 3);
+        assert_eq!(b.frames.len(), 3);
+        assert!((b.frame_time - 0.02).abs() < 1e-9, "{}", b.frame_time);
+        // The held frame repeats the one before it; the first is the rest pose.
+        assert_eq!(b.frames[1], b.frames[2]);
+        assert_eq!(&b.frames[1][..3], &[1.0, 90.0, 2.0]);
+        assert_eq!(&b.frames[0][..3], &[0.0, 90.0, 0.0]);
+    }
+
+    #[test]
+    fn an_absurd_frame_time_keeps_the_one_it_was_created_with() {
+        let p = scratch("absurd.bvh");
+        let t = Take::create(&p, false, &joints(), 1.0 / 60.0).unwrap();
+        t.finish(Some(f64::INFINITY)).unwrap();
+        assert!((read(&p).frame_time - 1.0 / 60.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_take_dropped_unfinished_or_killed_after_a_flush_still_loads() {
+        let p = scratch("dropped.bvh");
+        let mut t = Take::create(&p, false, &joints(), 1.0 / 60.0).unwrap();
+        // The rest pose, then frames to the flush and one past it.
+        for _ in 0..FLUSH_EVERY {
+            t.repeat().unwrap();
+        }
+        // Flushed and patched every FLUSH_EVERY frames, before any finish:
+        // what a SIGKILL would leave (the frame past the flush not yet).
+        let b = read(&p);
+        assert_eq!(b.frames_declared, u64::from(FLUSH_EVERY));
+        assert_eq!(b.frames.len(), FLUSH_EVERY as usize);
+        t.repeat().unwrap();
+        drop(t);
+        let b = read(&p);
+        assert_eq!(b.frames_declared, u64::from(FLUSH_EVERY) + 2);
+        assert_eq!(b.frames.len(), FLUSH_EVERY as usize + 2);
+    }
+
+    #[test]
+    fn an_existing_file_is_kept_unless_forced() {
+        let p = scratch("exists.bvh");
+        std::fs::write(&p, "mine").unwrap();
+        let out = BvhOut {
+            path: p.clone(),
+            force: false,
+        };
+        let e = out.check().unwrap_err();
+        assert!(e.downcast_ref::<UsageError>().is_some(), "{e}");
+        assert!(Take::create(&p, false, &joints(), 0.1).is_err());
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "mine");
+        BvhOut { force: true, ..out }.check().unwrap();
+        Take::create(&p, true, &joints(), 0.1)
+            .unwrap()
+            .finish(None)
+            .unwrap();
+        assert_eq!(read(&p).frames_declared, 1);
+    }
+
+    #[test]
+    fn further_senders_get_their_address_in_the_name() {
+        let base = Path::new("dir/take.bvh");
+        let v4: SocketAddr = "192.168.1.5:39539".parse().unwrap();
+        let v6: SocketAddr = "[::1]:5000".parse().unwrap();
+        assert_eq!(path_for(base, Some(v4), true), base);
+        assert_eq!(
+            path_for(base, Some(v4), false),
+            Path::new("dir/take-192.168.1.5-39539.bvh")
+        );
+        // No colon in a Windows file name.
+        assert_eq!(
+            path_for(base, Some(v6), false),
+            Path::new("dir/take-__1-5000.bvh")
+        );
+        assert_eq!(
+            path_for(Path::new("take"), None, false),
+            Path::new("take-file")
+        );
+    }
+}
