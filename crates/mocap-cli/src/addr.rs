@@ -12,6 +12,13 @@ use crate::ValueError;
 const FORMS: &str = "expected PORT, HOST:PORT or [IPv6]:PORT, e.g. 12351, 127.0.0.1:12351, \
                      localhost:12351, [::1]:12351";
 
+/// Every IPv4 interface at `port`: the default listen address of a tool,
+/// with the port from its protocol's module (one place for each number).
+#[must_use]
+pub const fn any_ipv4(port: u16) -> SocketAddr {
+    SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), port)
+}
+
 /// A destination or a host-specific address: a bare port means
 /// 127.0.0.1 (this machine).
 ///

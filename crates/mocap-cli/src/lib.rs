@@ -25,7 +25,7 @@ mod source;
 pub mod take;
 
 pub use accept::Accept;
-pub use addr::{parse_addr, parse_host_port, parse_listen};
+pub use addr::{any_ipv4, parse_addr, parse_host_port, parse_listen};
 pub use allow::{AllowArgs, Cidr, Guard, Refusals, RefusedSender};
 pub use args::{
     BlendCaseArg, Budget, FaceArgs, Format, LogArgs, OnLostArg, PaceArgs, STATUS_INTERVAL,

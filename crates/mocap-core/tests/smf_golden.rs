@@ -135,7 +135,7 @@ fn arms_lowered_rotations_keep_component_order() {
 
 #[test]
 fn frame_loss_capture_health() {
-    let mut h = smf::Health::new();
+    let mut h = mocap_core::health::Health::new();
     for d in datagrams(LOSS) {
         if let Body::Frame(f) = smf::parse(&d).unwrap().body {
             h.frame(f.fnum, f.uttm.unwrap(), None);

@@ -91,7 +91,7 @@ struct Args {
     tcp: bool,
 
     /// TCP address to listen on in --tcp mode.
-    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:49986", value_parser = mocap_cli::parse_listen)]
+    #[arg(long, value_name = "ADDR", default_value_t = mocap_cli::any_ipv4(mocap_core::ifm::PC_TCP_PORT), value_parser = mocap_cli::parse_listen)]
     tcp_listen: SocketAddr,
 
     /// Fetch the recorded animation (TCP) and print its frame count and duration.
@@ -99,7 +99,7 @@ struct Args {
     bake: bool,
 
     /// TCP address to listen on in --bake mode.
-    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:49987", value_parser = mocap_cli::parse_listen)]
+    #[arg(long, value_name = "ADDR", default_value_t = mocap_cli::any_ipv4(mocap_core::ifm::PC_BAKE_PORT), value_parser = mocap_cli::parse_listen)]
     bake_listen: SocketAddr,
 
     /// With --bake: write the recording's JSON here.

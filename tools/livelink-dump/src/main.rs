@@ -36,7 +36,7 @@ Examples:
 #[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
 struct Args {
     /// UDP address to listen on (add this PC as a target in the app's settings).
-    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:11111", value_parser = mocap_cli::parse_listen)]
+    #[arg(short, long, value_name = "ADDR", default_value_t = mocap_cli::any_ipv4(mocap_core::livelink::DEFAULT_PORT), value_parser = mocap_cli::parse_listen)]
     listen: SocketAddr,
 
     /// Read datagrams from FILE instead: a .pcap/.pcapng capture, a raw

@@ -47,7 +47,7 @@ Examples:
 #[command(group = clap::ArgGroup::new("bridge").args(["vmc", "vrchat", "vmt"]).multiple(true))]
 struct Args {
     /// UDP address to listen on.
-    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:12351", value_parser = mocap_cli::parse_listen)]
+    #[arg(short, long, value_name = "ADDR", default_value_t = mocap_cli::any_ipv4(mocap_core::smf::DEFAULT_PORT), value_parser = mocap_cli::parse_listen)]
     listen: SocketAddr,
 
     /// Read datagrams from FILE instead: a .pcap/.pcapng capture, a raw

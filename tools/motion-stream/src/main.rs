@@ -114,7 +114,7 @@ struct ServeArgs {
     allow_origin: Vec<String>,
 
     /// VMC (OSC over UDP) input address.
-    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:39539", value_parser = mocap_cli::parse_listen)]
+    #[arg(long, value_name = "ADDR", default_value_t = mocap_cli::any_ipv4(mocap_core::vmc::MARIONETTE_PORT), value_parser = mocap_cli::parse_listen)]
     vmc: SocketAddr,
 
     // --allow applies to VMC senders and to WebSocket/HTTP connections alike.

@@ -478,7 +478,12 @@ fn numbered_frames(name: &str, n: u32) -> std::path::PathBuf {
 fn impaired_run(
     cap: &std::path::Path,
     spec: &str,
-) -> (Vec<u32>, mocap_core::smf::HealthReport, Value, Vec<Value>) {
+) -> (
+    Vec<u32>,
+    mocap_core::health::HealthReport,
+    Value,
+    Vec<Value>,
+) {
     let rx = receiver();
     let to = rx.local_addr().unwrap().to_string();
     // Ten times the recorded rate: 600 frames in a second, 1.7 ms apart.
@@ -494,7 +499,7 @@ fn impaired_run(
         "json",
     ]);
     let mut got = Vec::new();
-    let mut health = mocap_core::smf::Health::new();
+    let mut health = mocap_core::health::Health::new();
     let mut buf = vec![0u8; 65_535];
     let quiet = Duration::from_millis(500);
     rx.set_read_timeout(Some(quiet)).unwrap();

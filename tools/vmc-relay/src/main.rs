@@ -41,7 +41,7 @@ Examples:
 #[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
 struct Args {
     /// UDP address to listen on.
-    #[arg(short, long, value_name = "ADDR", default_value = "0.0.0.0:39539", value_parser = mocap_cli::parse_listen)]
+    #[arg(short, long, value_name = "ADDR", default_value_t = mocap_cli::any_ipv4(mocap_core::vmc::MARIONETTE_PORT), value_parser = mocap_cli::parse_listen)]
     listen: SocketAddr,
 
     /// Read datagrams from a capture instead (pcap, pcapng, hex lines).

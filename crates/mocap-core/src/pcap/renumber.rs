@@ -178,7 +178,7 @@ impl Renumber {
         if let Ok(p) = smf::parse(payload)
             && let Some(f) = p.frame()
         {
-            if f.fnum == smf::UNNUMBERED {
+            if f.fnum == crate::health::UNNUMBERED {
                 return Renumbered::Unchanged;
             }
             let Some(i) = self.stream(Protocol::Mocopi, src, 0, f.fnum) else {
@@ -464,7 +464,7 @@ mod tests {
             args: vec![crate::osc::Arg::Int(1)],
         })
         .unwrap();
-        let unnumbered = mocopi(smf::UNNUMBERED, 0.0, None);
+        let unnumbered = mocopi(crate::health::UNNUMBERED, 0.0, None);
         let capture = vec![
             (None, ifm.clone()),
             (None, vmc.clone()),

@@ -57,9 +57,6 @@ pub use error::{Error, ErrorKind, Result, Warning, WarningKind};
 /// How far |q| may be from 1 before a rotation is reported as not unit:
 /// float32 quaternions from real senders are within about 1e-6.
 pub const UNIT_TOLERANCE: f32 = 1e-3;
-pub use crate::health::{
-    FrameEvent, Health, HealthReport, RESTART_FORWARD, RESTART_JUMP, UNNUMBERED,
-};
 pub use packet::{
     Body, Bone, BoneDef, Bones, FORMAT_TYPE, Frame, Packet, Sender, Sensor, Skeleton, Timecode,
     VERSION, pack_ipv4, parse, unpack_ipv4,
