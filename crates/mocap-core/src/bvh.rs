@@ -224,13 +224,7 @@ impl FrameEncoder {
 /// `[z, x, y]` degrees of `q` for `R = Rz(z)·Rx(x)·Ry(y)`, the solution (and
 /// ±360° turn of each angle) nearest `prev`.
 pub fn continuous_zxy(q: [f64; 4], prev: Option<[f64; 3]>) -> [f64; 3] {
-    let [x, y, z, w] = crate::quat::normalise(q);
-    // Rotation matrix entries used: R01, R11, R20, R21, R22.
-    let r01 = 2.0 * (x * y - z * w);
-    let r11 = 1.0 - 2.0 * (x * x + z * z);
-    let r20 = 2.0 * (x * z - y * w);
-    let r21 = 2.0 * (y * z + x * w);
-    let r22 = 1.0 - 2.0 * (x * x + y * y);
+    let [[_, r01, _], [_, r11, _], [r20, r21, r22]] = crate::quat::to_mat3(q);
     let b = r21.clamp(-1.0, 1.0).asin();
     let a = (-r01).atan2(r11);
     let c = (-r20).atan2(r22);
@@ -257,12 +251,7 @@ fn wrap180(a: f64) -> f64 {
 
 /// The quaternion `[x, y, z, w]` of Z, X, Y degrees (`Rz·Rx·Ry`).
 pub fn quat_from_zxy([z, x, y]: [f64; 3]) -> [f64; 4] {
-    let h = |d: f64| (d.to_radians() / 2.0).sin_cos();
-    let ((sz, cz), (sx, cx), (sy, cy)) = (h(z), h(x), h(y));
-    let qz = [0.0, 0.0, sz, cz];
-    let qx = [sx, 0.0, 0.0, cx];
-    let qy = [0.0, sy, 0.0, cy];
-    crate::quat::mul(crate::quat::mul(qz, qx), qy)
+    crate::quat::from_euler(crate::quat::EulerOrder::Zxy, [x, y, z])
 }
 
 /// A BVH read back: joints (names, parents, offsets), the frame time, the

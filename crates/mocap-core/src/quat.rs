@@ -91,9 +91,111 @@ pub fn wide(q: [f32; 4]) -> [f64; 4] {
     q.map(f64::from)
 }
 
+/// The order Euler rotations compose in, named as the product is written:
+/// `Xyz` is `qx · qy · qz` (Z applied first). The formats this crate speaks
+/// each fix one: ARKit head angles `Xyz`, BVH channels `Zxy`, Unity's
+/// `Quaternion.Euler` `Yxz`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EulerOrder {
+    /// `qx · qy · qz`.
+    Xyz,
+    /// `qz · qx · qy`.
+    Zxy,
+    /// `qy · qx · qz`.
+    Yxz,
+}
+
+/// The quaternion of Euler angles `[x, y, z]` in degrees (about X, Y and Z,
+/// whatever the order), composed in `order`.
+pub fn from_euler(order: EulerOrder, [x, y, z]: [f64; 3]) -> [f64; 4] {
+    let half = |d: f64| (d.to_radians() / 2.0).sin_cos();
+    let ((sx, cx), (sy, cy), (sz, cz)) = (half(x), half(y), half(z));
+    let (qx, qy, qz) = ([sx, 0.0, 0.0, cx], [0.0, sy, 0.0, cy], [0.0, 0.0, sz, cz]);
+    match order {
+        EulerOrder::Xyz => mul(mul(qx, qy), qz),
+        EulerOrder::Zxy => mul(mul(qz, qx), qy),
+        EulerOrder::Yxz => mul(mul(qy, qx), qz),
+    }
+}
+
+/// The rotation matrix (rows; it maps column vectors) of `q`, normalised
+/// first: a zero or non-finite quaternion gives the identity.
+pub fn to_mat3(q: [f64; 4]) -> [[f64; 3]; 3] {
+    let [x, y, z, w] = normalise(q);
+    [
+        [
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y - z * w),
+            2.0 * (x * z + y * w),
+        ],
+        [
+            2.0 * (x * y + z * w),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z - x * w),
+        ],
+        [
+            2.0 * (x * z - y * w),
+            2.0 * (y * z + x * w),
+            1.0 - 2.0 * (x * x + y * y),
+        ],
+    ]
+}
+
+/// The f32 facade for wire values: [`from_euler`] on f32 degrees, rounded
+/// back to f32 once at the end.
+pub fn from_euler_f32(order: EulerOrder, degrees: [f32; 3]) -> [f32; 4] {
+    from_euler(order, degrees.map(f64::from)).map(|v| v as f32)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn close(a: [f64; 4], b: [f64; 4]) -> bool {
+        // q and −q are the same rotation.
+        dot(a, b).abs() > 1.0 - 1e-12
+    }
+
+    #[test]
+    fn euler_orders_compose_as_named() {
+        let (x, y, z) = (30.0, -50.0, 75.0);
+        let ax = from_euler(EulerOrder::Xyz, [x, 0.0, 0.0]);
+        let ay = from_euler(EulerOrder::Xyz, [0.0, y, 0.0]);
+        let az = from_euler(EulerOrder::Xyz, [0.0, 0.0, z]);
+        // A single axis is the same whatever the order.
+        for order in [EulerOrder::Xyz, EulerOrder::Zxy, EulerOrder::Yxz] {
+            assert!(close(from_euler(order, [0.0, y, 0.0]), ay));
+        }
+        let xyz = from_euler(EulerOrder::Xyz, [x, y, z]);
+        let zxy = from_euler(EulerOrder::Zxy, [x, y, z]);
+        let yxz = from_euler(EulerOrder::Yxz, [x, y, z]);
+        assert!(close(xyz, mul(mul(ax, ay), az)));
+        assert!(close(zxy, mul(mul(az, ax), ay)));
+        assert!(close(yxz, mul(mul(ay, ax), az)));
+        assert!(!close(xyz, zxy) && !close(zxy, yxz));
+        // 90° about X takes +Y to +Z (right-handed).
+        let r = rotate(
+            from_euler(EulerOrder::Xyz, [90.0, 0.0, 0.0]),
+            [0.0, 1.0, 0.0],
+        );
+        assert!((r[2] - 1.0).abs() < 1e-12, "{r:?}");
+    }
+
+    #[test]
+    fn the_matrix_rotates_as_the_quaternion_does() {
+        let q = from_euler(EulerOrder::Zxy, [10.0, 20.0, 30.0]);
+        let m = to_mat3(q);
+        for v in [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.3, -0.2, 0.9]] {
+            let want = rotate(q, v);
+            for (row, w) in m.iter().zip(want) {
+                let got = row[0] * v[0] + row[1] * v[1] + row[2] * v[2];
+                assert!((got - w).abs() < 1e-12);
+            }
+        }
+        assert_eq!(to_mat3([0.0; 4])[1], [0.0, 1.0, 0.0]);
+        assert_eq!(to_mat3([f64::NAN; 4])[2], [0.0, 0.0, 1.0]);
+    }
 
     #[test]
     fn products_rotations_and_normalising() {

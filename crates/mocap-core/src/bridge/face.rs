@@ -16,7 +16,6 @@ use std::str::FromStr;
 
 use crate::ifm::{ARKIT, Frame};
 use crate::livelink;
-use crate::quat::mul;
 use crate::vmc::Message;
 
 /// One face frame as the bridge reads it, whatever app sent it.
@@ -256,16 +255,8 @@ impl Default for FaceOptions {
 
 /// Quaternion (x, y, z, w) of Euler angles in degrees (pitch about X, yaw
 /// about Y, roll about Z), composed q = qx·qy·qz.
-pub fn euler_to_quat([pitch, yaw, roll]: [f32; 3]) -> [f32; 4] {
-    let half = |d: f32| f64::from(d).to_radians() / 2.0;
-    let (sx, cx) = half(pitch).sin_cos();
-    let (sy, cy) = half(yaw).sin_cos();
-    let (sz, cz) = half(roll).sin_cos();
-    let qx = [sx, 0.0, 0.0, cx];
-    let qy = [0.0, sy, 0.0, cy];
-    let qz = [0.0, 0.0, sz, cz];
-    let q = mul(mul(qx, qy), qz);
-    q.map(|v| v as f32)
+pub fn euler_to_quat(degrees: [f32; 3]) -> [f32; 4] {
+    crate::quat::from_euler_f32(crate::quat::EulerOrder::Xyz, degrees)
 }
 
 /// A rotation from ARKit's right-handed frame (+Z towards the viewer) into

@@ -29,18 +29,10 @@ pub const IDENTITY4: Mat4 = [
 
 /// The rotation matrix of a quaternion (x, y, z, w); normalised first, a
 /// zero or non-finite quaternion gives the identity.
-pub fn quat_to_mat([x, y, z, w]: [f32; 4]) -> Mat3 {
-    let [x, y, z, w] = normalise([x, y, z, w].map(f64::from));
+pub fn quat_to_mat(q: [f32; 4]) -> Mat3 {
+    let [r0, r1, r2] = crate::quat::to_mat3(q.map(f64::from));
     [
-        1.0 - 2.0 * (y * y + z * z),
-        2.0 * (x * y - z * w),
-        2.0 * (x * z + y * w),
-        2.0 * (x * y + z * w),
-        1.0 - 2.0 * (x * x + z * z),
-        2.0 * (y * z - x * w),
-        2.0 * (x * z - y * w),
-        2.0 * (y * z + x * w),
-        1.0 - 2.0 * (x * x + y * y),
+        r0[0], r0[1], r0[2], r1[0], r1[1], r1[2], r2[0], r2[1], r2[2],
     ]
     .map(|v| v as f32)
 }

@@ -591,16 +591,9 @@ fn checked_pose(pos: [f32; 3], rot: [f32; 4]) -> Option<Pose> {
 /// X = ±90° only Y ∓ Z is determined; Z is then 0. A quaternion that names
 /// no rotation (zero, non-finite) gives `[0, 0, 0]`.
 pub fn unity_euler(q: [f64; 4]) -> [f64; 3] {
-    let [x, y, z, w] = normalise(q);
     // Entries of R = Ry·Rx·Rz (column vectors): R12 = −sin X and
     // (R10, R11) = cos X · (sin Z, cos Z).
-    let r00 = 1.0 - 2.0 * (y * y + z * z);
-    let r01 = 2.0 * (x * y - z * w);
-    let r10 = 2.0 * (x * y + z * w);
-    let r11 = 1.0 - 2.0 * (x * x + z * z);
-    let r12 = 2.0 * (y * z - x * w);
-    let r20 = 2.0 * (x * z - y * w);
-    let r21 = 2.0 * (y * z + x * w);
+    let [[r00, r01, _], [r10, r11, r12], [r20, r21, _]] = crate::quat::to_mat3(q);
     let cos_x = r10.hypot(r11);
     // atan2 rather than asin: asin loses half its digits near ±90°.
     let ex = (-r12).atan2(cos_x);
@@ -617,13 +610,8 @@ pub fn unity_euler(q: [f64; 4]) -> [f64; 3] {
 
 /// The quaternion `[x, y, z, w]` of Unity Euler degrees (`Quaternion.Euler`):
 /// `q_y · q_x · q_z`.
-pub fn unity_quat([x, y, z]: [f64; 3]) -> [f64; 4] {
-    let half = |d: f64| (d.to_radians() / 2.0).sin_cos();
-    let ((sx, cx), (sy, cy), (sz, cz)) = (half(x), half(y), half(z));
-    mul(
-        mul([0.0, sy, 0.0, cy], [sx, 0.0, 0.0, cx]),
-        [0.0, 0.0, sz, cz],
-    )
+pub fn unity_quat(degrees: [f64; 3]) -> [f64; 4] {
+    crate::quat::from_euler(crate::quat::EulerOrder::Yxz, degrees)
 }
 
 /// What the VRChat encoder sends.
