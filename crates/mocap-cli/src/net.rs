@@ -159,6 +159,10 @@ pub fn bind_udp(addr: SocketAddr, poll: Option<Duration>) -> io::Result<UdpSocke
 pub struct Link {
     socket: UdpSocket,
     connected: bool,
+    /// The destination as `sendmmsg` takes it, converted once; `None` when
+    /// connected (a connected socket takes no address).
+    #[cfg(target_os = "linux")]
+    sockaddr: Option<nix::sys::socket::SockaddrStorage>,
     counts: SendCounts,
     #[cfg(windows)]
     checked: std::time::Instant,
@@ -190,6 +194,8 @@ impl Link {
         Ok(Self {
             socket,
             connected,
+            #[cfg(target_os = "linux")]
+            sockaddr: (!connected).then(|| to.into()),
             counts: SendCounts::new(to, receiver),
             #[cfg(windows)]
             checked: std::time::Instant::now(),
@@ -378,13 +384,15 @@ pub fn wait_readable(socket: &UdpSocket, wait: Duration) -> io::Result<bool> {
 }
 
 /// Receiving and sending many datagrams per system call (`recvmmsg`,
-/// `sendmmsg`), for relays that forward bytes as they are.
+/// `sendmmsg`), for relays that forward bytes as they are. Buffers and
+/// headers are made once; a batch in or out allocates nothing.
 #[cfg(target_os = "linux")]
 pub mod batch {
     use std::io::{self, IoSlice, IoSliceMut};
     use std::net::{SocketAddr, UdpSocket};
     use std::os::fd::AsRawFd as _;
 
+    use mocap_core::MAX_DATAGRAM;
     use nix::sys::socket::{MsgFlags, MultiHeaders, SockaddrStorage, recvmmsg, sendmmsg};
 
     /// Datagrams taken per call.
@@ -392,7 +400,9 @@ pub mod batch {
 
     /// Buffers for one batch, allocated once.
     pub struct Batch {
-        bufs: Vec<Vec<u8>>,
+        /// [`SIZE`] receive buffers of [`MAX_DATAGRAM`] bytes end to end:
+        /// zeroed once here, then only written by the kernel.
+        bufs: Vec<u8>,
         lens: [usize; SIZE],
         srcs: [Option<SocketAddr>; SIZE],
         count: usize,
@@ -406,12 +416,10 @@ pub mod batch {
     }
 
     impl Batch {
-        /// Buffers for [`SIZE`] datagrams of up to [`super::MAX_DATAGRAM`] bytes.
+        /// Buffers for [`SIZE`] datagrams of up to [`MAX_DATAGRAM`] bytes.
         pub fn new() -> Self {
             Self {
-                bufs: (0..SIZE)
-                    .map(|_| vec![0; mocap_core::MAX_DATAGRAM])
-                    .collect(),
+                bufs: vec![0; SIZE * MAX_DATAGRAM],
                 lens: [0; SIZE],
                 srcs: [None; SIZE],
                 count: 0,
@@ -422,10 +430,20 @@ pub mod batch {
         /// The datagrams received by the last [`recv`](Self::recv), with their sources.
         pub fn datagrams(&self) -> impl Iterator<Item = (&[u8], Option<SocketAddr>)> {
             self.bufs
-                .iter()
+                .chunks_exact(MAX_DATAGRAM)
                 .zip(self.lens.iter().zip(&self.srcs))
                 .take(self.count)
                 .map(|(b, (len, src))| (b.get(..*len).unwrap_or_default(), *src))
+        }
+
+        /// How many datagrams the last [`recv`](Self::recv) took.
+        pub fn len(&self) -> usize {
+            self.count
+        }
+
+        /// Whether the last [`recv`](Self::recv) took none.
+        pub fn is_empty(&self) -> bool {
+            self.count == 0
         }
 
         /// Waits for at least one datagram (up to the socket's read timeout),
@@ -434,8 +452,12 @@ pub mod batch {
         /// # Errors
         /// The OS error; a timeout is `WouldBlock`.
         pub fn recv(&mut self, socket: &UdpSocket) -> io::Result<usize> {
-            let mut slices: Vec<[IoSliceMut<'_>; 1]> =
-                self.bufs.iter_mut().map(|b| [IoSliceMut::new(b)]).collect();
+            // The slices point into the buffers for this call only (they
+            // borrow them), so they are made here, on the stack.
+            let mut bufs = self.bufs.chunks_exact_mut(MAX_DATAGRAM);
+            let mut slices: [[IoSliceMut<'_>; 1]; SIZE] =
+                std::array::from_fn(|_| [IoSliceMut::new(bufs.next().unwrap_or_default())]);
+            self.count = 0;
             let results = recvmmsg(
                 socket.as_raw_fd(),
                 &mut self.headers,
@@ -445,19 +467,17 @@ pub mod batch {
             )
             .map_err(io::Error::from)?;
             let mut n = 0;
-            for (i, r) in results.enumerate() {
-                if let (Some(len), Some(src)) = (self.lens.get_mut(i), self.srcs.get_mut(i)) {
-                    *len = r.bytes;
-                    *src = r.address.and_then(|a: SockaddrStorage| {
-                        a.as_sockaddr_in()
-                            .map(|v4| SocketAddr::from(std::net::SocketAddrV4::from(*v4)))
-                            .or_else(|| {
-                                a.as_sockaddr_in6()
-                                    .map(|v6| SocketAddr::from(std::net::SocketAddrV6::from(*v6)))
-                            })
-                    });
-                    n = i + 1;
-                }
+            for (r, (len, src)) in results.zip(self.lens.iter_mut().zip(&mut self.srcs)) {
+                *len = r.bytes;
+                *src = r.address.and_then(|a: SockaddrStorage| {
+                    a.as_sockaddr_in()
+                        .map(|v4| SocketAddr::from(std::net::SocketAddrV4::from(*v4)))
+                        .or_else(|| {
+                            a.as_sockaddr_in6()
+                                .map(|v6| SocketAddr::from(std::net::SocketAddrV6::from(*v6)))
+                        })
+                });
+                n += 1;
             }
             self.count = n;
             Ok(n)
@@ -467,14 +487,20 @@ pub mod batch {
     /// Message headers for [`send_batch`], allocated once and reused.
     pub struct SendHeaders {
         headers: MultiHeaders<SockaddrStorage>,
+        /// One address per message: the destination of a link that is not
+        /// connected, none for a connected one.
         addrs: Vec<Option<SockaddrStorage>>,
+        /// The destination `addrs` holds (`None`: none, for connected links),
+        /// so they are rewritten only when a batch goes elsewhere.
+        addrs_for: Option<SocketAddr>,
     }
 
     impl Default for SendHeaders {
         fn default() -> Self {
             Self {
                 headers: MultiHeaders::preallocate(SIZE, None),
-                addrs: Vec::with_capacity(SIZE),
+                addrs: vec![None; SIZE],
+                addrs_for: None,
             }
         }
     }
@@ -483,26 +509,39 @@ pub mod batch {
     /// takes, counted as [`Link::send`](super::Link::send) counts: a failed
     /// datagram is counted and skipped, the rest still go. Returns the
     /// bytes the kernel took.
-    pub fn send_batch(
+    pub fn send_batch<'d>(
         link: &mut super::Link,
-        datagrams: &[&[u8]],
+        datagrams: impl IntoIterator<Item = &'d [u8]>,
         headers: &mut SendHeaders,
         log: &super::Log,
     ) -> u64 {
+        let SendHeaders {
+            headers,
+            addrs,
+            addrs_for,
+        } = headers;
         // A connected socket takes no address (and keeps its cached route).
-        let to = (!link.connected).then(|| SockaddrStorage::from(link.to()));
-        let SendHeaders { headers, addrs } = headers;
-        // One small vector per batch, none per datagram.
-        let mut slices: Vec<[IoSlice<'_>; 1]> = Vec::with_capacity(SIZE);
+        let to = (!link.connected).then(|| link.to());
+        if *addrs_for != to {
+            addrs.fill(link.sockaddr);
+            *addrs_for = to;
+        }
+        let mut datagrams = datagrams.into_iter();
         let mut bytes = 0;
-        for chunk in datagrams.chunks(SIZE) {
-            slices.clear();
-            slices.extend(chunk.iter().map(|d| [IoSlice::new(d)]));
-            addrs.clear();
-            addrs.resize(chunk.len(), to);
+        loop {
+            // Up to SIZE slices on the stack, pointing at the caller's bytes.
+            let mut slices = [[IoSlice::new(&[]); 1]; SIZE];
+            let mut len = 0;
+            for (slot, d) in slices.iter_mut().zip(&mut datagrams) {
+                *slot = [IoSlice::new(d)];
+                len += 1;
+            }
+            if len == 0 {
+                break;
+            }
             let mut done = 0;
-            while done < chunk.len() {
-                let (Some(s), Some(a)) = (slices.get(done..), addrs.get(done..)) else {
+            while done < len {
+                let (Some(s), Some(a)) = (slices.get(done..len), addrs.get(done..len)) else {
                     break;
                 };
                 match sendmmsg(
@@ -519,12 +558,7 @@ pub mod batch {
                             break;
                         }
                         link.counts.sent(n as u64);
-                        bytes += chunk
-                            .iter()
-                            .skip(done)
-                            .take(n)
-                            .map(|d| d.len() as u64)
-                            .sum::<u64>();
+                        bytes += s.iter().take(n).map(|[d]| d.len() as u64).sum::<u64>();
                         done += n;
                     }
                     // The datagram at `done` failed: count it, go on after it.
@@ -533,6 +567,9 @@ pub mod batch {
                         done += 1;
                     }
                 }
+            }
+            if len < SIZE {
+                break;
             }
         }
         bytes
@@ -709,7 +746,7 @@ mod tests {
         let slices: Vec<&[u8]> = datagrams.iter().map(Vec::as_slice).collect();
         let mut link = Link::new(v6.local_addr().unwrap(), Receiver::Vmc).unwrap();
         assert_eq!(
-            batch::send_batch(&mut link, &slices, &mut headers, &log),
+            batch::send_batch(&mut link, slices.iter().copied(), &mut headers, &log),
             160
         );
         let mut buf = [0; 8];
@@ -720,7 +757,7 @@ mod tests {
         assert_eq!((link.record().sent, link.record().failed), (40, 0));
         let mut dead = Link::new(closed_port(), Receiver::Vmc).unwrap();
         for _ in 0..5 {
-            batch::send_batch(&mut dead, &slices[..4], &mut headers, &log);
+            batch::send_batch(&mut dead, slices[..4].iter().copied(), &mut headers, &log);
             std::thread::sleep(Duration::from_millis(5));
         }
         let r = dead.record();

@@ -222,6 +222,50 @@ struct Relay {
 /// sockets that cannot be bound, unreadable files.
 pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     install_ctrlc()?;
+    let (stop, stats_interval) = (opts.stop.clone(), opts.log.stats_interval);
+    let Prepared {
+        mut relay,
+        mut source,
+        batched,
+    } = prepare(opts)?;
+    #[cfg(target_os = "linux")]
+    let stopped = if batched {
+        relay.run_batched(&source, &stop, stats_interval)
+    } else {
+        mocap_cli::run(&mut source, &stop, stats_interval, &mut relay)
+    };
+    // recvmmsg/sendmmsg are Linux's: elsewhere the raw path is the portable
+    // loop, a datagram at a time, with the same bytes out.
+    #[cfg(not(target_os = "linux"))]
+    let stopped = {
+        if batched {
+            relay.log.info(format_args!(
+                "batched forwarding (recvmmsg/sendmmsg) is Linux-only; forwarding one datagram at a time"
+            ));
+        }
+        mocap_cli::run(&mut source, &stop, stats_interval, &mut relay)
+    };
+    // Takes are closed whatever ended the run (a closed pipe included).
+    if let Some(takes) = relay.takes.take() {
+        relay.takes_done = takes.finish(&relay.log)?;
+    }
+    let stopped = stopped?;
+    relay.flush_due(true)?;
+    relay.log.finish();
+    source.finish(&relay.log)?;
+    relay.summary(Some(stopped))
+}
+
+/// The relay opened and ready to run.
+struct Prepared {
+    relay: Relay,
+    source: Source,
+    /// Every destination raw and nothing to look at: forward in batches.
+    batched: bool,
+}
+
+/// Checks the options, opens the input and a sending link per destination.
+fn prepare(opts: Options) -> anyhow::Result<Prepared> {
     if opts.destinations.is_empty() && !opts.dump && opts.bvh.is_none() {
         return Err(UsageError(
             "nothing to do: give --to HOST:PORT (repeatable), --dump or --bvh FILE".into(),
@@ -280,8 +324,8 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         max_pps,
         dump,
         format,
-        stop,
-        log: log_args,
+        stop: _,
+        log: _,
         topspeed: _,
         bvh,
     } = opts;
@@ -308,7 +352,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         })
         .collect::<anyhow::Result<_>>()?;
     let decode = dump || bvh.is_some() || dests.iter().any(|d| !d.is_raw());
-    let mut relay = Relay {
+    let relay = Relay {
         guard,
         max_pps,
         dump,
@@ -325,38 +369,16 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         takes_done: Vec::new(),
         other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::Vmc),
     };
-    // Every destination raw and nothing to look at: forward in batches.
     let batched = !relay.decode
         && relay.guard.is_open()
         && relay.max_pps.is_none()
         && !recording
         && source.socket().is_some();
-    #[cfg(target_os = "linux")]
-    let stopped = if batched {
-        relay.run_batched(&source, &stop, log_args.stats_interval)
-    } else {
-        mocap_cli::run(&mut source, &stop, log_args.stats_interval, &mut relay)
-    };
-    // recvmmsg/sendmmsg are Linux's: elsewhere the raw path is the portable
-    // loop, a datagram at a time, with the same bytes out.
-    #[cfg(not(target_os = "linux"))]
-    let stopped = {
-        if batched {
-            relay.log.info(format_args!(
-                "batched forwarding (recvmmsg/sendmmsg) is Linux-only; forwarding one datagram at a time"
-            ));
-        }
-        mocap_cli::run(&mut source, &stop, log_args.stats_interval, &mut relay)
-    };
-    // Takes are closed whatever ended the run (a closed pipe included).
-    if let Some(takes) = relay.takes.take() {
-        relay.takes_done = takes.finish(&relay.log)?;
-    }
-    let stopped = stopped?;
-    relay.flush_due(true)?;
-    relay.log.finish();
-    source.finish(&relay.log)?;
-    relay.summary(Some(stopped))
+    Ok(Prepared {
+        relay,
+        source,
+        batched,
+    })
 }
 
 /// `stats` and `summary`.
@@ -613,7 +635,8 @@ fn emit(dest: &mut Dest, messages: &[osc::Message], single: bool, log: &Log) -> 
 
 impl Relay {
     /// The raw fast path: `recvmmsg` up to 32 datagrams, `sendmmsg` them to
-    /// every destination, with no decoding and no allocation per datagram.
+    /// every destination, with no decoding and no allocation (issue 40:
+    /// `alloc_tests` holds it to that).
     #[cfg(target_os = "linux")]
     fn run_batched(
         &mut self,
@@ -625,9 +648,10 @@ impl Relay {
             return Ok(Stopped::EndOfInput);
         };
         let mut feed = batched::Feed::new(socket);
+        let mut headers = mocap_cli::net::batch::SendHeaders::default();
         let mut forward = batched::Forward {
             relay: self,
-            headers: mocap_cli::net::batch::SendHeaders::default(),
+            headers: &mut headers,
             count: stop.budget(),
         };
         mocap_cli::drive(&mut feed, stop.duration, stats_interval, &mut forward)
@@ -742,6 +766,10 @@ impl Relay {
 }
 
 #[cfg(test)]
+#[cfg(target_os = "linux")]
+mod alloc_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -799,29 +827,27 @@ mod batched {
 
     pub(super) struct Forward<'r> {
         pub(super) relay: &'r mut Relay,
-        pub(super) headers: batch::SendHeaders,
+        pub(super) headers: &'r mut batch::SendHeaders,
         pub(super) count: mocap_cli::Budget,
     }
 
     impl FeedHandler<Feed> for Forward<'_> {
         fn item(&mut self, batch: &batch::Batch) -> anyhow::Result<Flow> {
-            let n = batch.datagrams().count();
+            let n = batch.len();
             // `--count` counts datagrams: forward only up to it.
             let room = usize::try_from(self.count.room(n as u64)).unwrap_or(n);
-            // One small vector per batch of up to 32 datagrams, none per datagram.
-            let mut payloads: Vec<&[u8]> = Vec::with_capacity(room);
             for (payload, src) in batch.datagrams().take(room) {
                 let stats = self.relay.sources.get_or_default(src);
                 stats.datagrams += 1;
                 stats.bytes += payload.len() as u64;
-                payloads.push(payload);
             }
             self.count.spend(room as u64);
             // One call per destination on its own connected socket: its
-            // failures are its own.
+            // failures are its own. The batch's buffers go out as they came in.
             for d in &mut self.relay.dests {
+                let payloads = batch.datagrams().take(room).map(|(p, _)| p);
                 d.stats.bytes +=
-                    batch::send_batch(&mut d.link, &payloads, &mut self.headers, &self.relay.log);
+                    batch::send_batch(&mut d.link, payloads, self.headers, &self.relay.log);
             }
             Ok(if self.count.spent() {
                 Flow::Stop(Stopped::Count)
