@@ -159,10 +159,6 @@ pub fn bind_udp(addr: SocketAddr, poll: Option<Duration>) -> io::Result<UdpSocke
 pub struct Link {
     socket: UdpSocket,
     connected: bool,
-    /// The destination as `sendmmsg` takes it, converted once; `None` when
-    /// connected (a connected socket takes no address).
-    #[cfg(target_os = "linux")]
-    sockaddr: Option<nix::sys::socket::SockaddrStorage>,
     counts: SendCounts,
     #[cfg(windows)]
     checked: std::time::Instant,
@@ -194,8 +190,6 @@ impl Link {
         Ok(Self {
             socket,
             connected,
-            #[cfg(target_os = "linux")]
-            sockaddr: (!connected).then(|| to.into()),
             counts: SendCounts::new(to, receiver),
             #[cfg(windows)]
             checked: std::time::Instant::now(),
@@ -395,8 +389,11 @@ pub mod batch {
     use mocap_core::MAX_DATAGRAM;
     use nix::sys::socket::{MsgFlags, MultiHeaders, SockaddrStorage, recvmmsg, sendmmsg};
 
-    /// Datagrams taken per call.
+    /// Datagrams taken per call, at most.
     pub const SIZE: usize = 32;
+
+    /// Slots offered to a receive after one that took a single datagram.
+    const FEW: usize = 2;
 
     /// Buffers for one batch, allocated once.
     pub struct Batch {
@@ -406,6 +403,11 @@ pub mod batch {
         lens: [usize; SIZE],
         srcs: [Option<SocketAddr>; SIZE],
         count: usize,
+        /// Slots the next receive offers: twice what the last one took.
+        /// Every slot costs a header to set up and a slice to make, and a
+        /// stream of a few thousand datagrams a second comes one at a time;
+        /// a burst doubles it up to [`SIZE`] within a few calls.
+        offer: usize,
         headers: MultiHeaders<SockaddrStorage>,
     }
 
@@ -423,6 +425,7 @@ pub mod batch {
                 lens: [0; SIZE],
                 srcs: [None; SIZE],
                 count: 0,
+                offer: SIZE,
                 headers: MultiHeaders::preallocate(SIZE, None),
             }
         }
@@ -447,21 +450,34 @@ pub mod batch {
         }
 
         /// Waits for at least one datagram (up to the socket's read timeout),
-        /// then takes as many as are queued, up to [`SIZE`].
+        /// then takes as many as are queued, up to [`SIZE`] (fewer when
+        /// the last call took few: see `offer`).
         ///
         /// # Errors
         /// The OS error; a timeout is `WouldBlock`.
         pub fn recv(&mut self, socket: &UdpSocket) -> io::Result<usize> {
-            // The slices point into the buffers for this call only (they
-            // borrow them), so they are made here, on the stack.
-            let mut bufs = self.bufs.chunks_exact_mut(MAX_DATAGRAM);
-            let mut slices: [[IoSliceMut<'_>; 1]; SIZE] =
-                std::array::from_fn(|_| [IoSliceMut::new(bufs.next().unwrap_or_default())]);
             self.count = 0;
+            let n = if self.offer <= FEW {
+                self.recv_into::<FEW>(socket)?
+            } else {
+                self.recv_into::<SIZE>(socket)?
+            };
+            self.count = n;
+            self.offer = (2 * n).clamp(FEW, SIZE);
+            Ok(n)
+        }
+
+        /// One `recvmmsg` into the first `self.offer` buffers (at most `N`).
+        fn recv_into<const N: usize>(&mut self, socket: &UdpSocket) -> io::Result<usize> {
+            // The slices borrow the buffers for this call only, so they are
+            // made here, on the stack.
+            let mut bufs = self.bufs.chunks_exact_mut(MAX_DATAGRAM);
+            let mut slices: [[IoSliceMut<'_>; 1]; N] =
+                std::array::from_fn(|_| [IoSliceMut::new(bufs.next().unwrap_or_default())]);
             let results = recvmmsg(
                 socket.as_raw_fd(),
                 &mut self.headers,
-                slices.iter_mut(),
+                slices.iter_mut().take(self.offer),
                 MsgFlags::MSG_WAITFORONE,
                 None,
             )
@@ -479,28 +495,20 @@ pub mod batch {
                 });
                 n += 1;
             }
-            self.count = n;
             Ok(n)
         }
     }
 
-    /// Message headers for [`send_batch`], allocated once and reused.
+    /// Message headers for [`send_batch`], allocated once and reused. The
+    /// links are connected, so the messages carry no address.
     pub struct SendHeaders {
-        headers: MultiHeaders<SockaddrStorage>,
-        /// One address per message: the destination of a link that is not
-        /// connected, none for a connected one.
-        addrs: Vec<Option<SockaddrStorage>>,
-        /// The destination `addrs` holds (`None`: none, for connected links),
-        /// so they are rewritten only when a batch goes elsewhere.
-        addrs_for: Option<SocketAddr>,
+        headers: MultiHeaders<()>,
     }
 
     impl Default for SendHeaders {
         fn default() -> Self {
             Self {
                 headers: MultiHeaders::preallocate(SIZE, None),
-                addrs: vec![None; SIZE],
-                addrs_for: None,
             }
         }
     }
@@ -515,18 +523,26 @@ pub mod batch {
         headers: &mut SendHeaders,
         log: &super::Log,
     ) -> u64 {
-        let SendHeaders {
-            headers,
-            addrs,
-            addrs_for,
-        } = headers;
-        // A connected socket takes no address (and keeps its cached route).
-        let to = (!link.connected).then(|| link.to());
-        if *addrs_for != to {
-            addrs.fill(link.sockaddr);
-            *addrs_for = to;
-        }
         let mut datagrams = datagrams.into_iter();
+        let Some(first) = datagrams.next() else {
+            return 0;
+        };
+        let second = datagrams.next();
+        let mut datagrams = std::iter::once(first).chain(second).chain(datagrams);
+        if second.is_none() || !link.connected {
+            // One datagram (a stream of a few thousand a second comes one
+            // per batch), or a socket that could not connect (it needs the
+            // address on each send): a plain send each.
+            let mut bytes = 0;
+            for d in datagrams {
+                if link.send(d, log) {
+                    bytes += d.len() as u64;
+                }
+            }
+            return bytes;
+        }
+        let fd = link.socket.as_raw_fd();
+        let none = [None::<()>; SIZE];
         let mut bytes = 0;
         loop {
             // Up to SIZE slices on the stack, pointing at the caller's bytes.
@@ -536,29 +552,16 @@ pub mod batch {
                 *slot = [IoSlice::new(d)];
                 len += 1;
             }
-            if len == 0 {
-                break;
-            }
             let mut done = 0;
-            while done < len {
-                let (Some(s), Some(a)) = (slices.get(done..len), addrs.get(done..len)) else {
-                    break;
-                };
-                match sendmmsg(
-                    link.socket.as_raw_fd(),
-                    headers,
-                    s,
-                    a,
-                    [],
-                    MsgFlags::empty(),
-                ) {
+            while let Some(chunk) = slices.get(done..len).filter(|c| !c.is_empty()) {
+                match sendmmsg(fd, &mut headers.headers, chunk, none, [], MsgFlags::empty()) {
                     Ok(r) => {
                         let n = r.count();
                         if n == 0 {
                             break;
                         }
                         link.counts.sent(n as u64);
-                        bytes += s.iter().take(n).map(|[d]| d.len() as u64).sum::<u64>();
+                        bytes += chunk.iter().take(n).map(|[d]| d.len() as u64).sum::<u64>();
                         done += n;
                     }
                     // The datagram at `done` failed: count it, go on after it.
@@ -736,6 +739,40 @@ mod tests {
         }
     }
 
+    /// A receive offers twice what the last one took: a queue of 100 is
+    /// read 2, 4, 8, 16, 32, 32, 6 (the first call offers every slot), in
+    /// order, with each datagram's source; one datagram at a time keeps
+    /// the offer at 2.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_batch_receive_grows_with_the_queue() {
+        let rx = bind_udp("127.0.0.1:0".parse().unwrap(), Some(Duration::from_secs(2))).unwrap();
+        let to = rx.local_addr().unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut batch = batch::Batch::new();
+        tx.send_to(&[0, 0], to).unwrap();
+        assert_eq!(batch.recv(&rx).unwrap(), 1);
+        for i in 0..100u16 {
+            tx.send_to(&i.to_be_bytes(), to).unwrap();
+        }
+        let mut sizes = Vec::new();
+        let mut next = 0u16;
+        while next < 100 {
+            sizes.push(batch.recv(&rx).unwrap());
+            for (d, src) in batch.datagrams() {
+                assert_eq!(d, next.to_be_bytes());
+                assert_eq!(src, Some(tx.local_addr().unwrap()));
+                next += 1;
+            }
+        }
+        assert_eq!(sizes, [2, 4, 8, 16, 32, 32, 6]);
+        for i in 0..3u16 {
+            tx.send_to(&i.to_be_bytes(), to).unwrap();
+            assert_eq!(batch.recv(&rx).unwrap(), 1);
+            assert_eq!(batch.datagrams().next().unwrap().0, i.to_be_bytes());
+        }
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn a_batch_reaches_ipv6_and_counts_a_closed_port() {
@@ -755,6 +792,19 @@ mod tests {
             assert_eq!(&buf[..n], d.as_slice());
         }
         assert_eq!((link.record().sent, link.record().failed), (40, 0));
+        // A batch of one goes as a plain send, counted the same.
+        assert_eq!(
+            batch::send_batch(
+                &mut link,
+                slices.iter().copied().take(1),
+                &mut headers,
+                &log
+            ),
+            4
+        );
+        let n = v6.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], datagrams[0].as_slice());
+        assert_eq!((link.record().sent, link.record().failed), (41, 0));
         let mut dead = Link::new(closed_port(), Receiver::Vmc).unwrap();
         for _ in 0..5 {
             batch::send_batch(&mut dead, slices[..4].iter().copied(), &mut headers, &log);
