@@ -517,19 +517,13 @@ pub mod batch {
     /// takes, counted as [`Link::send`](super::Link::send) counts: a failed
     /// datagram is counted and skipped, the rest still go. Returns the
     /// bytes the kernel took.
-    pub fn send_batch<'d>(
+    pub fn send_batch(
         link: &mut super::Link,
-        datagrams: impl IntoIterator<Item = &'d [u8]>,
+        datagrams: &[&[u8]],
         headers: &mut SendHeaders,
         log: &super::Log,
     ) -> u64 {
-        let mut datagrams = datagrams.into_iter();
-        let Some(first) = datagrams.next() else {
-            return 0;
-        };
-        let second = datagrams.next();
-        let mut datagrams = std::iter::once(first).chain(second).chain(datagrams);
-        if second.is_none() || !link.connected {
+        if datagrams.len() < 2 || !link.connected {
             // One datagram (a stream of a few thousand a second comes one
             // per batch), or a socket that could not connect (it needs the
             // address on each send): a plain send each.
@@ -544,24 +538,22 @@ pub mod batch {
         let fd = link.socket.as_raw_fd();
         let none = [None::<()>; SIZE];
         let mut bytes = 0;
-        loop {
-            // Up to SIZE slices on the stack, pointing at the caller's bytes.
+        for chunk in datagrams.chunks(SIZE) {
+            // The slices on the stack, pointing at the caller's bytes.
             let mut slices = [[IoSlice::new(&[]); 1]; SIZE];
-            let mut len = 0;
-            for (slot, d) in slices.iter_mut().zip(&mut datagrams) {
+            for (slot, d) in slices.iter_mut().zip(chunk) {
                 *slot = [IoSlice::new(d)];
-                len += 1;
             }
             let mut done = 0;
-            while let Some(chunk) = slices.get(done..len).filter(|c| !c.is_empty()) {
-                match sendmmsg(fd, &mut headers.headers, chunk, none, [], MsgFlags::empty()) {
+            while let Some(left) = slices.get(done..chunk.len()).filter(|c| !c.is_empty()) {
+                match sendmmsg(fd, &mut headers.headers, left, none, [], MsgFlags::empty()) {
                     Ok(r) => {
                         let n = r.count();
                         if n == 0 {
                             break;
                         }
                         link.counts.sent(n as u64);
-                        bytes += chunk.iter().take(n).map(|[d]| d.len() as u64).sum::<u64>();
+                        bytes += left.iter().take(n).map(|[d]| d.len() as u64).sum::<u64>();
                         done += n;
                     }
                     // The datagram at `done` failed: count it, go on after it.
@@ -570,9 +562,6 @@ pub mod batch {
                         done += 1;
                     }
                 }
-            }
-            if len < SIZE {
-                break;
             }
         }
         bytes
@@ -783,7 +772,7 @@ mod tests {
         let slices: Vec<&[u8]> = datagrams.iter().map(Vec::as_slice).collect();
         let mut link = Link::new(v6.local_addr().unwrap(), Receiver::Vmc).unwrap();
         assert_eq!(
-            batch::send_batch(&mut link, slices.iter().copied(), &mut headers, &log),
+            batch::send_batch(&mut link, &slices, &mut headers, &log),
             160
         );
         let mut buf = [0; 8];
@@ -794,12 +783,7 @@ mod tests {
         assert_eq!((link.record().sent, link.record().failed), (40, 0));
         // A batch of one goes as a plain send, counted the same.
         assert_eq!(
-            batch::send_batch(
-                &mut link,
-                slices.iter().copied().take(1),
-                &mut headers,
-                &log
-            ),
+            batch::send_batch(&mut link, &slices[..1], &mut headers, &log),
             4
         );
         let n = v6.recv(&mut buf).unwrap();
@@ -807,7 +791,7 @@ mod tests {
         assert_eq!((link.record().sent, link.record().failed), (41, 0));
         let mut dead = Link::new(closed_port(), Receiver::Vmc).unwrap();
         for _ in 0..5 {
-            batch::send_batch(&mut dead, slices[..4].iter().copied(), &mut headers, &log);
+            batch::send_batch(&mut dead, &slices[..4], &mut headers, &log);
             std::thread::sleep(Duration::from_millis(5));
         }
         let r = dead.record();

@@ -636,7 +636,7 @@ fn emit(dest: &mut Dest, messages: &[osc::Message], single: bool, log: &Log) -> 
 impl Relay {
     /// The raw fast path: `recvmmsg` up to 32 datagrams, `sendmmsg` them to
     /// every destination, with no decoding and no allocation (issue 40:
-    /// `alloc_tests` holds it to that).
+    /// `batched_tests` holds it to that).
     #[cfg(target_os = "linux")]
     fn run_batched(
         &mut self,
@@ -649,12 +649,11 @@ impl Relay {
         };
         let mut feed = batched::Feed::new(socket);
         let mut headers = mocap_cli::net::batch::SendHeaders::default();
-        let mut forward = batched::Forward {
-            relay: self,
-            headers: &mut headers,
-            count: stop.budget(),
-        };
-        mocap_cli::drive(&mut feed, stop.duration, stats_interval, &mut forward)
+        batched::Forward::new(self, &mut headers, stop.budget()).run(
+            &mut feed,
+            stop.duration,
+            stats_interval,
+        )
     }
 
     /// Sends rate-limited values whose slot has come (all of them at the end).
@@ -767,7 +766,7 @@ impl Relay {
 
 #[cfg(test)]
 #[cfg(target_os = "linux")]
-mod alloc_tests;
+mod batched_tests;
 
 #[cfg(test)]
 mod tests {
@@ -788,7 +787,7 @@ mod tests {
 /// The raw fast path on the run loop: batches in, batches out.
 #[cfg(target_os = "linux")]
 mod batched {
-    use std::net::UdpSocket;
+    use std::net::{SocketAddr, UdpSocket};
     use std::time::Duration;
 
     use anyhow::Context as _;
@@ -825,10 +824,64 @@ mod batched {
         }
     }
 
+    /// Forwards each batch to every destination, counting per sender.
     pub(super) struct Forward<'r> {
-        pub(super) relay: &'r mut Relay,
-        pub(super) headers: &'r mut batch::SendHeaders,
-        pub(super) count: mocap_cli::Budget,
+        relay: &'r mut Relay,
+        headers: &'r mut batch::SendHeaders,
+        count: mocap_cli::Budget,
+        /// The sender heard last and what it sent since, not yet in its
+        /// entry in `relay.sources`: a stream from one sender adds up here,
+        /// with no map search per datagram.
+        tally: Tally,
+    }
+
+    #[derive(Default)]
+    struct Tally {
+        src: Option<SocketAddr>,
+        datagrams: u64,
+        bytes: u64,
+    }
+
+    impl<'r> Forward<'r> {
+        pub(super) fn new(
+            relay: &'r mut Relay,
+            headers: &'r mut batch::SendHeaders,
+            count: mocap_cli::Budget,
+        ) -> Self {
+            Self {
+                relay,
+                headers,
+                count,
+                tally: Tally::default(),
+            }
+        }
+
+        /// The run loop over `feed` until stopped, the counts settled.
+        ///
+        /// # Errors
+        /// The feed's and the summary's.
+        pub(super) fn run(
+            &mut self,
+            feed: &mut Feed,
+            duration: Option<Duration>,
+            stats_interval: Option<Duration>,
+        ) -> anyhow::Result<Stopped> {
+            let stopped = mocap_cli::drive(feed, duration, stats_interval, self);
+            self.settle();
+            stopped
+        }
+
+        /// Adds the tally to its sender's entry (before anything reads the
+        /// entries, and when another sender is heard). Senders are looked
+        /// up in the order they were heard, so eviction order is kept.
+        fn settle(&mut self) {
+            let t = std::mem::take(&mut self.tally);
+            if t.datagrams > 0 {
+                let stats = self.relay.sources.get_or_default(t.src);
+                stats.datagrams += t.datagrams;
+                stats.bytes += t.bytes;
+            }
+        }
     }
 
     impl FeedHandler<Feed> for Forward<'_> {
@@ -836,16 +889,21 @@ mod batched {
             let n = batch.len();
             // `--count` counts datagrams: forward only up to it.
             let room = usize::try_from(self.count.room(n as u64)).unwrap_or(n);
-            for (payload, src) in batch.datagrams().take(room) {
-                let stats = self.relay.sources.get_or_default(src);
-                stats.datagrams += 1;
-                stats.bytes += payload.len() as u64;
+            let mut payloads: [&[u8]; batch::SIZE] = [&[]; batch::SIZE];
+            for ((payload, src), slot) in batch.datagrams().take(room).zip(&mut payloads) {
+                if self.tally.src != src && self.tally.datagrams > 0 {
+                    self.settle();
+                }
+                self.tally.src = src;
+                self.tally.datagrams += 1;
+                self.tally.bytes += payload.len() as u64;
+                *slot = payload;
             }
+            let payloads = payloads.get(..room).unwrap_or_default();
             self.count.spend(room as u64);
             // One call per destination on its own connected socket: its
             // failures are its own. The batch's buffers go out as they came in.
             for d in &mut self.relay.dests {
-                let payloads = batch.datagrams().take(room).map(|(p, _)| p);
                 d.stats.bytes +=
                     batch::send_batch(&mut d.link, payloads, self.headers, &self.relay.log);
             }
@@ -857,6 +915,7 @@ mod batched {
         }
 
         fn stats(&mut self) -> anyhow::Result<()> {
+            self.settle();
             self.relay.summary(None)
         }
     }
