@@ -889,8 +889,17 @@ mod batched {
             let n = batch.len();
             // `--count` counts datagrams: forward only up to it.
             let room = usize::try_from(self.count.room(n as u64)).unwrap_or(n);
-            let mut payloads: [&[u8]; batch::SIZE] = [&[]; batch::SIZE];
-            for ((payload, src), slot) in batch.datagrams().take(room).zip(&mut payloads) {
+            // The payloads as slices, on the stack; a batch of one (the
+            // common case at a few thousand datagrams a second) needs no array.
+            let mut one: &[u8] = &[];
+            let mut many: [&[u8]; batch::SIZE];
+            let slots = if room == 1 {
+                std::slice::from_mut(&mut one)
+            } else {
+                many = [&[]; batch::SIZE];
+                &mut many[..]
+            };
+            for ((payload, src), slot) in batch.datagrams().take(room).zip(slots.iter_mut()) {
                 if self.tally.src != src && self.tally.datagrams > 0 {
                     self.settle();
                 }
@@ -899,7 +908,7 @@ mod batched {
                 self.tally.bytes += payload.len() as u64;
                 *slot = payload;
             }
-            let payloads = payloads.get(..room).unwrap_or_default();
+            let payloads = slots.get(..room).unwrap_or_default();
             self.count.spend(room as u64);
             // One call per destination on its own connected socket: its
             // failures are its own. The batch's buffers go out as they came in.
