@@ -199,6 +199,7 @@ impl Link {
     /// Sends `datagram`, counts it, logs the first failure; `true` when
     /// the kernel took it. A failure never stops the caller: a receiver
     /// that is not up yet must not stop the stream.
+    #[inline]
     pub fn send(&mut self, datagram: &[u8], log: &Log) -> bool {
         let result = if self.connected {
             self.socket.send(datagram)
@@ -431,6 +432,7 @@ pub mod batch {
         }
 
         /// The datagrams received by the last [`recv`](Self::recv), with their sources.
+        #[inline]
         pub fn datagrams(&self) -> impl Iterator<Item = (&[u8], Option<SocketAddr>)> {
             self.bufs
                 .chunks_exact(MAX_DATAGRAM)
@@ -440,6 +442,7 @@ pub mod batch {
         }
 
         /// How many datagrams the last [`recv`](Self::recv) took.
+        #[inline]
         pub fn len(&self) -> usize {
             self.count
         }
@@ -517,6 +520,7 @@ pub mod batch {
     /// takes, counted as [`Link::send`](super::Link::send) counts: a failed
     /// datagram is counted and skipped, the rest still go. Returns the
     /// bytes the kernel took.
+    #[inline]
     pub fn send_batch(
         link: &mut super::Link,
         datagrams: &[&[u8]],
