@@ -14,6 +14,7 @@
 #   scripts/bench-relay-instructions.sh
 #   N=20000 RATE=2000 ROUNDS=5 scripts/bench-relay-instructions.sh
 #   RELAY=target/vmc-relay-old scripts/bench-relay-instructions.sh   # another build, same conditions
+#   DECODE=1 scripts/bench-relay-instructions.sh                     # also the decoding paths (below)
 #   KEEP=/tmp/cg scripts/bench-relay-instructions.sh                 # keep the callgrind files
 #     (then: callgrind_annotate /tmp/cg/vmc-relay.1.loaded.out | head -40)
 # Needs gcc and valgrind.
@@ -128,3 +129,54 @@ for fan in 1 4; do
     printf '%-12s %-5s %-15s %-11s %s\n' "$name" "1->$fan" "$per" "$ratio" "${rounds[$name]# }"
   done
 done
+
+# DECODE=1: the same method on paths that decode each datagram (issue 40 asks
+# for them measured, not fixed): vmc-relay filtering (--only '/*': decode and
+# re-encode) and dumping (--dump --format json), fed by udpbench as above;
+# mocopi-dump and livelink-dump (--format json to /dev/null) fed their
+# protocol by pcap-replay from captures/ at 200 datagrams a second.
+[ "${DECODE:-0}" = 1 ] || exit 0
+cargo build -q --release -p vmc-relay -p mocopi-dump -p livelink-dump -p pcap-replay
+bin="$root/target/release"
+echo
+echo "decoding paths (one round; N = datagrams sent to the tool):"
+printf '%-22s %-15s %s\n' path "instr/datagram" datagrams
+decode_row() { # NAME LOAD(udpbench|capture file) TOOL-COMMAND...
+  local name=$1 load=$2 out n secs
+  shift 2
+  if [ "$load" = udpbench ]; then
+    n=$N secs=$send_s
+  else
+    n=$(( $("$bin/pcap-replay" "$root/$load" --to 127.0.0.1:9 --topspeed --format json -q 2>/dev/null |
+      tail -1 | sed 's/.*"sent":\([0-9]*\).*/\1/') * 4 ))
+    secs=$(awk -v n="$n" 'BEGIN { printf "%.3f", n / 200 }')
+  fi
+  local len; len=$(awk -v w="$WARM" -v s="$secs" 'BEGIN { printf "%.3f", w + s + 1 }')
+  local totals=()
+  for mode in idle loaded; do
+    out="$work/decode.$mode.out"
+    valgrind -q --tool=callgrind --callgrind-out-file="$out" "$@" >/dev/null 2>"$work/stderr" &
+    local pid=$!
+    if [ "$mode" = loaded ]; then
+      sleep "$WARM"
+      if [ "$load" = udpbench ]; then
+        "$ub" send 127.0.0.1 "$IN" "$RATE" "$send_s" 32 >/dev/null
+      else
+        "$bin/pcap-replay" "$root/$load" --to "127.0.0.1:$IN" --loop 4 --pps 200 -q >/dev/null 2>&1
+      fi
+      sleep 1
+    else
+      sleep "$len"
+    fi
+    kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+    [ -n "${KEEP:-}" ] && cp "$out" "$KEEP/decode.$name.$mode.out"
+    totals+=("$(awk '/^(summary|totals):/ { print $2; exit }' "$out")")
+  done
+  printf '%-22s %-15s %s\n' "$name" "$(awk -v l="${totals[1]}" -v i="${totals[0]}" -v n="$n" 'BEGIN { printf "%.0f", (l - i) / n }')" "$n"
+}
+sink=$((IN + 1))
+"$ub" recv "$sink" 60000 >/dev/null & pids+=($!)
+decode_row "vmc-relay filter" udpbench "$bin/vmc-relay" -q -l "127.0.0.1:$IN" --only '/*' --to "127.0.0.1:$sink"
+decode_row "vmc-relay dump json" udpbench "$bin/vmc-relay" -q -l "127.0.0.1:$IN" --dump --format json
+decode_row "mocopi-dump json" captures/mocopi/wave-60hz.pcapng "$bin/mocopi-dump" -q -l "127.0.0.1:$IN" --format json
+decode_row "livelink-dump json" captures/livelink/face-60fps.pcapng "$bin/livelink-dump" -q -l "127.0.0.1:$IN" --format json
