@@ -8,6 +8,10 @@
 # them and reports one-way latency. The highest rate delivered with < 0.1 % loss
 # is the lossless rate; p50/p99 one-way latency is reported at 1 k/s and 10 k/s.
 # Needs gcc, node/npm (osc.js) and python3 (python-osc); missing peers are skipped.
+#
+#   BASELINE=target/vmc-relay-old scripts/bench-relay.sh   also rows of another build
+#                                                          (base-raw, base-filter), same run
+#   SMOOTH=0 scripts/bench-relay.sh                        without the smoothing rows
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -15,7 +19,9 @@ work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
+# shared/bench sits next to the main checkout (../shared), or two up from a worktree.
 bench_src="${BENCH_DIR:-$root/../shared/bench}"
+[ -f "$bench_src/udpbench.c" ] || bench_src="$root/../../shared/bench"
 gcc -O2 -o "$work/udpbench" "$bench_src/udpbench.c"
 ub="$work/udpbench"
 cargo build -q --release -p vmc-relay
@@ -34,6 +40,8 @@ start_relay() { # name, fanout -> runs the relay listening on IN, sending to IN+
     c-forwarder) "$ub" fwd $IN "${outs[@]}" & ;;
     vmc-relay-raw) "$relay" -q -l 127.0.0.1:$IN "${tos[@]}" & ;;
     vmc-relay-filter) "$relay" -q -l 127.0.0.1:$IN --only '/*' "${tos[@]}" & ;;
+    base-raw) "$BASELINE" -q -l 127.0.0.1:$IN "${tos[@]}" & ;;
+    base-filter) "$BASELINE" -q -l 127.0.0.1:$IN --only '/*' "${tos[@]}" & ;;
     osc.js) NODE_PATH="$work/node_modules" node "$bench_src/oscjs-relay.js" $IN $((IN + 1)) & ;;
     python-osc) python3 "$bench_src/pythonosc-relay.py" $IN $((IN + 1)) & ;;
   esac
@@ -84,10 +92,13 @@ PY
   done
 }
 if [ "${SMOOTH_ONLY:-0}" = 1 ]; then smooth_rows; exit 0; fi
+names=(c-forwarder vmc-relay-raw vmc-relay-filter)
+[ -n "${BASELINE:-}" ] && names+=(base-raw base-filter)
+names+=(osc.js python-osc)
 
 printf '%-17s %-5s %-22s %-24s %-24s\n' relay fan "lossless rate (dgram/s)" "1k/s p50/p99 (us)" "10k/s p50/p99 (us)"
 for fan in 1 3; do
-  for name in c-forwarder vmc-relay-raw vmc-relay-filter osc.js python-osc; do
+  for name in "${names[@]}"; do
     case $name in
       osc.js) [ $have_js = 1 ] && [ "$fan" = 1 ] || { printf '%-17s %-5s %s\n' "$name" "1->$fan" "n/a"; continue; } ;;
       python-osc) [ $have_py = 1 ] && [ "$fan" = 1 ] || { printf '%-17s %-5s %s\n' "$name" "1->$fan" "n/a"; continue; } ;;
@@ -106,4 +117,4 @@ for fan in 1 3; do
     sleep 0.3
   done
 done
-smooth_rows
+[ "${SMOOTH:-1}" = 0 ] || smooth_rows

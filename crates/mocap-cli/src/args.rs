@@ -48,17 +48,20 @@ pub struct Budget {
 impl Budget {
     /// How many of `n` more units fit (all of them without a limit).
     #[must_use]
+    #[inline]
     pub fn room(&self, n: u64) -> u64 {
         self.limit.map_or(n, |l| n.min(l.saturating_sub(self.used)))
     }
 
     /// Counts `n` units done.
+    #[inline]
     pub fn spend(&mut self, n: u64) {
         self.used = self.used.saturating_add(n);
     }
 
     /// Whether the limit is reached.
     #[must_use]
+    #[inline]
     pub fn spent(&self) -> bool {
         self.limit.is_some_and(|l| self.used >= l)
     }

@@ -199,6 +199,7 @@ impl Link {
     /// Sends `datagram`, counts it, logs the first failure; `true` when
     /// the kernel took it. A failure never stops the caller: a receiver
     /// that is not up yet must not stop the stream.
+    #[inline]
     pub fn send(&mut self, datagram: &[u8], log: &Log) -> bool {
         let result = if self.connected {
             self.socket.send(datagram)
@@ -378,24 +379,36 @@ pub fn wait_readable(socket: &UdpSocket, wait: Duration) -> io::Result<bool> {
 }
 
 /// Receiving and sending many datagrams per system call (`recvmmsg`,
-/// `sendmmsg`), for relays that forward bytes as they are.
+/// `sendmmsg`), for relays that forward bytes as they are. Buffers and
+/// headers are made once; a batch in or out allocates nothing.
 #[cfg(target_os = "linux")]
 pub mod batch {
     use std::io::{self, IoSlice, IoSliceMut};
     use std::net::{SocketAddr, UdpSocket};
     use std::os::fd::AsRawFd as _;
 
+    use mocap_core::MAX_DATAGRAM;
     use nix::sys::socket::{MsgFlags, MultiHeaders, SockaddrStorage, recvmmsg, sendmmsg};
 
-    /// Datagrams taken per call.
+    /// Datagrams taken per call, at most.
     pub const SIZE: usize = 32;
+
+    /// Slots offered to a receive after one that took a single datagram.
+    const FEW: usize = 2;
 
     /// Buffers for one batch, allocated once.
     pub struct Batch {
-        bufs: Vec<Vec<u8>>,
+        /// [`SIZE`] receive buffers of [`MAX_DATAGRAM`] bytes end to end:
+        /// zeroed once here, then only written by the kernel.
+        bufs: Vec<u8>,
         lens: [usize; SIZE],
         srcs: [Option<SocketAddr>; SIZE],
         count: usize,
+        /// Slots the next receive offers: twice what the last one took.
+        /// Every slot costs a header to set up and a slice to make, and a
+        /// stream of a few thousand datagrams a second comes one at a time;
+        /// a burst doubles it up to [`SIZE`] within a few calls.
+        offer: usize,
         headers: MultiHeaders<SockaddrStorage>,
     }
 
@@ -406,75 +419,99 @@ pub mod batch {
     }
 
     impl Batch {
-        /// Buffers for [`SIZE`] datagrams of up to [`super::MAX_DATAGRAM`] bytes.
+        /// Buffers for [`SIZE`] datagrams of up to [`MAX_DATAGRAM`] bytes.
         pub fn new() -> Self {
             Self {
-                bufs: (0..SIZE)
-                    .map(|_| vec![0; mocap_core::MAX_DATAGRAM])
-                    .collect(),
+                bufs: vec![0; SIZE * MAX_DATAGRAM],
                 lens: [0; SIZE],
                 srcs: [None; SIZE],
                 count: 0,
+                offer: SIZE,
                 headers: MultiHeaders::preallocate(SIZE, None),
             }
         }
 
         /// The datagrams received by the last [`recv`](Self::recv), with their sources.
+        #[inline]
         pub fn datagrams(&self) -> impl Iterator<Item = (&[u8], Option<SocketAddr>)> {
             self.bufs
-                .iter()
+                .chunks_exact(MAX_DATAGRAM)
                 .zip(self.lens.iter().zip(&self.srcs))
                 .take(self.count)
                 .map(|(b, (len, src))| (b.get(..*len).unwrap_or_default(), *src))
         }
 
+        /// How many datagrams the last [`recv`](Self::recv) took.
+        #[inline]
+        pub fn len(&self) -> usize {
+            self.count
+        }
+
+        /// Whether the last [`recv`](Self::recv) took none.
+        pub fn is_empty(&self) -> bool {
+            self.count == 0
+        }
+
         /// Waits for at least one datagram (up to the socket's read timeout),
-        /// then takes as many as are queued, up to [`SIZE`].
+        /// then takes as many as are queued, up to [`SIZE`] (fewer when
+        /// the last call took few: see `offer`).
         ///
         /// # Errors
         /// The OS error; a timeout is `WouldBlock`.
         pub fn recv(&mut self, socket: &UdpSocket) -> io::Result<usize> {
-            let mut slices: Vec<[IoSliceMut<'_>; 1]> =
-                self.bufs.iter_mut().map(|b| [IoSliceMut::new(b)]).collect();
+            self.count = 0;
+            let n = if self.offer <= FEW {
+                self.recv_into::<FEW>(socket)?
+            } else {
+                self.recv_into::<SIZE>(socket)?
+            };
+            self.count = n;
+            self.offer = (2 * n).clamp(FEW, SIZE);
+            Ok(n)
+        }
+
+        /// One `recvmmsg` into the first `self.offer` buffers (at most `N`).
+        fn recv_into<const N: usize>(&mut self, socket: &UdpSocket) -> io::Result<usize> {
+            // The slices borrow the buffers for this call only, so they are
+            // made here, on the stack.
+            let mut bufs = self.bufs.chunks_exact_mut(MAX_DATAGRAM);
+            let mut slices: [[IoSliceMut<'_>; 1]; N] =
+                std::array::from_fn(|_| [IoSliceMut::new(bufs.next().unwrap_or_default())]);
             let results = recvmmsg(
                 socket.as_raw_fd(),
                 &mut self.headers,
-                slices.iter_mut(),
+                slices.iter_mut().take(self.offer),
                 MsgFlags::MSG_WAITFORONE,
                 None,
             )
             .map_err(io::Error::from)?;
             let mut n = 0;
-            for (i, r) in results.enumerate() {
-                if let (Some(len), Some(src)) = (self.lens.get_mut(i), self.srcs.get_mut(i)) {
-                    *len = r.bytes;
-                    *src = r.address.and_then(|a: SockaddrStorage| {
-                        a.as_sockaddr_in()
-                            .map(|v4| SocketAddr::from(std::net::SocketAddrV4::from(*v4)))
-                            .or_else(|| {
-                                a.as_sockaddr_in6()
-                                    .map(|v6| SocketAddr::from(std::net::SocketAddrV6::from(*v6)))
-                            })
-                    });
-                    n = i + 1;
-                }
+            for (r, (len, src)) in results.zip(self.lens.iter_mut().zip(&mut self.srcs)) {
+                *len = r.bytes;
+                *src = r.address.and_then(|a: SockaddrStorage| {
+                    a.as_sockaddr_in()
+                        .map(|v4| SocketAddr::from(std::net::SocketAddrV4::from(*v4)))
+                        .or_else(|| {
+                            a.as_sockaddr_in6()
+                                .map(|v6| SocketAddr::from(std::net::SocketAddrV6::from(*v6)))
+                        })
+                });
+                n += 1;
             }
-            self.count = n;
             Ok(n)
         }
     }
 
-    /// Message headers for [`send_batch`], allocated once and reused.
+    /// Message headers for [`send_batch`], allocated once and reused. The
+    /// links are connected, so the messages carry no address.
     pub struct SendHeaders {
-        headers: MultiHeaders<SockaddrStorage>,
-        addrs: Vec<Option<SockaddrStorage>>,
+        headers: MultiHeaders<()>,
     }
 
     impl Default for SendHeaders {
         fn default() -> Self {
             Self {
                 headers: MultiHeaders::preallocate(SIZE, None),
-                addrs: Vec::with_capacity(SIZE),
             }
         }
     }
@@ -483,48 +520,44 @@ pub mod batch {
     /// takes, counted as [`Link::send`](super::Link::send) counts: a failed
     /// datagram is counted and skipped, the rest still go. Returns the
     /// bytes the kernel took.
+    #[inline]
     pub fn send_batch(
         link: &mut super::Link,
         datagrams: &[&[u8]],
         headers: &mut SendHeaders,
         log: &super::Log,
     ) -> u64 {
-        // A connected socket takes no address (and keeps its cached route).
-        let to = (!link.connected).then(|| SockaddrStorage::from(link.to()));
-        let SendHeaders { headers, addrs } = headers;
-        // One small vector per batch, none per datagram.
-        let mut slices: Vec<[IoSlice<'_>; 1]> = Vec::with_capacity(SIZE);
+        if datagrams.len() < 2 || !link.connected {
+            // One datagram (a stream of a few thousand a second comes one
+            // per batch), or a socket that could not connect (it needs the
+            // address on each send): a plain send each.
+            let mut bytes = 0;
+            for d in datagrams {
+                if link.send(d, log) {
+                    bytes += d.len() as u64;
+                }
+            }
+            return bytes;
+        }
+        let fd = link.socket.as_raw_fd();
+        let none = [None::<()>; SIZE];
         let mut bytes = 0;
         for chunk in datagrams.chunks(SIZE) {
-            slices.clear();
-            slices.extend(chunk.iter().map(|d| [IoSlice::new(d)]));
-            addrs.clear();
-            addrs.resize(chunk.len(), to);
+            // The slices on the stack, pointing at the caller's bytes.
+            let mut slices = [[IoSlice::new(&[]); 1]; SIZE];
+            for (slot, d) in slices.iter_mut().zip(chunk) {
+                *slot = [IoSlice::new(d)];
+            }
             let mut done = 0;
-            while done < chunk.len() {
-                let (Some(s), Some(a)) = (slices.get(done..), addrs.get(done..)) else {
-                    break;
-                };
-                match sendmmsg(
-                    link.socket.as_raw_fd(),
-                    headers,
-                    s,
-                    a,
-                    [],
-                    MsgFlags::empty(),
-                ) {
+            while let Some(left) = slices.get(done..chunk.len()).filter(|c| !c.is_empty()) {
+                match sendmmsg(fd, &mut headers.headers, left, none, [], MsgFlags::empty()) {
                     Ok(r) => {
                         let n = r.count();
                         if n == 0 {
                             break;
                         }
                         link.counts.sent(n as u64);
-                        bytes += chunk
-                            .iter()
-                            .skip(done)
-                            .take(n)
-                            .map(|d| d.len() as u64)
-                            .sum::<u64>();
+                        bytes += left.iter().take(n).map(|[d]| d.len() as u64).sum::<u64>();
                         done += n;
                     }
                     // The datagram at `done` failed: count it, go on after it.
@@ -699,6 +732,40 @@ mod tests {
         }
     }
 
+    /// A receive offers twice what the last one took: a queue of 100 is
+    /// read 2, 4, 8, 16, 32, 32, 6 (the first call offers every slot), in
+    /// order, with each datagram's source; one datagram at a time keeps
+    /// the offer at 2.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_batch_receive_grows_with_the_queue() {
+        let rx = bind_udp("127.0.0.1:0".parse().unwrap(), Some(Duration::from_secs(2))).unwrap();
+        let to = rx.local_addr().unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut batch = batch::Batch::new();
+        tx.send_to(&[0, 0], to).unwrap();
+        assert_eq!(batch.recv(&rx).unwrap(), 1);
+        for i in 0..100u16 {
+            tx.send_to(&i.to_be_bytes(), to).unwrap();
+        }
+        let mut sizes = Vec::new();
+        let mut next = 0u16;
+        while next < 100 {
+            sizes.push(batch.recv(&rx).unwrap());
+            for (d, src) in batch.datagrams() {
+                assert_eq!(d, next.to_be_bytes());
+                assert_eq!(src, Some(tx.local_addr().unwrap()));
+                next += 1;
+            }
+        }
+        assert_eq!(sizes, [2, 4, 8, 16, 32, 32, 6]);
+        for i in 0..3u16 {
+            tx.send_to(&i.to_be_bytes(), to).unwrap();
+            assert_eq!(batch.recv(&rx).unwrap(), 1);
+            assert_eq!(batch.datagrams().next().unwrap().0, i.to_be_bytes());
+        }
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn a_batch_reaches_ipv6_and_counts_a_closed_port() {
@@ -718,6 +785,14 @@ mod tests {
             assert_eq!(&buf[..n], d.as_slice());
         }
         assert_eq!((link.record().sent, link.record().failed), (40, 0));
+        // A batch of one goes as a plain send, counted the same.
+        assert_eq!(
+            batch::send_batch(&mut link, &slices[..1], &mut headers, &log),
+            4
+        );
+        let n = v6.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], datagrams[0].as_slice());
+        assert_eq!((link.record().sent, link.record().failed), (41, 0));
         let mut dead = Link::new(closed_port(), Receiver::Vmc).unwrap();
         for _ in 0..5 {
             batch::send_batch(&mut dead, &slices[..4], &mut headers, &log);

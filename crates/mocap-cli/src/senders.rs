@@ -23,6 +23,9 @@ pub struct Senders<T> {
     /// order senders were heard from, which is all eviction needs.
     seen: BTreeMap<Option<SocketAddr>, u64>,
     clock: u64,
+    /// The sender looked up last: its `seen` is already the newest, so
+    /// looking it up again (a stream from one phone) costs one map search.
+    last: Option<Option<SocketAddr>>,
     /// Adds an evicted sender's state to `evicted` (counters), if the tool
     /// keeps totals of it; else evicted state is dropped.
     fold: Option<fn(&mut T, T)>,
@@ -38,6 +41,7 @@ impl<T> Default for Senders<T> {
             map: BTreeMap::new(),
             seen: BTreeMap::new(),
             clock: 0,
+            last: None,
             fold: None,
             evicted: None,
             evicted_senders: 0,
@@ -69,7 +73,7 @@ impl<T> Senders<T> {
         src: Option<SocketAddr>,
         make: impl FnOnce() -> T,
     ) -> &mut T {
-        if !self.map.contains_key(&src) && self.map.len() >= MAX_SENDERS {
+        if self.map.len() >= MAX_SENDERS && !self.map.contains_key(&src) {
             self.evict_stalest();
         }
         self.touch(src);
@@ -98,8 +102,20 @@ impl<T> Senders<T> {
     }
 
     fn touch(&mut self, src: Option<SocketAddr>) {
+        if self.last == Some(src) {
+            return;
+        }
         self.clock += 1;
         self.seen.insert(src, self.clock);
+        self.last = Some(src);
+    }
+
+    /// Forgets when `src` was seen (it is leaving the map).
+    fn forget(&mut self, src: Option<SocketAddr>) {
+        self.seen.remove(&src);
+        if self.last == Some(src) {
+            self.last = None;
+        }
     }
 
     /// Forgets the sender heard from least recently, folding its state.
@@ -112,7 +128,7 @@ impl<T> Senders<T> {
         else {
             return;
         };
-        self.seen.remove(&src);
+        self.forget(src);
         let Some(gone) = self.map.remove(&src) else {
             return;
         };
@@ -127,11 +143,14 @@ impl<T> Senders<T> {
 
     /// Keeps the senders `keep` says to (forgetting stale ones frees room).
     pub fn retain(&mut self, mut keep: impl FnMut(Option<SocketAddr>, &mut T) -> bool) {
-        let seen = &mut self.seen;
+        let (seen, last) = (&mut self.seen, &mut self.last);
         self.map.retain(|k, v| {
             let kept = keep(*k, v);
             if !kept {
                 seen.remove(k);
+                if *last == Some(*k) {
+                    *last = None;
+                }
             }
             kept
         });
@@ -240,6 +259,25 @@ mod tests {
             Some((addr(40_000), 1001))
         );
         assert_eq!((top.len(), more), (3, MAX_SENDERS - 3));
+    }
+
+    /// A sender looked up again is not re-stamped (it is the newest
+    /// already); one forgotten by `retain` and back is stamped anew, so
+    /// eviction still takes the stalest, not it.
+    #[test]
+    fn a_sender_back_after_retain_is_the_newest() {
+        let mut s: Senders<u16> = Senders::new();
+        for port in 2..=MAX_SENDERS as u16 {
+            s.get_or_insert_with(addr(port), || port);
+        }
+        s.get_or_insert_with(addr(1), || 1);
+        s.get_or_insert_with(addr(1), || 1);
+        s.retain(|src, _| src != addr(1));
+        s.get_or_insert_with(addr(1), || 1);
+        assert_eq!(s.len(), MAX_SENDERS);
+        s.get_or_insert_with(addr(9999), || 0);
+        assert!(s.get(&addr(1)).is_some(), "the newest sender was evicted");
+        assert!(s.get(&addr(2)).is_none(), "the stalest sender stayed");
     }
 
     #[test]

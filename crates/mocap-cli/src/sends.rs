@@ -100,6 +100,7 @@ impl SendCounts {
     }
 
     /// `n` datagrams the kernel took.
+    #[inline]
     pub fn sent(&mut self, n: u64) {
         self.record.sent += n;
     }

@@ -228,6 +228,50 @@ struct Relay {
 /// sockets that cannot be bound, unreadable files.
 pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     install_ctrlc()?;
+    let (stop, stats_interval) = (opts.stop.clone(), opts.log.stats_interval);
+    let Prepared {
+        mut relay,
+        mut source,
+        batched,
+    } = prepare(opts)?;
+    #[cfg(target_os = "linux")]
+    let stopped = if batched {
+        relay.run_batched(&source, &stop, stats_interval)
+    } else {
+        mocap_cli::run(&mut source, &stop, stats_interval, &mut relay)
+    };
+    // recvmmsg/sendmmsg are Linux's: elsewhere the raw path is the portable
+    // loop, a datagram at a time, with the same bytes out.
+    #[cfg(not(target_os = "linux"))]
+    let stopped = {
+        if batched {
+            relay.log.info(format_args!(
+                "batched forwarding (recvmmsg/sendmmsg) is Linux-only; forwarding one datagram at a time"
+            ));
+        }
+        mocap_cli::run(&mut source, &stop, stats_interval, &mut relay)
+    };
+    // Takes are closed whatever ended the run (a closed pipe included).
+    if let Some(takes) = relay.takes.take() {
+        relay.takes_done = takes.finish(&relay.log)?;
+    }
+    let stopped = stopped?;
+    relay.flush_due(true)?;
+    relay.log.finish();
+    source.finish(&relay.log)?;
+    relay.summary(Some(stopped))
+}
+
+/// The relay opened and ready to run.
+struct Prepared {
+    relay: Relay,
+    source: Source,
+    /// Every destination raw and nothing to look at: forward in batches.
+    batched: bool,
+}
+
+/// Checks the options, opens the input and a sending link per destination.
+fn prepare(opts: Options) -> anyhow::Result<Prepared> {
     if opts.destinations.is_empty() && !opts.dump && opts.bvh.is_none() {
         return Err(UsageError(
             "nothing to do: give --to HOST:PORT (repeatable), --dump or --bvh FILE".into(),
@@ -286,8 +330,8 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         max_pps,
         dump,
         format,
-        stop,
-        log: log_args,
+        stop: _,
+        log: _,
         topspeed: _,
         bvh,
     } = opts;
@@ -314,7 +358,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         })
         .collect::<anyhow::Result<_>>()?;
     let decode = dump || bvh.is_some() || dests.iter().any(|d| !d.is_raw());
-    let mut relay = Relay {
+    let relay = Relay {
         guard,
         max_pps,
         dump,
@@ -331,38 +375,16 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         takes_done: Vec::new(),
         other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::Vmc),
     };
-    // Every destination raw and nothing to look at: forward in batches.
     let batched = !relay.decode
         && relay.guard.is_open()
         && relay.max_pps.is_none()
         && !recording
         && source.socket().is_some();
-    #[cfg(target_os = "linux")]
-    let stopped = if batched {
-        relay.run_batched(&source, &stop, log_args.stats_interval)
-    } else {
-        mocap_cli::run(&mut source, &stop, log_args.stats_interval, &mut relay)
-    };
-    // recvmmsg/sendmmsg are Linux's: elsewhere the raw path is the portable
-    // loop, a datagram at a time, with the same bytes out.
-    #[cfg(not(target_os = "linux"))]
-    let stopped = {
-        if batched {
-            relay.log.info(format_args!(
-                "batched forwarding (recvmmsg/sendmmsg) is Linux-only; forwarding one datagram at a time"
-            ));
-        }
-        mocap_cli::run(&mut source, &stop, log_args.stats_interval, &mut relay)
-    };
-    // Takes are closed whatever ended the run (a closed pipe included).
-    if let Some(takes) = relay.takes.take() {
-        relay.takes_done = takes.finish(&relay.log)?;
-    }
-    let stopped = stopped?;
-    relay.flush_due(true)?;
-    relay.log.finish();
-    source.finish(&relay.log)?;
-    relay.summary(Some(stopped))
+    Ok(Prepared {
+        relay,
+        source,
+        batched,
+    })
 }
 
 /// `stats` and `summary`.
@@ -619,7 +641,8 @@ fn emit(dest: &mut Dest, messages: &[osc::Message], single: bool, log: &Log) -> 
 
 impl Relay {
     /// The raw fast path: `recvmmsg` up to 32 datagrams, `sendmmsg` them to
-    /// every destination, with no decoding and no allocation per datagram.
+    /// every destination, with no decoding and no allocation (issue 40:
+    /// `batched_tests` holds it to that).
     #[cfg(target_os = "linux")]
     fn run_batched(
         &mut self,
@@ -631,12 +654,12 @@ impl Relay {
             return Ok(Stopped::EndOfInput);
         };
         let mut feed = batched::Feed::new(socket);
-        let mut forward = batched::Forward {
-            relay: self,
-            headers: mocap_cli::net::batch::SendHeaders::default(),
-            count: stop.budget(),
-        };
-        mocap_cli::drive(&mut feed, stop.duration, stats_interval, &mut forward)
+        let mut headers = mocap_cli::net::batch::SendHeaders::default();
+        batched::Forward::new(self, &mut headers, stop.budget()).run(
+            &mut feed,
+            stop.duration,
+            stats_interval,
+        )
     }
 
     /// Sends rate-limited values whose slot has come (all of them at the end).
@@ -748,6 +771,10 @@ impl Relay {
 }
 
 #[cfg(test)]
+#[cfg(target_os = "linux")]
+mod batched_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -766,7 +793,7 @@ mod tests {
 /// The raw fast path on the run loop: batches in, batches out.
 #[cfg(target_os = "linux")]
 mod batched {
-    use std::net::UdpSocket;
+    use std::net::{SocketAddr, UdpSocket};
     use std::time::Duration;
 
     use anyhow::Context as _;
@@ -803,31 +830,97 @@ mod batched {
         }
     }
 
+    /// Forwards each batch to every destination, counting per sender.
     pub(super) struct Forward<'r> {
-        pub(super) relay: &'r mut Relay,
-        pub(super) headers: batch::SendHeaders,
-        pub(super) count: mocap_cli::Budget,
+        relay: &'r mut Relay,
+        headers: &'r mut batch::SendHeaders,
+        count: mocap_cli::Budget,
+        /// The sender heard last and what it sent since, not yet in its
+        /// entry in `relay.sources`: a stream from one sender adds up here,
+        /// with no map search per datagram.
+        tally: Tally,
+    }
+
+    #[derive(Default)]
+    struct Tally {
+        src: Option<SocketAddr>,
+        datagrams: u64,
+        bytes: u64,
+    }
+
+    impl<'r> Forward<'r> {
+        pub(super) fn new(
+            relay: &'r mut Relay,
+            headers: &'r mut batch::SendHeaders,
+            count: mocap_cli::Budget,
+        ) -> Self {
+            Self {
+                relay,
+                headers,
+                count,
+                tally: Tally::default(),
+            }
+        }
+
+        /// The run loop over `feed` until stopped, the counts settled.
+        ///
+        /// # Errors
+        /// The feed's and the summary's.
+        pub(super) fn run(
+            &mut self,
+            feed: &mut Feed,
+            duration: Option<Duration>,
+            stats_interval: Option<Duration>,
+        ) -> anyhow::Result<Stopped> {
+            let stopped = mocap_cli::drive(feed, duration, stats_interval, self);
+            self.settle();
+            stopped
+        }
+
+        /// Adds the tally to its sender's entry (before anything reads the
+        /// entries, and when another sender is heard). Senders are looked
+        /// up in the order they were heard, so eviction order is kept.
+        fn settle(&mut self) {
+            let t = std::mem::take(&mut self.tally);
+            if t.datagrams > 0 {
+                let stats = self.relay.sources.get_or_default(t.src);
+                stats.datagrams += t.datagrams;
+                stats.bytes += t.bytes;
+            }
+        }
     }
 
     impl FeedHandler<Feed> for Forward<'_> {
         fn item(&mut self, batch: &batch::Batch) -> anyhow::Result<Flow> {
-            let n = batch.datagrams().count();
+            let n = batch.len();
             // `--count` counts datagrams: forward only up to it.
             let room = usize::try_from(self.count.room(n as u64)).unwrap_or(n);
-            // One small vector per batch of up to 32 datagrams, none per datagram.
-            let mut payloads: Vec<&[u8]> = Vec::with_capacity(room);
-            for (payload, src) in batch.datagrams().take(room) {
-                let stats = self.relay.sources.get_or_default(src);
-                stats.datagrams += 1;
-                stats.bytes += payload.len() as u64;
-                payloads.push(payload);
+            // The payloads as slices, on the stack; a batch of one (the
+            // common case at a few thousand datagrams a second) needs no array.
+            let mut one: &[u8] = &[];
+            let mut many: [&[u8]; batch::SIZE];
+            let slots = if room == 1 {
+                std::slice::from_mut(&mut one)
+            } else {
+                many = [&[]; batch::SIZE];
+                &mut many[..]
+            };
+            for ((payload, src), slot) in batch.datagrams().take(room).zip(slots.iter_mut()) {
+                if self.tally.src != src && self.tally.datagrams > 0 {
+                    self.settle();
+                }
+                self.tally.src = src;
+                self.tally.datagrams += 1;
+                self.tally.bytes += payload.len() as u64;
+                *slot = payload;
             }
+            let payloads = slots.get(..room).unwrap_or_default();
             self.count.spend(room as u64);
             // One call per destination on its own connected socket: its
-            // failures are its own.
+            // failures are its own. The batch's buffers go out as they came in.
             for d in &mut self.relay.dests {
                 d.stats.bytes +=
-                    batch::send_batch(&mut d.link, &payloads, &mut self.headers, &self.relay.log);
+                    batch::send_batch(&mut d.link, payloads, self.headers, &self.relay.log);
             }
             Ok(if self.count.spent() {
                 Flow::Stop(Stopped::Count)
@@ -837,6 +930,7 @@ mod batched {
         }
 
         fn stats(&mut self) -> anyhow::Result<()> {
+            self.settle();
             self.relay.summary(None)
         }
     }
