@@ -119,7 +119,10 @@ impl Content {
             let name = smf::bone_name(b.id).map_or_else(|| format!("bone {}", b.id), str::to_owned);
             self.bone(&name, b.rot, b.pos);
         }
-        Decoded::Numbered(frame.fnum, frame.uttm.unwrap_or(f64::from(frame.time)))
+        Decoded::Numbered(
+            frame.fnum,
+            frame.uttm.unwrap_or_else(|| f64::from(frame.time)),
+        )
     }
 
     fn livelink(&mut self, payload: &[u8]) -> Decoded {
@@ -218,10 +221,7 @@ impl Content {
             let Some((slot, what)) = rest.split_once('/') else {
                 return;
             };
-            let Some(&[x, y, z]) = floats
-                .get(..3)
-                .map(|f| <&[f32; 3]>::try_from(f).ok())
-                .flatten()
+            let Some(&[x, y, z]) = floats.get(..3).and_then(|f| <&[f32; 3]>::try_from(f).ok())
             else {
                 return;
             };
@@ -346,14 +346,6 @@ impl Content {
         } else {
             self.angles.push((what, v, unit));
         }
-    }
-
-    /// Whether there is anything to drill down into.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.bones.is_empty()
-            && self.face.is_empty()
-            && self.addresses.is_empty()
-            && self.slots.is_empty()
     }
 }
 

@@ -117,7 +117,6 @@ pub(crate) struct Stream {
     pub(crate) frames: u64,
     pub(crate) errors: u64,
     pub(crate) bytes: u64,
-    first: Duration,
     last: Duration,
     window: Window,
     /// Numbered frames (mocopi, Live Link Face): the health module's counts.
@@ -129,13 +128,22 @@ pub(crate) struct Stream {
 }
 
 impl Stream {
+    /// The newest datagram's size.
+    pub(crate) fn last_size(&self) -> usize {
+        self.last_size
+    }
+
+    /// The newest datagram's first bytes (unknown streams only).
+    pub(crate) fn head(&self) -> &[u8] {
+        &self.head
+    }
+
     fn new(now: Duration) -> Self {
         Self {
             datagrams: 0,
             frames: 0,
             errors: 0,
             bytes: 0,
-            first: now,
             last: now,
             window: Window::new(STREAM_WINDOW),
             health: None,
@@ -179,7 +187,7 @@ pub(crate) struct Row {
 }
 
 /// Every stream seen.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Top {
     streams: BTreeMap<Key, Stream>,
     /// Streams dropped to keep within [`MAX_STREAMS`].
@@ -434,7 +442,7 @@ mod tests {
             if let Ok(p) = mocap_core::smf::parse(p)
                 && let Some(f) = p.frame()
             {
-                let clock = f.uttm.unwrap_or(f64::from(f.time));
+                let clock = f.uttm.unwrap_or_else(|| f64::from(f.time));
                 expected.frame(f.fnum, clock, Some(i as f64 / 60.0));
             }
         }
