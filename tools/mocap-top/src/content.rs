@@ -73,7 +73,13 @@ pub(crate) struct Content {
     pub(crate) slots: Vec<Slot>,
     /// Names left out because a list was full.
     pub(crate) dropped: u64,
+    /// The sender ends its frames with [`FRAME_ENDS`] (VMC).
+    frame_marks: bool,
 }
+
+/// The messages that end a VMC frame (the reference sender writes both,
+/// OK then the time, in the frame's last datagram).
+const FRAME_ENDS: [&str; 2] = ["/VMC/Ext/OK", "/VMC/Ext/T"];
 
 /// What one datagram decoded to, for the stream's counters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -178,12 +184,21 @@ impl Content {
         let Ok(packet) = osc::decode(payload) else {
             return Decoded::Error;
         };
+        let mut ends = false;
         for m in packet.messages() {
             self.address(m, now);
             self.vmc(m);
             self.tracker(m);
+            ends |= FRAME_ENDS.contains(&m.address.as_str());
         }
-        Decoded::Frame
+        // A VMC sender splits a frame over several datagrams and ends it
+        // with OK and the time; other OSC has no frames: a datagram is one.
+        self.frame_marks |= ends;
+        if ends || !self.frame_marks {
+            Decoded::Frame
+        } else {
+            Decoded::Other
+        }
     }
 
     fn vmc(&mut self, m: &osc::Message) {

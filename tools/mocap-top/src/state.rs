@@ -118,7 +118,10 @@ pub(crate) struct Stream {
     pub(crate) errors: u64,
     pub(crate) bytes: u64,
     last: Duration,
+    /// Datagrams (and their bytes) over the last second.
     window: Window,
+    /// Frames over the last second.
+    frame_window: Window,
     /// Numbered frames (mocopi, Live Link Face): the health module's counts.
     health: Option<Health>,
     /// The newest datagram's size and first bytes (unknown streams).
@@ -146,6 +149,7 @@ impl Stream {
             bytes: 0,
             last: now,
             window: Window::new(STREAM_WINDOW),
+            frame_window: Window::new(STREAM_WINDOW),
             health: None,
             last_size: 0,
             head: Vec::new(),
@@ -163,6 +167,8 @@ pub(crate) struct Row {
     pub(crate) protocol: &'static str,
     pub(crate) listen: Option<SocketAddr>,
     pub(crate) sender: Option<SocketAddr>,
+    /// Frames per second over the last second (datagrams, for unknown
+    /// bytes and OSC without VMC's frame ends).
     pub(crate) rate_hz: f64,
     pub(crate) datagrams: u64,
     pub(crate) frames: u64,
@@ -173,6 +179,8 @@ pub(crate) struct Row {
     pub(crate) errors: u64,
     pub(crate) age_ms: u64,
     pub(crate) bytes_per_s: f64,
+    /// Datagrams per second over the last second.
+    pub(crate) datagrams_per_s: f64,
     /// Jitter in ms: RFC 3550's against the sender's clock for numbered
     /// frames, else the mean deviation of arrival gaps over the last second.
     pub(crate) jitter_ms: Option<f64>,
@@ -235,13 +243,17 @@ impl Top {
         match s.content.take(p, payload, now) {
             Decoded::Numbered(fnum, clock) => {
                 s.frames += 1;
+                s.frame_window.push(now, 0);
                 s.health.get_or_insert_with(Health::new).frame(
                     fnum,
                     clock,
                     Some(now.as_secs_f64()),
                 );
             }
-            Decoded::Frame => s.frames += 1,
+            Decoded::Frame => {
+                s.frames += 1;
+                s.frame_window.push(now, 0);
+            }
             Decoded::Other => {}
             Decoded::Error => s.errors += 1,
         }
@@ -265,6 +277,7 @@ impl Top {
     pub(crate) fn forget(&mut self, now: Duration) {
         for s in self.streams.values_mut() {
             s.window.forget(now);
+            s.frame_window.forget(now);
         }
     }
 
@@ -315,14 +328,19 @@ impl Top {
 fn row(key: Key, s: &Stream, now: Duration) -> Row {
     let age = now.saturating_sub(s.last);
     let h = s.health.as_ref().map(Health::report).unwrap_or_default();
-    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    // + 0.0: an empty sum is -0.0, which reads oddly in a record.
+    let round = |x: f64| (x * 1000.0).round() / 1000.0 + 0.0;
     let unknown = key.kind == Kind::Unknown;
     Row {
         key,
         protocol: key.kind.key(),
         listen: key.listen,
         sender: key.sender,
-        rate_hz: round(s.window.rate(now)),
+        rate_hz: round(if unknown {
+            s.window.rate(now)
+        } else {
+            s.frame_window.rate(now)
+        }),
         datagrams: s.datagrams,
         frames: s.frames,
         lost: h.lost,
@@ -332,7 +350,17 @@ fn row(key: Key, s: &Stream, now: Duration) -> Row {
         errors: s.errors,
         age_ms: u64::try_from(age.as_millis()).unwrap_or(u64::MAX),
         bytes_per_s: round(s.window.bytes_per_s(now)),
-        jitter_ms: h.jitter_ms.or_else(|| s.window.spread_ms(now)).map(round),
+        datagrams_per_s: round(s.window.rate(now)),
+        jitter_ms: h
+            .jitter_ms
+            .or_else(|| {
+                if unknown {
+                    s.window.spread_ms(now)
+                } else {
+                    s.frame_window.spread_ms(now)
+                }
+            })
+            .map(round),
         state: Liveness::of(age),
         shared: false,
         size: unknown.then_some(s.last_size),
@@ -545,6 +573,33 @@ mod tests {
             ]
         );
         assert!(rows.iter().all(|r| !r.shared), "one sender is not two");
+    }
+
+    #[test]
+    fn a_vmc_frame_split_over_datagrams_counts_once() {
+        // mocopi-dump --vmc's frames of wave-60hz: 240 frames, 3 datagrams each.
+        let vmc = capture("vmc/body-60hz.pcapng");
+        assert_eq!(vmc.len(), 720);
+        let mut top = Top::new();
+        play(&mut top, &vmc, 0.0, 180.0, "0.0.0.0:39539", "10.0.0.5:1");
+        let r = &top.rows(secs(3.99))[0];
+        // The first frame's two leading datagrams count as frames: until
+        // the first OK/T the sender's frame marks are not known.
+        assert_eq!((r.protocol, r.datagrams, r.frames), ("vmc", 720, 242));
+        assert!((r.rate_hz - 60.0).abs() <= 1.0, "{}", r.rate_hz);
+        assert!(
+            (r.datagrams_per_s - 180.0).abs() <= 1.0,
+            "{}",
+            r.datagrams_per_s
+        );
+        let k = r.key;
+        let c = &top.stream(&k).unwrap().content;
+        assert!(
+            c.bones.iter().any(|b| b.name == "Hips"),
+            "{:?}",
+            c.bones.len()
+        );
+        assert!(c.addresses.iter().any(|a| a.key == "/VMC/Ext/OK"));
     }
 
     #[test]
