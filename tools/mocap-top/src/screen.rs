@@ -242,7 +242,7 @@ pub(crate) fn draw(f: &mut Frame<'_>, top: &Top, view: &View, now: Duration, sen
 
 fn header(rows: &[Row], view: &View) -> Line<'static> {
     let live = rows.iter().filter(|r| r.state == Liveness::Live).count();
-    let rate: f64 = rows.iter().map(|r| r.rate_hz).sum();
+    let rate: f64 = rows.iter().map(|r| r.datagrams_per_s).sum();
     let mut spans = vec![
         Span::styled("mocap-top", Style::new().add_modifier(Modifier::BOLD)),
         Span::raw(format!(
@@ -343,7 +343,7 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], selected: Option<Key>) {
         ]
     };
     let widths: Vec<Constraint> = if wide {
-        [12, 5, 21, 7, 6, 6, 5, 5, 4, 6, 5, 8]
+        [14, 5, 21, 7, 6, 6, 5, 5, 4, 6, 5, 8]
             .into_iter()
             .map(Constraint::Length)
             .chain([Constraint::Fill(1)])
@@ -554,9 +554,12 @@ fn face(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
     if height == 0 {
         return;
     }
-    let name_w = 16.min(cell.saturating_sub(8));
+    // ARKit's longest name (`MouthLowerDownRight`) is 19 characters.
+    let name_w = 19.min(cell.saturating_sub(8));
     let bar_w = cell.saturating_sub(name_w + 8);
     let values: Vec<&(String, f32)> = c.face.iter().skip(scroll * cols).collect();
+    // Columns filled evenly, top to bottom, as far as the height allows.
+    let height = height.min(values.len().div_ceil(cols)).max(1);
     let mut lines = Vec::with_capacity(height);
     for r in 0..height {
         let mut spans = Vec::new();
@@ -636,4 +639,353 @@ fn trackers(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
         Constraint::Length(9),
     ];
     f.render_widget(Table::new(rows, widths).header(header), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mocap_core::osc::{self, Arg, Message};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::crossterm::event::KeyEvent;
+
+    const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures");
+
+    fn capture(path: &str) -> Vec<Vec<u8>> {
+        let file = std::fs::File::open(format!("{CAPTURES}/{path}")).unwrap();
+        let mut d = mocap_core::pcap::Datagrams::new(file).unwrap();
+        let mut out = Vec::new();
+        while let Some(c) = d.next_datagram() {
+            out.push(c.unwrap().payload.to_vec());
+        }
+        out
+    }
+
+    fn addr(s: &str) -> Option<SocketAddr> {
+        Some(s.parse().unwrap())
+    }
+
+    /// The rig of the end-to-end test at 60 Hz for two seconds, plus a
+    /// second VMC sender on the VMC port and a VRChat tracker stream.
+    fn rig() -> (Top, Duration) {
+        let mut top = Top::new();
+        let mut play = |file: &str, per_frame: usize, port: u16, sender: &str| {
+            let d = capture(file);
+            for (i, p) in d.iter().take(120 * per_frame).enumerate() {
+                let t = Duration::from_secs_f64(i as f64 / (60.0 * per_frame as f64));
+                top.handle_datagram(t, addr(&format!("0.0.0.0:{port}")), addr(sender), p);
+            }
+        };
+        play("mocopi/wave-60hz.pcapng", 1, 12351, "192.168.1.20:50012");
+        play("livelink/face-60fps.pcapng", 1, 11111, "192.168.1.21:61000");
+        play(
+            "ifacialmocap/face-60fps.pcapng",
+            1,
+            49983,
+            "192.168.1.22:49983",
+        );
+        play("vmc/body-60hz.pcapng", 3, 39539, "192.168.1.23:40000");
+        let blend = osc::message(&Message::new(
+            "/VMC/Ext/Blend/Val",
+            vec![Arg::String("Joy".into()), Arg::Float(0.5)],
+        ))
+        .unwrap();
+        let vrc = osc::bundle(&[Message::new(
+            "/tracking/trackers/1/position",
+            vec![Arg::Float(0.0), Arg::Float(0.9), Arg::Float(0.1)],
+        )])
+        .unwrap();
+        for i in 0..60u32 {
+            let t = Duration::from_secs_f64(1.0 + f64::from(i) / 60.0);
+            top.handle_datagram(t, addr("0.0.0.0:39539"), addr("192.168.1.99:5555"), &blend);
+            top.handle_datagram(t, addr("0.0.0.0:9000"), addr("192.168.1.24:9001"), &vrc);
+        }
+        (top, Duration::from_secs_f64(119.0 / 60.0))
+    }
+
+    /// Draws and returns the screen as lines of text.
+    fn screen(top: &Top, view: &View, now: Duration, w: u16, h: u16) -> Vec<String> {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| draw(f, top, view, now, &[])).unwrap();
+        let buf = t.backend().buffer().clone();
+        assert_eq!((buf.area.width, buf.area.height), (w, h));
+        (0..h)
+            .map(|y| {
+                (0..w)
+                    .map(|x| buf.cell((x, y)).unwrap().symbol().to_owned())
+                    .collect::<String>()
+            })
+            .collect()
+    }
+
+    fn press(view: &mut View, top: &Top, now: Duration, code: KeyCode) {
+        view.key(KeyEvent::from(code), top, now);
+    }
+
+    fn line_with<'a>(lines: &'a [String], needle: &str) -> &'a str {
+        lines
+            .iter()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?} in\n{}", lines.join("\n")))
+    }
+
+    #[test]
+    fn main_table_at_80x24() {
+        let (top, now) = rig();
+        let view = View::new();
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(
+            s[0].starts_with("mocap-top  6 streams (6 live)"),
+            "{}",
+            s[0]
+        );
+        let cols: Vec<&str> = line_with(&s, "PROTO").split_whitespace().collect();
+        assert_eq!(
+            cols,
+            [
+                "PROTO", "PORT", "SENDER", "RATE", "JIT", "LOST", "AGE", "ERR", "B/s", "NOTE"
+            ]
+        );
+        // Rows sorted by port; rates over the last second.
+        let rows: Vec<Vec<&str>> = s[2..8]
+            .iter()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        let got: Vec<(&str, &str, &str)> = rows.iter().map(|r| (r[0], r[1], r[3])).collect();
+        assert_eq!(
+            got,
+            [
+                ("vrchat", "9000", "60.0"),
+                ("livelink", "11111", "60.0"),
+                ("mocopi", "12351", "60.0"),
+                ("vmc", "39539", "60.0"),
+                ("vmc", "39539", "60.0"),
+                ("ifm", "49983", "60.0"),
+            ]
+        );
+        // Two senders on 39539: both flagged.
+        assert!(s[5].trim_end().ends_with("SHARED"), "{}", s[5]);
+        assert!(s[6].trim_end().ends_with("SHARED"), "{}", s[6]);
+        assert!(!s[3].contains("SHARED"));
+        assert!(
+            s[23].contains("Enter drill down") && s[23].contains("q quit"),
+            "{}",
+            s[23]
+        );
+        assert!(s[8..23].iter().all(|l| l.trim().is_empty()));
+    }
+
+    #[test]
+    fn main_table_at_160x45_names_protocols_and_health() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        view.notes = vec![
+            Note::Listening("0.0.0.0:12351".parse().unwrap(), None),
+            Note::Taken(Taken {
+                listen: "0.0.0.0:39540".parse().unwrap(),
+                protocol: "VMC (OSC)",
+                reason: "another program has it".into(),
+            }),
+        ];
+        let s = screen(&top, &view, now, 160, 45);
+        assert!(s[1].starts_with("listening on 0.0.0.0:12351"), "{}", s[1]);
+        assert!(
+            s[2].starts_with(
+                "VMC (OSC) port 39540 not watched: another program has it; to watch it anyway"
+            ),
+            "{}",
+            s[2]
+        );
+        let head: Vec<&str> = line_with(&s, "PROTOCOL").split_whitespace().collect();
+        assert_eq!(
+            head,
+            [
+                "PROTOCOL", "PORT", "SENDER", "RATE/s", "JITTER", "LOST", "DUP", "REORD", "RST",
+                "AGE", "ERR", "BYTES/s", "NOTE"
+            ]
+        );
+        let live = line_with(&s, "Live Link Face");
+        assert!(live.contains("192.168.1.21:61000"), "{live}");
+        assert!(line_with(&s, "iFacialMocap").contains("49983"));
+        assert!(line_with(&s, "192.168.1.99:5555").contains("2+ SENDERS on this port"));
+        assert!(line_with(&s, "VRChat OSC").contains("9000"));
+        assert!(s[44].contains("q quit"));
+    }
+
+    #[test]
+    fn stale_and_quiet_rows_say_so() {
+        let (top, now) = rig();
+        let s = screen(&top, &View::new(), now + Duration::from_secs(2), 160, 45);
+        let mocopi = line_with(&s, "mocopi");
+        assert!(mocopi.contains(" 2.0s "), "{mocopi:?}");
+        assert!(mocopi.trim_end().ends_with("stale"), "{mocopi:?}");
+        let s = screen(&top, &View::new(), now + Duration::from_secs(6), 160, 45);
+        assert!(line_with(&s, "mocopi").trim_end().ends_with("quiet"));
+        // Quiet senders no longer share the port.
+        assert!(!s.iter().any(|l| l.contains("SENDERS")));
+    }
+
+    #[test]
+    fn drill_down_into_bones_and_back() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        // Down to mocopi (the third row), Enter.
+        for _ in 0..3 {
+            press(&mut view, &top, now, KeyCode::Down);
+        }
+        press(&mut view, &top, now, KeyCode::Enter);
+        for (w, h) in [(80, 24), (160, 45)] {
+            let s = screen(&top, &view, now, w, h);
+            assert!(
+                s[1].starts_with("mocopi on 0.0.0.0:12351 from 192.168.1.20:50012"),
+                "{}",
+                s[1]
+            );
+            let head: Vec<&str> = s[2].split_whitespace().collect();
+            assert_eq!(
+                head,
+                [
+                    "BONE", "ROT", "X°", "ROT", "Y°", "ROT", "Z°", "POS", "X", "POS", "Y", "POS",
+                    "Z"
+                ]
+            );
+            // The left upper arm is raised 70° sideways in this capture.
+            let arm: Vec<&str> = line_with(&s, "l_up_arm").split_whitespace().collect();
+            assert_eq!(arm[3], "70.0", "{arm:?}");
+            assert!(s[usize::from(h) - 1].contains("Esc back"));
+        }
+        press(&mut view, &top, now, KeyCode::Esc);
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(line_with(&s, "mocopi").contains("12351"));
+        assert!(line_with(&s, "PROTO").starts_with("PROTO"));
+    }
+
+    #[test]
+    fn drill_down_into_a_face_shows_bars_and_angles() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        press(&mut view, &top, now, KeyCode::Down); // vrchat
+        press(&mut view, &top, now, KeyCode::Down); // livelink
+        press(&mut view, &top, now, KeyCode::Enter);
+        let key = view.drill.unwrap().key;
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Face));
+        let values = &top.stream(&key).unwrap().content.face;
+        for (w, h) in [(80, 24), (160, 45)] {
+            let s = screen(&top, &view, now, w, h);
+            assert!(
+                s[1].contains("Live Link Face") && s[1].contains("face"),
+                "{}",
+                s[1]
+            );
+            assert!(s[2].trim_start().starts_with("head"), "{}", s[2]);
+            // Each bar is as long as its value says, its value beside it.
+            let (name, v) = values.iter().find(|(n, _)| n == "JawOpen").unwrap();
+            let line = line_with(&s, name);
+            let at = line.find(name.as_str()).unwrap();
+            let cell = &line[at..];
+            assert!(cell.contains(&format!("{v:.2}")), "{cell}");
+            let cols = usize::from(w / 40);
+            let bar_w = usize::from(w) / cols - 19 - 8;
+            let filled = cell.chars().filter(|c| *c == '█').count();
+            assert!(filled >= bar_cells(*v, bar_w), "{cell}");
+        }
+        // At 160×45 all 52 fit (four columns).
+        let s = screen(&top, &view, now, 160, 45);
+        let missing: Vec<_> = values
+            .iter()
+            .filter(|(n, _)| !s.iter().any(|l| l.contains(n.as_str())))
+            .collect();
+        assert!(missing.is_empty(), "{missing:?}\n{}", s.join("\n"));
+        assert_eq!(values.len(), 52);
+    }
+
+    #[test]
+    fn vmc_address_list_and_tracker_slots() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        for _ in 0..4 {
+            press(&mut view, &top, now, KeyCode::Down);
+        }
+        press(&mut view, &top, now, KeyCode::Enter);
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Bones));
+        // The bridge sends no blendshapes: Tab goes from bones to addresses.
+        press(&mut view, &top, now, KeyCode::Tab);
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Addresses));
+        let s = screen(&top, &view, now, 160, 45);
+        let head: Vec<&str> = s[2].split_whitespace().collect();
+        assert_eq!(head, ["ADDRESS", "VALUE", "RATE/s", "COUNT"]);
+        let ok: Vec<&str> = line_with(&s, "/VMC/Ext/OK").split_whitespace().collect();
+        assert_eq!(ok[ok.len() - 2], "60.0", "{ok:?}");
+        assert_eq!(ok[ok.len() - 1], "120", "{ok:?}");
+        assert!(line_with(&s, "/VMC/Ext/Bone/Pos Hips").contains("60.0"));
+        // VRChat: tracker slots.
+        press(&mut view, &top, now, KeyCode::Esc);
+        press(&mut view, &top, now, KeyCode::Up);
+        press(&mut view, &top, now, KeyCode::Up);
+        press(&mut view, &top, now, KeyCode::Up);
+        press(&mut view, &top, now, KeyCode::Up);
+        press(&mut view, &top, now, KeyCode::Enter);
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Trackers));
+        let s = screen(&top, &view, now, 80, 24);
+        let slot: Vec<&str> = s[3].split_whitespace().collect();
+        assert_eq!(slot, ["1", "0.000", "0.900", "0.100", "-", "-", "-"]);
+    }
+
+    #[test]
+    fn pause_freezes_the_numbers_and_q_quits() {
+        let (mut top, now) = rig();
+        let mut view = View::new();
+        assert_eq!(
+            view.key(KeyEvent::from(KeyCode::Char('p')), &top, now),
+            Action::None
+        );
+        // More arrives while paused; the screen still shows the frozen copy.
+        let d = capture("mocopi/wave-60hz.pcapng");
+        top.handle_datagram(
+            now + Duration::from_secs(3),
+            addr("0.0.0.0:7"),
+            addr("1.2.3.4:5"),
+            &d[1],
+        );
+        let s = screen(&top, &view, now + Duration::from_secs(3), 80, 24);
+        assert!(
+            s[0].contains("6 streams") && s[0].contains("PAUSED"),
+            "{}",
+            s[0]
+        );
+        assert!(line_with(&s, "mocopi").contains("60.0"));
+        view.key(KeyEvent::from(KeyCode::Char('p')), &top, now);
+        let s = screen(&top, &view, now + Duration::from_secs(3), 80, 24);
+        assert!(
+            s[0].contains("7 streams") && !s[0].contains("PAUSED"),
+            "{}",
+            s[0]
+        );
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(view.key(ctrl_c, &top, now), Action::Quit);
+        assert_eq!(
+            view.key(KeyEvent::from(KeyCode::Char('q')), &top, now),
+            Action::Quit
+        );
+        assert_eq!(
+            view.key(KeyEvent::from(KeyCode::Char('w')), &top, now),
+            Action::ToggleRecording
+        );
+    }
+
+    #[test]
+    fn empty_and_tiny_screens_draw_without_panic() {
+        let top = Top::new();
+        let s = screen(&top, &View::new(), Duration::ZERO, 80, 24);
+        assert!(line_with(&s, "no datagrams yet").contains("IPv4"));
+        let (top, now) = rig();
+        let mut view = View::new();
+        for (w, h) in [(1, 1), (10, 3), (30, 6)] {
+            screen(&top, &view, now, w, h);
+        }
+        press(&mut view, &top, now, KeyCode::Enter);
+        for (w, h) in [(1, 1), (10, 3), (30, 6)] {
+            screen(&top, &view, now, w, h);
+        }
+    }
 }
