@@ -14,6 +14,8 @@ use crate::window::Window;
 
 /// Most rows one list keeps (a VMC sender has ~55 bones, ~60 blendshapes).
 pub(crate) const MAX_ROWS: usize = 256;
+/// Numbered sequences told apart in one stream (Live Link Face subjects).
+pub(crate) const MAX_PARTS: usize = 16;
 /// Arrivals an address row remembers for its rate.
 const ADDRESS_WINDOW: usize = 256;
 /// Longest value text kept for an address row.
@@ -75,6 +77,8 @@ pub(crate) struct Content {
     pub(crate) dropped: u64,
     /// The sender ends its frames with [`FRAME_ENDS`] (VMC).
     frame_marks: bool,
+    /// Live Link Face subjects seen, in order: [`Decoded::Numbered`]'s part.
+    subjects: Vec<Vec<u8>>,
 }
 
 /// The messages that end a VMC frame (the reference sender writes both,
@@ -84,8 +88,11 @@ const FRAME_ENDS: [&str; 2] = ["/VMC/Ext/OK", "/VMC/Ext/T"];
 /// What one datagram decoded to, for the stream's counters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Decoded {
-    /// A frame with a number on the sender's clock: `(fnum, clock seconds)`.
-    Numbered(u32, f64),
+    /// A frame with a number on the sender's clock: `(fnum, clock
+    /// seconds, part)`, where `part` tells apart the numbered sequences one
+    /// sender may interleave (Live Link Face subjects: several phones through
+    /// one relay), up to [`MAX_PARTS`] (the rest share the last).
+    Numbered(u32, f64, usize),
     /// A frame or message without a sequence number.
     Frame,
     /// Decoded, but no frame (a mocopi skeleton or sensor packet).
@@ -128,6 +135,7 @@ impl Content {
         Decoded::Numbered(
             frame.fnum,
             frame.uttm.unwrap_or_else(|| f64::from(frame.time)),
+            0,
         )
     }
 
@@ -154,7 +162,16 @@ impl Content {
             .seconds()
             .filter(|c| c.is_finite())
             .unwrap_or(0.0);
-        Decoded::Numbered(packet.time.frame.cast_unsigned(), clock)
+        let subject = packet.subject_bytes();
+        let part = match self.subjects.iter().position(|s| s == subject) {
+            Some(i) => i,
+            None if self.subjects.len() < MAX_PARTS => {
+                self.subjects.push(subject.to_vec());
+                self.subjects.len() - 1
+            }
+            None => MAX_PARTS,
+        };
+        Decoded::Numbered(packet.time.frame.cast_unsigned(), clock, part)
     }
 
     fn ifm(&mut self, payload: &[u8]) -> Decoded {

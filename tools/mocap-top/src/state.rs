@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mocap_core::health::Health;
+use mocap_core::health::{FrameEvent, Health, HealthReport};
 use mocap_core::protocol::{self, Protocol};
 use serde::Serialize;
 
@@ -122,8 +122,9 @@ pub(crate) struct Stream {
     window: Window,
     /// Frames over the last second.
     frame_window: Window,
-    /// Numbered frames (mocopi, Live Link Face): the health module's counts.
-    health: Option<Health>,
+    /// Numbered frames (mocopi, Live Link Face): the health module's
+    /// counts, one per numbered sequence (Live Link Face subject).
+    health: Vec<Health>,
     /// The newest datagram's size and first bytes (unknown streams).
     last_size: usize,
     head: Vec<u8>,
@@ -150,7 +151,7 @@ impl Stream {
             last: now,
             window: Window::new(STREAM_WINDOW),
             frame_window: Window::new(STREAM_WINDOW),
-            health: None,
+            health: Vec::new(),
             last_size: 0,
             head: Vec::new(),
             content: Content::default(),
@@ -167,8 +168,8 @@ pub(crate) struct Row {
     pub(crate) protocol: &'static str,
     pub(crate) listen: Option<SocketAddr>,
     pub(crate) sender: Option<SocketAddr>,
-    /// Frames per second over the last second (datagrams, for unknown
-    /// bytes and OSC without VMC's frame ends).
+    /// Frames per second over the last second, duplicates left out
+    /// (datagrams, for unknown bytes and OSC without VMC's frame ends).
     pub(crate) rate_hz: f64,
     pub(crate) datagrams: u64,
     pub(crate) frames: u64,
@@ -241,14 +242,20 @@ impl Top {
         }
         let Kind::Known(p) = kind else { return key };
         match s.content.take(p, payload, now) {
-            Decoded::Numbered(fnum, clock) => {
+            Decoded::Numbered(fnum, clock, part) => {
                 s.frames += 1;
-                s.frame_window.push(now, 0);
-                s.health.get_or_insert_with(Health::new).frame(
-                    fnum,
-                    clock,
-                    Some(now.as_secs_f64()),
-                );
+                if s.health.len() <= part {
+                    s.health.resize_with(part + 1, Health::new);
+                }
+                let event = s
+                    .health
+                    .get_mut(part)
+                    .map(|h| h.frame(fnum, clock, Some(now.as_secs_f64())));
+                // A copy of a frame is traffic, not motion: counted in
+                // `duplicates` and bytes/s, left out of the frame rate.
+                if event != Some(FrameEvent::Duplicate) {
+                    s.frame_window.push(now, 0);
+                }
             }
             Decoded::Frame => {
                 s.frames += 1;
@@ -327,7 +334,10 @@ impl Top {
 
 fn row(key: Key, s: &Stream, now: Duration) -> Row {
     let age = now.saturating_sub(s.last);
-    let h = s.health.as_ref().map(Health::report).unwrap_or_default();
+    let mut h = HealthReport::default();
+    for part in &s.health {
+        h.merge(&part.report());
+    }
     // + 0.0: an empty sum is -0.0, which reads oddly in a record.
     let round = |x: f64| (x * 1000.0).round() / 1000.0 + 0.0;
     let unknown = key.kind == Kind::Unknown;
@@ -487,6 +497,17 @@ mod tests {
                 want.frames
             )
         );
+    }
+
+    #[test]
+    fn live_link_subjects_of_one_sender_keep_their_own_sequence() {
+        // Two phones through one address for the first second; Zoe's has a
+        // gap of three frames and one duplicate (docs/livelink.md).
+        let d = capture("livelink/face-60fps.pcapng");
+        let mut top = Top::new();
+        play(&mut top, &d, 0.0, 60.0, "0.0.0.0:11111", "10.0.0.5:1");
+        let r = &top.rows(secs(1.0))[0];
+        assert_eq!((r.lost, r.duplicates, r.restarts), (3, 1, 0));
     }
 
     #[test]
