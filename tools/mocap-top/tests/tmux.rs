@@ -79,8 +79,8 @@ impl Drop for Tmux {
     }
 }
 
-/// One table row: (protocol name, the rest split on spaces).
-fn row<'a>(screen: &'a [String], port: u16) -> Option<(usize, &'a str)> {
+/// The line of the table row on `port`, and its index.
+fn row(screen: &[String], port: u16) -> Option<(usize, &str)> {
     let port = format!(" {port} ");
     screen
         .iter()
