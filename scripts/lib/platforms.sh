@@ -104,7 +104,7 @@ windows_install() {
 # rustls's ring compiles C and assembly, which needs Apple's SDK (on a Mac,
 # `cargo build` builds it as usual).
 MACOS_TARGETS=(aarch64-apple-darwin x86_64-apple-darwin)
-MACOS_PACKAGES=(mocap-core mocap-cli mocap-testutil mocopi-dump ifm-handshake livelink-dump vmc-relay vmc-average pcap-replay)
+MACOS_PACKAGES=(mocap-core mocap-cli mocap-testutil mocopi-dump ifm-handshake livelink-dump vmc-relay vmc-average pcap-replay mocap-top)
 
 macos_check() {
   local t p args=()
