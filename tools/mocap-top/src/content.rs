@@ -41,12 +41,50 @@ impl Bone {
 #[derive(Clone, Debug)]
 pub(crate) struct Address {
     pub(crate) key: String,
-    pub(crate) value: String,
+    /// The newest message's arguments after the name, kept as they came:
+    /// text is made only when a screen shows it.
+    last: Last,
     pub(crate) count: u64,
     window: Window,
 }
 
+/// The arguments of an address row's newest message.
+#[derive(Clone, Debug)]
+enum Last {
+    /// A bone: position and rotation.
+    Floats([f32; 7]),
+    Args(Vec<Arg>),
+}
+
 impl Address {
+    /// The newest arguments as text (after the name, if the row has one).
+    pub(crate) fn value(&self) -> String {
+        let mut out = String::new();
+        match &self.last {
+            Last::Floats(f) => {
+                for (i, v) in f.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    arg_text(&mut out, &Arg::Float(*v));
+                }
+            }
+            Last::Args(args) => {
+                for (i, arg) in args.iter().enumerate() {
+                    if out.len() >= MAX_VALUE_TEXT {
+                        out.push('…');
+                        break;
+                    }
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    arg_text(&mut out, arg);
+                }
+            }
+        }
+        out
+    }
+
     /// Messages per second over the last second.
     pub(crate) fn rate(&self, now: Duration) -> f64 {
         self.window.rate(now)
@@ -79,6 +117,10 @@ pub(crate) struct Content {
     frame_marks: bool,
     /// Live Link Face subjects seen, in order: [`Decoded::Numbered`]'s part.
     subjects: Vec<Vec<u8>>,
+    /// Address rows by key, and the key being looked up (no allocation
+    /// per message once a row exists).
+    index: std::collections::HashMap<String, usize>,
+    scratch: String,
 }
 
 /// The messages that end a VMC frame (the reference sender writes both,
@@ -198,15 +240,49 @@ impl Content {
     }
 
     fn osc(&mut self, payload: &[u8], now: Duration) -> Decoded {
-        let Ok(packet) = osc::decode(payload) else {
+        // VMC's own decoder: bones of the usual canonical bundle without an
+        // allocation (a flood is mostly bones), the rest through rosc.
+        let Ok(elements) = vmc::decode_borrowed(payload) else {
             return Decoded::Error;
         };
         let mut ends = false;
-        for m in packet.messages() {
-            self.address(m, now);
-            self.vmc(m);
-            self.tracker(m);
-            ends |= FRAME_ENDS.contains(&m.address.as_str());
+        for e in elements {
+            match e {
+                vmc::Element::Bone { name, pos, rot } => {
+                    let [px, py, pz] = pos;
+                    let [qx, qy, qz, qw] = rot;
+                    self.address(
+                        "/VMC/Ext/Bone/Pos",
+                        Some(name),
+                        Last::Floats([px, py, pz, qx, qy, qz, qw]),
+                        now,
+                    );
+                    self.bone(name, rot, pos);
+                }
+                vmc::Element::Other(Ok(m)) => {
+                    let mut m = match m {
+                        vmc::Message::Other(o) | vmc::Message::Thru(o) => o,
+                        typed => typed.to_osc(),
+                    };
+                    ends |= FRAME_ENDS.contains(&m.address.as_str());
+                    self.vmc(&m);
+                    self.tracker(&m);
+                    let args = std::mem::take(&mut m.args);
+                    let (name, rest) = match args.split_first() {
+                        Some((Arg::String(n), rest)) => (Some(n.as_str()), rest.to_vec()),
+                        _ => (None, args.clone()),
+                    };
+                    self.address(&m.address, name, Last::Args(rest), now);
+                }
+                vmc::Element::Other(Err(_)) => {
+                    self.address(
+                        "(message that did not decode)",
+                        None,
+                        Last::Args(Vec::new()),
+                        now,
+                    );
+                }
+            }
         }
         // A VMC sender splits a frame over several datagrams and ends it
         // with OK and the time; other OSC has no frames: a datagram is one.
@@ -297,32 +373,24 @@ impl Content {
         self.slots.get_mut(at)
     }
 
-    fn address(&mut self, m: &osc::Message, now: Duration) {
-        let (name, rest) = match m.args.split_first() {
-            Some((Arg::String(s), rest)) => (Some(s.as_str()), rest),
-            _ => (None, &m.args[..]),
-        };
-        let found = self.addresses.iter().position(|a| {
-            a.key
-                .strip_prefix(m.address.as_str())
-                .is_some_and(|tail| match name {
-                    Some(n) => tail.strip_prefix(' ') == Some(n),
-                    None => tail.is_empty(),
-                })
-        });
-        let at = match found {
-            Some(at) => at,
+    fn address(&mut self, address: &str, name: Option<&str>, last: Last, now: Duration) {
+        self.scratch.clear();
+        self.scratch.push_str(address);
+        if let Some(n) = name {
+            self.scratch.push(' ');
+            self.scratch.push_str(n);
+        }
+        let at = match self.index.get(self.scratch.as_str()) {
+            Some(at) => *at,
             None if self.addresses.len() < MAX_ROWS => {
-                let key = match name {
-                    Some(n) => format!("{} {n}", m.address),
-                    None => m.address.clone(),
-                };
                 self.addresses.push(Address {
-                    key,
-                    value: String::new(),
+                    key: self.scratch.clone(),
+                    last: Last::Args(Vec::new()),
                     count: 0,
                     window: Window::new(ADDRESS_WINDOW),
                 });
+                self.index
+                    .insert(self.scratch.clone(), self.addresses.len() - 1);
                 self.addresses.len() - 1
             }
             None => {
@@ -333,17 +401,7 @@ impl Content {
         if let Some(a) = self.addresses.get_mut(at) {
             a.count += 1;
             a.window.push(now, 0);
-            a.value.clear();
-            for (i, arg) in rest.iter().enumerate() {
-                if a.value.len() >= MAX_VALUE_TEXT {
-                    a.value.push('…');
-                    break;
-                }
-                if i > 0 {
-                    a.value.push(' ');
-                }
-                arg_text(&mut a.value, arg);
-            }
+            a.last = last;
         }
     }
 

@@ -602,7 +602,7 @@ fn addresses(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize, now: Dur
     let rows = c.addresses.iter().skip(scroll).map(|a| {
         TableRow::new(vec![
             a.key.clone(),
-            a.value.clone(),
+            a.value(),
             format!("{:.1}", a.rate(now)),
             a.count.to_string(),
         ])

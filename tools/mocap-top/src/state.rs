@@ -739,7 +739,7 @@ mod tests {
                 ("/my/own/thing", 10)
             ]
         );
-        assert_eq!(c.addresses[3].value, "7");
+        assert_eq!(c.addresses[3].value(), "7");
         assert!((c.addresses[3].rate(secs(0.9)) - 10.0).abs() < 0.5);
 
         // VRChat trackers: slot positions and rotations.
