@@ -26,7 +26,13 @@ flood_secs=${FLOOD_SECS:-8}
 tmp=$(mktemp -d)
 sock="bench-top-$$"
 trap 'tmux -L "$sock" kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
-base=43100
+# Five free UDP ports in a row is too much to ask on a shared machine: five
+# free ones, asked of the kernel (ports[0..3] for the four streams, [4] the flood).
+mapfile -t free < <(python3 -c '
+import socket
+ss = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(5)]
+for s in ss: s.bind(("127.0.0.1", 0))
+for s in ss: print(s.getsockname()[1])')
 
 captures=(captures/mocopi/wave-60hz.pcapng captures/livelink/face-60fps.pcapng
           captures/ifacialmocap/face-60fps.pcapng captures/vmc/body-60hz.pcapng)
@@ -69,8 +75,10 @@ timed() { # mode label -- cmd...
       tmux -L "$sock" new-session -d -x 120 -y 40 \
         "/usr/bin/time -f '%U %S %e' -o $t $q 2>$tmp/stderr; touch $tmp/done"
       ;;
-    json) (/usr/bin/time -f "%U %S %e" -o "$t" "$@" >"$tmp/stdout" 2>"$tmp/stderr"; touch "$tmp/done") & ;;
-    raw) (/usr/bin/time -f "%U %S %e" -o "$t" "$@" >/dev/null 2>"$tmp/stderr"; touch "$tmp/done") & ;;
+    # `|| true`: oscdump ends by timeout's signal (status 124), and set -e
+    # would end the subshell before it says it is done.
+    json) (/usr/bin/time -f "%U %S %e" -o "$t" "$@" >"$tmp/stdout" 2>"$tmp/stderr" || true; touch "$tmp/done") & ;;
+    raw) (/usr/bin/time -f "%U %S %e" -o "$t" "$@" >/dev/null 2>"$tmp/stderr" || true; touch "$tmp/done") & ;;
   esac
 }
 
@@ -81,7 +89,10 @@ wait_done() {
 }
 
 report() { # label stream-seconds sent received drops
-  read -r user sys _ < "$tmp/time"
+  if grep -q "exited with non-zero" "$tmp/time" && [ "$1" != "oscdump >/dev/null, flood" ]; then
+    echo "bench-top: $1: $(head -n 1 "$tmp/time"); stderr: $(tail -n 3 "$tmp/stderr")" >&2
+  fi
+  read -r user sys _ < <(tail -n 1 "$tmp/time")
   python3 -c "
 u, s, secs = $user, $sys, $2
 print('%-44s CPU %6.2f %% of one core over %4.1f s; sent %7d, received %s, kernel drops %s' % ('$1', 100 * (u + s) / secs, secs, $3, '$4', '$5'))"
@@ -99,7 +110,7 @@ top_count() {
 four() { # mode
   local mode=$1 secs args=() ports=() pids=() sent=0 i
   secs=$(python3 -c "print(4.0 * $loops)")
-  for i in 0 1 2 3; do ports+=($((base + i))); args+=(-l "127.0.0.1:$((base + i))"); done
+  for i in 0 1 2 3; do ports+=("${free[$i]}"); args+=(-l "127.0.0.1:${free[$i]}"); done
   local fmt=(--format json); [ "$mode" = tty ] && fmt=()
   timed "$mode" "$bin/mocap-top" "${fmt[@]}" "${args[@]}" --duration "$(python3 -c "print(int($secs) + 3)")s"
   sleep 1
@@ -116,7 +127,7 @@ four() { # mode
 }
 
 flood_run() { # label kind
-  local label=$1 kind=$2 port=$((base + 10)) secs=$flood_secs pid
+  local label=$1 kind=$2 port=${free[4]} secs=$flood_secs pid
   rm -f "$tmp/stdout"
   case $kind in
     top-json) timed json "$bin/mocap-top" --format json -l "127.0.0.1:$port" --duration "$((secs + 2))s" ;;
