@@ -457,7 +457,8 @@ Section: net
 Priority: optional
 Description: command-line tools for motion-capture network protocols
  Sniff, decode, replay and forward the network streams of motion-capture
- rigs from the shell: Sony mocopi (mocopi-dump), iFacialMocap and
+ rigs from the shell: every stream on every port live in one terminal
+ (mocap-top), Sony mocopi (mocopi-dump), iFacialMocap and
  Facemotion3d (ifm-handshake), Epic's Live Link Face (livelink-dump), the
  VMC protocol (vmc-relay, vmc-average),
  UDP replay of pcap/pcapng captures (pcap-replay) and DLP3D motion streams

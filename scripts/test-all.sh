@@ -26,6 +26,7 @@
 #   cargo-zigbuild,     PyPI (pip)                macOS release archives (zig compiles and
 #   ziglang                                       links for macOS; scripts/lib/zigbuild.sh)
 #   ruby                Debian (apt-get)          the Homebrew formula parses (ruby -c)
+#   tmux                Debian (apt-get)          mocap-top's screen in a real terminal
 #
 # The Windows stage (scripts/lib/platforms.sh): the workspace is cross-built
 # for x86_64-pc-windows-gnu and the .exe files run under Wine in the one
@@ -76,7 +77,7 @@ need_debs() {
 
 say "peers"
 need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm blender:blender \
-  musl-gcc:musl-tools dpkg-shlibdeps:dpkg-dev zip:zip ruby:ruby
+  musl-gcc:musl-tools dpkg-shlibdeps:dpkg-dev zip:zip ruby:ruby tmux:tmux
 
 # PyPI packages: "module:package".
 for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio pylivelinkface:pylivelinkface; do

@@ -12,6 +12,7 @@ mod args;
 pub mod dump;
 mod exit;
 mod generate;
+mod inbox;
 pub mod net;
 mod other;
 mod output;
@@ -37,6 +38,7 @@ pub use exit::{
     install_ctrlc, interrupted, is_closed_pipe,
 };
 pub use generate::{Generate, GenerateArgs, command, generated, parse};
+pub use inbox::{Inbox, Received};
 pub use other::{OtherProtocolCount, OtherProtocols, tool_for};
 pub use output::{
     CaptureRecord, Human, Log, Output, Record, fps_text, plural, report, round3, summary_head,
@@ -48,5 +50,7 @@ pub use records::{ArgRecord, ErrorRecord, VmcOut, VmcRecord, ts_us};
 pub use runner::{Feed, FeedHandler, Flow, POLL, RunClock, Step, Stopped, UdpFeed, drive, run};
 pub use senders::{MAX_SENDERS, Senders};
 pub use sends::{Receiver, SendCounts, SendRecord, write_sends};
-pub use source::{Datagram, Event, Input, InputError, Source, TextInput, unix_now, unix_time};
+pub use source::{
+    Datagram, Event, Input, InputError, Recorder, Source, TextInput, unix_now, unix_time,
+};
 pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, log_no_take, path_for};

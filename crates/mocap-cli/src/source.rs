@@ -122,7 +122,10 @@ impl Pacing {
     }
 }
 
-struct Recorder {
+/// A pcapng file that received datagrams are written to, before any
+/// decoding: `-w` of every tool (through [`Source::record_to`]) and of tools
+/// that read sockets of their own.
+pub struct Recorder {
     path: PathBuf,
     writer: PcapNgWriter<BufWriter<File>>,
     skipped: u64,
@@ -203,16 +206,7 @@ impl Source {
     /// # Errors
     /// The file cannot be created or written.
     pub fn record_to(&mut self, path: &Path, port: u16) -> anyhow::Result<()> {
-        let file =
-            File::create(path).with_context(|| format!("failed to create {}", path.display()))?;
-        let writer = PcapNgWriter::new(BufWriter::new(file))
-            .with_context(|| format!("failed to write {}", path.display()))?;
-        self.recorder = Some(Recorder {
-            path: path.to_owned(),
-            writer,
-            skipped: 0,
-            port,
-        });
+        self.recorder = Some(Recorder::create(path, port)?);
         Ok(())
     }
 
@@ -325,15 +319,7 @@ impl Source {
             ));
         }
         if let Some(r) = &mut self.recorder {
-            r.writer
-                .flush()
-                .with_context(|| format!("failed to write {}", r.path.display()))?;
-            if r.skipped > 0 {
-                log.info(format_args!(
-                    "{} datagrams too large for one IP packet were not recorded",
-                    r.skipped
-                ));
-            }
+            r.finish(log)?;
         }
         Ok(())
     }
@@ -559,7 +545,52 @@ enum Got {
 }
 
 impl Recorder {
-    fn record(
+    /// A new pcapng file at `path`. Datagrams without addresses are written
+    /// from 0.0.0.0:0 to 0.0.0.0:`port` (see [`Source::record_to`]).
+    ///
+    /// # Errors
+    /// The file cannot be created or written.
+    pub fn create(path: &Path, port: u16) -> anyhow::Result<Self> {
+        let file =
+            File::create(path).with_context(|| format!("failed to create {}", path.display()))?;
+        let writer = PcapNgWriter::new(BufWriter::new(file))
+            .with_context(|| format!("failed to write {}", path.display()))?;
+        Ok(Self {
+            path: path.to_owned(),
+            writer,
+            skipped: 0,
+            port,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes the file and reports datagrams it could not hold.
+    ///
+    /// # Errors
+    /// Write errors.
+    pub fn finish(&mut self, log: &super::Log) -> anyhow::Result<()> {
+        self.writer
+            .flush()
+            .with_context(|| format!("failed to write {}", self.path.display()))?;
+        if self.skipped > 0 {
+            log.info(format_args!(
+                "{} datagrams too large for one IP packet were not recorded",
+                self.skipped
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes one datagram (at `ts` since the Unix epoch, now if `None`);
+    /// one too large for an IP packet is counted and skipped.
+    ///
+    /// # Errors
+    /// Write errors.
+    pub fn record(
         &mut self,
         src: Option<SocketAddr>,
         dst: Option<SocketAddr>,

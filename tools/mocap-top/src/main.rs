@@ -1,0 +1,139 @@
+//! `mocap-top`: every mocap stream arriving on this machine, live, in one terminal.
+
+use std::io::IsTerminal as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use mocap_cli::{Format, LogArgs, StopArgs, UsageError, WriteArgs};
+
+mod content;
+mod run;
+mod screen;
+mod state;
+mod term;
+mod window;
+
+const EXAMPLES: &str = "\
+Examples:
+  mocap-top
+      listen on every protocol's default port (mocopi 12351, VMC 39539/39540,
+      iFacialMocap 49983, Live Link Face 11111, VRChat 9000, VMT 39570)
+  mocap-top -l 39539 --to 127.0.0.1:39541
+      watch VMC on 39539 and pass every datagram on to VSeeFace moved to 39541
+  sudo tcpdump -i any -U -w - udp | mocap-top -r -
+      watch what other programs receive, without taking their ports
+  mocap-top -r take1.pcapng
+      a capture at its recorded timing
+  mocap-top --format json --duration 10s | jq -c 'select(.type==\"top.stream\")'
+      one top.stream record per stream every second, then a summary
+
+Keys: Up/Down pick a row, Enter drills down (Tab: next view), Esc back,
+p pauses the screen, w records to a pcapng, q or Ctrl-C quits.";
+
+/// The whole rig, live, in one terminal: every mocap stream on every port,
+/// recognised by content (mocopi, VMC, iFacialMocap, Live Link Face, VRChat
+/// OSC, VMT, unknown bytes), one row per listen address, sender and
+/// protocol, with rate over the last second, jitter, loss, age and errors;
+/// drill down into bones, faces, OSC addresses and trackers. JSON Lines
+/// snapshots instead when stdout is not a terminal.
+#[derive(Debug, Parser)]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
+struct Args {
+    /// UDP address to listen on (repeatable) instead of every protocol's
+    /// default port; a bare port listens on all interfaces.
+    #[arg(short, long, value_name = "ADDR", value_parser = mocap_cli::parse_listen)]
+    listen: Vec<SocketAddr>,
+
+    /// Read datagrams from FILE at its recorded timing instead: a
+    /// .pcap/.pcapng capture (also a live one on stdin: `-`), a raw .bin or
+    /// hex lines.
+    #[arg(short, long, value_name = "FILE", conflicts_with = "listen")]
+    read: Option<PathBuf>,
+
+    /// Pass every datagram of the N-th -l address on, unchanged, to the
+    /// N-th --to (repeatable; sends are counted, failures logged).
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port, requires = "listen")]
+    to: Vec<SocketAddr>,
+
+    /// Output format [default: human (the screen) on a terminal, json otherwise].
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+
+    /// How often JSON mode writes its top.stream records.
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::parse_duration)]
+    interval: Duration,
+
+    #[command(flatten)]
+    record: WriteArgs,
+
+    #[command(flatten)]
+    allow: mocap_cli::AllowArgs,
+
+    #[command(flatten)]
+    stop: StopArgs,
+
+    #[command(flatten)]
+    log: LogArgs,
+
+    #[command(flatten)]
+    _generate: mocap_cli::GenerateArgs,
+}
+
+fn main() -> ExitCode {
+    if let Some(code) = mocap_cli::generated::<Args>() {
+        return code;
+    }
+    let args: Args = mocap_cli::parse();
+    mocap_cli::exit(start(args), run::TOOL)
+}
+
+fn start(args: Args) -> anyhow::Result<()> {
+    if args.to.len() > args.listen.len() {
+        return Err(UsageError(format!(
+            "{} --to for {} -l: each --to passes on the -l address in the same place",
+            args.to.len(),
+            args.listen.len()
+        ))
+        .into());
+    }
+    if args.interval.is_zero() {
+        return Err(UsageError("--interval must be more than 0".into()).into());
+    }
+    let terminal = std::io::stdout().is_terminal();
+    let screen = match args.format {
+        Some(Format::Json) => false,
+        Some(Format::Human) if !terminal => {
+            return Err(UsageError(
+                "--format human draws a screen: stdout must be a terminal (use --format json in a pipe)"
+                    .into(),
+            )
+            .into());
+        }
+        Some(Format::Human) => true,
+        None => terminal,
+    };
+    run::run(&run::Options {
+        listen: args.listen,
+        read: args.read,
+        to: args.to,
+        screen,
+        interval: args.interval,
+        write: args.record.write,
+        record_refused: args.record.record_refused,
+        allow: args.allow,
+        stop: args.stop,
+        log: args.log,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn cli_definition_is_valid() {
+        use clap::CommandFactory;
+        super::Args::command().debug_assert();
+    }
+}

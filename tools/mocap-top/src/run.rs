@@ -1,0 +1,551 @@
+//! The run: sockets (or a capture) into the state model on the one run
+//! loop, pass-through with counted sends, `-w` recording, and the two
+//! outputs the model drives: the screen, or `top.stream` records every
+//! `--interval` and a summary.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use mocap_cli::net::Link;
+use mocap_cli::{
+    Budget, Event, Feed, FeedHandler, Flow, Guard, Inbox, Input, Log, LogArgs, Output, Record,
+    Recorder, SendRecord, Source, Step, StopArgs, Stopped, install_ctrlc, report, round3,
+    write_sends,
+};
+use mocap_core::protocol::Protocol;
+use serde::Serialize;
+
+use crate::screen::{Action, Note, View};
+use crate::state::{Row, Top};
+use crate::term::Screen;
+
+/// The tool's name, as it prefixes log lines.
+pub(crate) const TOOL: &str = "mocap-top";
+
+/// Longest time between two screen redraws, and the shortest: a person
+/// reads a table a few times a second, whatever the datagram rate.
+const REDRAW: Duration = Duration::from_millis(100);
+
+/// Everything `mocap-top` was asked to do.
+#[derive(Clone, Debug)]
+pub(crate) struct Options {
+    pub(crate) listen: Vec<SocketAddr>,
+    pub(crate) read: Option<PathBuf>,
+    pub(crate) to: Vec<SocketAddr>,
+    pub(crate) screen: bool,
+    pub(crate) interval: Duration,
+    pub(crate) write: Option<PathBuf>,
+    pub(crate) record_refused: bool,
+    pub(crate) allow: mocap_cli::AllowArgs,
+    pub(crate) stop: StopArgs,
+    pub(crate) log: LogArgs,
+}
+
+/// A port of the defaults that could not be listened on.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Taken {
+    pub(crate) listen: SocketAddr,
+    pub(crate) protocol: &'static str,
+    pub(crate) reason: String,
+}
+
+impl Taken {
+    /// What it means and how to watch that port anyway.
+    pub(crate) fn advice(&self) -> String {
+        let port = self.listen.port();
+        format!(
+            "{} port {port} not watched: {}; to watch it anyway, move that program to another \
+             port and run `mocap-top -l {port} --to 127.0.0.1:OTHER`, or capture it: \
+             `tcpdump -i any -U -w - udp port {port} | mocap-top -r -`",
+            self.protocol, self.reason
+        )
+    }
+}
+
+/// A listening address and where its datagrams are passed on.
+struct Listening {
+    addr: SocketAddr,
+    link: Option<Link>,
+}
+
+/// Sockets, or a capture.
+enum Inlet {
+    Listen(Inbox),
+    Read(Box<Source>, Hold),
+}
+
+/// Whether a capture that ended leaves the screen up until `q`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    No,
+    Open,
+    Ended,
+}
+
+/// What the inlet produced.
+enum Got<'a> {
+    Datagram {
+        /// Index of the listening socket (live input only).
+        socket: Option<usize>,
+        listen: Option<SocketAddr>,
+        sender: Option<SocketAddr>,
+        at: Option<Instant>,
+        payload: &'a [u8],
+    },
+    Unreadable,
+}
+
+impl Feed for Inlet {
+    type Item<'a> = Got<'a>;
+
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Got<'_>>> {
+        Ok(match self {
+            Self::Listen(inbox) => match inbox.next(wait)? {
+                Step::Item(r) => Step::Item(Got::Datagram {
+                    socket: Some(r.socket),
+                    listen: None,
+                    sender: Some(r.from),
+                    at: Some(r.at),
+                    payload: r.bytes,
+                }),
+                Step::Idle => Step::Idle,
+                Step::End(why) => Step::End(why),
+            },
+            Self::Read(_, Hold::Ended) => {
+                std::thread::sleep(wait);
+                Step::Idle
+            }
+            Self::Read(source, hold) => match source.next(wait)? {
+                Step::Item(Event::Datagram(d)) => Step::Item(Got::Datagram {
+                    socket: None,
+                    listen: d.dst,
+                    sender: d.src,
+                    at: None,
+                    payload: d.payload,
+                }),
+                Step::Item(Event::Unreadable(_)) => Step::Item(Got::Unreadable),
+                Step::Idle => Step::Idle,
+                Step::End(_) if *hold == Hold::Open => {
+                    *hold = Hold::Ended;
+                    Step::Idle
+                }
+                Step::End(why) => Step::End(why),
+            },
+        })
+    }
+}
+
+/// Runs the tool to the end and prints the summary.
+///
+/// # Errors
+/// Input that cannot be opened or read, no port to listen on, output errors.
+pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
+    install_ctrlc()?;
+    // On the screen, log lines would scribble over the table: what they say
+    // is drawn instead, and the summary comes after the screen closes.
+    let log = Log::new(TOOL, opts.log.quiet || opts.screen, true);
+    let mut taken = Vec::new();
+    let mut listens = Vec::new();
+    let mut inlet = match &opts.read {
+        Some(path) => {
+            let mut source = Source::open(&Input::Read(path.clone()))?;
+            source.pace_recorded();
+            let hold = if opts.screen { Hold::Open } else { Hold::No };
+            Inlet::Read(Box::new(source), hold)
+        }
+        None => {
+            let mut sockets = Vec::new();
+            for (addr, protocol) in listen_addresses(&opts.listen) {
+                let source = match Source::open(&Input::Listen(addr)) {
+                    Ok(s) => s,
+                    Err(e) if opts.listen.is_empty() => {
+                        let t = Taken {
+                            listen: addr,
+                            protocol,
+                            reason: reason(&e),
+                        };
+                        log.info(format_args!("{}", t.advice()));
+                        taken.push(t);
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
+                source.announce(&log);
+                let (Some(socket), Some(local)) = (source.socket(), source.local_addr()) else {
+                    anyhow::bail!("failed to use the socket bound to {addr}");
+                };
+                let link = match opts.to.get(sockets.len()) {
+                    Some(to) => Some(
+                        Link::new(*to, mocap_cli::Receiver::Vmc)
+                            .with_context(|| format!("failed to open a socket to send to {to}"))?,
+                    ),
+                    None => None,
+                };
+                listens.push(Listening { addr: local, link });
+                sockets.push(socket);
+            }
+            if sockets.is_empty() {
+                anyhow::bail!(
+                    "no default port could be listened on (every one is taken); listen \
+                     elsewhere with -l ADDR, or read a capture with -r FILE|-"
+                );
+            }
+            Inlet::Listen(Inbox::new(sockets))
+        }
+    };
+    let mut recorder = match &opts.write {
+        Some(path) => Some(Recorder::create(path, 0)?),
+        None => None,
+    };
+    if let Some(r) = &recorder {
+        log.info(format_args!("recording to {}", r.path().display()));
+    }
+    let screen = if opts.screen {
+        Some(Screen::open().context("failed to set up the terminal")?)
+    } else {
+        None
+    };
+    let now = Instant::now();
+    let mut view = View::new();
+    view.notes = taken
+        .iter()
+        .map(|t| Note::Taken(t.clone()))
+        .chain(
+            listens
+                .iter()
+                .map(|l| Note::Listening(l.addr, l.link.as_ref().map(Link::to))),
+        )
+        .collect();
+    if let Some(r) = &recorder {
+        view.recording = Some(r.path().display().to_string());
+    }
+    let guard = Guard::new(
+        &opts.allow,
+        Some(Log::new(TOOL, opts.log.quiet || opts.screen, true)),
+    );
+    let guard = if opts.record_refused {
+        guard.recording_refused()
+    } else {
+        guard
+    };
+    let mut h = Handler {
+        guard,
+        top: Top::new(),
+        start: now,
+        out: Output::stdout(true),
+        log,
+        listens,
+        taken,
+        screen,
+        view,
+        interval: opts.interval,
+        next_out: now + if opts.screen { REDRAW } else { opts.interval },
+        budget: opts.stop.budget(),
+        recorder: recorder.take(),
+        write: opts.write.clone(),
+        unreadable: 0,
+        recorded: Vec::new(),
+        json: !opts.screen,
+    };
+    if h.screen.is_some() {
+        h.draw()?;
+    }
+    let stopped = mocap_cli::drive(&mut inlet, opts.stop.duration, None, &mut h);
+    // The terminal is given back before anything else is printed.
+    h.screen = None;
+    let stopped = stopped?;
+    if let Inlet::Read(source, _) = &mut inlet {
+        source.finish(&h.log)?;
+    }
+    let dropped = match &inlet {
+        Inlet::Listen(inbox) => inbox.dropped(),
+        Inlet::Read(..) => 0,
+    };
+    h.finish(stopped, dropped)
+}
+
+/// Every default port of every protocol, or the `-l` addresses.
+fn listen_addresses(given: &[SocketAddr]) -> Vec<(SocketAddr, &'static str)> {
+    if !given.is_empty() {
+        return given.iter().map(|a| (*a, "")).collect();
+    }
+    Protocol::ALL
+        .iter()
+        .flat_map(|p| {
+            p.default_ports()
+                .iter()
+                .map(|port| (SocketAddr::from(([0, 0, 0, 0], *port)), p.name()))
+        })
+        .collect()
+}
+
+/// Why a bind failed, in a few words.
+fn reason(e: &anyhow::Error) -> String {
+    let kind = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<io::Error>())
+        .map(io::Error::kind);
+    match kind {
+        Some(io::ErrorKind::AddrInUse) => "another program has it".into(),
+        Some(io::ErrorKind::PermissionDenied) => "not permitted".into(),
+        _ => format!("{e:#}"),
+    }
+}
+
+struct Handler {
+    /// `--allow`.
+    guard: Guard,
+    top: Top,
+    start: Instant,
+    out: Output,
+    log: Log,
+    listens: Vec<Listening>,
+    taken: Vec<Taken>,
+    screen: Option<Screen>,
+    view: View,
+    interval: Duration,
+    /// When the next records are written or the screen is drawn.
+    next_out: Instant,
+    /// `-n` datagrams.
+    budget: Budget,
+    recorder: Option<Recorder>,
+    /// `-w`: where the `w` key records (else a new name each time).
+    write: Option<PathBuf>,
+    /// Input that could not be turned into a datagram (damaged capture lines).
+    unreadable: u64,
+    /// Recordings finished with the `w` key.
+    recorded: Vec<PathBuf>,
+    /// JSON Lines on stdout (no screen).
+    json: bool,
+}
+
+/// A `top.stream` record.
+#[derive(Serialize)]
+struct StreamRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    row: &'a Row,
+}
+
+impl Handler {
+    fn now(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    fn records(&mut self) -> io::Result<()> {
+        let now = self.now();
+        for row in self.top.rows(now) {
+            self.out.json(&StreamRecord {
+                kind: "top.stream",
+                row: &row,
+            })?;
+        }
+        self.out.flush()
+    }
+
+    fn draw(&mut self) -> anyhow::Result<()> {
+        let now = self.now();
+        let sends: Vec<SendRecord> = self.sends();
+        if let Some(screen) = &mut self.screen {
+            screen.draw(&self.top, &self.view, now, &sends)?;
+        }
+        Ok(())
+    }
+
+    fn sends(&self) -> Vec<SendRecord> {
+        self.listens
+            .iter()
+            .filter_map(|l| l.link.as_ref().map(Link::record))
+            .collect()
+    }
+
+    /// Keys since the last redraw; `Some` when one of them ends the run.
+    fn keys(&mut self) -> anyhow::Result<Option<Stopped>> {
+        let Some(screen) = &mut self.screen else {
+            return Ok(None);
+        };
+        let keys = screen.keys()?;
+        let now = self.now();
+        for key in keys {
+            match self.view.key(key, &self.top, now) {
+                Action::None => {}
+                Action::Quit => return Ok(Some(Stopped::Tool("quit"))),
+                Action::ToggleRecording => self.toggle_recording()?,
+            }
+        }
+        Ok(None)
+    }
+
+    fn toggle_recording(&mut self) -> anyhow::Result<()> {
+        if let Some(mut r) = self.recorder.take() {
+            r.finish(&self.log)?;
+            self.recorded.push(r.path().to_owned());
+            self.view.recording = None;
+            return Ok(());
+        }
+        let path = self.write.clone().unwrap_or_else(|| {
+            PathBuf::from(format!(
+                "mocap-top-{}.pcapng",
+                mocap_cli::unix_time().as_secs()
+            ))
+        });
+        let r = Recorder::create(&path, 0)?;
+        self.view.recording = Some(path.display().to_string());
+        self.recorder = Some(r);
+        Ok(())
+    }
+
+    fn finish(&mut self, stopped: Stopped, dropped: u64) -> anyhow::Result<()> {
+        if let Some(mut r) = self.recorder.take() {
+            r.finish(&self.log)?;
+            self.recorded.push(r.path().to_owned());
+        }
+        let json = self.json;
+        if json {
+            self.records()?;
+        }
+        let rec = Summary {
+            kind: "summary",
+            tool: TOOL,
+            stopped,
+            elapsed_s: round3(self.now().as_secs_f64()),
+            datagrams: self.top.datagrams,
+            streams: self.top.len(),
+            refused: self.guard.refused(),
+            evicted: self.top.evicted,
+            unreadable: self.unreadable,
+            dropped,
+            listening: self.listens.iter().map(|l| l.addr).collect(),
+            taken: &self.taken,
+            sends: self.sends(),
+            recorded: &self.recorded,
+        };
+        report(&mut self.out, &self.log, json, &rec, true)?;
+        Ok(())
+    }
+}
+
+impl FeedHandler<Inlet> for Handler {
+    fn item(&mut self, got: Got<'_>) -> anyhow::Result<Flow> {
+        self.budget.spend(1);
+        let Got::Datagram {
+            socket,
+            listen,
+            sender,
+            at,
+            payload,
+        } = got
+        else {
+            self.unreadable += 1;
+            return Ok(Flow::Continue);
+        };
+        let now = at.map_or_else(|| self.now(), |at| at.saturating_duration_since(self.start));
+        let listening = socket.and_then(|i| self.listens.get_mut(i));
+        let listen = listen.or_else(|| listening.as_ref().map(|l| l.addr));
+        if !self.guard.admit(sender) {
+            if self.guard.records_refused()
+                && let Some(r) = &mut self.recorder
+            {
+                r.record(sender, listen, None, payload)?;
+            }
+            return Ok(Flow::Continue);
+        }
+        if let Some(link) = listening.and_then(|l| l.link.as_mut()) {
+            link.send(payload, &self.log);
+        }
+        if let Some(r) = &mut self.recorder {
+            r.record(sender, listen, None, payload)?;
+        }
+        self.top.handle_datagram(now, listen, sender, payload);
+        Ok(Flow::Continue)
+    }
+
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        if self.budget.spent() {
+            return Ok(Some(Stopped::Count));
+        }
+        let now = Instant::now();
+        if now < self.next_out {
+            return Ok(None);
+        }
+        if self.screen.is_some() {
+            self.next_out = later(self.next_out, REDRAW, now);
+            if let Some(why) = self.keys()? {
+                return Ok(Some(why));
+            }
+            self.draw()?;
+        } else {
+            self.next_out = later(self.next_out, self.interval, now);
+            self.records()?;
+        }
+        self.top.forget(self.now());
+        Ok(None)
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        Some(self.next_out)
+    }
+}
+
+/// The next time after `at` by steps of `every` that is not already past.
+fn later(at: Instant, every: Duration, now: Instant) -> Instant {
+    let next = at + every;
+    if next <= now { now + every } else { next }
+}
+
+/// The last record.
+#[derive(Serialize)]
+struct Summary<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    tool: &'static str,
+    stopped: Stopped,
+    elapsed_s: f64,
+    datagrams: u64,
+    streams: usize,
+    /// Datagrams from senders `--allow` does not admit.
+    refused: u64,
+    /// Streams dropped to stay within the bound (the least recent first).
+    evicted: u64,
+    /// Capture input that was not a datagram.
+    unreadable: u64,
+    /// Datagrams dropped because handling fell behind receiving.
+    dropped: u64,
+    listening: Vec<SocketAddr>,
+    taken: &'a [Taken],
+    sends: Vec<SendRecord>,
+    recorded: &'a [PathBuf],
+}
+
+impl Record for Summary<'_> {
+    fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "done ({}): {} datagrams, {} streams in {:.1} s",
+            self.stopped, self.datagrams, self.streams, self.elapsed_s
+        )?;
+        if self.dropped > 0 {
+            write!(f, ", {} dropped (handling fell behind)", self.dropped)?;
+        }
+        if self.unreadable > 0 {
+            write!(f, ", {} unreadable input", self.unreadable)?;
+        }
+        for t in self.taken {
+            write!(f, "\n  {}", t.advice())?;
+        }
+        write_sends(f, &self.sends)?;
+        for p in self.recorded {
+            write!(f, "\n  recorded to {}", show(p))?;
+        }
+        Ok(())
+    }
+}
+
+fn show(p: &Path) -> impl fmt::Display + '_ {
+    p.display()
+}

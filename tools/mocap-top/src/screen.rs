@@ -1,0 +1,991 @@
+//! The screen, drawn from the state model: a header, what is listened on,
+//! the main table (one row per stream), or a drill-down into one stream
+//! (bones, face bars, OSC addresses, tracker slots), and a help line. Keys
+//! change only the [`View`]; drawing is a function of the model, the view
+//! and `now`, so it is tested on ratatui's `TestBackend`.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use ratatui::Frame;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Row as TableRow, Table};
+
+use mocap_cli::SendRecord;
+
+use crate::content::Content;
+use crate::run::Taken;
+use crate::state::{Key, Kind, Liveness, Row, Top};
+
+/// A line under the header: a port listened on (and where it is passed
+/// on), or a default port that is not.
+#[derive(Clone, Debug)]
+pub(crate) enum Note {
+    Listening(SocketAddr, Option<SocketAddr>),
+    Taken(Taken),
+}
+
+/// What a key asks of the run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Action {
+    None,
+    Quit,
+    ToggleRecording,
+}
+
+/// The drill-down views.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tab {
+    Bones,
+    Face,
+    Addresses,
+    Trackers,
+}
+
+impl Tab {
+    const ALL: [Self; 4] = [Self::Bones, Self::Face, Self::Addresses, Self::Trackers];
+
+    fn title(self) -> &'static str {
+        match self {
+            Self::Bones => "bones",
+            Self::Face => "face",
+            Self::Addresses => "addresses",
+            Self::Trackers => "trackers",
+        }
+    }
+
+    fn has(self, c: &Content) -> bool {
+        match self {
+            Self::Bones => !c.bones.is_empty(),
+            Self::Face => !c.face.is_empty(),
+            Self::Addresses => !c.addresses.is_empty(),
+            Self::Trackers => !c.slots.is_empty(),
+        }
+    }
+}
+
+/// One stream drilled into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Drill {
+    pub(crate) key: Key,
+    pub(crate) tab: Option<Tab>,
+    pub(crate) scroll: usize,
+}
+
+/// What the person chose to look at.
+#[derive(Debug, Default)]
+pub(crate) struct View {
+    /// The row the cursor is on.
+    pub(crate) selected: Option<Key>,
+    pub(crate) drill: Option<Drill>,
+    /// A frozen copy of the model and its time, while paused.
+    pub(crate) paused: Option<(Top, Duration)>,
+    /// The file being recorded to.
+    pub(crate) recording: Option<String>,
+    pub(crate) notes: Vec<Note>,
+}
+
+impl View {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// The model and time to draw: the frozen ones while paused.
+    fn shown<'a>(&'a self, top: &'a Top, now: Duration) -> (&'a Top, Duration) {
+        match &self.paused {
+            Some((t, at)) => (t, *at),
+            None => (top, now),
+        }
+    }
+
+    /// Applies one key.
+    pub(crate) fn key(&mut self, key: KeyEvent, top: &Top, now: Duration) -> Action {
+        if key.kind == KeyEventKind::Release {
+            return Action::None;
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Char('c') if ctrl => return Action::Quit,
+            KeyCode::Char('q') => return Action::Quit,
+            KeyCode::Char('w') => return Action::ToggleRecording,
+            KeyCode::Char('p' | ' ') => {
+                self.paused = match self.paused.take() {
+                    Some(_) => None,
+                    None => Some((top.clone(), now)),
+                };
+                return Action::None;
+            }
+            _ => {}
+        }
+        let paused = self.paused.take();
+        match &paused {
+            Some((frozen, at)) => self.navigate(key, frozen, *at),
+            None => self.navigate(key, top, now),
+        }
+        self.paused = paused;
+        Action::None
+    }
+
+    /// Moves the cursor, drills down, scrolls.
+    fn navigate(&mut self, key: KeyEvent, shown: &Top, at: Duration) {
+        let rows = shown.rows(at);
+        if let Some(d) = &mut self.drill {
+            match key.code {
+                KeyCode::Esc | KeyCode::Backspace | KeyCode::Left => self.drill = None,
+                KeyCode::Tab => {
+                    if let Some(s) = shown.stream(&d.key) {
+                        d.tab = next_tab(&s.content, d.tab);
+                        d.scroll = 0;
+                    }
+                }
+                KeyCode::Down | KeyCode::Char('j') => d.scroll = d.scroll.saturating_add(1),
+                KeyCode::Up | KeyCode::Char('k') => d.scroll = d.scroll.saturating_sub(1),
+                KeyCode::PageDown => d.scroll = d.scroll.saturating_add(10),
+                KeyCode::PageUp => d.scroll = d.scroll.saturating_sub(10),
+                _ => {}
+            }
+            return;
+        }
+        let at_row = self
+            .selected
+            .and_then(|k| rows.iter().position(|r| r.key == k));
+        match key.code {
+            KeyCode::Down | KeyCode::Char('j') => {
+                let i = at_row.map_or(0, |i| (i + 1).min(rows.len().saturating_sub(1)));
+                self.selected = rows.get(i).map(|r| r.key);
+            }
+            KeyCode::Up | KeyCode::Char('k') => {
+                let i = at_row.map_or(0, |i| i.saturating_sub(1));
+                self.selected = rows.get(i).map(|r| r.key);
+            }
+            KeyCode::Enter | KeyCode::Right => {
+                let key = at_row
+                    .and_then(|i| rows.get(i))
+                    .or_else(|| rows.first())
+                    .map(|r| r.key);
+                if let Some(key) = key {
+                    self.selected = Some(key);
+                    let tab = shown
+                        .stream(&key)
+                        .and_then(|s| first_tab(key.kind, &s.content));
+                    self.drill = Some(Drill {
+                        key,
+                        tab,
+                        scroll: 0,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The view a stream opens on: what its protocol is mostly about.
+fn first_tab(kind: Kind, c: &Content) -> Option<Tab> {
+    use mocap_core::protocol::Protocol;
+    let preferred = match kind {
+        Kind::Known(Protocol::IFacialMocap | Protocol::LiveLink) => Tab::Face,
+        Kind::Known(Protocol::Vrchat | Protocol::Vmt) => Tab::Trackers,
+        _ => Tab::Bones,
+    };
+    if preferred.has(c) {
+        Some(preferred)
+    } else {
+        next_tab(c, Some(preferred))
+    }
+}
+
+fn next_tab(c: &Content, from: Option<Tab>) -> Option<Tab> {
+    let start = from
+        .and_then(|t| Tab::ALL.iter().position(|x| *x == t))
+        .map_or(0, |i| i + 1);
+    (0..Tab::ALL.len())
+        .filter_map(|k| Tab::ALL.get((start + k) % Tab::ALL.len()).copied())
+        .find(|t| t.has(c))
+}
+
+/// Draws the whole screen.
+pub(crate) fn draw(f: &mut Frame<'_>, top: &Top, view: &View, now: Duration, sends: &[SendRecord]) {
+    let (shown, at) = view.shown(top, now);
+    let area = f.area();
+    let notes = note_lines(view, sends, area.width);
+    let note_height = u16::try_from(notes.len())
+        .unwrap_or(u16::MAX)
+        .min(area.height / 4);
+    let [head, notes_area, body, help] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(note_height),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let rows = shown.rows(at);
+    f.render_widget(Paragraph::new(header(&rows, view)), head);
+    f.render_widget(Paragraph::new(notes), notes_area);
+    match view.drill {
+        Some(d) => drill(f, body, shown, &rows, d, at),
+        None => table(f, body, &rows, view.selected),
+    }
+    let help_text = if view.drill.is_some() {
+        " Esc back  Tab next view  ↑↓ scroll  p pause  w record  q quit"
+    } else {
+        " ↑↓ select  Enter drill down  p pause  w record  q quit"
+    };
+    f.render_widget(
+        Paragraph::new(help_text).style(Style::new().add_modifier(Modifier::REVERSED)),
+        help,
+    );
+}
+
+fn header(rows: &[Row], view: &View) -> Line<'static> {
+    let live = rows.iter().filter(|r| r.state == Liveness::Live).count();
+    let rate: f64 = rows.iter().map(|r| r.datagrams_per_s).sum();
+    let mut spans = vec![
+        Span::styled("mocap-top", Style::new().add_modifier(Modifier::BOLD)),
+        Span::raw(format!(
+            "  {} streams ({live} live)  {rate:.0} datagrams/s",
+            rows.len()
+        )),
+    ];
+    if view.paused.is_some() {
+        spans.push(Span::styled("  PAUSED", Style::new().fg(Color::Yellow)));
+    }
+    if let Some(path) = &view.recording {
+        spans.push(Span::styled(
+            format!("  REC {path}"),
+            Style::new().fg(Color::Red),
+        ));
+    }
+    Line::from(spans)
+}
+
+fn note_lines(view: &View, sends: &[SendRecord], width: u16) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let mut ports = Vec::new();
+    for n in &view.notes {
+        match n {
+            Note::Listening(addr, to) => {
+                ports.push(match (to, sends.iter().find(|s| Some(s.to) == *to)) {
+                    (Some(to), Some(s)) if s.failed > 0 => {
+                        format!("{addr}→{to} ({} sent, {} failed)", s.sent, s.failed)
+                    }
+                    (Some(to), _) => format!("{addr}→{to}"),
+                    (None, _) => addr.to_string(),
+                })
+            }
+            Note::Taken(t) => lines.push(Line::styled(
+                truncate(&t.advice(), usize::from(width)),
+                Style::new().fg(Color::Yellow),
+            )),
+        }
+    }
+    if !ports.is_empty() {
+        lines.insert(
+            0,
+            Line::raw(truncate(
+                &format!("listening on {}", ports.join(" ")),
+                usize::from(width),
+            )),
+        );
+    }
+    lines
+}
+
+fn truncate(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// Short protocol labels for narrow screens.
+fn short(kind: Kind) -> &'static str {
+    match kind.key() {
+        "ifacialmocap" => "ifm",
+        other => other,
+    }
+}
+
+fn si(x: f64) -> String {
+    if x >= 1e6 {
+        format!("{:.1}M", x / 1e6)
+    } else if x >= 1e3 {
+        format!("{:.1}k", x / 1e3)
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+fn age_text(r: &Row) -> String {
+    let s = r.age_ms as f64 / 1000.0;
+    if s >= 100.0 {
+        format!("{s:.0}s")
+    } else {
+        format!("{s:.1}s")
+    }
+}
+
+fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], selected: Option<Key>) {
+    let wide = area.width >= 120;
+    let header: Vec<&str> = if wide {
+        vec![
+            "PROTOCOL", "PORT", "SENDER", "RATE/s", "JITTER", "LOST", "DUP", "REORD", "RST", "AGE",
+            "ERR", "BYTES/s", "NOTE",
+        ]
+    } else {
+        vec![
+            "PROTO", "PORT", "SENDER", "RATE", "JIT", "LOST", "AGE", "ERR", "B/s", "NOTE",
+        ]
+    };
+    let widths: Vec<Constraint> = if wide {
+        [14, 5, 21, 7, 6, 6, 5, 5, 4, 6, 5, 8]
+            .into_iter()
+            .map(Constraint::Length)
+            .chain([Constraint::Fill(1)])
+            .collect()
+    } else {
+        [8, 5, 21, 6, 5, 5, 5, 4, 6]
+            .into_iter()
+            .map(Constraint::Length)
+            .chain([Constraint::Fill(1)])
+            .collect()
+    };
+    let body: Vec<TableRow<'_>> = rows
+        .iter()
+        .map(|r| {
+            let port = r
+                .listen
+                .map_or_else(|| "-".into(), |l| l.port().to_string());
+            let sender = r.sender.map_or_else(|| "-".into(), |s| s.to_string());
+            let jitter = r
+                .jitter_ms
+                .map_or_else(|| "-".into(), |j| format!("{j:.1}"));
+            let note = if r.shared {
+                if wide {
+                    "2+ SENDERS on this port".into()
+                } else {
+                    "SHARED".into()
+                }
+            } else if let (Some(size), Some(hex)) = (r.size, &r.head_hex) {
+                format!("{size}B {hex}")
+            } else {
+                match r.state {
+                    Liveness::Live => String::new(),
+                    Liveness::Stale => "stale".into(),
+                    Liveness::Quiet => "quiet".into(),
+                }
+            };
+            let cells: Vec<String> = if wide {
+                vec![
+                    r.key.kind.name().into(),
+                    port,
+                    sender,
+                    format!("{:.1}", r.rate_hz),
+                    jitter,
+                    r.lost.to_string(),
+                    r.duplicates.to_string(),
+                    r.reordered.to_string(),
+                    r.restarts.to_string(),
+                    age_text(r),
+                    r.errors.to_string(),
+                    si(r.bytes_per_s),
+                    note,
+                ]
+            } else {
+                vec![
+                    short(r.key.kind).into(),
+                    port,
+                    sender,
+                    format!("{:.1}", r.rate_hz),
+                    jitter,
+                    r.lost.to_string(),
+                    age_text(r),
+                    r.errors.to_string(),
+                    si(r.bytes_per_s),
+                    note,
+                ]
+            };
+            let mut style = match r.state {
+                Liveness::Live => Style::new(),
+                Liveness::Stale => Style::new().fg(Color::Yellow),
+                Liveness::Quiet => Style::new().fg(Color::DarkGray),
+            };
+            if r.shared {
+                style = style.fg(Color::Red);
+            }
+            if Some(r.key) == selected {
+                style = style.add_modifier(Modifier::REVERSED);
+            }
+            TableRow::new(cells).style(style)
+        })
+        .collect();
+    let empty = rows.is_empty();
+    let t = Table::new(body, widths)
+        .header(TableRow::new(header).style(Style::new().add_modifier(Modifier::BOLD)));
+    f.render_widget(t, area);
+    if empty && area.height > 2 {
+        let msg = Paragraph::new(
+            " no datagrams yet: is the app sending to this machine's IPv4 address and one of \
+             the ports above? is a firewall in the way?",
+        )
+        .wrap(ratatui::widgets::Wrap { trim: true });
+        f.render_widget(
+            msg,
+            Rect {
+                y: area.y + 1,
+                height: area.height - 1,
+                ..area
+            },
+        );
+    }
+}
+
+fn drill(f: &mut Frame<'_>, area: Rect, top: &Top, rows: &[Row], d: Drill, now: Duration) {
+    let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
+    let row = rows.iter().find(|r| r.key == d.key);
+    let mut spans = vec![Span::styled(
+        format!(
+            "{} on {} from {}",
+            d.key.kind.name(),
+            d.key.listen.map_or_else(|| "-".into(), |a| a.to_string()),
+            d.key.sender.map_or_else(|| "-".into(), |a| a.to_string()),
+        ),
+        Style::new().add_modifier(Modifier::BOLD),
+    )];
+    if let Some(r) = row {
+        spans.push(Span::raw(format!("  {:.1}/s", r.rate_hz)));
+    }
+    let Some(stream) = top.stream(&d.key) else {
+        f.render_widget(Paragraph::new(Line::from(spans)), title);
+        f.render_widget(Paragraph::new(" this stream is gone (evicted)"), body);
+        return;
+    };
+    let c = &stream.content;
+    for t in Tab::ALL.iter().filter(|t| t.has(c)) {
+        let style = if Some(*t) == d.tab {
+            Style::new().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::new()
+        };
+        spans.push(Span::raw("  "));
+        spans.push(Span::styled(t.title(), style));
+    }
+    f.render_widget(Paragraph::new(Line::from(spans)), title);
+    match d.tab {
+        Some(Tab::Bones) => bones(f, body, c, d.scroll),
+        Some(Tab::Face) => face(f, body, c, d.scroll),
+        Some(Tab::Addresses) => addresses(f, body, c, d.scroll, now),
+        Some(Tab::Trackers) => trackers(f, body, c, d.scroll),
+        None => {
+            let text = match (d.key.kind, stream.last_size()) {
+                (Kind::Unknown, size) => format!(
+                    " unknown bytes: newest datagram {size} bytes, starting {}",
+                    crate::state::hex_head(stream.head())
+                ),
+                _ => " nothing decoded yet".into(),
+            };
+            f.render_widget(
+                Paragraph::new(text).wrap(ratatui::widgets::Wrap { trim: true }),
+                body,
+            );
+        }
+    }
+}
+
+fn f3(v: f32) -> String {
+    format!("{v:.3}")
+}
+
+fn bones(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
+    let header = TableRow::new(vec![
+        "BONE", "ROT X°", "ROT Y°", "ROT Z°", "POS X", "POS Y", "POS Z",
+    ])
+    .style(Style::new().add_modifier(Modifier::BOLD));
+    let rows = c.bones.iter().skip(scroll).map(|b| {
+        let e = b.euler();
+        TableRow::new(vec![
+            b.name.clone(),
+            format!("{:.1}", e[0]),
+            format!("{:.1}", e[1]),
+            format!("{:.1}", e[2]),
+            f3(b.pos[0]),
+            f3(b.pos[1]),
+            f3(b.pos[2]),
+        ])
+    });
+    let widths = [
+        Constraint::Length(20),
+        Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Length(8),
+    ];
+    f.render_widget(Table::new(rows, widths).header(header), area);
+}
+
+fn face(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
+    let angle_lines = u16::try_from(c.angles.len())
+        .unwrap_or(0)
+        .min(area.height / 3);
+    let [angles, bars] =
+        Layout::vertical([Constraint::Length(angle_lines), Constraint::Fill(1)]).areas(area);
+    let lines: Vec<Line<'_>> = c
+        .angles
+        .iter()
+        .map(|(what, v, unit)| {
+            Line::raw(format!(
+                " {what:<10} {:>8.2} {:>8.2} {:>8.2}  {unit}",
+                v[0], v[1], v[2]
+            ))
+        })
+        .collect();
+    f.render_widget(Paragraph::new(lines), angles);
+    // Columns of about 40 cells: a name, a bar, the value.
+    let cols = usize::from((bars.width / 40).max(1));
+    let cell = usize::from(bars.width) / cols;
+    let height = usize::from(bars.height);
+    if height == 0 {
+        return;
+    }
+    // ARKit's longest name (`MouthLowerDownRight`) is 19 characters.
+    let name_w = 19.min(cell.saturating_sub(8));
+    let bar_w = cell.saturating_sub(name_w + 8);
+    let values: Vec<&(String, f32)> = c.face.iter().skip(scroll * cols).collect();
+    // Columns filled evenly, top to bottom, as far as the height allows.
+    let height = height.min(values.len().div_ceil(cols)).max(1);
+    let mut lines = Vec::with_capacity(height);
+    for r in 0..height {
+        let mut spans = Vec::new();
+        for k in 0..cols {
+            let Some((name, v)) = values.get(k * height + r) else {
+                continue;
+            };
+            let filled = bar_cells(*v, bar_w);
+            spans.push(Span::raw(format!(" {:<name_w$}", truncate(name, name_w))));
+            spans.push(Span::styled(
+                "█".repeat(filled),
+                Style::new().fg(Color::Cyan),
+            ));
+            spans.push(Span::raw(" ".repeat(bar_w - filled)));
+            spans.push(Span::raw(format!("{v:>6.2} ")));
+        }
+        lines.push(Line::from(spans));
+    }
+    f.render_widget(Paragraph::new(lines), bars);
+}
+
+/// Cells of a bar `width` long filled for `v` in 0..1 (clamped; NaN empty).
+pub(crate) fn bar_cells(v: f32, width: usize) -> usize {
+    if v.is_nan() {
+        return 0;
+    }
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "clamped to 0..=width first"
+    )]
+    let n = (v.clamp(0.0, 1.0) * width as f32).round() as usize;
+    n.min(width)
+}
+
+fn addresses(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize, now: Duration) {
+    let header = TableRow::new(vec!["ADDRESS", "VALUE", "RATE/s", "COUNT"])
+        .style(Style::new().add_modifier(Modifier::BOLD));
+    let rows = c.addresses.iter().skip(scroll).map(|a| {
+        TableRow::new(vec![
+            a.key.clone(),
+            a.value(),
+            format!("{:.1}", a.rate(now)),
+            a.count.to_string(),
+        ])
+    });
+    let widths = [
+        Constraint::Percentage(45),
+        Constraint::Fill(1),
+        Constraint::Length(7),
+        Constraint::Length(8),
+    ];
+    f.render_widget(Table::new(rows, widths).header(header), area);
+}
+
+fn trackers(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
+    let header = TableRow::new(vec![
+        "SLOT", "POS X", "POS Y", "POS Z", "ROT X", "ROT Y", "ROT Z",
+    ])
+    .style(Style::new().add_modifier(Modifier::BOLD));
+    let three = |v: Option<[f32; 3]>| -> [String; 3] {
+        v.map_or_else(|| ["-".into(), "-".into(), "-".into()], |v| v.map(f3))
+    };
+    let rows = c.slots.iter().skip(scroll).map(|s| {
+        let [px, py, pz] = three(s.pos);
+        let [rx, ry, rz] = three(s.rot);
+        TableRow::new(vec![s.name.clone(), px, py, pz, rx, ry, rz])
+    });
+    let widths = [
+        Constraint::Length(8),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
+        Constraint::Length(9),
+    ];
+    f.render_widget(Table::new(rows, widths).header(header), area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mocap_core::osc::{self, Arg, Message};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::crossterm::event::KeyEvent;
+
+    const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures");
+
+    fn capture(path: &str) -> Vec<Vec<u8>> {
+        let file = std::fs::File::open(format!("{CAPTURES}/{path}")).unwrap();
+        let mut d = mocap_core::pcap::Datagrams::new(file).unwrap();
+        let mut out = Vec::new();
+        while let Some(c) = d.next_datagram() {
+            out.push(c.unwrap().payload.to_vec());
+        }
+        out
+    }
+
+    fn addr(s: &str) -> Option<SocketAddr> {
+        Some(s.parse().unwrap())
+    }
+
+    /// The rig of the end-to-end test at 60 Hz for two seconds, plus a
+    /// second VMC sender on the VMC port and a VRChat tracker stream.
+    fn rig() -> (Top, Duration) {
+        let mut top = Top::new();
+        let mut play = |file: &str, per_frame: usize, port: u16, sender: &str| {
+            let d = capture(file);
+            for (i, p) in d.iter().take(120 * per_frame).enumerate() {
+                let t = Duration::from_secs_f64(i as f64 / (60.0 * per_frame as f64));
+                top.handle_datagram(t, addr(&format!("0.0.0.0:{port}")), addr(sender), p);
+            }
+        };
+        play("mocopi/wave-60hz.pcapng", 1, 12351, "192.168.1.20:50012");
+        play("livelink/face-60fps.pcapng", 1, 11111, "192.168.1.21:61000");
+        play(
+            "ifacialmocap/face-60fps.pcapng",
+            1,
+            49983,
+            "192.168.1.22:49983",
+        );
+        play("vmc/body-60hz.pcapng", 3, 39539, "192.168.1.23:40000");
+        let blend = osc::message(&Message::new(
+            "/VMC/Ext/Blend/Val",
+            vec![Arg::String("Joy".into()), Arg::Float(0.5)],
+        ))
+        .unwrap();
+        let vrc = osc::bundle(&[Message::new(
+            "/tracking/trackers/1/position",
+            vec![Arg::Float(0.0), Arg::Float(0.9), Arg::Float(0.1)],
+        )])
+        .unwrap();
+        for i in 0..60u32 {
+            let t = Duration::from_secs_f64(1.0 + f64::from(i) / 60.0);
+            top.handle_datagram(t, addr("0.0.0.0:39539"), addr("192.168.1.99:5555"), &blend);
+            top.handle_datagram(t, addr("0.0.0.0:9000"), addr("192.168.1.24:9001"), &vrc);
+        }
+        (top, Duration::from_secs_f64(119.0 / 60.0))
+    }
+
+    /// Draws and returns the screen as lines of text.
+    fn screen(top: &Top, view: &View, now: Duration, w: u16, h: u16) -> Vec<String> {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| draw(f, top, view, now, &[])).unwrap();
+        let buf = t.backend().buffer().clone();
+        assert_eq!((buf.area.width, buf.area.height), (w, h));
+        (0..h)
+            .map(|y| {
+                (0..w)
+                    .map(|x| buf.cell((x, y)).unwrap().symbol().to_owned())
+                    .collect::<String>()
+            })
+            .collect()
+    }
+
+    fn press(view: &mut View, top: &Top, now: Duration, code: KeyCode) {
+        view.key(KeyEvent::from(code), top, now);
+    }
+
+    fn line_with<'a>(lines: &'a [String], needle: &str) -> &'a str {
+        lines
+            .iter()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?} in\n{}", lines.join("\n")))
+    }
+
+    #[test]
+    fn main_table_at_80x24() {
+        let (top, now) = rig();
+        let view = View::new();
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(
+            s[0].starts_with("mocap-top  6 streams (6 live)"),
+            "{}",
+            s[0]
+        );
+        let cols: Vec<&str> = line_with(&s, "PROTO").split_whitespace().collect();
+        assert_eq!(
+            cols,
+            [
+                "PROTO", "PORT", "SENDER", "RATE", "JIT", "LOST", "AGE", "ERR", "B/s", "NOTE"
+            ]
+        );
+        // Rows sorted by port; rates over the last second.
+        let rows: Vec<Vec<&str>> = s[2..8]
+            .iter()
+            .map(|l| l.split_whitespace().collect())
+            .collect();
+        let got: Vec<(&str, &str, &str)> = rows.iter().map(|r| (r[0], r[1], r[3])).collect();
+        assert_eq!(
+            got,
+            [
+                ("vrchat", "9000", "60.0"),
+                ("livelink", "11111", "60.0"),
+                ("mocopi", "12351", "60.0"),
+                ("vmc", "39539", "60.0"),
+                ("vmc", "39539", "60.0"),
+                ("ifm", "49983", "60.0"),
+            ]
+        );
+        // Two senders on 39539: both flagged.
+        assert!(s[5].trim_end().ends_with("SHARED"), "{}", s[5]);
+        assert!(s[6].trim_end().ends_with("SHARED"), "{}", s[6]);
+        assert!(!s[3].contains("SHARED"));
+        assert!(
+            s[23].contains("Enter drill down") && s[23].contains("q quit"),
+            "{}",
+            s[23]
+        );
+        assert!(s[8..23].iter().all(|l| l.trim().is_empty()));
+    }
+
+    #[test]
+    fn main_table_at_160x45_names_protocols_and_health() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        view.notes = vec![
+            Note::Listening("0.0.0.0:12351".parse().unwrap(), None),
+            Note::Taken(Taken {
+                listen: "0.0.0.0:39540".parse().unwrap(),
+                protocol: "VMC (OSC)",
+                reason: "another program has it".into(),
+            }),
+        ];
+        let s = screen(&top, &view, now, 160, 45);
+        assert!(s[1].starts_with("listening on 0.0.0.0:12351"), "{}", s[1]);
+        assert!(
+            s[2].starts_with(
+                "VMC (OSC) port 39540 not watched: another program has it; to watch it anyway"
+            ),
+            "{}",
+            s[2]
+        );
+        let head: Vec<&str> = line_with(&s, "PROTOCOL").split_whitespace().collect();
+        assert_eq!(
+            head,
+            [
+                "PROTOCOL", "PORT", "SENDER", "RATE/s", "JITTER", "LOST", "DUP", "REORD", "RST",
+                "AGE", "ERR", "BYTES/s", "NOTE"
+            ]
+        );
+        let live = line_with(&s, "Live Link Face");
+        assert!(live.contains("192.168.1.21:61000"), "{live}");
+        assert!(line_with(&s, "iFacialMocap").contains("49983"));
+        assert!(line_with(&s, "192.168.1.99:5555").contains("2+ SENDERS on this port"));
+        assert!(line_with(&s, "VRChat OSC").contains("9000"));
+        assert!(s[44].contains("q quit"));
+    }
+
+    #[test]
+    fn stale_and_quiet_rows_say_so() {
+        let (top, now) = rig();
+        let s = screen(&top, &View::new(), now + Duration::from_secs(2), 160, 45);
+        let mocopi = line_with(&s, "mocopi");
+        assert!(mocopi.contains(" 2.0s "), "{mocopi:?}");
+        assert!(mocopi.trim_end().ends_with("stale"), "{mocopi:?}");
+        let s = screen(&top, &View::new(), now + Duration::from_secs(6), 160, 45);
+        assert!(line_with(&s, "mocopi").trim_end().ends_with("quiet"));
+        // Quiet senders no longer share the port.
+        assert!(!s.iter().any(|l| l.contains("SENDERS")));
+    }
+
+    #[test]
+    fn drill_down_into_bones_and_back() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        // Down to mocopi (the third row), Enter.
+        for _ in 0..3 {
+            press(&mut view, &top, now, KeyCode::Down);
+        }
+        press(&mut view, &top, now, KeyCode::Enter);
+        for (w, h) in [(80, 24), (160, 45)] {
+            let s = screen(&top, &view, now, w, h);
+            assert!(
+                s[1].starts_with("mocopi on 0.0.0.0:12351 from 192.168.1.20:50012"),
+                "{}",
+                s[1]
+            );
+            let head: Vec<&str> = s[2].split_whitespace().collect();
+            assert_eq!(
+                head,
+                [
+                    "BONE", "ROT", "X°", "ROT", "Y°", "ROT", "Z°", "POS", "X", "POS", "Y", "POS",
+                    "Z"
+                ]
+            );
+            // The left upper arm is raised 70° sideways in this capture.
+            let arm: Vec<&str> = line_with(&s, "l_up_arm").split_whitespace().collect();
+            assert_eq!(arm[3], "70.0", "{arm:?}");
+            assert!(s[usize::from(h) - 1].contains("Esc back"));
+        }
+        press(&mut view, &top, now, KeyCode::Esc);
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(line_with(&s, "mocopi").contains("12351"));
+        assert!(line_with(&s, "PROTO").starts_with("PROTO"));
+    }
+
+    #[test]
+    fn drill_down_into_a_face_shows_bars_and_angles() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        press(&mut view, &top, now, KeyCode::Down); // vrchat
+        press(&mut view, &top, now, KeyCode::Down); // livelink
+        press(&mut view, &top, now, KeyCode::Enter);
+        let key = view.drill.unwrap().key;
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Face));
+        let values = &top.stream(&key).unwrap().content.face;
+        for (w, h) in [(80, 24), (160, 45)] {
+            let s = screen(&top, &view, now, w, h);
+            assert!(
+                s[1].contains("Live Link Face") && s[1].contains("face"),
+                "{}",
+                s[1]
+            );
+            assert!(s[2].trim_start().starts_with("head"), "{}", s[2]);
+            // Each bar is as long as its value says, its value beside it.
+            let (name, v) = values.iter().find(|(n, _)| n == "JawOpen").unwrap();
+            let line = line_with(&s, name);
+            let at = line.find(name.as_str()).unwrap();
+            let cell = &line[at..];
+            assert!(cell.contains(&format!("{v:.2}")), "{cell}");
+            let cols = usize::from(w / 40);
+            let bar_w = usize::from(w) / cols - 19 - 8;
+            let filled = cell.chars().filter(|c| *c == '█').count();
+            assert!(filled >= bar_cells(*v, bar_w), "{cell}");
+        }
+        // At 160×45 all 52 fit (four columns).
+        let s = screen(&top, &view, now, 160, 45);
+        let missing: Vec<_> = values
+            .iter()
+            .filter(|(n, _)| !s.iter().any(|l| l.contains(n.as_str())))
+            .collect();
+        assert!(missing.is_empty(), "{missing:?}\n{}", s.join("\n"));
+        assert_eq!(values.len(), 52);
+    }
+
+    #[test]
+    fn vmc_address_list_and_tracker_slots() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        for _ in 0..4 {
+            press(&mut view, &top, now, KeyCode::Down);
+        }
+        press(&mut view, &top, now, KeyCode::Enter);
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Bones));
+        // The bridge sends no blendshapes: Tab goes from bones to addresses.
+        press(&mut view, &top, now, KeyCode::Tab);
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Addresses));
+        let s = screen(&top, &view, now, 160, 45);
+        let head: Vec<&str> = s[2].split_whitespace().collect();
+        assert_eq!(head, ["ADDRESS", "VALUE", "RATE/s", "COUNT"]);
+        let ok: Vec<&str> = line_with(&s, "/VMC/Ext/OK").split_whitespace().collect();
+        assert_eq!(ok[ok.len() - 2], "60.0", "{ok:?}");
+        assert_eq!(ok[ok.len() - 1], "120", "{ok:?}");
+        assert!(line_with(&s, "/VMC/Ext/Bone/Pos Hips").contains("60.0"));
+        // VRChat: tracker slots.
+        press(&mut view, &top, now, KeyCode::Esc);
+        press(&mut view, &top, now, KeyCode::Up);
+        press(&mut view, &top, now, KeyCode::Up);
+        press(&mut view, &top, now, KeyCode::Up);
+        press(&mut view, &top, now, KeyCode::Up);
+        press(&mut view, &top, now, KeyCode::Enter);
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Trackers));
+        let s = screen(&top, &view, now, 80, 24);
+        let slot: Vec<&str> = s[3].split_whitespace().collect();
+        assert_eq!(slot, ["1", "0.000", "0.900", "0.100", "-", "-", "-"]);
+    }
+
+    #[test]
+    fn pause_freezes_the_numbers_and_q_quits() {
+        let (mut top, now) = rig();
+        let mut view = View::new();
+        assert_eq!(
+            view.key(KeyEvent::from(KeyCode::Char('p')), &top, now),
+            Action::None
+        );
+        // More arrives while paused; the screen still shows the frozen copy.
+        let d = capture("mocopi/wave-60hz.pcapng");
+        top.handle_datagram(
+            now + Duration::from_secs(3),
+            addr("0.0.0.0:7"),
+            addr("1.2.3.4:5"),
+            &d[1],
+        );
+        let s = screen(&top, &view, now + Duration::from_secs(3), 80, 24);
+        assert!(
+            s[0].contains("6 streams") && s[0].contains("PAUSED"),
+            "{}",
+            s[0]
+        );
+        assert!(line_with(&s, "mocopi").contains("60.0"));
+        view.key(KeyEvent::from(KeyCode::Char('p')), &top, now);
+        let s = screen(&top, &view, now + Duration::from_secs(3), 80, 24);
+        assert!(
+            s[0].contains("7 streams") && !s[0].contains("PAUSED"),
+            "{}",
+            s[0]
+        );
+        let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(view.key(ctrl_c, &top, now), Action::Quit);
+        assert_eq!(
+            view.key(KeyEvent::from(KeyCode::Char('q')), &top, now),
+            Action::Quit
+        );
+        assert_eq!(
+            view.key(KeyEvent::from(KeyCode::Char('w')), &top, now),
+            Action::ToggleRecording
+        );
+    }
+
+    #[test]
+    fn empty_and_tiny_screens_draw_without_panic() {
+        let top = Top::new();
+        let s = screen(&top, &View::new(), Duration::ZERO, 80, 24);
+        assert!(line_with(&s, "no datagrams yet").contains("IPv4"));
+        let (top, now) = rig();
+        let mut view = View::new();
+        for (w, h) in [(1, 1), (10, 3), (30, 6)] {
+            screen(&top, &view, now, w, h);
+        }
+        press(&mut view, &top, now, KeyCode::Enter);
+        for (w, h) in [(1, 1), (10, 3), (30, 6)] {
+            screen(&top, &view, now, w, h);
+        }
+    }
+}

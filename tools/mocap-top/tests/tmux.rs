@@ -1,0 +1,220 @@
+//! The screen in a real terminal: tmux runs `mocap-top -l …` four times
+//! while four `pcap-replay`s play the mocopi, Live Link Face, iFacialMocap
+//! and VMC captures into its ports; `capture-pane` reads the screen as a
+//! person would. Unix only (tmux).
+#![cfg(unix)]
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is how a test reports"
+)]
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use mocap_testutil::Proc;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mocap-top");
+const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures");
+
+/// The captures and the name each protocol has in the table.
+const FOUR: [(&str, &str); 4] = [
+    ("mocopi/wave-60hz.pcapng", "mocopi"),
+    ("livelink/face-60fps.pcapng", "Live Link Face"),
+    ("ifacialmocap/face-60fps.pcapng", "iFacialMocap"),
+    ("vmc/body-60hz.pcapng", "VMC (OSC)"),
+];
+
+/// A tmux server of this test's own (`-L`), killed when the test ends.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs (scripts/test-all.sh installs it)");
+        assert!(out.status.success(), "tmux {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> Vec<String> {
+        self.run(&["capture-pane", "-p", "-t", "top"])
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The screen once `ready` says it is, within 10 s.
+    fn wait_for(&self, what: &str, ready: impl Fn(&[String]) -> bool) -> Vec<String> {
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            let s = self.screen();
+            if ready(&s) {
+                return s;
+            }
+            assert!(
+                Instant::now() < until,
+                "no {what} within 10 s:\n{}",
+                s.join("\n")
+            );
+            sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+/// The line of the table row on `port`, and its index.
+fn row(screen: &[String], port: u16) -> Option<(usize, &str)> {
+    let port = format!(" {port} ");
+    screen
+        .iter()
+        .enumerate()
+        .find(|(_, l)| l.contains(&port) && l.contains("127.0.0.1:"))
+        .map(|(i, l)| (i, l.as_str()))
+}
+
+/// The RATE/s column of a wide row: the field after the sender.
+fn rate(line: &str) -> f64 {
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let at = fields
+        .iter()
+        .position(|f| f.starts_with("127.0.0.1:"))
+        .unwrap();
+    fields[at + 1].parse().unwrap()
+}
+
+#[test]
+#[ignore = "needs tmux: scripts/test-all.sh"]
+fn four_streams_in_a_real_terminal_update_in_place_drill_down_and_quit() {
+    let replay = Path::new(BIN).with_file_name("pcap-replay");
+    assert!(
+        replay.exists(),
+        "{} is built by `cargo test --workspace`",
+        replay.display()
+    );
+    let dir = std::env::temp_dir().join(format!("mocap-top-tmux-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let status = dir.join("exit");
+    let tmux = Tmux {
+        socket: format!("mocap-top-test-{}", std::process::id()),
+    };
+    let command = format!(
+        "{BIN} -l 127.0.0.1:0 -l 127.0.0.1:0 -l 127.0.0.1:0 -l 127.0.0.1:0; echo $? > {}",
+        status.display()
+    );
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "top",
+        "-x",
+        "120",
+        "-y",
+        "40",
+        "sh",
+        "-c",
+        &command,
+    ]);
+    let s = tmux.wait_for("listening line", |s| {
+        s.iter().any(|l| l.starts_with("listening on"))
+    });
+    let ports: Vec<SocketAddr> = s
+        .iter()
+        .find(|l| l.starts_with("listening on"))
+        .unwrap()
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(ports.len(), 4, "{s:?}");
+    let replays: Vec<Proc> = FOUR
+        .iter()
+        .zip(&ports)
+        .map(|((file, _), to)| {
+            Proc::spawn(
+                replay.to_str().unwrap(),
+                &["-q", "--to", &to.to_string(), &format!("{CAPTURES}/{file}")],
+                None,
+            )
+        })
+        .collect();
+    // Past the Live Link capture's first second, where a second phone
+    // sends too (120 frames/s from that sender), and with a full second
+    // of each stream behind.
+    sleep(Duration::from_millis(2100));
+    let mut shots = Vec::new();
+    for _ in 0..4 {
+        shots.push(tmux.screen());
+        sleep(Duration::from_millis(300));
+    }
+    for shot in &shots {
+        for ((file, name), port) in FOUR.iter().zip(&ports) {
+            let (_, line) = row(shot, port.port())
+                .unwrap_or_else(|| panic!("no row for {file}:\n{}", shot.join("\n")));
+            assert!(line.starts_with(name), "{file}: {line}");
+            let r = rate(line);
+            assert!((r - 60.0).abs() <= 6.0, "{file}: rate {r} in {line}");
+        }
+    }
+    // In place: every stream keeps its line while its numbers change.
+    let at = |shot: &[String], port: u16| row(shot, port).unwrap().0;
+    for port in &ports {
+        let first = at(&shots[0], port.port());
+        assert!(
+            shots.iter().all(|s| at(s, port.port()) == first),
+            "{port} moved"
+        );
+    }
+    assert!(
+        shots.windows(2).any(|w| w[0] != w[1]),
+        "the numbers never changed:\n{}",
+        shots[0].join("\n")
+    );
+    // Enter drills into the first row, Esc comes back.
+    tmux.run(&["send-keys", "-t", "top", "Enter"]);
+    let s = tmux.wait_for("drill-down", |s| {
+        s.iter()
+            .any(|l| l.contains(" on 127.0.0.1:") && l.contains(" from 127.0.0.1:"))
+    });
+    assert!(
+        s.iter()
+            .any(|l| l.starts_with("BONE") || l.trim_start().starts_with("head")),
+        "{}",
+        s.join("\n")
+    );
+    tmux.run(&["send-keys", "-t", "top", "Escape"]);
+    tmux.wait_for("the table again", |s| {
+        s.iter().any(|l| l.starts_with("PROTOCOL"))
+    });
+    for r in replays {
+        assert_eq!(r.finish().code, Some(0));
+    }
+    tmux.run(&["send-keys", "-t", "top", "q"]);
+    let until = Instant::now() + Duration::from_secs(10);
+    let code = loop {
+        if let Ok(text) = std::fs::read_to_string(&status)
+            && !text.trim().is_empty()
+        {
+            break text.trim().to_owned();
+        }
+        assert!(Instant::now() < until, "mocap-top did not quit on q");
+        sleep(Duration::from_millis(50));
+    };
+    assert_eq!(code, "0");
+    let _ = std::fs::remove_dir_all(&dir);
+}
