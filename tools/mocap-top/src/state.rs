@@ -250,7 +250,7 @@ impl Top {
                 let event = s
                     .health
                     .get_mut(part)
-                    .map(|h| h.frame(fnum, clock, Some(now.as_secs_f64())));
+                    .map(|h| h.frame(fnum, clock, Some(now)));
                 // A copy of a frame is traffic, not motion: counted in
                 // `duplicates` and bytes/s, left out of the frame rate.
                 if event != Some(FrameEvent::Duplicate) {
@@ -481,7 +481,11 @@ mod tests {
                 && let Some(f) = p.frame()
             {
                 let clock = f.uttm.unwrap_or_else(|| f64::from(f.time));
-                expected.frame(f.fnum, clock, Some(i as f64 / 60.0));
+                expected.frame(
+                    f.fnum,
+                    clock,
+                    Some(Duration::from_secs_f64(i as f64 / 60.0)),
+                );
             }
         }
         let want = expected.report();
