@@ -13,6 +13,7 @@
 #   pylivelinkface      PyPI (pip)                Live Link Face both ways (mocap-core)
 #   OneEuroFilter       PyPI (pip)                1€ filter conformance (mocap-core)
 #   bvhio               PyPI (pip)                BVH takes read by another reader (mocopi-dump, vmc-relay)
+#   eclipse-zenoh       PyPI (pip)                Zenoh interop both ways (mocap-link)
 #   protobufjs,         npm, pinned in            DLP3D interop (mocap-core),
 #   playwright-core     scripts/js/package-lock   viewer test (motion-stream)
 #   chromium            Debian (apt-get)          viewer test (motion-stream)
@@ -79,7 +80,7 @@ need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm blender
   musl-gcc:musl-tools dpkg-shlibdeps:dpkg-dev zip:zip ruby:ruby
 
 # PyPI packages: "module:package".
-for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio pylivelinkface:pylivelinkface; do
+for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio pylivelinkface:pylivelinkface zenoh:eclipse-zenoh; do
   module=${pair%%:*} package=${pair#*:}
   python3 -c "import $module" 2>/dev/null && continue
   if [ $install = 1 ] && command -v python3 >/dev/null; then
