@@ -13,6 +13,8 @@
 #
 #   scripts/bench-link.sh                 release build (the figures to quote)
 #   PROFILE=debug scripts/bench-link.sh   the debug build (quick look only)
+#   NO_BUILD=1 …                          use the binary as built (another
+#                                         cargo holds the build lock)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -21,7 +23,9 @@ work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
-if [ "$profile" = release ]; then cargo build -q --release -p mocap-link; else cargo build -q -p mocap-link; fi
+if [ -z "${NO_BUILD:-}" ]; then
+  if [ "$profile" = release ]; then cargo build -q --release -p mocap-link; else cargo build -q -p mocap-link; fi
+fi
 link="$root/target/$profile/mocap-link"
 SECS=${SECS:-10}
 
@@ -60,7 +64,10 @@ PY
 
 ticks() { # pid... -> user+system clock ticks so far
   local t=0
-  for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done
+  for p in "$@"; do
+    [ -n "$p" ] && [ -r "/proc/$p/stat" ] || continue
+    t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+  done
   echo $t
 }
 
@@ -68,8 +75,6 @@ RX=42100
 run_case() { # name performers size -> one line
   local name=$1 n=$2 size=$3 ports=() pubs=() sub="" router="" ep
   local hz; hz=$(getconf CLK_TCK)
-  python3 "$work/recv.py" $RX $((SECS + 3)) >"$work/rx" &
-  local rxpid=$!
   local room="bench$$-$name-$n"
   if [ "$name" = direct ]; then
     for i in $(seq 1 "$n"); do ports+=($RX); done
@@ -77,20 +82,24 @@ run_case() { # name performers size -> one line
     ep="tcp/127.0.0.1:42200"
     local subz=(-l "$ep") pubz=(--connect "$ep")
     if [ "$name" = router ]; then
-      "$link" router -q -l "$ep" --no-multicast & router=$!; pids+=($router); sleep 0.5
+      "$link" router -q -l "$ep" --no-multicast 2>/dev/null & router=$!; pids+=($router); sleep 1
       subz=(--mode client --connect "$ep"); pubz=(--mode client --connect "$ep")
     fi
     "$link" subscribe -q --room "$room" --no-multicast "${subz[@]}" --to 127.0.0.1:$RX \
-      --duration $((SECS + 3))s & sub=$!; pids+=($sub)
+      2>/dev/null & sub=$!; pids+=($sub)
     sleep 0.5
     for i in $(seq 1 "$n"); do
       local port=$((42300 + i))
       "$link" publish -q --room "$room" --name "p$i" --no-multicast "${pubz[@]}" -l 127.0.0.1:$port \
-        --duration $((SECS + 2))s & pubs+=($!); pids+=($!)
+        2>/dev/null & pubs+=($!); pids+=($!)
       ports+=($port)
     done
-    sleep 1.5
+    # Sessions open and find each other (the probe answers within this).
+    sleep 3
   fi
+  python3 "$work/recv.py" $RX $((SECS + 1)) >"$work/rx" &
+  local rxpid=$!
+  sleep 0.3
   local t0p t0s t0r
   t0p=$(ticks "${pubs[@]:-}"); t0s=$(ticks $sub); t0r=$(ticks $router)
   python3 "$work/send.py" 60 "$SECS" "$size" "${ports[@]}"
@@ -104,7 +113,11 @@ run_case() { # name performers size -> one line
   fi
   printf '%-7s %d x 60 Hz %5d B: %6d/%d received, one-way p50 %s ms p99 %s ms  %s\n' \
     "$name" "$n" "$size" "$got" $((n * 60 * SECS)) "$p50" "$p99" "$cpu"
-  for p in $sub $router "${pubs[@]:-}"; do [ -n "$p" ] && { kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; }; done
+  for p in $sub $router "${pubs[@]:-}"; do
+    [ -n "$p" ] || continue
+    kill -INT "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
 }
 
 echo "mocap-link ($profile build), loopback, $SECS s per case; $(nproc) cores"

@@ -81,12 +81,17 @@ impl Streams {
         }
     }
 
-    /// A probe round trip to `performer`'s publisher.
-    pub(crate) fn round_trip(&mut self, performer: &str, ms: f64) {
+    /// A probe round trip to `performer`'s publisher; `true` for the first
+    /// one of that performer.
+    pub(crate) fn round_trip(&mut self, performer: &str, ms: f64) -> bool {
         if let Some(r) = self.rtt.get_mut(performer) {
             r.push(ms);
+            false
         } else if self.rtt.len() < MAX_STREAMS {
             self.rtt.entry(performer.to_owned()).or_default().push(ms);
+            true
+        } else {
+            false
         }
     }
 

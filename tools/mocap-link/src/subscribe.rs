@@ -440,9 +440,13 @@ impl FeedHandler<Inflow> for Subscribe<'_> {
                 sender,
                 capture,
             } => self.sample(key, payload, *sender, *capture)?,
-            Arrived::Probe { performer, rtt } => self
-                .streams
-                .round_trip(performer, rtt.as_secs_f64() * 1000.0),
+            Arrived::Probe { performer, rtt } => {
+                let ms = rtt.as_secs_f64() * 1000.0;
+                if self.streams.round_trip(performer, ms) {
+                    self.log
+                        .info(format_args!("{performer} answers (round trip {ms:.2} ms)"));
+                }
+            }
         }
         Ok(Flow::Continue)
     }
