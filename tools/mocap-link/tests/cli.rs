@@ -310,6 +310,7 @@ fn mocopi_frame(k: u32) -> Vec<u8> {
     repr.to_bytes()
 }
 
+#[cfg(unix)]
 fn fnum(datagram: &[u8]) -> u32 {
     mocap_core::smf::parse(datagram)
         .unwrap()
