@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# What mocap-link adds on loopback, side by side in one run: a paced sender
+# straight to a receiver (the baseline), and the same sender through
+# `mocap-link publish → subscribe` to the same kind of receiver, through two
+# peers and through a router (`mocap-link router`, clients on both sides).
+#
+# Loads: 1 performer × 60 Hz mocopi-sized datagrams (~1.6 kB), and
+# 8 performers × 60 Hz VMC-sized datagrams (~300 B), 10 s each. Each datagram
+# carries its send time; the receiver reports one-way delay p50/p99 and how
+# many arrived. The added delay is the link's p50/p99 minus the baseline's.
+# CPU of each mocap-link process (publishers together, subscriber, router) is
+# read from /proc as a share of one core over the run.
+#
+#   scripts/bench-link.sh                 release build (the figures to quote)
+#   PROFILE=debug scripts/bench-link.sh   the debug build (quick look only)
+#   NO_BUILD=1 …                          use the binary as built (another
+#                                         cargo holds the build lock)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+profile=${PROFILE:-release}
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+if [ -z "${NO_BUILD:-}" ]; then
+  if [ "$profile" = release ]; then cargo build -q --release -p mocap-link; else cargo build -q -p mocap-link; fi
+fi
+link="$root/target/$profile/mocap-link"
+SECS=${SECS:-10}
+
+# send.py PORT... : one sender thread per port at RATE Hz for SECS s; each
+# datagram: 8-byte send time (CLOCK_REALTIME, ns), 4-byte sequence, padding.
+cat >"$work/send.py" <<'PY'
+import socket, struct, sys, threading, time
+rate, secs, size = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+ports = [int(p) for p in sys.argv[4:]]
+def run(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    t0 = time.monotonic(); n = 0
+    while n < rate * secs:
+        d = struct.pack("<qI", time.time_ns(), n)
+        s.sendto(d + b"\0" * (size - len(d)), ("127.0.0.1", port))
+        n += 1
+        time.sleep(max(0.0, t0 + n / rate - time.monotonic()))
+th = [threading.Thread(target=run, args=(p,)) for p in ports]
+for t in th: t.start()
+for t in th: t.join()
+PY
+# recv.py PORT SECS : prints "received p50_ms p99_ms".
+cat >"$work/recv.py" <<'PY'
+import socket, struct, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.settimeout(0.2)
+end = time.monotonic() + float(sys.argv[2]); ms = []
+while time.monotonic() < end:
+    try: d = s.recv(65535)
+    except socket.timeout: continue
+    now = time.time_ns(); sent, _ = struct.unpack("<qI", d[:12]); ms.append((now - sent) / 1e6)
+ms.sort()
+pick = lambda p: ms[min(len(ms) - 1, max(0, int(p * len(ms) + 0.999999) - 1))] if ms else float("nan")
+print(len(ms), "%.3f" % pick(0.5), "%.3f" % pick(0.99))
+PY
+
+ticks() { # pid... -> user+system clock ticks so far
+  local t=0
+  for p in "$@"; do
+    [ -n "$p" ] && [ -r "/proc/$p/stat" ] || continue
+    t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+  done
+  echo $t
+}
+
+RX=42100
+run_case() { # name performers size -> one line
+  local name=$1 n=$2 size=$3 ports=() pubs=() sub="" router="" ep
+  local hz; hz=$(getconf CLK_TCK)
+  local room="bench$$-$name-$n"
+  if [ "$name" = direct ]; then
+    for i in $(seq 1 "$n"); do ports+=($RX); done
+  else
+    ep="tcp/127.0.0.1:42200"
+    local subz=(-l "$ep") pubz=(--connect "$ep")
+    if [ "$name" = router ]; then
+      "$link" router -q -l "$ep" --no-multicast 2>/dev/null & router=$!; pids+=($router); sleep 1
+      subz=(--mode client --connect "$ep"); pubz=(--mode client --connect "$ep")
+    fi
+    "$link" subscribe -q --room "$room" --no-multicast "${subz[@]}" --to 127.0.0.1:$RX \
+      2>/dev/null & sub=$!; pids+=($sub)
+    sleep 0.5
+    for i in $(seq 1 "$n"); do
+      local port=$((42300 + i))
+      "$link" publish -q --room "$room" --name "p$i" --no-multicast "${pubz[@]}" -l 127.0.0.1:$port \
+        2>/dev/null & pubs+=($!); pids+=($!)
+      ports+=($port)
+    done
+    # Sessions open and find each other (the probe answers within this).
+    sleep 3
+  fi
+  python3 "$work/recv.py" $RX $((SECS + 1)) >"$work/rx" &
+  local rxpid=$!
+  sleep 0.3
+  local t0p t0s t0r
+  t0p=$(ticks "${pubs[@]:-}"); t0s=$(ticks $sub); t0r=$(ticks $router)
+  python3 "$work/send.py" 60 "$SECS" "$size" "${ports[@]}"
+  local t1p t1s t1r
+  t1p=$(ticks "${pubs[@]:-}"); t1s=$(ticks $sub); t1r=$(ticks $router)
+  wait $rxpid
+  read -r got p50 p99 <"$work/rx"
+  local cpu=""
+  if [ "$name" != direct ]; then
+    cpu=$(python3 -c "hz=$hz;s=$SECS;print('CPU %% of one core: publishers %.2f, subscriber %.2f, router %.2f' % (($t1p-$t0p)/hz/s*100, ($t1s-$t0s)/hz/s*100, ($t1r-$t0r)/hz/s*100))")
+  fi
+  printf '%-7s %d x 60 Hz %5d B: %6d/%d received, one-way p50 %s ms p99 %s ms  %s\n' \
+    "$name" "$n" "$size" "$got" $((n * 60 * SECS)) "$p50" "$p99" "$cpu"
+  for p in $sub $router "${pubs[@]:-}"; do
+    [ -n "$p" ] || continue
+    kill -INT "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
+}
+
+echo "mocap-link ($profile build), loopback, $SECS s per case; $(nproc) cores"
+for load in "1 1600" "8 300"; do
+  read -r n size <<<"$load"
+  for name in direct peer router; do run_case $name "$n" "$size"; done
+done

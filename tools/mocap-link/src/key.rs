@@ -1,0 +1,104 @@
+//! The key layout: `mocap/<room>/<performer>/<protocol>`, one Zenoh key per
+//! performer and protocol, so any Zenoh application can pick streams with a
+//! plain key expression (`mocap/studio/**`, `mocap/*/alice/vmc`).
+
+use mocap_core::protocol::{self, Protocol};
+
+/// The first chunk of every key.
+pub(crate) const ROOT: &str = "mocap";
+
+/// The last chunk of a datagram the registry does not recognise.
+pub(crate) const UNKNOWN: &str = "unknown";
+
+/// The last chunk of the publisher's round-trip probe (a queryable, so it
+/// never shows up among the samples a subscriber of `mocap/**` receives).
+pub(crate) const PROBE: &str = "_probe";
+
+/// The protocol chunk for a datagram: the registry's content sniff.
+pub(crate) fn protocol_of(datagram: &[u8]) -> &'static str {
+    protocol::recognise(datagram).map_or(UNKNOWN, |(p, _)| p.key())
+}
+
+/// The protocol a protocol chunk names, if it is one of the registry's.
+pub(crate) fn protocol_named(chunk: &str) -> Option<Protocol> {
+    Protocol::from_key(chunk)
+}
+
+/// A room or performer name usable as one key chunk: not empty, no `/`, and
+/// none of the characters Zenoh reserves for wildcards and verbatim chunks.
+pub(crate) fn parse_chunk(text: &str) -> Result<String, mocap_cli::ValueError> {
+    let bad = text.is_empty()
+        || text.starts_with('@')
+        || text.starts_with('_')
+        || text.contains(['/', '*', '$', '?', '#']);
+    if bad {
+        Err(mocap_cli::ValueError(format!(
+            "a name is one key chunk: not empty, no / * $ ? #, not starting with @ or _; got {text:?}"
+        )))
+    } else {
+        Ok(text.to_owned())
+    }
+}
+
+/// The key of one performer's stream of one protocol.
+pub(crate) fn stream(room: &str, performer: &str, protocol: &str) -> String {
+    format!("{ROOT}/{room}/{performer}/{protocol}")
+}
+
+/// The probe key of one performer.
+pub(crate) fn probe(room: &str, performer: &str) -> String {
+    format!("{ROOT}/{room}/{performer}/{PROBE}")
+}
+
+/// The performer and protocol chunks of a stream key (`mocap/<room>/<performer>/<protocol>`);
+/// a key of another shape (a Python publisher's own) keeps its whole text as
+/// the performer and `unknown` as the protocol.
+pub(crate) fn split(key: &str) -> (&str, &str) {
+    let mut chunks = key.split('/');
+    match (
+        chunks.next(),
+        chunks.next(),
+        chunks.next(),
+        chunks.next(),
+        chunks.next(),
+    ) {
+        (Some(ROOT), Some(_), Some(performer), Some(protocol), None) => (performer, protocol),
+        _ => (key, UNKNOWN),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_split_back_into_their_chunks() {
+        let k = stream("studio", "alice", "vmc");
+        assert_eq!(k, "mocap/studio/alice/vmc");
+        assert_eq!(split(&k), ("alice", "vmc"));
+        assert_eq!(split("robots/arm"), ("robots/arm", UNKNOWN));
+        assert_eq!(split("mocap/a/b/c/d"), ("mocap/a/b/c/d", UNKNOWN));
+        assert_eq!(probe("r", "p"), "mocap/r/p/_probe");
+    }
+
+    #[test]
+    fn names_are_single_plain_chunks() {
+        assert_eq!(parse_chunk("alice-2").unwrap(), "alice-2");
+        for bad in ["", "a/b", "a*", "$x", "@admin", "_probe", "a?b", "a#"] {
+            assert!(parse_chunk(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_protocol_chunk_comes_from_the_content_sniff() {
+        let vmc = mocap_core::osc::message(&mocap_core::osc::Message::new(
+            "/VMC/Ext/OK",
+            vec![mocap_core::osc::Arg::Int(1)],
+        ))
+        .unwrap();
+        assert_eq!(protocol_of(&vmc), "vmc");
+        assert_eq!(protocol_of(b"hello"), UNKNOWN);
+        assert_eq!(protocol_named("mocopi"), Some(Protocol::Mocopi));
+        assert_eq!(protocol_named(UNKNOWN), None);
+    }
+}

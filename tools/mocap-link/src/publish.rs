@@ -1,0 +1,305 @@
+//! `mocap-link publish`: datagrams of any protocol from UDP listen
+//! addresses, each published unchanged as one Zenoh sample under
+//! `mocap/<room>/<performer>/<protocol>`, with the sender's address as the
+//! attachment and the receive time as the timestamp. Publishers drop rather
+//! than block and skip batching: a late pose is worth less than none.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::thread;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use mocap_cli::{
+    AllowArgs, Feed, FeedHandler, Flow, Format, Guard, Log, LogArgs, Output, Record, Refusals,
+    Step, StopArgs, Stopped, plural,
+};
+use serde::Serialize;
+use zenoh::Wait as _;
+use zenoh::qos::{CongestionControl, Priority};
+use zenoh::time::{NTP64, Timestamp};
+
+use crate::key;
+use crate::session::{self, Endpoint, ZenohArgs};
+use crate::streams::{StreamRecord, Streams};
+
+/// What `publish` was asked to do.
+#[derive(Debug)]
+pub(crate) struct Options {
+    pub(crate) udp: Vec<SocketAddr>,
+    pub(crate) room: String,
+    pub(crate) name: String,
+    pub(crate) mode: session::Mode,
+    pub(crate) listen: Vec<Endpoint>,
+    pub(crate) zenoh: ZenohArgs,
+    pub(crate) allow: AllowArgs,
+    pub(crate) format: Format,
+    pub(crate) stop: StopArgs,
+    pub(crate) log: LogArgs,
+}
+
+/// Datagrams waiting for the publishing loop, at most: a stalled Zenoh
+/// session makes the readers drop, not queue.
+const QUEUE: usize = 1024;
+
+/// One received datagram: sender, receive time, bytes.
+type Received = (SocketAddr, Duration, Vec<u8>);
+
+/// The UDP sockets, one reader thread each, into one bounded queue.
+struct Sockets {
+    rx: Receiver<Received>,
+    held: Option<Received>,
+}
+
+impl Feed for Sockets {
+    type Item<'a> = &'a Received;
+
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<&Received>> {
+        match self.rx.recv_timeout(wait) {
+            Ok(r) => Ok(Step::Item(self.held.insert(r))),
+            Err(RecvTimeoutError::Timeout) => Ok(Step::Idle),
+            Err(RecvTimeoutError::Disconnected) => Ok(Step::End(Stopped::EndOfInput)),
+        }
+    }
+}
+
+fn read(
+    socket: &UdpSocket,
+    guard: &Guard,
+    tx: &SyncSender<Received>,
+    full: &std::sync::atomic::AtomicU64,
+) {
+    let mut buf = vec![0u8; mocap_core::MAX_DATAGRAM];
+    loop {
+        match socket.recv_from(&mut buf) {
+            Ok((_, from)) if !guard.admit(Some(from)) => {}
+            Ok((n, from)) => {
+                let bytes = buf.get(..n).unwrap_or_default().to_vec();
+                match tx.try_send((from, mocap_cli::unix_time(), bytes)) {
+                    Ok(()) => {}
+                    Err(std::sync::mpsc::TrySendError::Full(_)) => {
+                        full.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return,
+                }
+            }
+            Err(e) if mocap_cli::net::recv_failure(&e) != mocap_cli::net::RecvFailure::Fatal => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// Runs `publish` until `--count`, `--duration` or Ctrl-C.
+///
+/// # Errors
+/// A UDP address that cannot be bound, a Zenoh session that cannot open.
+pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
+    mocap_cli::install_ctrlc()?;
+    let log = Log::new(crate::TOOL, o.log.quiet, true);
+    let guard = Guard::new(&o.allow, Some(Log::new(crate::TOOL, o.log.quiet, false)));
+    let (tx, rx) = sync_channel(QUEUE);
+    let full = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    for addr in &o.udp {
+        let socket = mocap_cli::net::bind_udp(*addr, Some(mocap_cli::POLL))
+            .with_context(|| format!("failed to listen on {addr}"))?;
+        let local = socket.local_addr().unwrap_or(*addr);
+        log.info(format_args!("listening on {local} (UDP)"));
+        let (guard, tx, full) = (guard.clone(), tx.clone(), full.clone());
+        thread::spawn(move || read(&socket, &guard, &tx, &full));
+    }
+    drop(tx);
+    let config = session::config(&o.zenoh, o.mode.name(), &o.listen)?;
+    let session = session::open(config, &log)?;
+    // Answers the subscribers' round-trip probe; kept open for the run.
+    let probe_key = key::probe(&o.room, &o.name);
+    let reply_key = probe_key.clone();
+    let _probe = session
+        .declare_queryable(probe_key)
+        .callback(move |query| {
+            // Replies under our own key (the query's may be a wildcard), so
+            // the prober knows whose round trip it timed. One that cannot be
+            // sent is one the prober counts as missing.
+            let _ = query.reply(reply_key.clone(), Vec::<u8>::new()).wait();
+        })
+        .wait()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("failed to declare the probe")?;
+    log.info(format_args!(
+        "publishing as {} (zenoh id {})",
+        key::stream(&o.room, &o.name, "<protocol>"),
+        session.zid()
+    ));
+    let mut p = Publish {
+        o,
+        session: &session,
+        publishers: BTreeMap::new(),
+        streams: Streams::default(),
+        out: Output::stdout(true),
+        log,
+        guard,
+        full,
+        datagrams: 0,
+        published: 0,
+        put_errors: 0,
+        count: o.stop.budget(),
+    };
+    let stats = match o.format {
+        Format::Human => Some(o.log.stats_interval.unwrap_or(mocap_cli::STATUS_INTERVAL)),
+        Format::Json => o.log.stats_interval,
+    };
+    let mut feed = Sockets { rx, held: None };
+    let stopped = mocap_cli::drive(&mut feed, o.stop.duration, stats, &mut p)?;
+    p.report(Some(stopped))?;
+    drop(p);
+    let _ = session.close().wait();
+    Ok(())
+}
+
+struct Publish<'a> {
+    o: &'a Options,
+    session: &'a zenoh::Session,
+    publishers: BTreeMap<&'static str, zenoh::pubsub::Publisher<'static>>,
+    streams: Streams,
+    out: Output,
+    log: Log,
+    guard: Guard,
+    full: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    datagrams: u64,
+    published: u64,
+    put_errors: u64,
+    count: mocap_cli::Budget,
+}
+
+impl Publish<'_> {
+    fn publisher(
+        &mut self,
+        protocol: &'static str,
+    ) -> anyhow::Result<&zenoh::pubsub::Publisher<'static>> {
+        if !self.publishers.contains_key(protocol) {
+            let k = key::stream(&self.o.room, &self.o.name, protocol);
+            let p = self
+                .session
+                .declare_publisher(k.clone())
+                // Real time: never block the reader on a slow link, never
+                // hold a sample back to batch it.
+                .congestion_control(CongestionControl::Drop)
+                .express(true)
+                .priority(Priority::InteractiveHigh)
+                .wait()
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .with_context(|| format!("failed to declare a publisher on {k}"))?;
+            self.log.info(format_args!("publishing {k}"));
+            self.publishers.insert(protocol, p);
+        }
+        self.publishers
+            .get(protocol)
+            .context("publisher just declared")
+    }
+
+    fn report(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
+        let r = PublishRecord {
+            kind: mocap_cli::summary_kind(stopped),
+            stopped,
+            datagrams: self.datagrams,
+            published: self.published,
+            put_errors: self.put_errors,
+            queue_full: self.full.load(std::sync::atomic::Ordering::Relaxed),
+            untracked: self.streams.untracked(),
+            streams: self.streams.records(),
+            refusals: self.guard.summary(),
+        };
+        mocap_cli::report(
+            &mut self.out,
+            &self.log,
+            self.o.format == Format::Json,
+            &r,
+            stopped.is_some(),
+        )?;
+        Ok(())
+    }
+}
+
+impl FeedHandler<Sockets> for Publish<'_> {
+    fn item(&mut self, (from, at, bytes): &Received) -> anyhow::Result<Flow> {
+        self.count.spend(1);
+        self.datagrams += 1;
+        let protocol = key::protocol_of(bytes);
+        self.streams
+            .datagram(&self.o.name, protocol, Some(*from), bytes, at.as_secs_f64());
+        let id = *self.session.new_timestamp().get_id();
+        let ts = Timestamp::new(NTP64::from(*at), id);
+        let put = self
+            .publisher(protocol)?
+            .put(bytes.clone())
+            .timestamp(ts)
+            .attachment(from.to_string())
+            .wait();
+        match put {
+            Ok(()) => self.published += 1,
+            Err(e) => {
+                if self.put_errors == 0 {
+                    self.log.info(format_args!(
+                        "cannot publish: {e}; further failures are only counted"
+                    ));
+                }
+                self.put_errors += 1;
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        Ok(self.count.spent().then_some(Stopped::Count))
+    }
+
+    fn stats(&mut self) -> anyhow::Result<()> {
+        self.report(None)
+    }
+}
+
+/// `stats` and `summary` records of `publish`.
+#[derive(Debug, Serialize)]
+struct PublishRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: Option<Stopped>,
+    /// Datagrams received (and admitted by --allow).
+    datagrams: u64,
+    /// Samples handed to Zenoh.
+    published: u64,
+    /// Samples Zenoh refused.
+    put_errors: u64,
+    /// Datagrams dropped because the publishing loop fell behind.
+    queue_full: u64,
+    /// Datagrams of streams past the bound, counted only.
+    untracked: u64,
+    streams: Vec<StreamRecord>,
+    #[serde(flatten)]
+    refusals: Refusals,
+}
+
+impl Record for PublishRecord {
+    fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} received, {} published",
+            mocap_cli::summary_head(self.stopped),
+            plural(self.datagrams, "datagram", "datagrams"),
+            self.published
+        )?;
+        if self.put_errors > 0 {
+            write!(f, ", {} failed", self.put_errors)?;
+        }
+        if self.queue_full > 0 {
+            write!(f, ", {} dropped (publishing fell behind)", self.queue_full)?;
+        }
+        f.write_str(&self.refusals.human())?;
+        for s in &self.streams {
+            write!(f, "\n  {s}")?;
+        }
+        Ok(())
+    }
+}

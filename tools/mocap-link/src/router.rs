@@ -1,0 +1,78 @@
+//! `mocap-link router`: a Zenoh session in router mode (what zenohd runs),
+//! for the tests and for sites without zenohd installed.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use mocap_cli::{Format, Log, LogArgs, Output, Record, Stopped};
+use serde::Serialize;
+use zenoh::Wait as _;
+
+use crate::session::{self, Endpoint, ZenohArgs};
+
+#[derive(Debug)]
+pub(crate) struct Options {
+    pub(crate) listen: Vec<Endpoint>,
+    pub(crate) zenoh: ZenohArgs,
+    pub(crate) format: Format,
+    pub(crate) duration: Option<Duration>,
+    pub(crate) log: LogArgs,
+}
+
+/// Runs the router until `--duration` or Ctrl-C.
+///
+/// # Errors
+/// Zenoh could not listen.
+pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
+    mocap_cli::install_ctrlc()?;
+    let log = Log::new(crate::TOOL, o.log.quiet, true);
+    let config = session::config(&o.zenoh, "router", &o.listen)?;
+    let session = session::open(config, &log)?;
+    let started = Instant::now();
+    log.info(format_args!("router {} up", session.zid()));
+    let clock = mocap_cli::RunClock::new(o.duration, None);
+    let stopped = loop {
+        if let Some(why) = clock.stopped() {
+            break why;
+        }
+        std::thread::sleep(mocap_cli::POLL);
+    };
+    let peers = session.info().peers_zid().wait().count();
+    let _ = session.close().wait();
+    let r = RouterRecord {
+        kind: "summary",
+        stopped,
+        seconds: mocap_cli::round3(started.elapsed().as_secs_f64()),
+        peers,
+    };
+    mocap_cli::report(
+        &mut Output::stdout(true),
+        &log,
+        o.format == Format::Json,
+        &r,
+        true,
+    )?;
+    Ok(())
+}
+
+#[derive(Debug, Serialize)]
+struct RouterRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    stopped: Stopped,
+    seconds: f64,
+    /// Peer sessions connected at the end.
+    peers: usize,
+}
+
+impl Record for RouterRecord {
+    fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: routed for {:.1} s, {} peers connected at the end",
+            mocap_cli::summary_head(Some(self.stopped)),
+            self.seconds,
+            self.peers
+        )
+    }
+}

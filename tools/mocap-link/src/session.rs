@@ -1,0 +1,208 @@
+//! The Zenoh side every subcommand shares: `--mode`, `--connect`,
+//! `--listen ENDPOINT`, `--zenoh-config FILE`, turned into one Zenoh
+//! configuration; and the warning for endpoints that leave this machine
+//! without TLS.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::ValueEnum;
+use mocap_cli::Log;
+use zenoh::Wait as _;
+
+/// How a session joins the Zenoh network.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Mode {
+    /// Direct links to other peers (found by multicast scouting on a LAN, or
+    /// --connect), and to routers.
+    Peer,
+    /// Through one router only (`mocap-link router`, or zenohd).
+    Client,
+}
+
+impl Mode {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Peer => "peer",
+            Self::Client => "client",
+        }
+    }
+}
+
+/// A Zenoh endpoint as given on the command line: `PROTO/ADDRESS[#…]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Endpoint(pub(crate) String);
+
+/// The transports this build carries.
+const PROTOCOLS: [&str; 4] = ["tcp", "udp", "quic", "tls"];
+
+impl Endpoint {
+    /// `tcp/host:7447`, `quic/[::1]:7447`, … (the transports of this build).
+    pub(crate) fn parse(text: &str) -> Result<Self, mocap_cli::ValueError> {
+        match text.split_once('/') {
+            Some((proto, addr)) if PROTOCOLS.contains(&proto) && !addr.is_empty() => {
+                Ok(Self(text.to_owned()))
+            }
+            _ => Err(mocap_cli::ValueError(format!(
+                "expected a Zenoh endpoint such as tcp/192.168.1.10:7447 (tcp, udp, quic or tls), got {text:?}"
+            ))),
+        }
+    }
+
+    fn proto(&self) -> &str {
+        self.0.split_once('/').map_or("", |(p, _)| p)
+    }
+
+    /// The host part, without port, brackets or `#` options.
+    fn host(&self) -> &str {
+        let addr = self.0.split_once('/').map_or("", |(_, a)| a);
+        let addr = addr.split(['#', '?']).next().unwrap_or(addr);
+        let host = match addr.rsplit_once(':') {
+            Some((h, _)) => h,
+            None => addr,
+        };
+        host.trim_start_matches('[').trim_end_matches(']')
+    }
+
+    /// Whether traffic through it is encrypted: TLS, and QUIC (TLS 1.3 inside).
+    fn encrypted(&self) -> bool {
+        matches!(self.proto(), "tls" | "quic")
+    }
+
+    /// Whether it stays on this machine.
+    fn is_loopback(&self) -> bool {
+        let h = self.host();
+        h == "localhost"
+            || h.parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
+/// The Zenoh flags of `publish`, `subscribe` and `router`.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub(crate) struct ZenohArgs {
+    /// Connect to this Zenoh endpoint, e.g. tcp/studio.example:7447 (a
+    /// router, or a peer that listens); repeatable.
+    #[arg(long, value_name = "ENDPOINT", value_parser = Endpoint::parse)]
+    pub(crate) connect: Vec<Endpoint>,
+
+    /// Zenoh configuration file (JSON5): TLS certificates, user/password,
+    /// access control, scouting (docs/link.md has recipes); the flags here
+    /// are applied on top of it.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) zenoh_config: Option<PathBuf>,
+
+    /// Do not look for peers by multicast on the LAN: only --connect and
+    /// --listen (tests, networks where multicast is unwanted).
+    #[arg(long)]
+    pub(crate) no_multicast: bool,
+}
+
+/// Builds the session configuration: the file, then the flags.
+///
+/// # Errors
+/// An unreadable or invalid configuration file.
+pub(crate) fn config(
+    args: &ZenohArgs,
+    mode: &str,
+    listen: &[Endpoint],
+) -> anyhow::Result<zenoh::Config> {
+    let mut config = match &args.zenoh_config {
+        Some(path) => zenoh::Config::from_file(path)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+        None => zenoh::Config::default(),
+    };
+    let set = |config: &mut zenoh::Config, key: &str, value: serde_json::Value| {
+        config
+            .insert_json5(key, &value.to_string())
+            .map_err(|e| anyhow::anyhow!("zenoh configuration {key}: {e}"))
+    };
+    // A mode given in the file stays unless a flag asked for one.
+    if args.zenoh_config.is_none() || mode != Mode::Peer.name() {
+        set(&mut config, "mode", mode.into())?;
+    }
+    let list =
+        |e: &[Endpoint]| serde_json::Value::from(e.iter().map(|e| e.0.clone()).collect::<Vec<_>>());
+    if !args.connect.is_empty() {
+        set(&mut config, "connect/endpoints", list(&args.connect))?;
+    }
+    if !listen.is_empty() {
+        set(&mut config, "listen/endpoints", list(listen))?;
+    }
+    if args.no_multicast {
+        set(&mut config, "scouting/multicast/enabled", false.into())?;
+    }
+    Ok(config)
+}
+
+/// The endpoints a configuration will use (flags and file alike).
+fn endpoints(config: &zenoh::Config) -> Vec<Endpoint> {
+    let mut all = Vec::new();
+    for key in ["connect/endpoints", "listen/endpoints"] {
+        if let Ok(text) = config.get_json(key)
+            && let Ok(list) = serde_json::from_str::<Vec<String>>(&text)
+        {
+            all.extend(list.into_iter().map(Endpoint));
+        }
+    }
+    all
+}
+
+/// The endpoints that carry the stream off this machine unencrypted.
+pub(crate) fn unencrypted_remote(config: &zenoh::Config) -> Vec<Endpoint> {
+    endpoints(config)
+        .into_iter()
+        .filter(|e| !e.encrypted() && !e.is_loopback())
+        .collect()
+}
+
+/// Opens the session, saying what it is.
+///
+/// # Errors
+/// Zenoh refused the configuration or could not listen or connect.
+pub(crate) fn open(config: zenoh::Config, log: &Log) -> anyhow::Result<zenoh::Session> {
+    for e in unencrypted_remote(&config) {
+        log.always(format_args!(
+            "warning: {} carries the stream unencrypted and without authentication \
+             beyond this machine; use tls/… or quic/… with a --zenoh-config (docs/link.md)",
+            e.0
+        ));
+    }
+    let session = zenoh::open(config)
+        .wait()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .context("failed to open the Zenoh session")?;
+    Ok(session)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_name_a_transport_of_this_build() {
+        assert!(Endpoint::parse("tcp/127.0.0.1:7447").is_ok());
+        assert!(Endpoint::parse("quic/[::1]:7447").is_ok());
+        for bad in ["127.0.0.1:7447", "ws/host:80", "tcp/", "serial/dev"] {
+            assert!(Endpoint::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_plain_endpoints_off_this_machine_are_warned_about() {
+        let args = ZenohArgs {
+            connect: vec![
+                Endpoint::parse("tcp/127.0.0.1:7447").unwrap(),
+                Endpoint::parse("tcp/[::1]:7447").unwrap(),
+                Endpoint::parse("tls/studio.example:7447").unwrap(),
+                Endpoint::parse("quic/203.0.113.5:7447").unwrap(),
+                Endpoint::parse("tcp/203.0.113.5:7447").unwrap(),
+            ],
+            ..ZenohArgs::default()
+        };
+        let listen = [Endpoint::parse("udp/0.0.0.0:7447").unwrap()];
+        let c = config(&args, "client", &listen).unwrap();
+        let warned: Vec<String> = unencrypted_remote(&c).into_iter().map(|e| e.0).collect();
+        assert_eq!(warned, ["tcp/203.0.113.5:7447", "udp/0.0.0.0:7447"]);
+    }
+}

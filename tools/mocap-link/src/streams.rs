@@ -1,0 +1,269 @@
+//! Health per performer and protocol, with the health module's meanings
+//! (lost, duplicates, reordered, restarts, rate, jitter) for the protocols
+//! that number their frames (mocopi's `fnum`, Live Link Face's frame count),
+//! and datagram counts and rate for the others; plus link delay.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::net::SocketAddr;
+
+use mocap_core::health::{Health, UNNUMBERED};
+use mocap_core::protocol::Protocol;
+use mocap_core::{livelink, smf};
+use serde::Serialize;
+
+use crate::delay::{Percentiles, Recent};
+use crate::key;
+
+/// Streams tracked one by one; past this many, a new one is only counted
+/// (a publisher flooding made-up performer names cannot grow memory).
+const MAX_STREAMS: usize = mocap_cli::MAX_SENDERS;
+/// Distinct senders remembered per stream (the count stops growing there).
+const MAX_STREAM_SENDERS: usize = 64;
+
+/// One performer's stream of one protocol.
+#[derive(Debug, Default)]
+struct Stream {
+    datagrams: u64,
+    bytes: u64,
+    stale: u64,
+    senders: BTreeSet<Option<SocketAddr>>,
+    health: Health,
+    one_way: Recent,
+}
+
+/// Every stream seen, by (performer, protocol); round trips by performer.
+#[derive(Debug, Default)]
+pub(crate) struct Streams {
+    map: BTreeMap<(String, String), Stream>,
+    rtt: BTreeMap<String, Recent>,
+    untracked: u64,
+}
+
+impl Streams {
+    /// Counts one datagram of `performer`'s `protocol` stream from `sender`,
+    /// arriving at `arrival` (Unix seconds), into its health.
+    pub(crate) fn datagram(
+        &mut self,
+        performer: &str,
+        protocol: &str,
+        sender: Option<SocketAddr>,
+        payload: &[u8],
+        arrival: f64,
+    ) {
+        let Some(s) = self.stream(performer, protocol) else {
+            return;
+        };
+        s.datagrams += 1;
+        s.bytes += payload.len() as u64;
+        if s.senders.len() < MAX_STREAM_SENDERS {
+            s.senders.insert(sender);
+        }
+        health(
+            &mut s.health,
+            key::protocol_named(protocol),
+            payload,
+            arrival,
+        );
+    }
+
+    /// A one-way age (arrival minus capture) of a sample of this stream.
+    pub(crate) fn one_way(&mut self, performer: &str, protocol: &str, ms: f64) {
+        if let Some(s) = self.stream(performer, protocol) {
+            s.one_way.push(ms);
+        }
+    }
+
+    /// A sample of this stream that was too late to send on.
+    pub(crate) fn stale(&mut self, performer: &str, protocol: &str) {
+        if let Some(s) = self.stream(performer, protocol) {
+            s.stale += 1;
+        }
+    }
+
+    /// A probe round trip to `performer`'s publisher; `true` for the first
+    /// one of that performer.
+    pub(crate) fn round_trip(&mut self, performer: &str, ms: f64) -> bool {
+        if let Some(r) = self.rtt.get_mut(performer) {
+            r.push(ms);
+            false
+        } else if self.rtt.len() < MAX_STREAMS {
+            self.rtt.entry(performer.to_owned()).or_default().push(ms);
+            true
+        } else {
+            false
+        }
+    }
+
+    fn stream(&mut self, performer: &str, protocol: &str) -> Option<&mut Stream> {
+        let k = (performer.to_owned(), protocol.to_owned());
+        if !self.map.contains_key(&k) && self.map.len() >= MAX_STREAMS {
+            self.untracked += 1;
+            return None;
+        }
+        Some(self.map.entry(k).or_default())
+    }
+
+    /// Datagrams of streams past the bound, counted only.
+    pub(crate) fn untracked(&self) -> u64 {
+        self.untracked
+    }
+
+    /// One record per stream.
+    pub(crate) fn records(&self) -> Vec<StreamRecord> {
+        self.map
+            .iter()
+            .map(|((performer, protocol), s)| {
+                let h = s.health.report().rounded();
+                StreamRecord {
+                    performer: performer.clone(),
+                    protocol: protocol.clone(),
+                    senders: s.senders.len(),
+                    datagrams: s.datagrams,
+                    bytes: s.bytes,
+                    frames: h.frames,
+                    lost: h.lost,
+                    duplicates: h.duplicates,
+                    reordered: h.reordered,
+                    restarts: h.restarts,
+                    errors: h.errors,
+                    rate_hz: h.fps,
+                    jitter_ms: h.jitter_ms,
+                    stale: s.stale,
+                    one_way_ms: s.one_way.percentiles(),
+                    rtt_ms: self.rtt.get(performer).and_then(Recent::percentiles),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Counts a datagram into `h` as its protocol numbers frames.
+fn health(h: &mut Health, protocol: Option<Protocol>, payload: &[u8], arrival: f64) {
+    match protocol {
+        Some(Protocol::Mocopi) => match smf::parse(payload) {
+            Ok(p) => match p.body {
+                smf::Body::Frame(f) => {
+                    let clock = f.uttm.unwrap_or_else(|| f64::from(f.time));
+                    h.frame(f.fnum, clock, Some(arrival));
+                }
+                smf::Body::Skeleton(_) => h.skeleton(),
+                smf::Body::Sensor(_) => h.sensor(),
+            },
+            Err(_) => h.error(),
+        },
+        Some(Protocol::LiveLink) => match livelink::parse(payload) {
+            // As livelink-dump: the timecode frame count runs on while the
+            // face is lost, so no-face packets keep the sequence too.
+            Ok(p) => {
+                let clock = p.time.seconds().filter(|c| c.is_finite()).unwrap_or(0.0);
+                h.frame(p.time.frame.cast_unsigned(), clock, Some(arrival));
+            }
+            Err(_) => h.error(),
+        },
+        // No frame numbers: datagrams and their arrival rate only.
+        _ => {
+            h.frame(UNNUMBERED, f64::NAN, Some(arrival));
+        }
+    }
+}
+
+/// One stream in `stats` and `summary` records.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct StreamRecord {
+    pub(crate) performer: String,
+    pub(crate) protocol: String,
+    pub(crate) senders: usize,
+    pub(crate) datagrams: u64,
+    pub(crate) bytes: u64,
+    pub(crate) frames: u64,
+    pub(crate) lost: u64,
+    pub(crate) duplicates: u64,
+    pub(crate) reordered: u64,
+    pub(crate) restarts: u64,
+    pub(crate) errors: u64,
+    pub(crate) rate_hz: Option<f64>,
+    pub(crate) jitter_ms: Option<f64>,
+    /// Samples not sent on: older than --max-lag when they arrived.
+    pub(crate) stale: u64,
+    /// Arrival minus capture time (Zenoh timestamp): meaningful where the
+    /// two clocks agree (one machine, NTP on both).
+    pub(crate) one_way_ms: Option<Percentiles>,
+    /// Round trip of the periodic probe to this performer's publisher.
+    pub(crate) rtt_ms: Option<Percentiles>,
+}
+
+impl fmt::Display for StreamRecord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{}: {} datagrams",
+            self.performer, self.protocol, self.datagrams
+        )?;
+        if let Some(hz) = self.rate_hz {
+            write!(f, ", {hz:.1}/s")?;
+        }
+        write!(
+            f,
+            ", lost {}, duplicates {}, reordered {}, restarts {}",
+            self.lost, self.duplicates, self.reordered, self.restarts
+        )?;
+        if self.stale > 0 {
+            write!(f, ", stale {}", self.stale)?;
+        }
+        if let Some(p) = self.one_way_ms {
+            write!(f, ", one-way p50 {:.2} ms p99 {:.2} ms", p.p50, p.p99)?;
+        }
+        if let Some(p) = self.rtt_ms {
+            write!(f, ", round trip p50 {:.2} ms p99 {:.2} ms", p.p50, p.p99)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mocopi_frames_are_checked_by_their_numbers_and_vmc_counted() {
+        let seed = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../captures/mocopi/seed-frame-1575.bin"
+        ))
+        .unwrap();
+        let mut s = Streams::default();
+        let src: Option<SocketAddr> = Some("192.0.2.1:5000".parse().unwrap());
+        // The same frame twice: one frame, one duplicate.
+        s.datagram("alice", "mocopi", src, &seed, 1.0);
+        s.datagram("alice", "mocopi", src, &seed, 1.1);
+        s.datagram("bob", "vmc", None, b"#bundle\0", 1.0);
+        s.one_way("alice", "mocopi", 0.5);
+        s.round_trip("alice", 2.0);
+        let r = s.records();
+        assert_eq!(r.len(), 2);
+        let a = &r[0];
+        assert_eq!(
+            (a.performer.as_str(), a.protocol.as_str()),
+            ("alice", "mocopi")
+        );
+        assert_eq!(
+            (a.datagrams, a.frames, a.duplicates, a.senders),
+            (2, 2, 1, 1)
+        );
+        assert_eq!(a.one_way_ms.unwrap().p50, 0.5);
+        assert_eq!(a.rtt_ms.unwrap().p99, 2.0);
+        assert_eq!((r[1].datagrams, r[1].lost), (1, 0));
+        assert!(a.to_string().starts_with("alice/mocopi: 2 datagrams"));
+    }
+
+    #[test]
+    fn streams_are_bounded() {
+        let mut s = Streams::default();
+        for i in 0..MAX_STREAMS + 10 {
+            s.datagram(&format!("p{i}"), "vmc", None, b"x", 0.0);
+        }
+        assert_eq!(s.records().len(), MAX_STREAMS);
+        assert_eq!(s.untracked(), 10);
+    }
+}

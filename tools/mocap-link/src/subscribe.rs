@@ -1,0 +1,567 @@
+//! `mocap-link subscribe`: samples under a key expression, each payload sent
+//! unchanged to local UDP destinations from one local socket per remote
+//! sender (receivers that tell senders apart by address still can), with
+//! health per performer and protocol and the link's delay. Samples that
+//! arrive more than `--max-lag` late (a backlog after a stall) are counted,
+//! not sent: the latest pose wins.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use mocap_cli::net::Link;
+use mocap_cli::{
+    Feed, FeedHandler, Flow, Format, Log, LogArgs, Output, Receiver, Record, SendRecord, Step,
+    StopArgs, Stopped, plural,
+};
+use serde::Serialize;
+use zenoh::Wait as _;
+
+use crate::delay::Staleness;
+use crate::key;
+use crate::session::{self, Endpoint, ZenohArgs};
+use crate::streams::{StreamRecord, Streams};
+
+/// Where samples go: every sample, or those of one protocol, one performer,
+/// or one performer's protocol (`vmc=…`, `alice=…`, `alice/vmc=…`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Route {
+    pub(crate) only: Option<String>,
+    pub(crate) to: SocketAddr,
+}
+
+impl Route {
+    /// `[SELECTOR=]HOST:PORT`.
+    pub(crate) fn parse(text: &str) -> Result<Self, mocap_cli::ValueError> {
+        let (only, addr) = match text.split_once('=') {
+            Some((sel, addr)) if !sel.is_empty() => (Some(sel.to_owned()), addr),
+            Some(_) => {
+                return Err(mocap_cli::ValueError(format!(
+                    "expected [PROTOCOL|PERFORMER|PERFORMER/PROTOCOL=]HOST:PORT, got {text:?}"
+                )));
+            }
+            None => (None, text),
+        };
+        Ok(Self {
+            only,
+            to: mocap_cli::parse_host_port(addr)?,
+        })
+    }
+
+    fn takes(&self, performer: &str, protocol: &str) -> bool {
+        match &self.only {
+            None => true,
+            Some(sel) => match sel.split_once('/') {
+                Some((p, q)) => p == performer && q == protocol,
+                None => sel == protocol || sel == performer,
+            },
+        }
+    }
+}
+
+/// What `subscribe` was asked to do.
+#[derive(Debug)]
+pub(crate) struct Options {
+    pub(crate) key: String,
+    pub(crate) room: String,
+    pub(crate) to: Vec<Route>,
+    pub(crate) max_lag: Option<Duration>,
+    pub(crate) probe: Option<Duration>,
+    pub(crate) mode: session::Mode,
+    pub(crate) listen: Vec<Endpoint>,
+    pub(crate) zenoh: ZenohArgs,
+    pub(crate) format: Format,
+    pub(crate) stop: StopArgs,
+    pub(crate) log: LogArgs,
+}
+
+/// What Zenoh's threads hand to the run loop.
+#[derive(Debug)]
+enum Arrived {
+    Sample {
+        key: String,
+        payload: Vec<u8>,
+        sender: Option<SocketAddr>,
+        /// Capture time on the publisher's clock, Unix seconds.
+        capture: Option<f64>,
+    },
+    Probe {
+        performer: String,
+        rtt: Duration,
+    },
+}
+
+/// Samples waiting for the run loop, at most: past it the oldest go (a
+/// stalled loop resumes on the newest), counted.
+const INBOX: usize = 1024;
+
+#[derive(Debug, Default)]
+struct Queue {
+    items: VecDeque<Arrived>,
+    overflow: u64,
+}
+
+/// A bounded queue between Zenoh's callbacks and the run loop.
+#[derive(Debug, Default)]
+struct Inbox {
+    queue: Mutex<Queue>,
+    ready: Condvar,
+}
+
+impl Inbox {
+    fn push(&self, item: Arrived) {
+        // A poisoned lock only means a callback panicked; the queue is intact.
+        let mut q = self
+            .queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if q.items.len() >= INBOX {
+            q.items.pop_front();
+            q.overflow += 1;
+        }
+        q.items.push_back(item);
+        drop(q);
+        self.ready.notify_one();
+    }
+
+    fn pop(&self, wait: Duration) -> Option<Arrived> {
+        let q = self
+            .queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let (mut q, _) = self
+            .ready
+            .wait_timeout_while(q, wait, |q| q.items.is_empty())
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        q.items.pop_front()
+    }
+
+    fn overflow(&self) -> u64 {
+        self.queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .overflow
+    }
+}
+
+struct Inflow {
+    inbox: Arc<Inbox>,
+    held: Option<Arrived>,
+}
+
+impl Feed for Inflow {
+    type Item<'a> = &'a Arrived;
+
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<&Arrived>> {
+        Ok(match self.inbox.pop(wait) {
+            Some(a) => Step::Item(self.held.insert(a)),
+            None => Step::Idle,
+        })
+    }
+}
+
+/// The sample's sender, as the publisher wrote it in the attachment.
+fn sender_of(sample: &zenoh::sample::Sample) -> Option<SocketAddr> {
+    sample.attachment()?.try_to_string().ok()?.parse().ok()
+}
+
+/// Runs `subscribe` until `--count`, `--duration` or Ctrl-C.
+///
+/// # Errors
+/// A Zenoh session that cannot open, a key expression it refuses, a
+/// destination socket that cannot be opened.
+pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
+    mocap_cli::install_ctrlc()?;
+    let log = Log::new(crate::TOOL, o.log.quiet, true);
+    let config = session::config(&o.zenoh, o.mode.name(), &o.listen)?;
+    let session = session::open(config, &log)?;
+    let inbox = Arc::new(Inbox::default());
+    let to_inbox = inbox.clone();
+    let _subscriber = session
+        .declare_subscriber(o.key.clone())
+        .callback(move |sample| {
+            to_inbox.push(Arrived::Sample {
+                key: sample.key_expr().as_str().to_owned(),
+                payload: sample.payload().to_bytes().into_owned(),
+                sender: sender_of(&sample),
+                capture: sample
+                    .timestamp()
+                    .map(|t| t.get_time().to_duration().as_secs_f64()),
+            });
+        })
+        .wait()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .with_context(|| format!("failed to subscribe to {}", o.key))?;
+    log.info(format_args!(
+        "subscribed to {} (zenoh id {})",
+        o.key,
+        session.zid()
+    ));
+    for r in &o.to {
+        match &r.only {
+            Some(sel) => log.info(format_args!("sending {sel} to {}", r.to)),
+            None => log.info(format_args!("sending to {}", r.to)),
+        }
+    }
+    let mut s = Subscribe {
+        o,
+        session: &session,
+        inbox: inbox.clone(),
+        streams: Streams::default(),
+        outlets: BTreeMap::new(),
+        retired: o.to.iter().map(|r| record(r.to)).collect(),
+        clock: 0,
+        evicted: 0,
+        out: Output::stdout(true),
+        log,
+        samples: 0,
+        stale: 0,
+        next_probe: Instant::now(),
+        count: o.stop.budget(),
+    };
+    let stats = match o.format {
+        Format::Human => Some(o.log.stats_interval.unwrap_or(mocap_cli::STATUS_INTERVAL)),
+        Format::Json => o.log.stats_interval,
+    };
+    let mut feed = Inflow { inbox, held: None };
+    let stopped = mocap_cli::drive(&mut feed, o.stop.duration, stats, &mut s)?;
+    s.report(Some(stopped))?;
+    drop(s);
+    let _ = session.close().wait();
+    Ok(())
+}
+
+fn record(to: SocketAddr) -> SendRecord {
+    SendRecord {
+        to,
+        sent: 0,
+        failed: 0,
+        unreachable: 0,
+    }
+}
+
+/// One remote sender's local end: a socket per destination that takes its
+/// samples, so each remote sender has a source address of its own here.
+struct Outlet {
+    links: Vec<Option<Link>>,
+    staleness: Staleness,
+    used: u64,
+}
+
+struct Subscribe<'a> {
+    o: &'a Options,
+    session: &'a zenoh::Session,
+    inbox: Arc<Inbox>,
+    streams: Streams,
+    /// By performer (or the whole key of a foreign one) and remote sender;
+    /// bounded like every per-sender map.
+    outlets: BTreeMap<(String, Option<SocketAddr>), Outlet>,
+    /// Counts of evicted outlets, per route.
+    retired: Vec<SendRecord>,
+    clock: u64,
+    evicted: u64,
+    out: Output,
+    log: Log,
+    samples: u64,
+    stale: u64,
+    next_probe: Instant,
+    count: mocap_cli::Budget,
+}
+
+fn receiver_for(protocol: &str) -> Receiver {
+    match key::protocol_named(protocol) {
+        Some(mocap_core::protocol::Protocol::Vrchat) => Receiver::Vrchat,
+        Some(mocap_core::protocol::Protocol::Vmt) => Receiver::Vmt,
+        _ => Receiver::Vmc,
+    }
+}
+
+fn add(total: &mut SendRecord, r: SendRecord) {
+    total.sent += r.sent;
+    total.failed += r.failed;
+    total.unreachable += r.unreachable;
+}
+
+impl Subscribe<'_> {
+    fn outlet(&mut self, performer: &str, sender: Option<SocketAddr>) -> &mut Outlet {
+        let k = (performer.to_owned(), sender);
+        if !self.outlets.contains_key(&k) && self.outlets.len() >= mocap_cli::MAX_SENDERS {
+            let stalest = self
+                .outlets
+                .iter()
+                .min_by_key(|(_, o)| o.used)
+                .map(|(k, _)| k.clone());
+            if let Some(gone) = stalest.and_then(|k| self.outlets.remove(&k)) {
+                self.evicted += 1;
+                for (total, link) in self.retired.iter_mut().zip(&gone.links) {
+                    if let Some(l) = link {
+                        add(total, l.record());
+                    }
+                }
+            }
+        }
+        self.clock += 1;
+        let routes = self.o.to.len();
+        let o = self.outlets.entry(k).or_insert_with(|| Outlet {
+            links: (0..routes).map(|_| None).collect(),
+            staleness: Staleness::default(),
+            used: 0,
+        });
+        o.used = self.clock;
+        o
+    }
+
+    fn sample(
+        &mut self,
+        k: &str,
+        payload: &[u8],
+        sender: Option<SocketAddr>,
+        capture: Option<f64>,
+    ) -> anyhow::Result<()> {
+        self.samples += 1;
+        self.count.spend(1);
+        let arrival = mocap_cli::unix_now();
+        let (performer, protocol) = key::split(k);
+        self.streams
+            .datagram(performer, protocol, sender, payload, arrival);
+        let age_ms = capture.map(|c| (arrival - c) * 1000.0);
+        if let Some(ms) = age_ms {
+            self.streams.one_way(performer, protocol, ms);
+        }
+        let max_lag = self.o.max_lag;
+        let outlet = self.outlet(performer, sender);
+        let stale = match (capture, max_lag) {
+            (Some(c), Some(lag)) => outlet.staleness.is_stale(c, arrival, lag.as_secs_f64()),
+            _ => false,
+        };
+        if stale {
+            self.stale += 1;
+            self.streams.stale(performer, protocol);
+        } else {
+            let routes = &self.o.to;
+            let outlet = self
+                .outlets
+                .get_mut(&(performer.to_owned(), sender))
+                .context("outlet just made")?;
+            for (route, link) in routes.iter().zip(outlet.links.iter_mut()) {
+                if !route.takes(performer, protocol) {
+                    continue;
+                }
+                let link = match link {
+                    Some(l) => l,
+                    None => link.insert(Link::new(route.to, receiver_for(protocol))?),
+                };
+                link.send(payload, &self.log);
+            }
+        }
+        if self.o.format == Format::Json {
+            self.out.json(&SampleRecord {
+                kind: "link.sample",
+                key: k,
+                performer,
+                protocol,
+                sender,
+                bytes: payload.len(),
+                age_ms: age_ms.map(mocap_cli::round3),
+                stale,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn probe(&mut self) {
+        let sent = Instant::now();
+        let inbox = self.inbox.clone();
+        let sel = key::probe(&self.o.room, "*");
+        let asked = self
+            .session
+            .get(sel)
+            .callback(move |reply| {
+                if let Ok(sample) = reply.result() {
+                    let (performer, _) = key::split(sample.key_expr().as_str());
+                    inbox.push(Arrived::Probe {
+                        performer: performer.to_owned(),
+                        rtt: sent.elapsed(),
+                    });
+                }
+            })
+            .timeout(Duration::from_secs(1))
+            .wait();
+        if let Err(e) = asked {
+            self.log.info(format_args!("cannot probe: {e}"));
+        }
+    }
+
+    fn sends(&self) -> Vec<SendRecord> {
+        let mut totals = self.retired.clone();
+        for o in self.outlets.values() {
+            for (total, link) in totals.iter_mut().zip(&o.links) {
+                if let Some(l) = link {
+                    add(total, l.record());
+                }
+            }
+        }
+        totals
+    }
+
+    fn report(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
+        let r = SubscribeRecord {
+            kind: mocap_cli::summary_kind(stopped),
+            stopped,
+            samples: self.samples,
+            stale: self.stale,
+            overflow: self.inbox.overflow(),
+            senders: self.outlets.len(),
+            evicted_senders: self.evicted,
+            untracked: self.streams.untracked(),
+            streams: self.streams.records(),
+            sends: self.sends(),
+        };
+        mocap_cli::report(
+            &mut self.out,
+            &self.log,
+            self.o.format == Format::Json,
+            &r,
+            stopped.is_some(),
+        )?;
+        Ok(())
+    }
+}
+
+impl FeedHandler<Inflow> for Subscribe<'_> {
+    fn item(&mut self, a: &Arrived) -> anyhow::Result<Flow> {
+        match a {
+            Arrived::Sample {
+                key,
+                payload,
+                sender,
+                capture,
+            } => self.sample(key, payload, *sender, *capture)?,
+            Arrived::Probe { performer, rtt } => {
+                let ms = rtt.as_secs_f64() * 1000.0;
+                if self.streams.round_trip(performer, ms) {
+                    self.log
+                        .info(format_args!("{performer} answers (round trip {ms:.2} ms)"));
+                }
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        if self.count.spent() {
+            return Ok(Some(Stopped::Count));
+        }
+        if let Some(every) = self.o.probe
+            && Instant::now() >= self.next_probe
+        {
+            self.next_probe = Instant::now() + every;
+            self.probe();
+        }
+        Ok(None)
+    }
+
+    fn stats(&mut self) -> anyhow::Result<()> {
+        self.report(None)
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        self.o.probe.map(|_| self.next_probe)
+    }
+}
+
+/// One sample as `--format json` prints it.
+#[derive(Debug, Serialize)]
+struct SampleRecord<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    key: &'a str,
+    performer: &'a str,
+    protocol: &'a str,
+    /// The remote sender, from the sample's attachment.
+    sender: Option<SocketAddr>,
+    bytes: usize,
+    /// Arrival minus capture time, where the sample has a timestamp.
+    age_ms: Option<f64>,
+    /// Too late to send on (--max-lag).
+    stale: bool,
+}
+
+/// `stats` and `summary` records of `subscribe`.
+#[derive(Debug, Serialize)]
+struct SubscribeRecord {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: Option<Stopped>,
+    samples: u64,
+    /// Samples not sent on: more than --max-lag late.
+    stale: u64,
+    /// Samples dropped because the run loop fell behind Zenoh (oldest first).
+    overflow: u64,
+    /// Remote senders with a local socket now.
+    senders: usize,
+    evicted_senders: u64,
+    untracked: u64,
+    streams: Vec<StreamRecord>,
+    sends: Vec<SendRecord>,
+}
+
+impl Record for SubscribeRecord {
+    fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {}, {} stale, {} remote senders",
+            mocap_cli::summary_head(self.stopped),
+            plural(self.samples, "sample", "samples"),
+            self.stale,
+            self.senders
+        )?;
+        if self.overflow > 0 {
+            write!(f, ", {} dropped (fell behind)", self.overflow)?;
+        }
+        for s in &self.streams {
+            write!(f, "\n  {s}")?;
+        }
+        mocap_cli::write_sends(f, &self.sends)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_pick_by_protocol_performer_or_both() {
+        let all = Route::parse("127.0.0.1:9").unwrap();
+        let vmc = Route::parse("vmc=127.0.0.1:39539").unwrap();
+        let alice = Route::parse("alice=127.0.0.1:1").unwrap();
+        let both = Route::parse("bob/mocopi=[::1]:12351").unwrap();
+        assert_eq!(vmc.only.as_deref(), Some("vmc"));
+        assert!(all.takes("bob", "vmc"));
+        assert!(vmc.takes("bob", "vmc") && !vmc.takes("bob", "mocopi"));
+        assert!(alice.takes("alice", "mocopi") && !alice.takes("bob", "mocopi"));
+        assert!(both.takes("bob", "mocopi") && !both.takes("alice", "mocopi"));
+        assert!(Route::parse("=127.0.0.1:9").is_err());
+        assert!(Route::parse("vmc=nowhere").is_err());
+    }
+
+    #[test]
+    fn a_full_inbox_keeps_the_newest() {
+        let inbox = Inbox::default();
+        for i in 0..INBOX + 5 {
+            inbox.push(Arrived::Probe {
+                performer: i.to_string(),
+                rtt: Duration::ZERO,
+            });
+        }
+        assert_eq!(inbox.overflow(), 5);
+        match inbox.pop(Duration::ZERO) {
+            Some(Arrived::Probe { performer, .. }) => assert_eq!(performer, "5"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

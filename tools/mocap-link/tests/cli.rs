@@ -1,0 +1,526 @@
+//! Runs the real `mocap-link` on loopback with only this workspace's
+//! binaries around it: a mocopi capture carried through two peers and
+//! through a router arrives frame for frame as the direct decode; two
+//! performers' VMC reach vmc-average as two senders; a stalled subscriber
+//! resumes on fresh frames; faults injected upstream show in the
+//! subscriber's health.
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    reason = "test code: a panic is how a test reports"
+)]
+
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use mocap_testutil::{Finished, LIMIT, Proc};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mocap-link");
+const CAPTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../captures/mocopi/mocopi-frame-loss.pcapng"
+);
+
+/// Another tool of the workspace, built next to this one: `cargo test
+/// --workspace` builds every tool before it runs a test; `cargo build -p
+/// TOOL` builds one.
+fn sibling(tool: &str) -> String {
+    let path = Path::new(BIN).with_file_name(format!("{tool}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "{} is missing: build it first (cargo build -p {tool}; cargo test --workspace does)",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+/// A loopback Zenoh endpoint on a port free a moment ago.
+fn endpoint() -> String {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("tcp/127.0.0.1:{port}")
+}
+
+/// A room of this test alone: concurrent tests never see each other's keys.
+fn room(test: &str) -> String {
+    format!("{test}-{}", std::process::id())
+}
+
+fn link(args: &[&str]) -> Proc {
+    Proc::spawn(BIN, args, None)
+}
+
+fn stop(p: Proc) -> Finished {
+    p.interrupt();
+    let f = p.finish();
+    assert_eq!(f.code, Some(0), "{}", f.stderr);
+    f
+}
+
+/// mocopi-dump's records of `lines`, without what depends on the path
+/// taken (the sender's address, the receive time).
+fn decoded(lines: &[String]) -> Vec<Value> {
+    lines
+        .iter()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["type"].as_str().is_some_and(|t| t.starts_with("mocopi.")))
+        .map(|mut v| {
+            let o = v.as_object_mut().unwrap();
+            o.remove("src");
+            o.remove("ts_us");
+            v
+        })
+        .collect()
+}
+
+fn direct_decode() -> Vec<Value> {
+    let out = std::process::Command::new(sibling("mocopi-dump"))
+        .args(["-r", CAPTURE, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    decoded(&lines)
+}
+
+/// Starts a subscriber and a publisher named `name` whose sessions reach
+/// each other (`sub_extra` and `pub_extra` say how), and waits until the
+/// subscriber's probe was answered: then samples flow.
+fn pair(
+    room: &str,
+    name: &str,
+    to: &str,
+    sub_extra: &[&str],
+    pub_extra: &[&str],
+) -> (Proc, Proc, SocketAddr) {
+    let mut args = vec![
+        "subscribe",
+        "--room",
+        room,
+        "--to",
+        to,
+        "--probe-interval",
+        "100ms",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(sub_extra);
+    let mut sub = link(&args);
+    sub.log_line("subscribed to");
+    let (publ, addr) = publisher(room, name, pub_extra);
+    sub.log_line(&format!("{name} answers"));
+    (sub, publ, addr)
+}
+
+fn publisher(room: &str, name: &str, extra: &[&str]) -> (Proc, SocketAddr) {
+    let mut args = vec![
+        "publish",
+        "--room",
+        room,
+        "--name",
+        name,
+        "-l",
+        "127.0.0.1:0",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let mut p = link(&args);
+    let (_, addr) = p.log_line("listening on");
+    (p, addr.unwrap())
+}
+
+/// The capture replayed into `publish`, received by a mocopi-dump behind
+/// `subscribe`: every record equals the direct decode.
+fn carried_like_the_direct_decode(
+    test: &str,
+    sub_extra: &[&str],
+    pub_extra: &[&str],
+) -> (Value, Value) {
+    let expected = direct_decode();
+    assert!(expected.len() >= 7, "{}", expected.len());
+    let mut dump = Proc::spawn(
+        &sibling("mocopi-dump"),
+        &["-l", "127.0.0.1:0", "--format", "json"],
+        None,
+    );
+    let (_, dump_addr) = dump.log_line("listening on");
+    let dump_addr = dump_addr.unwrap().to_string();
+    let room = room(test);
+    let (sub, publ, addr) = pair(&room, "alice", &dump_addr, sub_extra, pub_extra);
+    let replay = Proc::spawn(
+        &sibling("pcap-replay"),
+        &[CAPTURE, "--to", &addr.to_string(), "-q"],
+        None,
+    )
+    .finish();
+    assert_eq!(replay.code, Some(0), "{}", replay.stderr);
+    let mut lines = Vec::new();
+    for _ in 0..expected.len() {
+        lines.push(dump.stdout_line("\"type\":\"mocopi."));
+    }
+    let publ = stop(publ);
+    let sub = stop(sub);
+    stop(dump);
+    assert_eq!(decoded(&lines), expected);
+    (
+        serde_json::from_str(publ.stdout.last().unwrap()).unwrap(),
+        serde_json::from_str(sub.stdout.last().unwrap()).unwrap(),
+    )
+}
+
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn two_peers_carry_a_mocopi_capture_unchanged() {
+    let ep = endpoint();
+    let (publ, sub) = carried_like_the_direct_decode(
+        "peers",
+        &["--no-multicast", "-l", &ep],
+        &["--no-multicast", "--connect", &ep],
+    );
+    assert_eq!(publ["type"], "summary");
+    assert_eq!(publ["published"], 8);
+    assert_eq!(publ["streams"][0]["protocol"], "mocopi");
+    assert_eq!(sub["samples"], 8);
+    let s = &sub["streams"][0];
+    assert_eq!(
+        (s["performer"].as_str(), s["protocol"].as_str()),
+        (Some("alice"), Some("mocopi"))
+    );
+    // The capture's own faults, seen through the link as in the direct decode.
+    assert_eq!(
+        (s["duplicates"].as_u64(), s["restarts"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert!(s["one_way_ms"]["p99"].as_f64().unwrap() >= 0.0, "{s}");
+    assert!(s["rtt_ms"]["p50"].as_f64().unwrap() > 0.0, "{s}");
+    assert_eq!(sub["sends"][0]["sent"], 8);
+}
+
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn a_router_carries_a_mocopi_capture_between_clients() {
+    let ep = endpoint();
+    let mut router = link(&["router", "-l", &ep, "--no-multicast"]);
+    router.log_line("router");
+    let client = ["--mode", "client", "--connect", ep.as_str()];
+    let (publ, sub) = carried_like_the_direct_decode("router", &client, &client);
+    assert_eq!(
+        (publ["published"].as_u64(), sub["samples"].as_u64()),
+        (Some(8), Some(8))
+    );
+    let r = stop(router);
+    assert!(r.stderr.contains("done (interrupted)"), "{}", r.stderr);
+}
+
+fn vmc_frame(head: f32, t: f32) -> Vec<Vec<u8>> {
+    use mocap_core::vmc::{self, Message};
+    let h = head.to_radians() / 2.0;
+    let f = vec![
+        Message::BonePos {
+            name: "Head".into(),
+            pos: [0.0, 1.5, 0.0],
+            rot: [0.0, h.sin(), 0.0, h.cos()],
+        },
+        Message::BlendApply,
+        Message::Time(t),
+    ];
+    vmc::frame_datagrams(&f, vmc::MAX_BUNDLE).unwrap()
+}
+
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn two_performers_reach_vmc_average_as_two_senders() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let mut avg = Proc::spawn(
+        &sibling("vmc-average"),
+        &["-l", "127.0.0.1:0", "--to", &to, "--format", "json"],
+        None,
+    );
+    let (_, avg_addr) = avg.log_line("listening on");
+    let avg_addr = avg_addr.unwrap().to_string();
+    let ep = endpoint();
+    let room = room("vmc");
+    let route = format!("vmc={avg_addr}");
+    let (sub, alice, a_addr) = pair(
+        &room,
+        "alice",
+        &route,
+        &["--no-multicast", "-l", &ep],
+        &["--no-multicast", "--connect", &ep],
+    );
+    let (bob, b_addr) = publisher(&room, "bob", &["--no-multicast", "--connect", &ep]);
+    // One socket sends both performers' VMC: the same source address at
+    // both publishers, so only the performer tells the senders apart.
+    let phone = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let deadline = Instant::now() + LIMIT;
+    let mut k = 0u32;
+    let summary = loop {
+        for d in vmc_frame(10.0, k as f32 / 50.0) {
+            phone.send_to(&d, a_addr).unwrap();
+        }
+        for d in vmc_frame(30.0, k as f32 / 50.0) {
+            phone.send_to(&d, b_addr).unwrap();
+        }
+        k += 1;
+        thread::sleep(Duration::from_millis(20));
+        if k == 50 {
+            break stop(avg);
+        }
+        assert!(Instant::now() < deadline, "still sending after {LIMIT:?}");
+    };
+    stop(alice);
+    stop(bob);
+    let sub = stop(sub);
+    let sum: Value = serde_json::from_str(summary.stdout.last().unwrap()).unwrap();
+    let sources = sum["sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 2, "{sum}");
+    let sub: Value = serde_json::from_str(sub.stdout.last().unwrap()).unwrap();
+    assert_eq!(sub["senders"], 2, "{sub}");
+    let streams = sub["streams"].as_array().unwrap();
+    assert_eq!(streams.len(), 2, "{sub}");
+    assert!(
+        streams
+            .iter()
+            .all(|s| s["protocol"] == "vmc" && s["senders"] == 1)
+    );
+}
+
+/// One mocopi frame numbered `k` at 60 Hz, from the repository's seed frame.
+fn mocopi_frame(k: u32) -> Vec<u8> {
+    use mocap_core::smf::{self, BodyRepr};
+    let seed = include_bytes!("../../../captures/mocopi/seed-frame-1575.bin");
+    let mut repr = smf::PacketRepr::parse(&smf::parse(seed).unwrap());
+    if let BodyRepr::Frame(f) = &mut repr.body {
+        f.fnum = k;
+        f.time = k as f32 / 60.0;
+    }
+    repr.to_bytes()
+}
+
+#[cfg(unix)]
+fn fnum(datagram: &[u8]) -> u32 {
+    mocap_core::smf::parse(datagram)
+        .unwrap()
+        .frame()
+        .unwrap()
+        .fnum
+}
+
+/// A capture of `n` mocopi frames, fnum 1..=n, 1/60 s apart.
+fn numbered_capture(name: &str, n: u32) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("link-{name}-{}.pcapng", std::process::id()));
+    let file = std::fs::File::create(&path).unwrap();
+    let mut w = mocap_core::pcap::PcapNgWriter::new(file).unwrap();
+    let (src, dst) = (
+        "127.0.0.1:50012".parse().unwrap(),
+        "127.0.0.1:12351".parse().unwrap(),
+    );
+    for k in 1..=n {
+        let at = Duration::from_secs(1_764_417_600) + Duration::from_micros(16_667 * u64::from(k));
+        w.write(at, src, dst, &mocopi_frame(k)).unwrap();
+    }
+    w.flush().unwrap();
+    path
+}
+
+/// `pcap-replay --impair` into the publisher: the subscriber's health of
+/// the stream counts exactly the injected faults (less drops before the
+/// first and after the last frame sent, which no receiver can see).
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn faults_injected_upstream_are_what_the_subscriber_counts() {
+    let cap = numbered_capture("impair", 300);
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let ep = endpoint();
+    let room = room("impair");
+    let (sub, publ, addr) = pair(
+        &room,
+        "alice",
+        &to,
+        &["--no-multicast", "-l", &ep],
+        &["--no-multicast", "--connect", &ep],
+    );
+    // Read while the replay runs: 300 frames outgrow a socket's default buffer.
+    rx.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let reader = thread::spawn(move || {
+        let mut buf = vec![0u8; 65_535];
+        let mut got = 0u64;
+        let mut quiet = Instant::now();
+        let deadline = Instant::now() + LIMIT;
+        // Until a second without datagrams once some came, or the limit.
+        while Instant::now() < deadline && (got == 0 || quiet.elapsed() < Duration::from_secs(1)) {
+            if rx.recv(&mut buf).is_ok() {
+                got += 1;
+                quiet = Instant::now();
+            }
+        }
+        got
+    });
+    let replay = Proc::spawn(
+        &sibling("pcap-replay"),
+        &[
+            cap.to_str().unwrap(),
+            "--to",
+            &addr.to_string(),
+            "--speed",
+            "4",
+            "--impair",
+            "loss=5%,dup=3%,reorder=4%,seed=21",
+            "--format",
+            "json",
+        ],
+        None,
+    )
+    .finish();
+    assert_eq!(replay.code, Some(0), "{}", replay.stderr);
+    let recs = replay.json();
+    let sum = recs.last().unwrap();
+    let sent_total = sum["sent"].as_u64().unwrap();
+    let got = reader.join().unwrap();
+    assert_eq!(
+        got, sent_total,
+        "every datagram sent arrived through the link"
+    );
+    stop(publ);
+    let sub: Value = serde_json::from_str(stop(sub).stdout.last().unwrap()).unwrap();
+    let imp = &sum["impaired"];
+    let notes: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["type"] == "replay.datagram")
+        .collect();
+    let sent: Vec<u64> = notes
+        .iter()
+        .filter(|r| r["fate"] == "sent")
+        .map(|r| r["n"].as_u64().unwrap())
+        .collect();
+    let (lo, hi) = (*sent.iter().min().unwrap(), *sent.iter().max().unwrap());
+    let unseen = notes
+        .iter()
+        .filter(|r| r["fate"] == "dropped")
+        .filter(|r| r["n"].as_u64().unwrap() < lo || r["n"].as_u64().unwrap() > hi)
+        .count() as u64;
+    let s = &sub["streams"][0];
+    assert!(imp["dropped"].as_u64().unwrap() > 5, "{imp}");
+    assert!(imp["reordered"].as_u64().unwrap() > 3, "{imp}");
+    assert_eq!(
+        s["lost"].as_u64().unwrap(),
+        imp["dropped"].as_u64().unwrap() - unseen,
+        "{s} {imp}"
+    );
+    assert_eq!(s["duplicates"], imp["duplicated"], "{s} {imp}");
+    assert_eq!(s["reordered"], imp["reordered"], "{s} {imp}");
+    assert_eq!(sub["stale"], 0, "{sub}");
+    let _ = std::fs::remove_file(cap);
+}
+
+/// A subscriber stopped for 2 s (SIGSTOP) and resumed: what it sends on
+/// after resuming is fresh, not the backlog of the pause.
+#[cfg(unix)]
+#[test]
+fn a_stalled_subscriber_resumes_on_fresh_frames() {
+    use mocap_testutil::Signal;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let ep = endpoint();
+    let room = room("stall");
+    let (sub, publ, addr) = pair(
+        &room,
+        "alice",
+        &to,
+        &["--no-multicast", "-l", &ep],
+        &["--no-multicast", "--connect", &ep],
+    );
+    // The performer: 60 Hz until told to stop; `sending` is the newest fnum sent.
+    let (done, sending) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicU32::new(0)),
+    );
+    let phone = {
+        let (done, sending) = (done.clone(), sending.clone());
+        thread::spawn(move || {
+            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let start = Instant::now();
+            let mut k = 1u32;
+            while !done.load(Ordering::SeqCst) && start.elapsed() < LIMIT {
+                s.send_to(&mocopi_frame(k), addr).unwrap();
+                sending.store(k, Ordering::SeqCst);
+                k += 1;
+                let next = start + Duration::from_micros(16_667 * u64::from(k));
+                thread::sleep(next.saturating_duration_since(Instant::now()));
+            }
+        })
+    };
+    rx.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut buf = vec![0u8; 65_535];
+    // Frames flow before the stall.
+    let deadline = Instant::now() + LIMIT;
+    let mut before = 0;
+    while before < 20 {
+        assert!(Instant::now() < deadline, "no frames before the stall");
+        if let Ok(n) = rx.recv(&mut buf) {
+            before += 1;
+            let _ = fnum(&buf[..n]);
+        }
+    }
+    sub.signal(Signal::SIGSTOP);
+    thread::sleep(Duration::from_secs(2));
+    // Nothing the stopped subscriber had sent stays queued for the check.
+    while rx.recv(&mut buf).is_ok() {}
+    let resumed_at = sending.load(Ordering::SeqCst);
+    sub.signal(Signal::SIGCONT);
+    // The next 30 frames sent on: how old each was, in frames, when it left
+    // the performer's side (its number against the newest sent then).
+    let mut behind = Vec::new();
+    let deadline = Instant::now() + LIMIT;
+    while behind.len() < 30 {
+        assert!(
+            Instant::now() < deadline,
+            "no frames after resuming: {behind:?}"
+        );
+        if let Ok(n) = rx.recv(&mut buf) {
+            let k = fnum(&buf[..n]);
+            behind.push((k, resumed_at.saturating_sub(k)));
+        }
+    }
+    done.store(true, Ordering::SeqCst);
+    phone.join().unwrap();
+    let publ: Value = serde_json::from_str(stop(publ).stdout.last().unwrap()).unwrap();
+    let sub: Value = serde_json::from_str(stop(sub).stdout.last().unwrap()).unwrap();
+    // The pause held about 120 frames; at most the last 100 ms of them
+    // (--max-lag, 6 frames at 60 Hz, one more for rounding) came out after it.
+    let stale_out = behind.iter().filter(|(_, b)| *b > 7).count();
+    assert_eq!(
+        stale_out, 0,
+        "frames of the pause sent on after it: {behind:?}"
+    );
+    let first = behind[0].0;
+    assert!(
+        first + 7 >= resumed_at,
+        "first frame after resuming {first}, sending {resumed_at}"
+    );
+    assert!(
+        sub["stale"].as_u64().unwrap() > 60,
+        "the backlog was counted stale: {sub}"
+    );
+    assert_eq!(publ["put_errors"], 0, "{publ}");
+    assert_eq!(publ["queue_full"], 0, "{publ}");
+}
