@@ -140,12 +140,14 @@ impl Streams {
 
 /// Counts a datagram into `h` as its protocol numbers frames.
 fn health(h: &mut Health, protocol: Option<Protocol>, payload: &[u8], arrival: f64) {
+    // Health takes time as a Duration from any fixed origin: Unix time here.
+    let arrival = std::time::Duration::try_from_secs_f64(arrival).ok();
     match protocol {
         Some(Protocol::Mocopi) => match smf::parse(payload) {
             Ok(p) => match p.body {
                 smf::Body::Frame(f) => {
                     let clock = f.uttm.unwrap_or_else(|| f64::from(f.time));
-                    h.frame(f.fnum, clock, Some(arrival));
+                    h.frame(f.fnum, clock, arrival);
                 }
                 smf::Body::Skeleton(_) => h.skeleton(),
                 smf::Body::Sensor(_) => h.sensor(),
@@ -157,13 +159,13 @@ fn health(h: &mut Health, protocol: Option<Protocol>, payload: &[u8], arrival: f
             // face is lost, so no-face packets keep the sequence too.
             Ok(p) => {
                 let clock = p.time.seconds().filter(|c| c.is_finite()).unwrap_or(0.0);
-                h.frame(p.time.frame.cast_unsigned(), clock, Some(arrival));
+                h.frame(p.time.frame.cast_unsigned(), clock, arrival);
             }
             Err(_) => h.error(),
         },
         // No frame numbers: datagrams and their arrival rate only.
         _ => {
-            h.frame(UNNUMBERED, f64::NAN, Some(arrival));
+            h.frame(UNNUMBERED, f64::NAN, arrival);
         }
     }
 }
