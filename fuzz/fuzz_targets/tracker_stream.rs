@@ -135,11 +135,11 @@ fuzz_target!(|data: &[u8]| {
             let end = m.end_rank() > 0;
             frame.push(m);
             if end {
-                out(s.frame(&frame, now), now);
+                out(s.frame(&frame, at(now)), now);
                 frame.clear();
             }
         } else {
-            out(s.push(&m, now), now);
+            out(s.push(&m, at(now)), now);
         }
     }
 
@@ -156,3 +156,9 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 });
+
+/// Seconds as the Duration the state machines take (none for a time
+/// before zero or not finite).
+fn at(seconds: f64) -> std::time::Duration {
+    std::time::Duration::try_from_secs_f64(seconds).unwrap_or_default()
+}
