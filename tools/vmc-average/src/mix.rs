@@ -2,8 +2,6 @@
 //! flags into [`Options`] and calls [`run`].
 
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -189,6 +187,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         refused: 0,
         evicted: Evicted::default(),
         guard,
+        behind: 0,
     };
     // The mixing thread wakes for every datagram: precise wake-ups, and with
     // --realtime ahead of every normal thread.
@@ -201,6 +200,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         opts.log.stats_interval,
         &mut mix,
     );
+    mix.behind = inbox.dropped();
     let done = match mix.takes.take() {
         Some(t) => t.finish(&mix.log)?,
         None => Vec::new(),
@@ -229,6 +229,9 @@ struct Mix<'o> {
     evicted: Evicted,
     /// `--allow`, checked here for every listening socket at once.
     guard: mocap_cli::Guard,
+    /// Datagrams of several listening sockets dropped because mixing fell
+    /// behind receiving (read from the inbox when the run ends).
+    behind: u64,
 }
 
 impl Mix<'_> {
@@ -253,6 +256,7 @@ impl Mix<'_> {
             stopped,
             refused: self.refused + self.guard.refused(),
             refused_senders: self.guard.summary().refused_senders,
+            behind: self.behind,
             sources: listed
                 .into_iter()
                 .filter_map(|i| {
@@ -517,6 +521,13 @@ impl Record for SummaryRecord<'_> {
                 self.refused
             )?;
         }
+        if self.behind > 0 {
+            write!(
+                f,
+                "; {} datagrams dropped (mixing fell behind receiving)",
+                self.behind
+            )?;
+        }
         mocap_cli::write_sends(f, &self.sends)
     }
 }
@@ -538,6 +549,10 @@ struct SummaryRecord<'a> {
     /// Senders `--allow` refused, with their counts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     refused_senders: Vec<mocap_cli::RefusedSender>,
+    /// Datagrams dropped because mixing fell behind receiving (several
+    /// `--listen` sockets: their reading threads queue a bounded number).
+    #[serde(skip_serializing_if = "is_zero")]
+    behind: u64,
     sources: Vec<SourceRecord<'a>>,
     /// Sources a `stats` record leaves out (it lists the busiest few).
     #[serde(skip_serializing_if = "is_zero_usize")]
@@ -576,11 +591,12 @@ struct SourceRecord<'a> {
 }
 
 /// Where datagrams come from. One listening socket (the usual case) is read
-/// right here, so a datagram costs no thread hand-off or copy; several are read
-/// on one thread each and funnelled through a channel.
+/// right here, so a datagram costs no thread hand-off or copy; several go
+/// through the shared [`mocap_cli::Inbox`] (a reading thread each, a bounded
+/// queue whose overflow is dropped and counted, threads that end with it).
 enum Inbox {
     One(UdpFeed),
-    Many(Receiver<(usize, SocketAddr, Vec<u8>)>, Vec<u8>),
+    Many(mocap_cli::Inbox),
 }
 
 /// A datagram: the index of the listening socket, the sender, the bytes.
@@ -593,28 +609,15 @@ impl Inbox {
         {
             return Self::One(UdpFeed::new(socket));
         }
-        let (tx, rx) = sync_channel::<(usize, SocketAddr, Vec<u8>)>(4096);
-        for (i, socket) in sockets.into_iter().enumerate() {
-            let tx = tx.clone();
-            thread::spawn(move || {
-                let mut buf = vec![0u8; mocap_core::MAX_DATAGRAM];
-                loop {
-                    match socket.recv_from(&mut buf) {
-                        Ok((n, from)) => {
-                            if tx
-                                .send((i, from, buf.get(..n).unwrap_or_default().to_vec()))
-                                .is_err()
-                            {
-                                break;
-                            }
-                        }
-                        Err(e) if retry(&e) => {}
-                        Err(_) => break,
-                    }
-                }
-            });
+        Self::Many(mocap_cli::Inbox::new(sockets))
+    }
+
+    /// Datagrams the reading threads dropped because mixing fell behind.
+    fn dropped(&self) -> u64 {
+        match self {
+            Self::One(_) => 0,
+            Self::Many(inbox) => inbox.dropped(),
         }
-        Self::Many(rx, Vec::new())
     }
 }
 
@@ -629,18 +632,11 @@ impl Feed for Inbox {
                 Step::Idle => Step::Idle,
                 Step::End(why) => Step::End(why),
             },
-            Self::Many(rx, held) => match rx.recv_timeout(wait) {
-                Ok((i, from, bytes)) => {
-                    *held = bytes;
-                    Step::Item((i, from, held))
-                }
-                Err(RecvTimeoutError::Timeout) => Step::Idle,
-                Err(RecvTimeoutError::Disconnected) => Step::End(Stopped::EndOfInput),
+            Self::Many(inbox) => match inbox.next(wait)? {
+                Step::Item(r) => Step::Item((r.socket, r.from, r.bytes)),
+                Step::Idle => Step::Idle,
+                Step::End(why) => Step::End(why),
             },
         })
     }
-}
-
-fn retry(e: &std::io::Error) -> bool {
-    net::recv_failure(e) != net::RecvFailure::Fatal
 }
