@@ -13,7 +13,8 @@
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
-use mocap_core::bridge::{AngleUnit, FaceBridge, FaceOptions, FacePose};
+use mocap_core::bridge::{FaceBridge, FaceOptions, FacePose};
+use mocap_core::livelink::AngleUnit;
 use mocap_core::{ifm, livelink, vmc};
 
 fn main() {

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 use mocap_cli::Input;
-use mocap_core::bridge::AngleUnit;
+use mocap_core::livelink::AngleUnit;
 
 mod dump;
 

@@ -1,8 +1,9 @@
 //! ARKit face frames as VMC "perfect sync" messages: blendshapes as
 //! `/VMC/Ext/Blend/Val` with ARKit names, then one Apply; the head (and
 //! optionally the eyes) as `/VMC/Ext/Bone/Pos` rotations. Every face app
-//! reaches the bridge as a [`FacePose`]: iFacialMocap / Facemotion3d frames
-//! and Live Link Face packets alike.
+//! reaches the bridge as a [`FacePose`]: each protocol module converts its
+//! own frames (`From<&ifm::Frame>`, [`FacePose::from_livelink`]), so the
+//! bridge depends on none of them.
 //!
 //! The app's Euler order and signs are not documented. Our reading: X pitch,
 //! Y yaw, Z roll in degrees, in ARKit's right-handed frame (+Y up, +Z towards
@@ -14,8 +15,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::ifm::{ARKIT, Frame};
-use crate::livelink;
+use crate::ifm::ARKIT;
 use crate::vmc::Message;
 
 /// One face frame as the bridge reads it, whatever app sent it.
@@ -42,60 +42,6 @@ impl Default for FacePose {
             head: None,
             left_eye: None,
             right_eye: None,
-        }
-    }
-}
-
-impl From<&Frame<'_>> for FacePose {
-    /// iFacialMocap sends percent and degrees.
-    fn from(f: &Frame<'_>) -> Self {
-        Self {
-            tracking: f.tracking,
-            blendshapes: f.blendshapes.map(|v| v.map(|v| v as f32 / 100.0)),
-            head: f.head.map(|h| h.rot),
-            left_eye: f.left_eye,
-            right_eye: f.right_eye,
-        }
-    }
-}
-
-/// How Live Link Face's head and eye angles are read.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum AngleUnit {
-    /// Radians, as Unreal reads them.
-    #[default]
-    Radians,
-    /// Degrees (some third-party senders).
-    Degrees,
-}
-
-impl FacePose {
-    /// A Live Link Face packet: blendshapes as sent, yaw/pitch/roll
-    /// rearranged to pitch, yaw, roll in degrees. A no-face packet (`None`)
-    /// is a frame without tracking.
-    pub fn from_livelink(face: Option<&livelink::Face<'_>>, unit: AngleUnit) -> Self {
-        let Some(face) = face else {
-            return Self {
-                tracking: Some(false),
-                ..Self::default()
-            };
-        };
-        let mut blendshapes = [None; 52];
-        for (slot, v) in blendshapes.iter_mut().zip(face.values()) {
-            *slot = Some(v);
-        }
-        let deg = |a: livelink::Angles| {
-            [a.pitch, a.yaw, a.roll].map(|v| match unit {
-                AngleUnit::Radians => v.to_degrees(),
-                AngleUnit::Degrees => v,
-            })
-        };
-        Self {
-            tracking: Some(true),
-            blendshapes,
-            head: face.head().map(deg),
-            left_eye: face.left_eye().map(deg),
-            right_eye: face.right_eye().map(deg),
         }
     }
 }
@@ -278,10 +224,12 @@ impl FaceBridge {
         Self { opts, last: None }
     }
 
-    /// The VMC messages for one iFacialMocap frame (see [`pose`](Self::pose)).
-    /// Names outside ARKit (`hapihapi`, `FM_*`, …) are not sent.
-    pub fn messages(&mut self, frame: &Frame<'_>) -> Vec<Message> {
-        self.pose(&FacePose::from(frame))
+    /// The VMC messages for one frame of any face protocol that converts
+    /// into a [`FacePose`] (an iFacialMocap `&Frame`, …); see
+    /// [`pose`](Self::pose). Names outside ARKit (`hapihapi`, `FM_*`, …) are
+    /// not sent.
+    pub fn messages(&mut self, frame: impl Into<FacePose>) -> Vec<Message> {
+        self.pose(&frame.into())
     }
 
     /// The VMC messages for one face: every ARKit blendshape the frame
@@ -359,6 +307,7 @@ impl FaceBridge {
 mod tests {
     use super::*;
     use crate::ifm::parse_str;
+    use crate::livelink::AngleUnit;
 
     const FRAME: &str = "trackingStatus-1|eyeBlink_L-97|jawOpen-150|mouthSmile_R-25|hapihapi-0|=head#10.0,0.0,0.0,0.0,0.0,-0.5|rightEye#1.0,2.0,0.0|leftEye#3.0,4.0,0.0|";
 

@@ -23,6 +23,6 @@ pub use body::{
     SONY_MAPPING, SkeletonEvent, default_parents, parse_mapping, pos_to_unity, rot_to_unity,
 };
 pub use face::{
-    AngleUnit, BlendCase, FaceBridge, FaceOptions, FacePose, HeadAxes, HeadAxesError, OnLost,
-    arkit_to_unity, euler_to_quat,
+    BlendCase, FaceBridge, FaceOptions, FacePose, HeadAxes, HeadAxesError, OnLost, arkit_to_unity,
+    euler_to_quat,
 };

@@ -39,6 +39,7 @@ mod command;
 mod frame;
 pub mod handshake;
 mod names;
+mod pose;
 mod stream;
 
 pub use bake::{BakeError, RECORDING_FPS, parse_recording, write_recording};

@@ -47,10 +47,12 @@
 
 mod error;
 mod packet;
+mod pose;
 mod repr;
 
 pub use error::{Error, ErrorKind, Field, Result, Warning, WarningKind};
 pub use packet::{Angles, Body, Face, FrameTime, Packet, parse};
+pub use pose::AngleUnit;
 pub use repr::PacketRepr;
 
 /// UDP port the app sends to unless its target says otherwise.

@@ -8,8 +8,9 @@ use std::net::SocketAddr;
 use mocap_cli::dump::{self, Core, DumpArgs, DumpTool, Mode, Spec};
 use mocap_cli::net::Fanout;
 use mocap_cli::{Datagram, Input, InputError, Senders, Stopped, round3, summary_kind};
-use mocap_core::bridge::{AngleUnit, FaceBridge, FaceOptions, FacePose};
+use mocap_core::bridge::{FaceBridge, FaceOptions, FacePose};
 use mocap_core::health::Health;
+use mocap_core::livelink::AngleUnit;
 use mocap_core::livelink::{self, Body, Packet};
 use mocap_core::vmc;
 
