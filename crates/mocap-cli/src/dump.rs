@@ -13,9 +13,9 @@ use mocap_core::pcap::CaptureStats;
 use mocap_core::protocol::Protocol;
 
 use crate::{
-    AllowArgs, CaptureRecord, Datagram, ErrorRecord, Event, FeedHandler, Flow, Format, Guard,
-    Input, InputError, Log, LogArgs, OtherProtocols, Output, PaceArgs, Record, STATUS_INTERVAL,
-    Source, StopArgs, Stopped, WriteArgs, fps_text, install_ctrlc, plural, report,
+    AllowArgs, Datagram, ErrorRecord, Event, FeedHandler, Flow, Format, Guard, Input, InputError,
+    Log, LogArgs, OtherProtocols, Output, PaceArgs, Record, STATUS_INTERVAL, Source, StopArgs,
+    Stopped, WriteArgs, fps_text, install_ctrlc, plural, report,
 };
 
 /// What a dump tool prints: a line per packet, JSON Lines, or — a bridge
@@ -114,7 +114,7 @@ pub struct Core {
     /// Other protocols sent to this port.
     pub other: OtherProtocols,
     /// What reading a capture met, once the input is finished.
-    pub capture: Option<CaptureRecord>,
+    pub capture: Option<CaptureStats>,
 }
 
 impl Core {
@@ -256,7 +256,7 @@ pub fn run<T: DumpTool>(
     let stopped = stopped?;
     core.log.finish();
     source.finish(&core.log)?;
-    core.capture = source.capture_stats().map(CaptureRecord::from);
+    core.capture = source.capture_stats();
     tool.summary(core, Some(stopped))?;
     core.out.flush()?;
     Ok(())
@@ -317,31 +317,6 @@ pub fn health_words(s: &mut String, h: &HealthReport, warnings: u64, streams: us
     }
     if let Some(j) = h.jitter_ms {
         let _ = write!(s, ", jitter {j:.2} ms");
-    }
-}
-
-impl CaptureRecord {
-    /// The summary's capture line, without its indent.
-    #[must_use]
-    pub fn human(&self) -> String {
-        format!(
-            "capture: {} records, {} UDP datagrams, {} non-UDP, {} fragments ({} datagrams reassembled, {} dropped), {} truncated",
-            self.records,
-            self.datagrams,
-            self.non_udp,
-            self.fragments,
-            self.reassembled,
-            self.dropped,
-            self.truncated
-        )
-    }
-}
-
-// Capture statistics come from the core's reader; the record is what
-// summaries print of them.
-impl From<&CaptureStats> for CaptureRecord {
-    fn from(c: &CaptureStats) -> Self {
-        Self::from(*c)
     }
 }
 

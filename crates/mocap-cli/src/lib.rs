@@ -41,8 +41,7 @@ pub use generate::{Generate, GenerateArgs, command, generated, parse};
 pub use inbox::{Inbox, Received};
 pub use other::{OtherProtocolCount, OtherProtocols, tool_for};
 pub use output::{
-    CaptureRecord, Human, Log, Output, Record, fps_text, plural, report, round3, summary_head,
-    summary_kind,
+    Human, Log, Output, Record, fps_text, plural, report, round3, summary_head, summary_kind,
 };
 #[cfg(feature = "realtime")]
 pub use realtime::{Tuned, tune_current_thread};

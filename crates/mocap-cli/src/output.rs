@@ -269,45 +269,6 @@ fn write_stderr(line: &str) {
     let _ = writeln!(err, "{line}");
 }
 
-/// What reading a capture file met, in summaries.
-#[derive(Clone, Copy, Debug, serde::Serialize)]
-pub struct CaptureRecord {
-    /// Capture records read.
-    pub records: u64,
-    /// UDP datagrams delivered.
-    pub datagrams: u64,
-    /// Records that were not UDP.
-    pub non_udp: u64,
-    /// IP fragments seen.
-    pub fragments: u64,
-    /// Datagrams rebuilt from fragments.
-    pub reassembled: u64,
-    /// Fragments never completed.
-    pub dropped: u64,
-    /// Records cut short by the snap length.
-    pub truncated: u64,
-    /// Records without a timestamp.
-    pub untimed: u64,
-    /// Records of a link type not read.
-    pub unsupported_link: u64,
-}
-
-impl From<mocap_core::pcap::CaptureStats> for CaptureRecord {
-    fn from(c: mocap_core::pcap::CaptureStats) -> Self {
-        Self {
-            records: c.packets,
-            datagrams: c.datagrams,
-            non_udp: c.non_udp,
-            fragments: c.fragments,
-            reassembled: c.reassembled,
-            dropped: c.dropped,
-            truncated: c.truncated,
-            untimed: c.untimed,
-            unsupported_link: c.unsupported_link,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

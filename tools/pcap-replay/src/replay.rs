@@ -14,7 +14,6 @@ use anyhow::{Context as _, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
-use mocap_cli::CaptureRecord;
 use mocap_cli::net;
 use mocap_cli::round3;
 use mocap_cli::{
@@ -983,7 +982,7 @@ struct Summary<'a> {
     elapsed_s: f64,
     stopped: Stopped,
     #[serde(skip_serializing_if = "Option::is_none")]
-    capture: Option<CaptureRecord>,
+    capture: Option<CaptureStats>,
     /// `--impair`: dropped, duplicated, reordered, delayed, seed.
     #[serde(skip_serializing_if = "Option::is_none")]
     impaired: Option<ImpairCounters>,
@@ -1021,7 +1020,7 @@ fn finish(
         timing_error_us: timing,
         elapsed_s: round3(elapsed),
         stopped,
-        capture: stats.map(CaptureRecord::from),
+        capture: stats,
         impaired: counts.impaired,
         renumbered: counts.renumbered,
         unreadable: counts.unreadable,

@@ -21,10 +21,14 @@ pub struct Captured<'a> {
     pub payload: &'a [u8],
 }
 
-/// What reading a capture met along the way.
+/// What reading a capture met along the way. Its `Display` is the line
+/// the tools' summaries print; serialised (feature `serde`), `packets` is
+/// named `records`, as the tools' JSON summaries name it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CaptureStats {
     /// Records read.
+    #[cfg_attr(feature = "serde", serde(rename = "records"))]
     pub packets: u64,
     /// UDP datagrams delivered (whole or reassembled).
     pub datagrams: u64,
@@ -42,6 +46,22 @@ pub struct CaptureStats {
     pub untimed: u64,
     /// pcapng packets on an interface of a link type this reader does not know, skipped.
     pub unsupported_link: u64,
+}
+
+impl std::fmt::Display for CaptureStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "capture: {} records, {} UDP datagrams, {} non-UDP, {} fragments ({} datagrams reassembled, {} dropped), {} truncated",
+            self.packets,
+            self.datagrams,
+            self.non_udp,
+            self.fragments,
+            self.reassembled,
+            self.dropped,
+            self.truncated
+        )
+    }
 }
 
 /// Why reading stopped early.

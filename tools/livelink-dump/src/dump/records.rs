@@ -4,9 +4,7 @@
 
 use std::net::SocketAddr;
 
-use mocap_cli::{
-    CaptureRecord, Datagram, ErrorRecord, Record, Refusals, Stopped, plural, summary_head, ts_us,
-};
+use mocap_cli::{Datagram, ErrorRecord, Record, Refusals, Stopped, plural, summary_head, ts_us};
 use mocap_core::health::HealthReport;
 use mocap_core::livelink::{self, Angles, Face, Packet};
 use serde::ser::SerializeMap as _;
@@ -269,7 +267,7 @@ pub(super) struct SummaryRecord {
     #[serde(skip_serializing_if = "is_zero")]
     pub(super) evicted_senders: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) capture: Option<CaptureRecord>,
+    pub(super) capture: Option<mocap_core::pcap::CaptureStats>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) vmc: Option<VmcSummary>,
     /// `--vmc`: each destination's counts.
@@ -316,7 +314,7 @@ impl Record for SummaryRecord {
             mocap_cli::write_sends(f, &self.sends)?;
         }
         if let Some(c) = &self.capture {
-            write!(f, "\n  {}", c.human())?;
+            write!(f, "\n  {c}")?;
         }
         if self.subjects.len() > 1 {
             for s in &self.subjects {

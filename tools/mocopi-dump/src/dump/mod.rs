@@ -18,8 +18,8 @@ use take::BvhTake;
 pub(crate) use vmc_out::{VmcOut, parse_mapping_arg};
 use vmc_out::{VmcSink, list};
 
+use mocap_cli::ErrorRecord;
 use mocap_cli::net::Fanout;
-use mocap_cli::{CaptureRecord, ErrorRecord};
 use mocap_cli::{Datagram, Input, InputError, Log, Stopped};
 use mocap_cli::{Record, round3, summary_head, summary_kind};
 use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};

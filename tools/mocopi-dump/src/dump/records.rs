@@ -1,8 +1,6 @@
 //! mocopi-dump's records (docs/jsonl.md).
 
-use super::{
-    CaptureRecord, Datagram, ErrorRecord, HealthReport, Packet, Record, Stopped, list, summary_head,
-};
+use super::{Datagram, ErrorRecord, HealthReport, Packet, Record, Stopped, list, summary_head};
 use mocap_cli::plural;
 use mocap_core::smf;
 use mocap_core::vmc;
@@ -226,7 +224,7 @@ pub(super) struct SummaryRecord<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) evicted: Option<EvictedRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(super) capture: Option<CaptureRecord>,
+    pub(super) capture: Option<mocap_core::pcap::CaptureStats>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) vmc: Option<VmcRecord>,
     /// `--bvh` takes, once finished.
@@ -275,7 +273,7 @@ impl Record for SummaryRecord<'_> {
             mocap_cli::write_sends(f, &self.sends)?;
         }
         if let Some(c) = &self.capture {
-            write!(f, "\n  {}", c.human())?;
+            write!(f, "\n  {c}")?;
         }
         if self.senders.len() > 1 {
             for s in &self.senders {
