@@ -176,7 +176,7 @@ decode_row() { # NAME LOAD(udpbench|capture file) TOOL-COMMAND...
 }
 sink=$((IN + 1))
 "$ub" recv "$sink" 60000 >/dev/null & pids+=($!)
-decode_row "vmc-relay filter" udpbench "$bin/vmc-relay" -q -l "127.0.0.1:$IN" --only '/*' --to "127.0.0.1:$sink"
-decode_row "vmc-relay dump json" udpbench "$bin/vmc-relay" -q -l "127.0.0.1:$IN" --dump --format json
+decode_row "vmc-relay filter" udpbench "$RELAY" -q -l "127.0.0.1:$IN" --only '/*' --to "127.0.0.1:$sink"
+decode_row "vmc-relay dump json" udpbench "$RELAY" -q -l "127.0.0.1:$IN" --dump --format json
 decode_row "mocopi-dump json" captures/mocopi/wave-60hz.pcapng "$bin/mocopi-dump" -q -l "127.0.0.1:$IN" --format json
 decode_row "livelink-dump json" captures/livelink/face-60fps.pcapng "$bin/livelink-dump" -q -l "127.0.0.1:$IN" --format json

@@ -8,7 +8,10 @@
 //! one stream never go closer than the interval; the newest value of every
 //! stream always goes out in the end (nothing is lost to the limit); every
 //! offered update is either sent or counted as superseded; after `due(now)`
-//! nothing held is due before a later time.
+//! nothing held is due before a later time. For `vmc::Lean` (the relay's
+//! path for rules without a rate limit): it takes only datagrams that
+//! decode, and sends the same datagrams as the rules applied to the decoded
+//! messages, then written one by one or packed into bundles.
 #![no_main]
 
 use std::collections::HashMap;
@@ -16,7 +19,7 @@ use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use mocap_core::osc::{self, Arg, Pattern};
-use mocap_core::vmc::{Limiter, Rename, Rules};
+use mocap_core::vmc::{self, Lean, Limiter, Rename, Rules};
 
 const PATTERNS: [&str; 6] = [
     "/VMC/Ext/Bone/Pos",
@@ -74,8 +77,10 @@ fuzz_target!(|data: &[u8]| {
             2 => Some(Rename::Vrm1ToVrm0),
             _ => None,
         },
+        flatten: f & 64 != 0,
         ..Rules::default()
     };
+    let mut lean = Lean::new(if f & 128 != 0 { 96 } else { vmc::MAX_BUNDLE });
     let interval = Duration::try_from_secs_f64(1.0 / f64::from(*rate).max(1e-3)).unwrap();
     let mut limiter = Limiter::new(f64::from(*rate));
     let mut now = Duration::ZERO;
@@ -93,6 +98,23 @@ fuzz_target!(|data: &[u8]| {
     };
     for (i, datagram) in rest.split(|b| *b == 0xff).enumerate() {
         now += Duration::from_millis(u64::from(datagram.first().copied().unwrap_or(0) % 64));
+        if let Some(flat) = osc::Flat::parse(datagram) {
+            let Ok(packet) = osc::decode(datagram) else {
+                panic!("the lean path took a datagram that does not decode");
+            };
+            let mut got = Vec::new();
+            let done = lean.forward(&rules, &flat, |b| got.push(b.to_vec())).expect("renames carry no NUL");
+            let all = packet.messages();
+            let kept: Vec<osc::Message> = all.iter().filter_map(|m| rules.apply(m)).collect();
+            let mut want = Vec::new();
+            if rules.flatten || !packet_is_bundle(&packet) {
+                want.extend(kept.iter().map(wire));
+            } else {
+                vmc::pack(&kept, if f & 128 != 0 { 96 } else { vmc::MAX_BUNDLE }, &mut want).expect("decoded messages can be written");
+            }
+            assert_eq!(got, want, "the lean path and the decoding path send different datagrams");
+            assert_eq!(done.dropped, (all.len() - kept.len()) as u64);
+        }
         let Ok(packet) = osc::decode(datagram) else {
             continue;
         };
@@ -152,6 +174,10 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(final_sent.get(key).map(wire), Some(wire(m)), "the newest value of {key:?} never went out");
     }
 });
+
+fn packet_is_bundle(p: &osc::PacketRepr) -> bool {
+    matches!(p, osc::PacketRepr::Bundle { .. })
+}
 
 /// A message as its bytes: `==` on messages is false for a NaN argument,
 /// which passes the relay unchanged all the same.

@@ -343,3 +343,143 @@ fn the_view_checks_framing_and_the_repr_the_rest() {
         Err(Error::Trailing { count: 4 })
     ));
 }
+
+/// The datagrams `vmc-relay` sent for `bytes` before the lean path: the
+/// packet decoded, each message through `Rules::apply`, then one datagram
+/// per message (a single message in, or `flatten`) or `vmc::pack`'s bundles.
+fn forwarded_by_decoding(rules: &vmc::Rules, bytes: &[u8], max: usize) -> (Vec<Vec<u8>>, u64) {
+    let p = osc::decode(bytes).unwrap();
+    let single = matches!(p, PacketRepr::Message(_));
+    let all = p.messages();
+    let kept: Vec<Message> = all.iter().filter_map(|m| rules.apply(m)).collect();
+    let dropped = (all.len() - kept.len()) as u64;
+    let mut out = Vec::new();
+    if rules.flatten || single {
+        out.extend(kept.iter().map(|m| osc::message(m).unwrap()));
+    } else {
+        vmc::pack(&kept, max, &mut out).unwrap();
+    }
+    (out, dropped)
+}
+
+fn lean_rules() -> Vec<vmc::Rules> {
+    let pat = |p: &str| osc::Pattern::new(p).unwrap();
+    vec![
+        vmc::Rules {
+            only: vec![pat("/VMC/Ext/{Bone,Blend}/*")],
+            ..Default::default()
+        },
+        vmc::Rules {
+            drop: vec![pat("/VMC/Ext/Root/*"), pat("/all")],
+            drop_bones: vec!["LeftHand".into()],
+            ..Default::default()
+        },
+        vmc::Rules {
+            bones: Some(vec!["Hips".into(), "Head".into()]),
+            rename: Some(vmc::Rename::Vrm0ToVrm1),
+            ..Default::default()
+        },
+        vmc::Rules {
+            rename: Some(vmc::Rename::Vrm1ToVrm0),
+            flatten: true,
+            ..Default::default()
+        },
+    ]
+}
+
+/// Real VMC datagrams: the bundled capture of a 60 Hz body stream.
+fn captured_vmc() -> Vec<Vec<u8>> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../captures/vmc/body-60hz.pcapng");
+    let mut d = mocap_core::pcap::Datagrams::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut out = Vec::new();
+    while let Some(c) = d.next_datagram() {
+        out.push(c.unwrap().payload.to_vec());
+    }
+    out
+}
+
+#[test]
+fn the_lean_path_forwards_what_decoding_forwards() {
+    let blend = |n: &str| {
+        Message::new(
+            "/VMC/Ext/Blend/Val",
+            vec![Arg::String(n.into()), Arg::Float(0.5)],
+        )
+    };
+    let mut corpus = corpus();
+    corpus
+        .push(osc::bundle(&[blend("Joy"), blend("happy"), blend("Blink_L"), blend("A")]).unwrap());
+    corpus.push(osc::message(&blend("Joy")).unwrap());
+    let real = captured_vmc();
+    assert!(real.len() > 100, "{} datagrams in the capture", real.len());
+    // Every real datagram takes the lean path: it is the common case.
+    for d in &real {
+        assert!(
+            osc::Flat::parse(d).is_some(),
+            "not flat: {}",
+            hex::encode(d)
+        );
+    }
+    let check = |bytes: &[u8], lean: &mut [vmc::Lean], max: usize| -> bool {
+        let Some(flat) = osc::Flat::parse(bytes) else {
+            return false;
+        };
+        // The lean path only takes what decodes.
+        assert!(
+            osc::decode(bytes).is_ok(),
+            "flat but not decodable: {}",
+            hex::encode(bytes)
+        );
+        for (rules, lean) in lean_rules().iter().zip(lean.iter_mut()) {
+            let mut got = Vec::new();
+            let done = lean
+                .forward(rules, &flat, |b| got.push(b.to_vec()))
+                .unwrap();
+            let (want, dropped) = forwarded_by_decoding(rules, bytes, max);
+            assert_eq!(got, want, "{rules:?} on {}", hex::encode(bytes));
+            assert_eq!(done.dropped, dropped);
+        }
+        true
+    };
+    for max in [vmc::MAX_BUNDLE, 64] {
+        let mut lean: Vec<vmc::Lean> = lean_rules().iter().map(|_| vmc::Lean::new(max)).collect();
+        for d in real.iter().chain(&corpus) {
+            check(d, &mut lean, max);
+        }
+    }
+    // Mutated datagrams: whatever the lean path takes, it forwards as the
+    // decoding path does, and it takes a share of them (not only the originals).
+    let count: usize = std::env::var("OSC_SWEEP_MUTATIONS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(100_000)
+        / 4;
+    let mut rng = Rng(0x1ea0_0040);
+    let mut rng = move || rng.next();
+    let mut lean: Vec<vmc::Lean> = lean_rules()
+        .iter()
+        .map(|_| vmc::Lean::new(vmc::MAX_BUNDLE))
+        .collect();
+    let mut taken = 0;
+    let sources: Vec<&Vec<u8>> = corpus.iter().chain(real.iter().take(50)).collect();
+    for _ in 0..count {
+        let mut v = sources[(rng() % sources.len() as u64) as usize].clone();
+        for _ in 0..1 + rng() % 3 {
+            let at = (rng() % (v.len() as u64 + 1)) as usize;
+            match rng() % 4 {
+                0 if at < v.len() => v[at] = rng() as u8,
+                1 => v.insert(at, rng() as u8),
+                2 if at + 4 <= v.len() => {
+                    v[at..at + 4].copy_from_slice(&(rng() as i32 % 2048).to_be_bytes())
+                }
+                _ => v.truncate(at),
+            }
+        }
+        taken += usize::from(check(&v, &mut lean, vmc::MAX_BUNDLE));
+    }
+    assert!(
+        taken * 50 > count,
+        "the lean path took only {taken} of {count}"
+    );
+}

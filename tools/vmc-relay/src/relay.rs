@@ -112,6 +112,9 @@ struct Dest {
     smoothers: Senders<(vmc::Smoother, Duration)>,
     /// `--as vrchat|vmt`: the options, and one tracker stream per source.
     trackers: Option<(TrackerOptions, Senders<TrackerStream>)>,
+    /// Rules that need only addresses and names: applied to the borrowed
+    /// bytes of a canonical packet, without decoding it (issue 40).
+    lean: Option<vmc::Lean>,
 }
 
 /// A source silent this long loses its smoothing state (it starts afresh).
@@ -215,6 +218,9 @@ struct Relay {
     tokens: f64,
     last_refill: Instant,
     decode: bool,
+    /// Something needs the decoded packet even when the lean destinations
+    /// do not: the dump, takes, smoothing, rate limits, trackers.
+    decode_all: bool,
     takes: Option<mocap_cli::VmcTakes>,
     takes_done: Vec<TakeSummary>,
     /// mocopi, iFacialMocap … sent to this port by mistake.
@@ -343,8 +349,11 @@ fn prepare(opts: Options) -> anyhow::Result<Prepared> {
                 Some(TrackerFormat::Vrchat(_)) => mocap_cli::Receiver::Vrchat,
                 Some(TrackerFormat::Vmt(_)) => mocap_cli::Receiver::Vmt,
             };
+            let lean = (d.trackers.is_none() && !d.rules.is_raw() && d.rules.is_lean())
+                .then(|| vmc::Lean::new(vmc::MAX_BUNDLE));
             Ok(Dest {
                 addr: d.addr,
+                lean,
                 link: mocap_cli::net::Link::new(d.addr, receiver)
                     .context("failed to open the sending socket")?,
                 limiter: d.rules.max_rate.map(Limiter::new),
@@ -358,6 +367,7 @@ fn prepare(opts: Options) -> anyhow::Result<Prepared> {
         })
         .collect::<anyhow::Result<_>>()?;
     let decode = dump || bvh.is_some() || dests.iter().any(|d| !d.is_raw());
+    let decode_all = dump || bvh.is_some() || dests.iter().any(|d| !d.is_raw() && d.lean.is_none());
     let relay = Relay {
         guard,
         max_pps,
@@ -371,6 +381,7 @@ fn prepare(opts: Options) -> anyhow::Result<Prepared> {
         tokens: max_pps.unwrap_or(0.0),
         last_refill: Instant::now(),
         decode,
+        decode_all,
         takes: bvh.map(mocap_cli::VmcTakes::new),
         takes_done: Vec::new(),
         other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::Vmc),
@@ -511,6 +522,29 @@ impl Relay {
         if !self.decode {
             return Ok(());
         }
+        // The common case, a canonical packet, goes to the lean
+        // destinations as its bytes; anything else is decoded for all.
+        let flat = osc::Flat::parse(d.payload);
+        if let Some(flat) = &flat {
+            for dest in &mut self.dests {
+                let Dest {
+                    lean: Some(lean),
+                    link,
+                    rules,
+                    stats,
+                    ..
+                } = dest
+                else {
+                    continue;
+                };
+                let done = lean.forward(rules, flat, |b| send_on(link, stats, b, &self.log))?;
+                stats.messages += done.kept;
+                stats.filtered += done.dropped;
+            }
+            if !self.decode_all {
+                return self.flush_due(false);
+            }
+        }
         let packet = match osc::decode(d.payload) {
             Ok(p) => p,
             Err(e) => {
@@ -555,7 +589,12 @@ impl Relay {
                 }
             }
         }
-        for dest in self.dests.iter_mut().filter(|d| !d.is_raw()) {
+        let lean_done = flat.is_some();
+        for dest in self
+            .dests
+            .iter_mut()
+            .filter(|d| !(d.is_raw() || lean_done && d.lean.is_some()))
+        {
             dest.smoothers
                 .retain(|_, (_, seen)| now.saturating_sub(*seen) < SMOOTH_STALE);
             let mut keep = Vec::with_capacity(messages.len());
@@ -613,8 +652,13 @@ impl FeedHandler<Source> for Relay {
 /// A receiver that is down must not stop the others: the link counts and
 /// logs the failure.
 fn send(dest: &mut Dest, bytes: &[u8], log: &Log) {
-    if dest.link.send(bytes, log) {
-        dest.stats.bytes += bytes.len() as u64;
+    send_on(&mut dest.link, &mut dest.stats, bytes, log);
+}
+
+/// [`send`], for a caller holding other parts of the destination.
+fn send_on(link: &mut mocap_cli::net::Link, stats: &mut DestStats, bytes: &[u8], log: &Log) {
+    if link.send(bytes, log) {
+        stats.bytes += bytes.len() as u64;
     }
 }
 
@@ -773,6 +817,9 @@ impl Relay {
 #[cfg(test)]
 #[cfg(target_os = "linux")]
 mod batched_tests;
+
+#[cfg(test)]
+mod lean_tests;
 
 #[cfg(test)]
 mod tests {

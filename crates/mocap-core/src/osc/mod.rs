@@ -28,12 +28,14 @@
 
 mod check;
 mod pattern;
+mod view;
 
 use std::fmt;
 
 use rosc::{OscBundle, OscMessage, OscPacket, OscTime, OscType};
 
 pub use pattern::{Pattern, PatternError};
+pub use view::{BundleWriter, Flat, MessageView};
 
 /// Deepest bundle nesting accepted (the reference sender nests one level).
 pub const MAX_DEPTH: usize = 8;

@@ -1,14 +1,11 @@
 //! Writing a frame of VMC the way the reference sender does.
 
 use super::Message;
-use super::fast::{BLEND_ADDRESS, BLEND_TAGS, BONE_ADDRESS, BONE_TAGS, BUNDLE_TAG};
+use super::fast::{BLEND_ADDRESS, BLEND_TAGS, BONE_ADDRESS, BONE_TAGS};
 use crate::osc;
 
 /// Largest bundle the reference sender writes (bones are split to stay under it).
 pub const MAX_BUNDLE: usize = 1200;
-
-/// Bundle header: `#bundle\0` and the timetag.
-const BUNDLE_HEADER: usize = 16;
 
 /// The datagrams of one frame: bone bundles, then the blend bundle(s) with
 /// every `Blend/Val` before one `Blend/Apply`, then a bundle with Root/Pos
@@ -80,31 +77,22 @@ pub fn pack(
     Ok(())
 }
 
-/// [`pack`] for messages already encoded, so each is written only once.
+/// [`pack`] for messages already encoded, so each is written only once;
+/// the packing is [`osc::BundleWriter`]'s, the relay's too.
 fn pack_encoded(messages: &[Vec<u8>], max: usize, out: &mut Vec<Vec<u8>>) {
-    let mut current: Option<Vec<u8>> = None;
+    let mut writer = osc::BundleWriter::new(max);
+    let mut send = |b: &[u8]| out.push(b.to_vec());
     for m in messages {
-        let len = 4 + m.len();
-        if current
-            .as_ref()
-            .is_some_and(|b| b.len() > BUNDLE_HEADER && b.len() + len > max)
-            && let Some(done) = current.take()
-        {
-            out.push(done);
-        }
-        let b = current.get_or_insert_with(|| {
-            let mut b = Vec::with_capacity(max.max(BUNDLE_HEADER + len));
-            b.extend_from_slice(BUNDLE_TAG);
-            // The "immediately" timetag: 0 seconds, fraction 1.
-            b.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0, 1]);
-            b
-        });
-        // OSC sizes are i32; a message that long cannot come from a datagram.
-        let size = i32::try_from(m.len()).unwrap_or(i32::MAX);
-        b.extend_from_slice(&size.to_be_bytes());
-        b.extend_from_slice(m);
+        let appended: Result<(), std::convert::Infallible> = writer.push(
+            |buf| {
+                buf.extend_from_slice(m);
+                Ok(())
+            },
+            &mut send,
+        );
+        let Ok(()) = appended;
     }
-    out.extend(current);
+    writer.finish(&mut send);
 }
 
 fn bytes(m: &Message) -> Result<Vec<u8>, osc::EncodeError> {

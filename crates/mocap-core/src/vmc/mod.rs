@@ -56,7 +56,7 @@ pub use names::{
     HUMAN_BODY_BONES, MAX_NAME_LEN, VRM0_PRESETS, VRM0_TO_VRM1, VRM1_PRESETS, bone_index,
     vrm0_to_vrm1, vrm1_to_vrm0,
 };
-pub use route::{Limiter, Rename, Rules};
+pub use route::{Forwarded, Lean, Limiter, Rename, Rules};
 pub use smooth::{MAX_NAMES, SmoothOptions, Smoother};
 pub use tracker_stream::{TrackerCounters, TrackerFormat, TrackerOptions, TrackerStream};
 

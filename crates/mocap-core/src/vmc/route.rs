@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::names::{vrm0_to_vrm1, vrm1_to_vrm0};
-use crate::osc::{Arg, Message, Pattern};
+use crate::osc::{self, Arg, Message, Pattern};
 
 /// Expression-name rewriting between VRM versions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,39 +53,179 @@ impl Rules {
             && self.smooth.is_none()
     }
 
+    /// Whether these rules need no more of a message than its address and
+    /// first string (filters and renames: no smoothing, no rate limit), so
+    /// [`Lean`] can apply them to borrowed bytes.
+    pub fn is_lean(&self) -> bool {
+        self.max_rate.is_none() && self.smooth.is_none()
+    }
+
     /// The message to forward, rewritten, or `None` when the rules drop it.
     pub fn apply(&self, m: &Message) -> Option<Message> {
         let addr = m.address.as_str();
-        if !self.only.is_empty() && !self.only.iter().any(|p| p.matches(addr)) {
+        if !self.address_passes(addr) {
             return None;
         }
-        if self.drop.iter().any(|p| p.matches(addr)) {
-            return None;
+        let mut out = m.clone();
+        match self.verdict(addr, first_string(m)) {
+            Verdict::Drop => return None,
+            Verdict::Keep => {}
+            Verdict::Rename(new) => {
+                let new = new.to_owned();
+                if let Some(Arg::String(name)) = out.args.first_mut() {
+                    *name = new;
+                }
+            }
         }
+        Some(out)
+    }
+
+    /// `--only` and `--drop`: what depends on the address alone.
+    fn address_passes(&self, addr: &str) -> bool {
+        (self.only.is_empty() || self.only.iter().any(|p| p.matches(addr)))
+            && !self.drop.iter().any(|p| p.matches(addr))
+    }
+
+    /// Bones and renames, for an address that passed: what the first string
+    /// argument decides.
+    fn verdict<'n>(&self, addr: &str, name: Option<&'n str>) -> Verdict<'n> {
         if addr == BONE_POS {
-            let name = first_string(m);
             if let Some(keep) = &self.bones
                 && !name.is_some_and(|n| keep.iter().any(|b| b == n))
             {
-                return None;
+                return Verdict::Drop;
             }
             if name.is_some_and(|n| self.drop_bones.iter().any(|b| b == n)) {
-                return None;
+                return Verdict::Drop;
             }
         }
-        let mut out = m.clone();
-        if let (Some(rename), BLEND_VAL, Some(Arg::String(name))) =
-            (self.rename, addr, out.args.first_mut())
-        {
+        if let (Some(rename), BLEND_VAL, Some(name)) = (self.rename, addr, name) {
             let new = match rename {
                 Rename::Vrm0ToVrm1 => vrm0_to_vrm1(name),
                 Rename::Vrm1ToVrm0 => vrm1_to_vrm0(name),
             };
-            if new != name.as_str() {
-                *name = new.to_owned();
+            if new != name {
+                return Verdict::Rename(new);
             }
         }
-        Some(out)
+        Verdict::Keep
+    }
+}
+
+/// What the rules make of one message that passed the address filters.
+enum Verdict<'n> {
+    Drop,
+    Keep,
+    /// Kept, with this first string (an expression renamed).
+    Rename(&'n str),
+}
+
+/// Most addresses whose filter verdict [`Lean`] remembers; past it the
+/// patterns are matched each time rather than memory growing.
+const MAX_ADDRESSES: usize = 1024;
+
+/// [`Rules`] that [`is_lean`](Rules::is_lean) applied to a borrowed
+/// [`osc::Flat`] packet: kept messages are forwarded as their bytes (a
+/// renamed one rewritten), bundled with [`osc::BundleWriter`] as
+/// [`pack`](super::pack) bundles them. The datagrams are the ones
+/// [`Rules::apply`] and `pack` make of the decoded packet; nothing is
+/// allocated once the buffers have grown and every address has been seen.
+#[derive(Debug)]
+pub struct Lean {
+    /// `--only`/`--drop` per address: pattern matching allocates, and a
+    /// sender uses few addresses.
+    addresses: HashMap<Box<str>, bool>,
+    bundle: osc::BundleWriter,
+    scratch: Vec<u8>,
+}
+
+/// What [`Lean::forward`] did with one packet.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Forwarded {
+    /// Messages sent on.
+    pub kept: u64,
+    /// Messages the rules dropped.
+    pub dropped: u64,
+}
+
+impl Lean {
+    /// Bundles of at most `max` bytes (the relay uses [`MAX_BUNDLE`](super::MAX_BUNDLE)).
+    pub fn new(max: usize) -> Self {
+        Self {
+            addresses: HashMap::new(),
+            bundle: osc::BundleWriter::new(max),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Applies `rules` to `packet` and hands each datagram to go out to
+    /// `send`: one per message when the packet was a single message or the
+    /// rules flatten, else bundles.
+    ///
+    /// # Errors
+    /// [`osc::EncodeError`] for a rename OSC cannot carry (none of the VRM
+    /// tables' names); the messages before it have been sent.
+    pub fn forward(
+        &mut self,
+        rules: &Rules,
+        packet: &osc::Flat<'_>,
+        mut send: impl FnMut(&[u8]),
+    ) -> Result<Forwarded, osc::EncodeError> {
+        let single = rules.flatten || !packet.is_bundle();
+        let mut done = Forwarded::default();
+        let mut result = Ok(());
+        for m in packet.messages() {
+            let addr = m.address();
+            let passes = match self.addresses.get(addr) {
+                Some(&p) => p,
+                None => {
+                    let p = rules.address_passes(addr);
+                    if self.addresses.len() < MAX_ADDRESSES {
+                        self.addresses.insert(addr.into(), p);
+                    }
+                    p
+                }
+            };
+            let verdict = if passes {
+                rules.verdict(addr, m.first_string())
+            } else {
+                Verdict::Drop
+            };
+            let write = |out: &mut Vec<u8>| match verdict {
+                Verdict::Rename(new) => m.emit_with_first(new, out),
+                _ => {
+                    out.extend_from_slice(m.bytes());
+                    Ok(())
+                }
+            };
+            match (&verdict, single) {
+                (Verdict::Drop, _) => {
+                    done.dropped += 1;
+                    continue;
+                }
+                (Verdict::Keep, true) => send(m.bytes()),
+                (Verdict::Rename(_), true) => {
+                    self.scratch.clear();
+                    if let Err(e) = write(&mut self.scratch) {
+                        result = Err(e);
+                        break;
+                    }
+                    send(&self.scratch);
+                }
+                (_, false) => {
+                    if let Err(e) = self.bundle.push(write, &mut send) {
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+            done.kept += 1;
+        }
+        if !single {
+            self.bundle.finish(&mut send);
+        }
+        result.map(|()| done)
     }
 }
 
