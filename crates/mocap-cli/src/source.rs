@@ -416,9 +416,7 @@ impl Source {
                 }
                 match lines.next()? {
                     Some(Line::Text(bytes)) => decoder.push_line(&String::from_utf8_lossy(&bytes)),
-                    Some(Line::TooLong(len)) => decoder.skip_line(&format!(
-                        "line of {len} bytes or more is too long for one datagram"
-                    )),
+                    Some(Line::TooLong(len)) => decoder.skip_line(len),
                     Some(Line::Waiting) => break Got::Idle,
                     None => {
                         decoder.finish();

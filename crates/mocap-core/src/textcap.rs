@@ -47,7 +47,93 @@ pub struct LineError {
     /// 0-based character column of the fault, where one is known.
     pub column: Option<usize>,
     /// What is wrong.
-    pub reason: String,
+    pub kind: LineErrorKind,
+}
+
+/// What is wrong with a line of a text capture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LineErrorKind {
+    /// A character that is not a hex digit (nor a space or colon).
+    NotHex(char),
+    /// An odd number of hex digits.
+    OddDigits,
+    /// More hex than one datagram can hold.
+    TooMuchHex {
+        /// Bytes the line describes.
+        bytes: usize,
+    },
+    /// A line too long to read at all ([`TextDecoder::skip_line`]).
+    LineTooLong {
+        /// Bytes read of it before giving up.
+        bytes: usize,
+    },
+    /// A `d` line that is not `d <seconds> <length>`.
+    BadDatagramLine,
+    /// A declared length more than one datagram can hold.
+    DeclaredTooLong {
+        /// The declared length.
+        len: usize,
+    },
+    /// Hex bytes with no `d` line before them.
+    HexOutsideDatagram,
+    /// Fewer bytes than declared before the next `d` line or the end.
+    Short {
+        /// Declared length.
+        declared: usize,
+        /// Bytes that came.
+        got: usize,
+        /// Whether the input ended (rather than the next datagram began).
+        at_end: bool,
+    },
+    /// More bytes than declared.
+    Long {
+        /// Declared length.
+        declared: usize,
+        /// Bytes that came.
+        got: usize,
+    },
+}
+
+impl fmt::Display for LineErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::NotHex(ch) => write!(f, "{ch:?} is not a hex digit"),
+            Self::OddDigits => write!(f, "odd number of hex digits"),
+            Self::TooMuchHex { bytes } => write!(
+                f,
+                "{bytes} bytes of hex is more than one datagram can hold ({MAX_DATAGRAM})"
+            ),
+            Self::LineTooLong { bytes } => {
+                write!(
+                    f,
+                    "line of {bytes} bytes or more is too long for one datagram"
+                )
+            }
+            Self::BadDatagramLine => write!(f, "expected `d <seconds> <length>`"),
+            Self::DeclaredTooLong { len } => write!(
+                f,
+                "declared length {len} is more than one datagram can hold ({MAX_DATAGRAM})"
+            ),
+            Self::HexOutsideDatagram => write!(f, "hex bytes outside a datagram"),
+            Self::Short {
+                declared,
+                got,
+                at_end: true,
+            } => write!(
+                f,
+                "datagram declared {declared} bytes but the input ended after {got}"
+            ),
+            Self::Short { declared, got, .. } => write!(
+                f,
+                "datagram is {} bytes short of its declared length",
+                declared.saturating_sub(got)
+            ),
+            Self::Long { declared, got } => {
+                write!(f, "datagram declared {declared} bytes but holds {got}")
+            }
+        }
+    }
 }
 
 impl fmt::Display for LineError {
@@ -56,7 +142,7 @@ impl fmt::Display for LineError {
         if let Some(c) = self.column {
             write!(f, ", column {}", c + 1)?;
         }
-        write!(f, ": {}", self.reason)
+        write!(f, ": {}", self.kind)
     }
 }
 
@@ -131,12 +217,12 @@ impl TextDecoder {
         }
     }
 
-    /// Counts a line the caller could not read (too long for any datagram),
-    /// as an error; a datagram it was part of is dropped.
-    pub fn skip_line(&mut self, reason: &str) {
+    /// Counts a line the caller could not read (too long for any datagram:
+    /// `bytes` read of it), as an error; a datagram it was part of is dropped.
+    pub fn skip_line(&mut self, bytes: usize) {
         self.line_no += 1;
         self.pending = None;
-        let e = self.error(None, reason.to_owned());
+        let e = self.error(None, LineErrorKind::LineTooLong { bytes });
         self.ready.push_back(Err(e));
     }
 
@@ -151,11 +237,11 @@ impl TextDecoder {
             self.ready.push_back(Err(LineError {
                 line: p.line,
                 column: None,
-                reason: format!(
-                    "datagram declared {} bytes but the input ended after {}",
-                    p.len,
-                    p.payload.len()
-                ),
+                kind: LineErrorKind::Short {
+                    declared: p.len,
+                    got: p.payload.len(),
+                    at_end: true,
+                },
             }));
         }
     }
@@ -193,13 +279,9 @@ impl TextDecoder {
         }
         let digits = body.bytes().filter(u8::is_ascii_hexdigit).count();
         if digits / 2 > MAX_DATAGRAM {
-            return Some(Err(self.error(
-                None,
-                format!(
-                    "{} bytes of hex is more than one datagram can hold ({MAX_DATAGRAM})",
-                    digits / 2
-                ),
-            )));
+            return Some(Err(
+                self.error(None, LineErrorKind::TooMuchHex { bytes: digits / 2 })
+            ));
         }
         let mut payload = Vec::with_capacity(body.len() / 2);
         Some(match decode_hex_into(line, &mut payload) {
@@ -208,35 +290,31 @@ impl TextDecoder {
                 payload,
                 line: self.line_no,
             }),
-            Err((column, reason)) => Err(self.error(Some(column), reason)),
+            Err((column, kind)) => Err(self.error(Some(column), kind)),
         })
     }
 
     fn packets_line(&mut self, line: &str) -> Option<LineResult> {
         if let Some(rest) = line.strip_prefix("d ") {
             if let Some(p) = self.pending.take() {
-                let missing = p.len.saturating_sub(p.payload.len());
                 self.ready.push_back(Err(LineError {
                     line: p.line,
                     column: None,
-                    reason: format!("datagram is {missing} bytes short of its declared length"),
+                    kind: LineErrorKind::Short {
+                        declared: p.len,
+                        got: p.payload.len(),
+                        at_end: false,
+                    },
                 }));
             }
             let mut fields = rest.split_whitespace();
             let arrival = fields.next().and_then(|s| s.parse::<f64>().ok());
             let len = fields.next().and_then(|s| s.parse::<usize>().ok());
             let (Some(arrival), Some(len)) = (arrival, len) else {
-                return Some(Err(
-                    self.error(None, "expected `d <seconds> <length>`".into())
-                ));
+                return Some(Err(self.error(None, LineErrorKind::BadDatagramLine)));
             };
             if len > MAX_DATAGRAM {
-                return Some(Err(self.error(
-                    None,
-                    format!(
-                        "declared length {len} is more than one datagram can hold ({MAX_DATAGRAM})"
-                    ),
-                )));
+                return Some(Err(self.error(None, LineErrorKind::DeclaredTooLong { len })));
             }
             let pending = Pending {
                 arrival,
@@ -261,14 +339,14 @@ impl TextDecoder {
         let hex = line.split('|').next().unwrap_or_default();
         let line_no = self.line_no;
         let Some(p) = self.pending.as_mut() else {
-            return Some(Err(self.error(None, "hex bytes outside a datagram".into())));
+            return Some(Err(self.error(None, LineErrorKind::HexOutsideDatagram)));
         };
-        if let Err((column, reason)) = decode_hex_into(hex, &mut p.payload) {
+        if let Err((column, kind)) = decode_hex_into(hex, &mut p.payload) {
             self.pending = None;
             return Some(Err(LineError {
                 line: line_no,
                 column: Some(column),
-                reason,
+                kind,
             }));
         }
         if p.payload.len() < p.len {
@@ -279,11 +357,10 @@ impl TextDecoder {
             return Some(Err(LineError {
                 line: line_no,
                 column: None,
-                reason: format!(
-                    "datagram declared {} bytes but holds {}",
-                    p.len,
-                    p.payload.len()
-                ),
+                kind: LineErrorKind::Long {
+                    declared: p.len,
+                    got: p.payload.len(),
+                },
             }));
         }
         Some(Ok(TextDatagram {
@@ -293,11 +370,11 @@ impl TextDecoder {
         }))
     }
 
-    fn error(&self, column: Option<usize>, reason: String) -> LineError {
+    fn error(&self, column: Option<usize>, kind: LineErrorKind) -> LineError {
         LineError {
             line: self.line_no,
             column,
-            reason,
+            kind,
         }
     }
 }
@@ -305,9 +382,9 @@ impl TextDecoder {
 /// Appends the bytes of a hex string to `out`, skipping whitespace and colons.
 ///
 /// # Errors
-/// The column and reason of the first character that is not a hex digit, or
-/// an odd number of digits.
-pub fn decode_hex_into(text: &str, out: &mut Vec<u8>) -> Result<(), (usize, String)> {
+/// The column (0-based, in characters' byte offsets) and kind of the first
+/// character that is not a hex digit, or of an odd number of digits.
+pub fn decode_hex_into(text: &str, out: &mut Vec<u8>) -> Result<(), (usize, LineErrorKind)> {
     let mut high: Option<(usize, u8)> = None;
     for (col, ch) in text.char_indices() {
         // Spaces and colons separate bytes in `xxd`, `tshark` and Wireshark's "copy as hex".
@@ -315,7 +392,7 @@ pub fn decode_hex_into(text: &str, out: &mut Vec<u8>) -> Result<(), (usize, Stri
             continue;
         }
         let Some(nibble) = ch.to_digit(16).and_then(|d| u8::try_from(d).ok()) else {
-            return Err((col, format!("{ch:?} is not a hex digit")));
+            return Err((col, LineErrorKind::NotHex(ch)));
         };
         match high.take() {
             None => high = Some((col, nibble)),
@@ -323,7 +400,7 @@ pub fn decode_hex_into(text: &str, out: &mut Vec<u8>) -> Result<(), (usize, Stri
         }
     }
     match high {
-        Some((col, _)) => Err((col, "odd number of hex digits".into())),
+        Some((col, _)) => Err((col, LineErrorKind::OddDigits)),
         None => Ok(()),
     }
 }
@@ -362,29 +439,26 @@ mod tests {
         let e = got[1].as_ref().unwrap_err();
         assert_eq!((e.line, e.column), (2, Some(1)));
         assert_eq!(got[2].as_ref().unwrap().payload, [0x0b]);
-        assert!(got[3].as_ref().unwrap_err().reason.contains("odd"));
+        assert_eq!(got[3].as_ref().unwrap_err().kind, LineErrorKind::OddDigits);
+        assert_eq!(e.kind, LineErrorKind::NotHex('g'));
+        assert_eq!(e.to_string(), "line 2, column 2: 'g' is not a hex digit");
     }
 
     #[test]
     fn oversized_datagrams_are_refused() {
         let long = "ab".repeat(MAX_DATAGRAM + 1);
         let got = decode_all(&format!("{long}\n0a\n"));
-        assert!(
-            got[0]
-                .as_ref()
-                .unwrap_err()
-                .reason
-                .contains("more than one datagram")
+        assert_eq!(
+            got[0].as_ref().unwrap_err().kind,
+            LineErrorKind::TooMuchHex {
+                bytes: MAX_DATAGRAM + 1
+            }
         );
         assert_eq!(got[1].as_ref().unwrap().payload, [0x0a]);
         let got = decode_all("!mocopi-packet-capture 1\nd 0 70000\n  00\n");
-        assert!(
-            got[0]
-                .as_ref()
-                .unwrap_err()
-                .reason
-                .contains("declared length 70000")
-        );
+        let e = got[0].as_ref().unwrap_err();
+        assert_eq!(e.kind, LineErrorKind::DeclaredTooLong { len: 70000 });
+        assert!(e.to_string().contains("declared length 70000"), "{e}");
     }
 
     #[test]
@@ -403,15 +477,18 @@ mod tests {
         let got =
             decode_all("!mocopi-packet-capture 1\nd 0 4\n  01 02\nd 1 1\n  01 02\nd 2 3\n  01\n");
         let e = got[0].as_ref().unwrap_err();
-        assert!(e.reason.contains("2 bytes short"), "{e}");
+        assert!(e.to_string().contains("2 bytes short"), "{e}");
         assert_eq!(e.line, 2);
-        assert!(got[1].as_ref().unwrap_err().reason.contains("holds 2"));
-        assert!(
-            got[2]
-                .as_ref()
-                .unwrap_err()
-                .reason
-                .contains("ended after 1")
+        let long = got[1].as_ref().unwrap_err();
+        assert_eq!(
+            long.kind,
+            LineErrorKind::Long {
+                declared: 1,
+                got: 2
+            }
         );
+        assert!(long.to_string().contains("holds 2"));
+        let cut = got[2].as_ref().unwrap_err();
+        assert!(cut.to_string().contains("ended after 1"), "{cut}");
     }
 }

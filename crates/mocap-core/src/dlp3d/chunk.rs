@@ -331,7 +331,7 @@ impl Event {
 #[non_exhaustive]
 pub enum Error {
     /// Not a protobuf `OrchestratorV4Response`.
-    NotProtobuf(String),
+    NotProtobuf(super::DecodeError),
     /// A `class_name` the client does not know.
     UnknownClass(String),
     /// A dtype other than float16/32/64.
@@ -361,7 +361,7 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::NotProtobuf(e) => write!(f, "not an OrchestratorV4Response: {e}"),
+            Self::NotProtobuf(e) => write!(f, "not an OrchestratorV4Response: {}", e.0),
             Self::UnknownClass(c) => write!(f, "unknown class_name {c:?}"),
             Self::UnknownDtype(d) => write!(f, "unknown dtype {d:?} (float16, float32 or float64)"),
             Self::BeforeStart(s) => write!(f, "{} chunk before its start", s.name()),
@@ -446,7 +446,7 @@ impl Decoder {
     /// # Errors
     /// See [`Error`].
     pub fn decode(&mut self, bytes: &[u8]) -> Result<Event, Error> {
-        let r = Response::decode(bytes).map_err(|e| Error::NotProtobuf(e.to_string()))?;
+        let r = Response::decode(bytes).map_err(|e| Error::NotProtobuf(super::DecodeError(e)))?;
         self.response(r)
     }
 
