@@ -23,11 +23,11 @@ fuzz_target!(|data: &[u8]| {
     }
     let repr = FrameRepr::parse(&f);
     let v1_ok = !repr.extra.iter().any(|(n, _)| n.contains('-'));
-    for v2 in [true, false] {
-        if !v2 && !v1_ok {
+    for version in [ifm::Version::V2, ifm::Version::V1] {
+        if version == ifm::Version::V1 && !v1_ok {
             continue;
         }
-        let bytes = repr.to_bytes(v2);
+        let bytes = repr.to_bytes(version);
         let g = match ifm::parse(&bytes) {
             Ok(g) => g,
             // What no frame can say: nothing of a frame (only extras or a
@@ -45,6 +45,6 @@ fuzz_target!(|data: &[u8]| {
             Err(e) => panic!("a written frame parses: {e}: {}", String::from_utf8_lossy(&bytes)),
         };
         let back = FrameRepr::parse(&g);
-        assert_eq!(format!("{back:?}"), format!("{repr:?}"), "v2={v2}: {}", String::from_utf8_lossy(&bytes));
+        assert_eq!(format!("{back:?}"), format!("{repr:?}"), "{version:?}: {}", String::from_utf8_lossy(&bytes));
     }
 });

@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use mocap_core::ifm::Command;
+use mocap_core::ifm::{self, Command};
 use mocap_core::ifm::handshake::{Action, ConnId, Handshake, Transport};
 
 struct Model {
@@ -47,9 +47,9 @@ fuzz_target!(|data: &[u8]| {
     let tcp = t & 1 == 1;
     let keepalive = Duration::from_millis(1 + u64::from(*k));
     let start = match (tcp, c % 3) {
-        (true, _) => Command::StartTcp { v2: c & 4 != 0 },
+        (true, _) => Command::StartTcp { version: if c & 4 != 0 { ifm::Version::V2 } else { ifm::Version::V1 } },
         (false, 2) => Command::FacemotionStart,
-        (false, _) => Command::StartUdp { v2: c & 4 != 0 },
+        (false, _) => Command::StartUdp { version: if c & 4 != 0 { ifm::Version::V2 } else { ifm::Version::V1 } },
     };
     let transport = if tcp { Transport::Tcp } else { Transport::Udp };
     let mut now = Duration::from_millis(u64::from(*c));

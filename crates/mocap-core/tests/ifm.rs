@@ -173,7 +173,13 @@ fn head_glued_to_the_last_value_and_blocks_without_equals() {
 fn not_frames() {
     assert_eq!(ifm::parse(b""), Err(ifm::Error::Empty));
     assert_eq!(
-        ifm::parse(ifm::Command::StartUdp { v2: false }.text().as_bytes()),
+        ifm::parse(
+            ifm::Command::StartUdp {
+                version: ifm::Version::V1
+            }
+            .text()
+            .as_bytes()
+        ),
         Err(ifm::Error::Command)
     );
     assert_eq!(
@@ -199,8 +205,8 @@ fn encoder_round_trips_every_real_frame() {
         let f = ifm::parse(text.as_bytes()).unwrap();
         let repr = FrameRepr::parse(&f);
         assert!(repr.head.is_some() && repr.left_eye.is_some() && repr.right_eye.is_some());
-        for v2 in [false, true] {
-            let again = repr.to_bytes(v2);
+        for version in [ifm::Version::V1, ifm::Version::V2] {
+            let again = repr.to_bytes(version);
             let g = ifm::parse(&again).unwrap();
             assert_eq!(FrameRepr::parse(&g), repr);
             assert_eq!(g.blendshapes, f.blendshapes);
@@ -252,7 +258,7 @@ fn exercise(bytes: &[u8]) {
         }
         {
             let r = FrameRepr::parse(&f);
-            let _ = ifm::parse(&r.to_bytes(true));
+            let _ = ifm::parse(&r.to_bytes(ifm::Version::V2));
         }
     }
 }
@@ -339,7 +345,7 @@ fn repr_writes_what_the_app_writes() {
         left_eye: Some([5.300755, 0.32921365, 0.03218361]),
     };
     assert_eq!(
-        String::from_utf8(r.to_bytes(false)).unwrap(),
+        String::from_utf8(r.to_bytes(ifm::Version::V1)).unwrap(),
         "trackingStatus-1|eyeBlink_L-0|mouthLeft-2|hapihapi-0|=head#25.409164,-5.085786,3.8090365,0.052303925,0.2366666,-0.0259732|rightEye#5.2707267,4.227702,0.41178665|leftEye#5.300755,0.32921365,0.03218361|"
     );
 }

@@ -196,7 +196,11 @@ fn main() -> ExitCode {
         listen_given: args.listen.is_some(),
         record: args.record,
         allow: args.allow,
-        v2: args.v2,
+        version: if args.v2 {
+            mocap_core::ifm::Version::V2
+        } else {
+            mocap_core::ifm::Version::V1
+        },
         facemotion3d: args.facemotion3d,
         keepalive: args.keepalive,
         silence: args.silence,

@@ -43,7 +43,13 @@ fn udp_v1_handshake_then_frames_and_our_command_looped_back_is_ignored() {
     let (phone, port) = phone();
     let mut t = to_phone(&port, &["--format", "json", "-n", "3"]);
     let (cmd, pc) = recv_command(&phone);
-    assert_eq!(cmd, ifm::Command::StartUdp { v2: false }.text());
+    assert_eq!(
+        cmd,
+        ifm::Command::StartUdp {
+            version: ifm::Version::V1
+        }
+        .text()
+    );
     phone.send_to(cmd.as_bytes(), pc).unwrap();
     for f in frames(3) {
         phone.send_to(f.as_bytes(), pc).unwrap();
@@ -74,7 +80,13 @@ fn udp_v2_frames_with_negative_values() {
     let (phone, port) = phone();
     let t = to_phone(&port, &["--v2", "--format", "json", "-n", "1"]);
     let (cmd, pc) = recv_command(&phone);
-    assert_eq!(cmd, ifm::Command::StartUdp { v2: true }.text());
+    assert_eq!(
+        cmd,
+        ifm::Command::StartUdp {
+            version: ifm::Version::V2
+        }
+        .text()
+    );
     let v2 = "trackingStatus&1|jawOpen&-25|mouthSmile_L&150|=head#1,2,3,0.1,0.2,-0.4|rightEye#1,2,3|leftEye#4,5,6|";
     phone.send_to(v2.as_bytes(), pc).unwrap();
     let run = t.finish();
@@ -145,7 +157,10 @@ fn tcp_mode_frames_in_pieces_a_reconnect_and_the_stop_string() {
         let (cmd, _) = recv_command(&phone);
         assert_eq!(
             cmd,
-            ifm::Command::StartTcp { v2: false }.text(),
+            ifm::Command::StartTcp {
+                version: ifm::Version::V1
+            }
+            .text(),
             "round {round}"
         );
         let mut s = connect_from_phone(tcp);
@@ -162,7 +177,10 @@ fn tcp_mode_frames_in_pieces_a_reconnect_and_the_stop_string() {
         } else {
             // Keep the connection until the tool has its frames. A start
             // command re-sent before the phone connected may still be queued.
-            let start = ifm::Command::StartTcp { v2: false }.text();
+            let start = ifm::Command::StartTcp {
+                version: ifm::Version::V1,
+            }
+            .text();
             let stop = loop {
                 let (cmd, _) = recv_command(&phone);
                 if cmd != start {

@@ -72,7 +72,13 @@ fn handshake_with_a_phone_whose_app_opens_late() {
     let phone = UdpSocket::bind(("127.0.0.2", port)).unwrap();
     phone.set_read_timeout(Some(LIMIT)).unwrap();
     let (cmd, pc) = recv_command(&phone);
-    assert_eq!(cmd, ifm::Command::StartUdp { v2: false }.text());
+    assert_eq!(
+        cmd,
+        ifm::Command::StartUdp {
+            version: ifm::Version::V1
+        }
+        .text()
+    );
     for f in FRAMES.lines().take(3) {
         phone.send_to(f.as_bytes(), pc).unwrap();
     }

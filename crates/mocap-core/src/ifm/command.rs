@@ -1,5 +1,7 @@
 //! The strings a PC sends to the phone, and the ports involved: one place.
 
+use super::Error;
+
 /// The phone listens for commands on this UDP port (iFacialMocap).
 pub const PHONE_PORT: u16 = 49983;
 /// Facemotion3d listens for its start command on this UDP port.
@@ -17,18 +19,30 @@ pub const TERMINATOR: &str = "___iFacialMocap";
 const KEY: &str = "sahuasouryya9218sauhuiayeta91555dy3719";
 const V2_SUFFIX: &str = "|sendDataVersion=v2";
 
+/// Which frame layout the phone sends, and a frame is written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Version {
+    /// `name-value` (values 0–100): what the phone sends unless asked.
+    #[default]
+    V1,
+    /// `name&value` (values may be negative or above 100): asked for with
+    /// `|sendDataVersion=v2`, and what Facemotion3d sends.
+    V2,
+}
+
 /// What a PC can ask the phone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {
     /// Stream one UDP datagram per frame to the sender's address, port 49983.
     StartUdp {
-        /// `&` between names and values (allows negative values).
-        v2: bool,
+        /// The frame layout asked for.
+        version: Version,
     },
     /// Connect to the sender on TCP 49986 and stream frames ending in [`TERMINATOR`].
     StartTcp {
-        /// `&` frames.
-        v2: bool,
+        /// The frame layout asked for.
+        version: Version,
     },
     /// Stop the TCP stream.
     StopTcp,
@@ -43,10 +57,13 @@ pub enum Command {
 impl Command {
     /// The exact text to send (UTF-8, no terminator).
     pub fn text(self) -> String {
-        let v2 = |on: bool| if on { V2_SUFFIX } else { "" };
+        let suffix = |v: Version| match v {
+            Version::V1 => "",
+            Version::V2 => V2_SUFFIX,
+        };
         match self {
-            Self::StartUdp { v2: on } => format!("iFacialMocap_{KEY}{}", v2(on)),
-            Self::StartTcp { v2: on } => format!("iFacialMocap_UDPTCP_{KEY}{}", v2(on)),
+            Self::StartUdp { version } => format!("iFacialMocap_{KEY}{}", suffix(version)),
+            Self::StartTcp { version } => format!("iFacialMocap_UDPTCP_{KEY}{}", suffix(version)),
             Self::StopTcp => format!("iFacialMocap_UDPTCPSTOP_{KEY}"),
             Self::Bake => "iFacialMocap_bakeRecordedAnimation_start".to_owned(),
             Self::LookForward => "iFacialMocap_lookForward".to_owned(),
@@ -64,13 +81,30 @@ impl Command {
 
     /// Reads a command datagram (for phone emulators and for dropping our own
     /// commands looped back to us).
-    pub fn parse(bytes: &[u8]) -> Option<Self> {
-        let text = std::str::from_utf8(bytes).ok()?;
+    ///
+    /// # Errors
+    /// [`Error::Empty`], [`Error::NotUtf8`], or [`Error::NotACommand`] for
+    /// text that is none of the commands.
+    pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
+        if bytes.is_empty() {
+            return Err(Error::Empty);
+        }
+        let text = std::str::from_utf8(bytes).map_err(|e| Error::NotUtf8 {
+            offset: e.valid_up_to(),
+        })?;
         [
-            Self::StartUdp { v2: false },
-            Self::StartUdp { v2: true },
-            Self::StartTcp { v2: false },
-            Self::StartTcp { v2: true },
+            Self::StartUdp {
+                version: Version::V1,
+            },
+            Self::StartUdp {
+                version: Version::V2,
+            },
+            Self::StartTcp {
+                version: Version::V1,
+            },
+            Self::StartTcp {
+                version: Version::V2,
+            },
             Self::StopTcp,
             Self::Bake,
             Self::LookForward,
@@ -78,6 +112,7 @@ impl Command {
         ]
         .into_iter()
         .find(|c| c.text() == text)
+        .ok_or(Error::NotACommand)
     }
 }
 
@@ -91,17 +126,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn what_is_not_a_command_says_why() {
+        assert_eq!(Command::parse(b""), Err(Error::Empty));
+        assert_eq!(
+            Command::parse(b"iFacialMocap_\xff"),
+            Err(Error::NotUtf8 { offset: 13 })
+        );
+        assert_eq!(
+            Command::parse(b"iFacialMocap_lookforward"),
+            Err(Error::NotACommand)
+        );
+        assert_eq!(
+            Command::parse(b"FACEMOTION3D_OtherStreaming"),
+            Ok(Command::FacemotionStart)
+        );
+    }
+
+    #[test]
     fn command_strings_are_the_vendors() {
         assert_eq!(
-            Command::StartUdp { v2: false }.text(),
+            Command::StartUdp {
+                version: Version::V1
+            }
+            .text(),
             "iFacialMocap_sahuasouryya9218sauhuiayeta91555dy3719"
         );
         assert_eq!(
-            Command::StartUdp { v2: true }.text(),
+            Command::StartUdp {
+                version: Version::V2
+            }
+            .text(),
             "iFacialMocap_sahuasouryya9218sauhuiayeta91555dy3719|sendDataVersion=v2"
         );
         assert_eq!(
-            Command::StartTcp { v2: false }.text(),
+            Command::StartTcp {
+                version: Version::V1
+            }
+            .text(),
             "iFacialMocap_UDPTCP_sahuasouryya9218sauhuiayeta91555dy3719"
         );
         assert_eq!(
@@ -112,9 +173,11 @@ mod tests {
         for c in [
             Command::Bake,
             Command::LookForward,
-            Command::StartTcp { v2: true },
+            Command::StartTcp {
+                version: Version::V2,
+            },
         ] {
-            assert_eq!(Command::parse(c.text().as_bytes()), Some(c));
+            assert_eq!(Command::parse(c.text().as_bytes()), Ok(c));
             assert!(is_command(c.text().as_bytes()));
         }
         assert!(!is_command(b"trackingStatus-1|"));

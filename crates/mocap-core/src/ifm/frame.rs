@@ -8,6 +8,7 @@
 
 use std::fmt::{self, Write as _};
 
+use super::Version;
 use super::names::{ARKIT, arkit_index, wire_name};
 
 /// Largest frame we read (real frames are about 1 KB).
@@ -129,6 +130,8 @@ pub enum Error {
     },
     /// No blendshape entry and no block: nothing of a frame.
     NoFrameData,
+    /// Text that is none of the commands ([`Command::parse`](super::Command::parse)).
+    NotACommand,
 }
 
 impl fmt::Display for Error {
@@ -141,6 +144,7 @@ impl fmt::Display for Error {
                 write!(f, "{len} bytes is longer than any frame ({MAX_FRAME})")
             }
             Self::NoFrameData => write!(f, "no blendshape or head/eye block"),
+            Self::NotACommand => write!(f, "not an iFacialMocap or Facemotion3d command"),
         }
     }
 }
@@ -414,19 +418,22 @@ impl FrameRepr {
         }
     }
 
-    /// Appends the frame as the app writes it: v1 with `-`, v2 with `&`;
-    /// iFacialMocap spellings (`eyeBlink_L`); the blocks the frame has.
-    pub fn emit(&self, v2: bool, out: &mut Vec<u8>) {
-        out.extend_from_slice(self.text(v2).as_bytes());
+    /// Appends the frame as the app writes it in `version`: v1 with `-`, v2
+    /// with `&`; iFacialMocap spellings (`eyeBlink_L`); the blocks the frame has.
+    pub fn emit(&self, version: Version, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.text(version).as_bytes());
     }
 
     /// The frame's bytes, as [`emit`](Self::emit) writes them.
-    pub fn to_bytes(&self, v2: bool) -> Vec<u8> {
-        self.text(v2).into_bytes()
+    pub fn to_bytes(&self, version: Version) -> Vec<u8> {
+        self.text(version).into_bytes()
     }
 
-    fn text(&self, v2: bool) -> String {
-        let sep = if v2 { '&' } else { '-' };
+    fn text(&self, version: Version) -> String {
+        let sep = match version {
+            Version::V1 => '-',
+            Version::V2 => '&',
+        };
         let mut s = String::with_capacity(1024);
         if let Some(t) = self.tracking {
             let _ = write!(s, "trackingStatus{sep}{}|", u8::from(t));

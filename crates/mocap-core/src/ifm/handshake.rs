@@ -163,7 +163,9 @@ mod tests {
     use super::*;
 
     const S: Duration = Duration::from_secs(1);
-    const START: Command = Command::StartUdp { v2: false };
+    const START: Command = Command::StartUdp {
+        version: crate::ifm::Version::V1,
+    };
 
     fn drain(h: &mut Handshake) -> Vec<Action> {
         std::iter::from_fn(|| h.poll_action()).collect()
@@ -182,7 +184,9 @@ mod tests {
     /// though nothing was due (a loop waiting on it would spin).
     #[test]
     fn tcp_reconnect_before_resend_needs_no_wake() {
-        let start = Command::StartTcp { v2: false };
+        let start = Command::StartTcp {
+            version: crate::ifm::Version::V1,
+        };
         let mut h = Handshake::new(Transport::Tcp, start, 2 * S, Duration::ZERO);
         h.connected(1);
         h.disconnected(1);
@@ -218,7 +222,9 @@ mod tests {
 
     #[test]
     fn tcp_newest_connection_wins_and_a_drop_resends_at_once() {
-        let start = Command::StartTcp { v2: true };
+        let start = Command::StartTcp {
+            version: crate::ifm::Version::V2,
+        };
         let mut h = Handshake::new(Transport::Tcp, start, 2 * S, Duration::ZERO);
         assert_eq!(
             drain(&mut h),

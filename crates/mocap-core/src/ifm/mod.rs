@@ -27,7 +27,7 @@
 //!     right_eye: Some([6.0, 2.4, 0.3]),
 //!     left_eye: Some([6.0, -1.7, -0.2]),
 //! };
-//! let bytes = repr.to_bytes(true);
+//! let bytes = repr.to_bytes(ifm::Version::V2);
 //! assert!(bytes.starts_with(b"trackingStatus&1|eyeBlink_L&7|jawOpen&-12|"));
 //! let frame = ifm::parse(&bytes)?;
 //! assert_eq!(FrameRepr::parse(&frame), repr);
@@ -45,7 +45,7 @@ mod stream;
 pub use bake::{BakeError, RECORDING_FPS, parse_recording, write_recording};
 pub use command::{
     Command, FM_PHONE_PORT, PC_BAKE_PORT, PC_TCP_PORT, PC_UDP_PORT, PHONE_PORT, TERMINATOR,
-    is_command,
+    Version, is_command,
 };
 pub use frame::{Error, Frame, FrameRepr, Head, MAX_FRAME, Warning, WarningKind, parse, parse_str};
 pub use names::{ARKIT, arkit_index, wire_name};

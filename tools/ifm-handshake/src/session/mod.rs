@@ -101,8 +101,8 @@ pub(crate) struct Options {
     pub(crate) record: WriteArgs,
     /// `--allow`: who else may send frames (with a phone given, it may).
     pub(crate) allow: AllowArgs,
-    /// Ask for v2 (`&`) frames.
-    pub(crate) v2: bool,
+    /// The frame layout to ask for (`--v2`).
+    pub(crate) version: ifm::Version,
     /// Facemotion3d's command and port.
     pub(crate) facemotion3d: bool,
     /// Re-send the start command this often while no frame arrives.
@@ -182,8 +182,12 @@ impl Options {
     fn start_command(&self, tcp: bool) -> Command {
         match (self.facemotion3d, tcp) {
             (true, _) => Command::FacemotionStart,
-            (false, false) => Command::StartUdp { v2: self.v2 },
-            (false, true) => Command::StartTcp { v2: self.v2 },
+            (false, false) => Command::StartUdp {
+                version: self.version,
+            },
+            (false, true) => Command::StartTcp {
+                version: self.version,
+            },
         }
     }
 }
