@@ -262,20 +262,9 @@ fn no_panic_sweeps() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(100_000);
     let mut rng = Rng(0x05c0_0001);
-    let mut rng = move || rng.next();
     for _ in 0..count {
-        let mut v = corpus[(rng() % corpus.len() as u64) as usize].clone();
-        for _ in 0..1 + rng() % 4 {
-            let at = (rng() % (v.len() as u64 + 1)) as usize;
-            match rng() % 4 {
-                0 if at < v.len() => v[at] = rng() as u8,
-                1 => v.insert(at, rng() as u8),
-                2 if at + 4 <= v.len() => {
-                    v[at..at + 4].copy_from_slice(&(rng() as i32 % 2048).to_be_bytes())
-                }
-                _ => v.truncate(at),
-            }
-        }
+        let mut v = corpus[rng.below(corpus.len())].clone();
+        rng.mutate(&mut v, 4);
         if let Ok(p) = osc::decode(&v) {
             // What we accept re-encodes, and that decodes to the same bytes
             // again (bytes, since NaN arguments never compare equal).
@@ -387,18 +376,6 @@ fn lean_rules() -> Vec<vmc::Rules> {
     ]
 }
 
-/// Real VMC datagrams: the bundled capture of a 60 Hz body stream.
-fn captured_vmc() -> Vec<Vec<u8>> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../captures/vmc/body-60hz.pcapng");
-    let mut d = mocap_core::pcap::Datagrams::new(std::fs::File::open(path).unwrap()).unwrap();
-    let mut out = Vec::new();
-    while let Some(c) = d.next_datagram() {
-        out.push(c.unwrap().payload.to_vec());
-    }
-    out
-}
-
 #[test]
 fn the_lean_path_forwards_what_decoding_forwards() {
     let blend = |n: &str| {
@@ -411,7 +388,8 @@ fn the_lean_path_forwards_what_decoding_forwards() {
     corpus
         .push(osc::bundle(&[blend("Joy"), blend("happy"), blend("Blink_L"), blend("A")]).unwrap());
     corpus.push(osc::message(&blend("Joy")).unwrap());
-    let real = captured_vmc();
+    // Real VMC datagrams: the bundled capture of a 60 Hz body stream.
+    let real = mocap_testutil::capture_payloads("vmc/body-60hz.pcapng");
     assert!(real.len() > 100, "{} datagrams in the capture", real.len());
     // Every real datagram takes the lean path: it is the common case.
     for d in &real {
@@ -456,7 +434,6 @@ fn the_lean_path_forwards_what_decoding_forwards() {
         .unwrap_or(100_000)
         / 4;
     let mut rng = Rng(0x1ea0_0040);
-    let mut rng = move || rng.next();
     let mut lean: Vec<vmc::Lean> = lean_rules()
         .iter()
         .map(|_| vmc::Lean::new(vmc::MAX_BUNDLE))
@@ -464,18 +441,8 @@ fn the_lean_path_forwards_what_decoding_forwards() {
     let mut taken = 0;
     let sources: Vec<&Vec<u8>> = corpus.iter().chain(real.iter().take(50)).collect();
     for _ in 0..count {
-        let mut v = sources[(rng() % sources.len() as u64) as usize].clone();
-        for _ in 0..1 + rng() % 3 {
-            let at = (rng() % (v.len() as u64 + 1)) as usize;
-            match rng() % 4 {
-                0 if at < v.len() => v[at] = rng() as u8,
-                1 => v.insert(at, rng() as u8),
-                2 if at + 4 <= v.len() => {
-                    v[at..at + 4].copy_from_slice(&(rng() as i32 % 2048).to_be_bytes())
-                }
-                _ => v.truncate(at),
-            }
-        }
+        let mut v = sources[rng.below(sources.len())].clone();
+        rng.mutate(&mut v, 3);
         taken += usize::from(check(&v, &mut lean, vmc::MAX_BUNDLE));
     }
     assert!(

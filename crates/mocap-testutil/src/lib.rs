@@ -42,6 +42,41 @@ impl Rng {
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
+
+    /// One to `most` edits of the kinds that break binary framing: a byte
+    /// replaced, a byte inserted, four bytes made a small big-endian size
+    /// (bundle element and blob sizes), the tail cut.
+    pub fn mutate(&mut self, v: &mut Vec<u8>, most: u64) {
+        for _ in 0..1 + self.next() % most.max(1) {
+            let at = self.below(v.len() + 1);
+            match self.next() % 4 {
+                0 if at < v.len() => v[at] = self.next() as u8,
+                1 => v.insert(at, self.next() as u8),
+                2 if at + 4 <= v.len() => {
+                    v[at..at + 4].copy_from_slice(&(self.next() as i32 % 2048).to_be_bytes());
+                }
+                _ => v.truncate(at),
+            }
+        }
+    }
+}
+
+/// A file of the workspace's bundled `captures/` (e.g. `vmc/body-60hz.pcapng`).
+pub fn capture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../captures")
+        .join(name)
+}
+
+/// The UDP payloads of a bundled capture, in order.
+pub fn capture_payloads(name: &str) -> Vec<Vec<u8>> {
+    let file = std::fs::File::open(capture(name)).unwrap();
+    let mut d = mocap_core::pcap::Datagrams::new(file).unwrap();
+    let mut out = Vec::new();
+    while let Some(c) = d.next_datagram() {
+        out.push(c.unwrap().payload.to_vec());
+    }
+    out
 }
 
 /// One output pipe, read into lines on a thread so a full pipe never blocks the child.

@@ -821,6 +821,28 @@ mod batched_tests;
 #[cfg(test)]
 mod lean_tests;
 
+/// Options of a quiet relay on an ephemeral loopback port, sending to
+/// `destinations`: what the in-process tests drive.
+#[cfg(test)]
+fn listening_on_loopback(destinations: Vec<Destination>) -> Options {
+    Options {
+        input: Input::Listen(SocketAddr::from(([127, 0, 0, 1], 0))),
+        record: WriteArgs::default(),
+        destinations,
+        allow: mocap_cli::AllowArgs::default(),
+        max_pps: None,
+        dump: false,
+        format: Format::Human,
+        stop: StopArgs::default(),
+        log: LogArgs {
+            quiet: true,
+            ..LogArgs::default()
+        },
+        topspeed: false,
+        bvh: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

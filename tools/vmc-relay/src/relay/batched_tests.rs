@@ -7,11 +7,11 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
 use mocap_cli::net::batch::SendHeaders;
-use mocap_cli::{Format, Input, LogArgs, StopArgs, Stopped, WriteArgs};
+use mocap_cli::{StopArgs, Stopped};
 use mocap_core::vmc::Rules;
 
 use super::batched::{Feed, Forward};
-use super::{Destination, Options, Relay, prepare};
+use super::{Destination, Relay, listening_on_loopback, prepare};
 use mocap_cli::MAX_SENDERS;
 
 const LEN: usize = 64;
@@ -132,10 +132,8 @@ fn steady_state_forwarding_allocates_nothing_per_datagram() {
 /// A relay listening on loopback, forwarding raw to `sinks`: the relay,
 /// its batched feed and its address.
 fn relay_to(sinks: &[UdpSocket]) -> (Relay, Feed, SocketAddr) {
-    let opts = Options {
-        input: Input::Listen("127.0.0.1:0".parse().unwrap()),
-        record: WriteArgs::default(),
-        destinations: sinks
+    let opts = listening_on_loopback(
+        sinks
             .iter()
             .map(|s| Destination {
                 addr: s.local_addr().unwrap(),
@@ -143,18 +141,7 @@ fn relay_to(sinks: &[UdpSocket]) -> (Relay, Feed, SocketAddr) {
                 trackers: None,
             })
             .collect(),
-        allow: mocap_cli::AllowArgs::default(),
-        max_pps: None,
-        dump: false,
-        format: Format::Human,
-        stop: StopArgs::default(),
-        log: LogArgs {
-            quiet: true,
-            ..LogArgs::default()
-        },
-        topspeed: false,
-        bvh: None,
-    };
+    );
     let prepared = prepare(opts).unwrap();
     assert!(prepared.batched, "raw destinations take the batched path");
     let socket = prepared.source.socket().unwrap();

@@ -7,27 +7,16 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
-use mocap_cli::{Format, Input, LogArgs, StopArgs, Stopped, WriteArgs};
+use mocap_cli::{StopArgs, Stopped};
 use mocap_core::osc::{self, Pattern};
 use mocap_core::vmc::{Rename, Rules};
 
-use super::{Destination, Options, Relay, prepare};
+use super::{Destination, Relay, listening_on_loopback, prepare};
 
 fn bound() -> UdpSocket {
     let s = UdpSocket::bind("127.0.0.1:0").unwrap();
     s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     s
-}
-
-fn captured_vmc() -> Vec<Vec<u8>> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../captures/vmc/body-60hz.pcapng");
-    let mut d = mocap_core::pcap::Datagrams::new(std::fs::File::open(path).unwrap()).unwrap();
-    let mut out = Vec::new();
-    while let Some(c) = d.next_datagram() {
-        out.push(c.unwrap().payload.to_vec());
-    }
-    out
 }
 
 /// Bodies without the head, expressions renamed, bundled; and only the
@@ -49,10 +38,8 @@ fn rules() -> [Rules; 2] {
 }
 
 fn relay_to(sinks: &[UdpSocket]) -> (Relay, mocap_cli::Source, SocketAddr) {
-    let opts = Options {
-        input: Input::Listen("127.0.0.1:0".parse().unwrap()),
-        record: WriteArgs::default(),
-        destinations: sinks
+    let opts = listening_on_loopback(
+        sinks
             .iter()
             .zip(rules())
             .map(|(s, rules)| Destination {
@@ -61,18 +48,7 @@ fn relay_to(sinks: &[UdpSocket]) -> (Relay, mocap_cli::Source, SocketAddr) {
                 trackers: None,
             })
             .collect(),
-        allow: mocap_cli::AllowArgs::default(),
-        max_pps: None,
-        dump: false,
-        format: Format::Human,
-        stop: StopArgs::default(),
-        log: LogArgs {
-            quiet: true,
-            ..LogArgs::default()
-        },
-        topspeed: false,
-        bvh: None,
-    };
+    );
     let prepared = prepare(opts).unwrap();
     assert!(!prepared.batched);
     assert!(prepared.relay.dests.iter().all(|d| d.lean.is_some()));
@@ -104,7 +80,7 @@ fn filtering_allocates_nothing_per_datagram_and_forwards_what_the_rules_keep() {
         "the counting allocator is not installed"
     );
 
-    let capture = captured_vmc();
+    let capture = mocap_testutil::capture_payloads("vmc/body-60hz.pcapng");
     let sinks = [bound(), bound()];
     let (mut relay, mut source, to) = relay_to(&sinks);
     let sender = bound();
