@@ -59,7 +59,7 @@ impl Model {
                     assert!(!c.ended && !c.closed && !c.refused, "a message for client {client} after its end, close or refusal");
                     if let Some((_, why)) = self.refuse_next.take_if(|(id, _)| *id == client) {
                         c.refused = true;
-                        s.refused(client, why, 8);
+                        s.handle_refused(client, why, 8);
                         continue;
                     }
                     let e = c.decoder.decode(&message).unwrap_or_else(|e| panic!("client {client} cannot read its stream: {e}"));
@@ -129,7 +129,7 @@ fuzz_target!(|data: &[u8]| {
             1 => {
                 joins += 1;
                 m.clients.insert(joins, Client::default());
-                s.join(joins, now);
+                s.handle_join(joins, now);
             }
             2 => {
                 let (Some(i), Some(pos), Some(rot)) = (b.u8(), b.f32s::<3>(), b.f32s::<4>()) else { break };
@@ -152,7 +152,7 @@ fuzz_target!(|data: &[u8]| {
                 let src = senders[usize::from(high / 3) % 2];
                 if let Ok(datagrams) = vmc::frame_datagrams(&frame, MAX_BUNDLE) {
                     for d in datagrams {
-                        s.vmc(src, &d, now);
+                        s.handle_vmc(src, &d, now);
                     }
                 }
                 frame.clear();
@@ -160,12 +160,12 @@ fuzz_target!(|data: &[u8]| {
             5 => {
                 let Some(n) = b.u8() else { break };
                 let d = b.bytes(usize::from(n));
-                s.vmc(senders[usize::from(high) % 2], d, now);
+                s.handle_vmc(senders[usize::from(high) % 2], d, now);
             }
             6 => {
-                if s.next_due().is_some_and(|t| t <= now) || high & 1 == 0 {
+                if s.poll_timeout().is_some_and(|t| t <= now) || high & 1 == 0 {
                     s.handle_timeout(now);
-                    assert!(s.next_due().is_none_or(|t| t > now), "due again at once: it would spin");
+                    assert!(s.poll_timeout().is_none_or(|t| t > now), "due again at once: it would spin");
                 }
             }
             _ => {
@@ -173,12 +173,12 @@ fuzz_target!(|data: &[u8]| {
                 let client = ClientId::from(k) % (joins + 1);
                 let why = if high & 4 != 0 { Refusal::Full } else { Refusal::Gone };
                 match high % 4 {
-                    0 => s.gone(client),
+                    0 => s.handle_gone(client),
                     1 => {
                         if let Some(c) = m.clients.get_mut(&client) {
                             c.refused = true;
                         }
-                        s.refused(client, why, 8);
+                        s.handle_refused(client, why, 8);
                     }
                     2 => m.refuse_next = Some((client, why)),
                     _ => s.close_all("stopping", now),

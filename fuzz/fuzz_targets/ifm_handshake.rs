@@ -7,7 +7,7 @@
 //! `keepalive`, on TCP when no connection is up and nothing was sent for
 //! `keepalive` (at once after the phone's connection drops); a newer
 //! connection drops the older; stop sends the stop command on TCP. Also
-//! asserted: `next_due` says a send is due exactly when one is, and
+//! asserted: `poll_timeout` says a send is due exactly when one is, and
 //! after a timeout is handled the next one is in the future (no spinning).
 #![no_main]
 
@@ -64,28 +64,28 @@ fuzz_target!(|data: &[u8]| {
             0 => now += Duration::from_millis(u64::from(arg)),
             1 => {
                 let due = m.due(now);
-                assert_eq!(h.next_due().is_some_and(|t| t <= now), due, "next_due disagrees at {now:?}");
+                assert_eq!(h.poll_timeout().is_some_and(|t| t <= now), due, "poll_timeout disagrees at {now:?}");
                 h.handle_timeout(now);
                 if due {
                     want.push(Action::Send { command: start, again: m.last_send.is_some() });
                     m.last_send = Some(now);
                 }
-                assert!(h.next_due().is_none_or(|t| t > now), "due again at once: it would spin");
+                assert!(h.poll_timeout().is_none_or(|t| t > now), "due again at once: it would spin");
             }
             2 => {
-                h.frame(now);
+                h.handle_frame(now);
                 m.last_frame = Some(now);
             }
             3 if tcp => {
                 next_id += 1;
-                h.connected(next_id);
+                h.handle_connected(next_id);
                 if let Some(old) = m.conn.replace(next_id) {
                     want.push(Action::Drop(old));
                 }
             }
             4 if tcp => {
                 let id = ConnId::from(arg) % (next_id + 1);
-                h.disconnected(id);
+                h.handle_disconnected(id);
                 if m.conn == Some(id) {
                     m.conn = None;
                     m.last_send = None;

@@ -135,11 +135,11 @@ fuzz_target!(|data: &[u8]| {
             let end = m.end_rank() > 0;
             frame.push(m);
             if end {
-                out(s.frame(&frame, at(now)), now);
+                out(s.handle_frame(&frame, at(now)), now);
                 frame.clear();
             }
         } else {
-            out(s.push(&m, at(now)), now);
+            out(s.handle_message(&m, at(now)), now);
         }
     }
 

@@ -121,10 +121,10 @@ fuzz_target!(|data: &[u8]| {
                 None
             }
             _ => {
-                let (x, y) = (one.poll(now), many.poll(now));
+                let (x, y) = (one.poll_frame(now), many.poll_frame(now));
                 if !matches!(schedule, MixSchedule::Frame) {
                     for mixer in [&one, &many] {
-                        assert!(mixer.next_due().is_some_and(|d| d > now), "next deadline not after now");
+                        assert!(mixer.poll_timeout().is_some_and(|d| d > now), "next deadline not after now");
                     }
                 }
                 match (&x, &y) {
@@ -140,9 +140,9 @@ fuzz_target!(|data: &[u8]| {
             }
         };
         if let Some(msg) = msg {
-            one.push(0, now, msg.clone());
+            one.handle_message(0, now, msg.clone());
             for i in 0..sources {
-                many.push(i, now, msg.clone());
+                many.handle_message(i, now, msg.clone());
             }
         }
         // Whatever the sequence, the mixer's state stays under its bound.

@@ -144,27 +144,27 @@ fuzz_target!(|data: &[u8]| {
                 offered += 1;
                 let key = format!("{}\0{}", out.address, first_string(&out).unwrap_or_default());
                 newest.insert(key, out.clone());
-                if let Some(m) = limiter.offer(now, out) {
+                if let Some(m) = limiter.handle_message(now, out) {
                     sent_count += 1;
                     send(now, m, &mut last_sent);
                 }
             } else {
-                assert_eq!(limiter.offer(now, out.clone()).map(|m| wire(&m)), Some(wire(&out)), "an unlimited message was held");
+                assert_eq!(limiter.handle_message(now, out.clone()).map(|m| wire(&m)), Some(wire(&out)), "an unlimited message was held");
             }
         }
         if i % 2 == 1 {
-            for m in limiter.due(now) {
+            for m in limiter.poll_due(now) {
                 sent_count += 1;
                 send(now, m, &mut last_sent);
             }
-            assert!(limiter.next_due().is_none_or(|t| t > now));
+            assert!(limiter.poll_timeout().is_none_or(|t| t > now));
         }
     }
     // Flush: every held value goes when its slot comes.
-    while let Some(t) = limiter.next_due() {
+    while let Some(t) = limiter.poll_timeout() {
         // A slot that came while no one called `due` is due at once.
         now = now.max(t);
-        for m in limiter.due(now) {
+        for m in limiter.poll_due(now) {
             sent_count += 1;
             send(now, m, &mut last_sent);
         }

@@ -62,7 +62,7 @@ impl Inbox {
         }
     }
 
-    /// Datagrams dropped because the handler fell [`QUEUE`] behind.
+    /// Datagrams dropped because the handler fell `QUEUE` behind.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }

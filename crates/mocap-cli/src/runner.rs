@@ -121,9 +121,9 @@ pub trait FeedHandler<F: Feed + ?Sized> {
 
     /// When [`tick`](Self::tick) next has work (a mixing tick, a handshake
     /// resend), so the loop wakes for it; `None` for no timer. The same name
-    /// as the core state machines' deadline query (`Mixer::next_due`,
-    /// `Handshake::next_due`, …), on the tool's clock.
-    fn next_due(&self) -> Option<Instant> {
+    /// as the core state machines' deadline query (`Mixer::poll_timeout`,
+    /// `Handshake::poll_timeout`, …), on the tool's clock.
+    fn poll_timeout(&self) -> Option<Instant> {
         None
     }
 }
@@ -160,7 +160,7 @@ where
             handler.stats()?;
         }
         let mut wait = POLL;
-        if let Some(at) = handler.next_due() {
+        if let Some(at) = handler.poll_timeout() {
             wait = wait.min(at.saturating_duration_since(Instant::now()));
         }
         if let Some(left) = pacer.left() {
@@ -316,8 +316,8 @@ impl<H: FeedHandler<Source> + ?Sized> FeedHandler<Source> for Packets<'_, H> {
         self.handler.stats()
     }
 
-    fn next_due(&self) -> Option<Instant> {
-        self.handler.next_due()
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.handler.poll_timeout()
     }
 }
 
@@ -388,7 +388,7 @@ mod tests {
             self.ticks += 1;
             Ok((self.total >= 100).then_some(Stopped::Count))
         }
-        fn next_due(&self) -> Option<Instant> {
+        fn poll_timeout(&self) -> Option<Instant> {
             self.wake.map(|w| Instant::now() + w)
         }
     }

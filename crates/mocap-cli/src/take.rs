@@ -277,7 +277,7 @@ impl VmcTakes {
         now: Duration,
         log: &Log,
     ) -> anyhow::Result<()> {
-        self.record(src, log, |r| r.push(m, now))
+        self.record(src, log, |r| r.handle_message(m, now))
     }
 
     /// One whole frame (a mix) that was made at `now`.
@@ -287,7 +287,7 @@ impl VmcTakes {
         now: Duration,
         log: &Log,
     ) -> anyhow::Result<()> {
-        self.record(None, log, |r| r.push_frame(frame, now))
+        self.record(None, log, |r| r.handle_frame(frame, now))
     }
 
     fn record(

@@ -468,7 +468,7 @@ impl FeedHandler<Inflow> for Subscribe<'_> {
         self.report(None)
     }
 
-    fn next_due(&self) -> Option<Instant> {
+    fn poll_timeout(&self) -> Option<Instant> {
         self.o.probe.map(|_| self.next_probe)
     }
 }

@@ -487,7 +487,7 @@ impl FeedHandler<Inlet> for Handler {
         Ok(None)
     }
 
-    fn next_due(&self) -> Option<Instant> {
+    fn poll_timeout(&self) -> Option<Instant> {
         Some(self.next_out)
     }
 }

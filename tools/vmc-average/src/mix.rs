@@ -329,11 +329,11 @@ impl FeedHandler<Inbox> for Mix<'_> {
                     match m {
                         vmc::Element::Bone { name, pos, rot } => {
                             s.messages += 1;
-                            self.mixer.push_bone(src, name, pos, rot);
+                            self.mixer.handle_bone(src, name, pos, rot);
                         }
                         vmc::Element::Other(Ok(m)) => {
                             s.messages += 1;
-                            self.mixer.push(src, now, m);
+                            self.mixer.handle_message(src, now, m);
                         }
                         vmc::Element::Other(Err(_)) => s.decode_errors += 1,
                     }
@@ -347,11 +347,11 @@ impl FeedHandler<Inbox> for Mix<'_> {
 
     /// Emits the mixed frame when one is due, then checks `--count`.
     fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
-        if let Some(mut frame) = self.mixer.poll(self.start.elapsed())
+        if let Some(mut frame) = self.mixer.poll_frame(self.start.elapsed())
             && !frame.is_empty()
         {
             if let Some(s) = &mut self.smoother {
-                s.apply_all(&mut frame, self.start.elapsed());
+                s.handle_frame(&mut frame, self.start.elapsed());
             }
             for d in vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE)? {
                 self.fanout.send(&d, &self.log);
@@ -377,8 +377,8 @@ impl FeedHandler<Inbox> for Mix<'_> {
         self.summary(None, &[])
     }
 
-    fn next_due(&self) -> Option<Instant> {
-        self.mixer.next_due().map(|d| self.start + d)
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.mixer.poll_timeout().map(|d| self.start + d)
     }
 }
 

@@ -167,7 +167,7 @@ impl Dest {
         let mut out = Vec::new();
         for m in kept {
             if let Ok(typed) = Message::from_osc(m) {
-                out.extend(stream.push(&typed, now));
+                out.extend(stream.handle_message(&typed, now));
             }
         }
         for d in &out {
@@ -196,7 +196,7 @@ impl Dest {
             .smoothers
             .get_or_insert_with(src, || (vmc::Smoother::new(opts.clone()), now));
         *seen = now;
-        s.apply(&mut typed, now);
+        s.handle_message(&mut typed, now);
         match typed {
             Message::Time(_) => m,
             other => other.to_osc(),
@@ -605,7 +605,7 @@ impl Relay {
                 };
                 let m = dest.smooth(d.src, now, m);
                 match &mut dest.limiter {
-                    Some(l) => match l.offer(now, m) {
+                    Some(l) => match l.handle_message(now, m) {
                         Some(m) => keep.push(m),
                         None => dest.stats.rate_limited += 1,
                     },
@@ -715,7 +715,7 @@ impl Relay {
         };
         for dest in &mut self.dests {
             if let Some(l) = &mut dest.limiter {
-                let due = l.due(now);
+                let due = l.poll_due(now);
                 dest.stats.rate_limited = dest.stats.rate_limited.saturating_sub(due.len() as u64);
                 emit(dest, &due, false, &self.log)?;
             }

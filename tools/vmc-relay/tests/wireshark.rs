@@ -297,7 +297,7 @@ fn dissector_reads_vrchat_and_vmt_trackers_as_we_do() {
         });
         let datagrams: Vec<Vec<u8>> = (0..20)
             .flat_map(|k| {
-                s.frame(
+                s.handle_frame(
                     &humanoid::frame(k, 60.0),
                     Duration::from_secs_f64(f64::from(k) / 60.0),
                 )

@@ -65,7 +65,7 @@ pub enum Refusal {
 /// What the session asks of the tool, in order.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
-    /// Queue `message` for `client`; report a failure with [`Session::refused`].
+    /// Queue `message` for `client`; report a failure with [`Session::handle_refused`].
     Send {
         /// The client.
         client: ClientId,
@@ -178,7 +178,7 @@ impl Session {
 
     /// When [`Self::handle_timeout`] has something to do (the input going
     /// idle), if anything is pending.
-    pub fn next_due(&self) -> Option<Duration> {
+    pub fn poll_timeout(&self) -> Option<Duration> {
         self.last_input.map(|t| t + self.cfg.idle)
     }
 
@@ -212,7 +212,7 @@ impl Session {
     }
 
     /// A connection sent its start request.
-    pub fn join(&mut self, client: ClientId, now: Duration) {
+    pub fn handle_join(&mut self, client: ClientId, now: Duration) {
         let id = format!("mocap-tools-{client}");
         self.send(client, encode(&request_id(&id)));
         self.send(client, encode(&normal()));
@@ -249,7 +249,7 @@ impl Session {
     }
 
     /// A VMC datagram from `src`.
-    pub fn vmc(&mut self, src: SocketAddr, datagram: &[u8], now: Duration) {
+    pub fn handle_vmc(&mut self, src: SocketAddr, datagram: &[u8], now: Duration) {
         let Ok(messages) = vmc::decode(datagram) else {
             self.decode_errors += 1;
             return;
@@ -401,7 +401,7 @@ impl Session {
     }
 
     /// The client's connection went on its own (its writer gave up).
-    pub fn gone(&mut self, client: ClientId) {
+    pub fn handle_gone(&mut self, client: ClientId) {
         let Some(i) = self.clients.iter().position(|c| c.id == client) else {
             return;
         };
@@ -419,7 +419,7 @@ impl Session {
     /// A message for `client` could not be queued: the client is dropped
     /// (or, already ending, its end becomes a drop) and nothing more is
     /// queued for it. `queue` is the queue's size, for the reason.
-    pub fn refused(&mut self, client: ClientId, why: Refusal, queue: usize) {
+    pub fn handle_refused(&mut self, client: ClientId, why: Refusal, queue: usize) {
         let mut ended = None;
         self.actions.retain(|a| match a {
             Action::Send { client: c, .. } | Action::Close { client: c, .. } => *c != client,
@@ -537,7 +537,7 @@ mod tests {
     /// About 60 fps of input from `from` to `to` milliseconds.
     fn input(s: &mut Session, from: u32, to: u32) {
         for ms in (from..to).filter(|ms| ms % 17 == 0) {
-            s.vmc(
+            s.handle_vmc(
                 src(),
                 &datagram(ms / 17),
                 Duration::from_millis(u64::from(ms)),
@@ -549,12 +549,12 @@ mod tests {
     fn a_client_waits_for_live_learnt_input_then_streams() {
         let mut s = Session::new(config());
         let mut p = Peers::default();
-        s.join(1, Duration::ZERO);
+        s.handle_join(1, Duration::ZERO);
         let (sent, _) = drain(&mut s, &mut p);
         assert_eq!(sent, [(1, "dlp3d.request_id"), (1, "dlp3d.normal")]);
         // 50 ms of input: live, but names not learnt yet: no Starts.
         for k in 0..3 {
-            s.vmc(
+            s.handle_vmc(
                 src(),
                 &datagram(k),
                 Duration::from_millis(u64::from(k) * 17),
@@ -565,7 +565,7 @@ mod tests {
         assert_eq!(other, [Action::Log("VMC input started".into())]);
         // Past the learning time: Starts, then bodies.
         for k in 3..12 {
-            s.vmc(
+            s.handle_vmc(
                 src(),
                 &datagram(k),
                 Duration::from_millis(u64::from(k) * 17),
@@ -585,7 +585,7 @@ mod tests {
             ]
         );
         // A client joining now starts at once.
-        s.join(2, Duration::from_millis(210));
+        s.handle_join(2, Duration::from_millis(210));
         let (sent, _) = drain(&mut s, &mut p);
         assert_eq!(sent.len(), 5, "{sent:?}");
         assert_eq!(s.stats().clients, 2);
@@ -595,9 +595,9 @@ mod tests {
     fn idle_input_ends_streams_with_three_ends_and_a_close() {
         let mut s = Session::new(config());
         let mut p = Peers::default();
-        s.join(1, Duration::ZERO);
+        s.handle_join(1, Duration::ZERO);
         input(&mut s, 0, 600);
-        let last = s.next_due().unwrap();
+        let last = s.poll_timeout().unwrap();
         drain(&mut s, &mut p);
         // Not yet due: nothing happens.
         s.handle_timeout(last - MS);
@@ -625,7 +625,7 @@ mod tests {
         assert_eq!((e.reason.as_str(), e.dropped), ("input stopped", None));
         assert!(e.frames > 0);
         assert_eq!(other[2], Action::Log("VMC input stopped".into()));
-        assert_eq!(s.next_due(), None);
+        assert_eq!(s.poll_timeout(), None);
         assert_eq!((s.stats().clients, s.stats().served), (0, 1));
     }
 
@@ -633,11 +633,11 @@ mod tests {
     fn a_slow_client_is_dropped_and_nothing_more_is_queued_for_it() {
         let mut s = Session::new(config());
         let mut p = Peers::default();
-        s.join(1, Duration::ZERO);
-        s.join(2, Duration::ZERO);
+        s.handle_join(1, Duration::ZERO);
+        s.handle_join(2, Duration::ZERO);
         input(&mut s, 0, 300);
         // The tool could not queue client 2's first message.
-        s.refused(2, Refusal::Full, 256);
+        s.handle_refused(2, Refusal::Full, 256);
         let (sent, other) = drain(&mut s, &mut p);
         assert!(sent.iter().all(|(c, _)| *c == 1), "{sent:?}");
         let Some(Action::Ended(e)) = other.last() else {
@@ -656,7 +656,7 @@ mod tests {
         );
         // A refusal while ending turns the end into a drop, counted once.
         s.close_all("server stopping", Duration::from_secs(1));
-        s.refused(1, Refusal::Gone, 256);
+        s.handle_refused(1, Refusal::Gone, 256);
         let (sent, other) = drain(&mut s, &mut p);
         assert!(sent.is_empty());
         assert_eq!(other.len(), 1, "{other:?}");
@@ -679,9 +679,9 @@ mod tests {
         });
         let mut p = Peers::default();
         input(&mut s, 0, 20);
-        s.join(1, Duration::from_millis(20));
-        s.join(2, Duration::from_millis(20));
-        s.gone(2);
+        s.handle_join(1, Duration::from_millis(20));
+        s.handle_join(2, Duration::from_millis(20));
+        s.handle_gone(2);
         input(&mut s, 20, 400);
         let (sent, other) = drain(&mut s, &mut p);
         let bodies = sent

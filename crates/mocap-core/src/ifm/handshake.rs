@@ -82,7 +82,7 @@ impl Handshake {
     }
 
     /// When [`Self::handle_timeout`] may have something to send.
-    pub fn next_due(&self) -> Option<Duration> {
+    pub fn poll_timeout(&self) -> Option<Duration> {
         // A connected phone needs nothing until it drops, whatever was sent
         // before: checked first, so a reconnect after a drop cannot leave a
         // deadline in the past that the run loop would wake for forever.
@@ -127,12 +127,12 @@ impl Handshake {
     }
 
     /// A frame arrived.
-    pub fn frame(&mut self, now: Duration) {
+    pub fn handle_frame(&mut self, now: Duration) {
         self.last_frame = Some(now);
     }
 
     /// The phone connected (TCP). The newest connection wins.
-    pub fn connected(&mut self, conn: ConnId) {
+    pub fn handle_connected(&mut self, conn: ConnId) {
         if let Some(old) = self.conn.replace(conn) {
             self.actions.push_back(Action::Drop(old));
         }
@@ -140,7 +140,7 @@ impl Handshake {
 
     /// A connection ended (TCP). When it was the phone's, the start command
     /// is due again at once.
-    pub fn disconnected(&mut self, conn: ConnId) {
+    pub fn handle_disconnected(&mut self, conn: ConnId) {
         if self.conn == Some(conn) {
             self.conn = None;
             self.last_send = None;
@@ -180,7 +180,7 @@ mod tests {
 
     /// Found by the `ifm_handshake` fuzz target: after the phone's
     /// connection dropped and a new one came before the next timeout,
-    /// `next_due` said "now" for as long as the new one stayed up,
+    /// `poll_timeout` said "now" for as long as the new one stayed up,
     /// though nothing was due (a loop waiting on it would spin).
     #[test]
     fn tcp_reconnect_before_resend_needs_no_wake() {
@@ -188,11 +188,11 @@ mod tests {
             version: crate::ifm::Version::V1,
         };
         let mut h = Handshake::new(Transport::Tcp, start, 2 * S, Duration::ZERO);
-        h.connected(1);
-        h.disconnected(1);
-        h.connected(2);
+        h.handle_connected(1);
+        h.handle_disconnected(1);
+        h.handle_connected(2);
         drain(&mut h);
-        assert_eq!(h.next_due(), None);
+        assert_eq!(h.poll_timeout(), None);
         h.handle_timeout(S);
         assert!(drain(&mut h).is_empty());
     }
@@ -201,19 +201,19 @@ mod tests {
     fn udp_resends_while_no_frame_comes() {
         let mut h = Handshake::new(Transport::Udp, START, 2 * S, Duration::ZERO);
         assert_eq!(drain(&mut h), [send(false)]);
-        assert_eq!(h.next_due(), Some(2 * S));
+        assert_eq!(h.poll_timeout(), Some(2 * S));
         h.handle_timeout(2 * S - Duration::from_millis(1));
         assert!(drain(&mut h).is_empty());
         h.handle_timeout(2 * S);
         assert_eq!(drain(&mut h), [send(true)]);
         // Frames keep it quiet, however long.
         for k in 0..50 {
-            h.frame(3 * S + k * Duration::from_millis(100));
+            h.handle_frame(3 * S + k * Duration::from_millis(100));
             h.handle_timeout(3 * S + k * Duration::from_millis(100));
         }
         assert!(drain(&mut h).is_empty());
         // Silence after the last frame (at 7.9 s): again after keepalive.
-        assert_eq!(h.next_due(), Some(Duration::from_millis(9900)));
+        assert_eq!(h.poll_timeout(), Some(Duration::from_millis(9900)));
         h.handle_timeout(Duration::from_millis(9899));
         assert!(drain(&mut h).is_empty());
         h.handle_timeout(Duration::from_millis(9900));
@@ -235,19 +235,19 @@ mod tests {
         );
         h.handle_timeout(2 * S);
         assert_eq!(drain(&mut h).len(), 1, "resent while nobody connects");
-        h.connected(1);
-        assert_eq!(h.next_due(), None);
+        h.handle_connected(1);
+        assert_eq!(h.poll_timeout(), None);
         h.handle_timeout(10 * S);
         assert!(drain(&mut h).is_empty(), "connected: nothing to send");
         // The phone reconnects: the old connection goes.
-        h.connected(2);
+        h.handle_connected(2);
         assert_eq!(drain(&mut h), [Action::Drop(1)]);
         assert_eq!(h.connection(), Some(2));
         // The old one ending changes nothing; the current one ending resends.
-        h.disconnected(1);
-        assert_eq!(h.next_due(), None);
-        h.disconnected(2);
-        assert_eq!(h.next_due(), Some(Duration::ZERO));
+        h.handle_disconnected(1);
+        assert_eq!(h.poll_timeout(), None);
+        h.handle_disconnected(2);
+        assert_eq!(h.poll_timeout(), Some(Duration::ZERO));
         h.handle_timeout(11 * S);
         assert_eq!(
             drain(&mut h),

@@ -185,7 +185,7 @@ impl<R: Read> Datagrams<R> {
                 }
                 Ok(Layer::Fragment(f)) => {
                     let ts = record.ts;
-                    if let Some(whole) = self.defrag.push(ts, &f) {
+                    if let Some(whole) = self.defrag.handle_fragment(ts, &f) {
                         if f.protocol != 17 {
                             self.stats.non_udp += 1;
                             continue;

@@ -118,9 +118,9 @@ impl Defrag {
     /// Adds a fragment seen at capture time `ts`. Returns the reassembled
     /// payload when this fragment completes its datagram. Fragments may come
     /// in any order and more than once; overlaps take the newest bytes.
-    pub fn push(&mut self, ts: Duration, f: &Fragment<'_>) -> Option<Vec<u8>> {
+    pub fn handle_fragment(&mut self, ts: Duration, f: &Fragment<'_>) -> Option<Vec<u8>> {
         self.stats.fragments += 1;
-        self.expire(ts);
+        self.handle_timeout(ts);
         let end = f.offset.checked_add(f.data.len())?;
         // Fragments that are not a multiple of 8 bytes except the last, or that
         // run past the IP length limit, cannot be part of a real datagram.
@@ -196,7 +196,7 @@ impl Defrag {
     }
 
     /// Drops datagrams whose first fragment is older than the timeout at `now`.
-    pub fn expire(&mut self, now: Duration) {
+    pub fn handle_timeout(&mut self, now: Duration) {
         let timeout = self.limits.timeout;
         let stale: Vec<Key> = self
             .partial
@@ -282,7 +282,7 @@ mod tests {
             let mut out = None;
             for &i in &order {
                 let (off, more, data) = parts[i];
-                if let Some(done) = r.push(Duration::ZERO, &frag(9, off, more, data)) {
+                if let Some(done) = r.handle_fragment(Duration::ZERO, &frag(9, off, more, data)) {
                     assert!(out.is_none(), "completed twice");
                     out = Some(done);
                 }
@@ -304,7 +304,7 @@ mod tests {
         let chunk = [0u8; 1480];
         for id in 0..10_000u32 {
             // First fragments only: nothing ever completes.
-            r.push(Duration::ZERO, &frag(id, 0, true, &chunk));
+            r.handle_fragment(Duration::ZERO, &frag(id, 0, true, &chunk));
             assert!(r.held_bytes() <= limits.max_bytes);
             assert!(r.pending() <= limits.max_datagrams);
         }
@@ -312,7 +312,7 @@ mod tests {
         let d = datagram(3000);
         let mut got = None;
         for (off, more, data) in pieces(&d, 1480) {
-            if let Some(done) = r.push(Duration::ZERO, &frag(999_999, off, more, data)) {
+            if let Some(done) = r.handle_fragment(Duration::ZERO, &frag(999_999, off, more, data)) {
                 got = Some(done);
             }
         }
@@ -323,9 +323,9 @@ mod tests {
     #[test]
     fn incomplete_datagrams_time_out_by_capture_time() {
         let mut r = Defrag::default();
-        r.push(Duration::from_secs(1), &frag(1, 0, true, &[0; 8]));
+        r.handle_fragment(Duration::from_secs(1), &frag(1, 0, true, &[0; 8]));
         assert_eq!(r.pending(), 1);
-        r.expire(Duration::from_secs(7));
+        r.handle_timeout(Duration::from_secs(7));
         assert_eq!(r.pending(), 0);
         assert_eq!(r.stats().dropped, 1);
     }
@@ -334,11 +334,12 @@ mod tests {
     fn an_empty_last_fragment_fixes_the_length() {
         let mut r = Defrag::default();
         assert!(
-            r.push(Duration::ZERO, &frag(5, 0, true, &[7; 16]))
+            r.handle_fragment(Duration::ZERO, &frag(5, 0, true, &[7; 16]))
                 .is_none()
         );
         assert_eq!(
-            r.push(Duration::ZERO, &frag(5, 16, false, &[])).as_deref(),
+            r.handle_fragment(Duration::ZERO, &frag(5, 16, false, &[]))
+                .as_deref(),
             Some(&[7u8; 16][..])
         );
     }
@@ -347,16 +348,19 @@ mod tests {
     fn impossible_fragments_are_dropped() {
         let mut r = Defrag::default();
         // Not a multiple of 8 but more fragments follow.
-        assert!(r.push(Duration::ZERO, &frag(1, 0, true, &[0; 7])).is_none());
+        assert!(
+            r.handle_fragment(Duration::ZERO, &frag(1, 0, true, &[0; 7]))
+                .is_none()
+        );
         // Past 65535 bytes.
         assert!(
-            r.push(Duration::ZERO, &frag(2, 65_528, false, &[0; 16]))
+            r.handle_fragment(Duration::ZERO, &frag(2, 65_528, false, &[0; 16]))
                 .is_none()
         );
         // Two different ends.
-        r.push(Duration::ZERO, &frag(3, 8, false, &[0; 8]));
+        r.handle_fragment(Duration::ZERO, &frag(3, 8, false, &[0; 8]));
         assert!(
-            r.push(Duration::ZERO, &frag(3, 8, false, &[0; 16]))
+            r.handle_fragment(Duration::ZERO, &frag(3, 8, false, &[0; 16]))
                 .is_none()
         );
         assert_eq!(r.pending(), 0);

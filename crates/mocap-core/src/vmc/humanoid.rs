@@ -148,7 +148,7 @@ impl Recorder {
     /// Takes one message that arrived at `now` (any origin, the same for
     /// every call). True when it completed a frame that [`Self::frame`] can
     /// now write.
-    pub fn push(&mut self, m: &Message, now: Duration) -> bool {
+    pub fn handle_message(&mut self, m: &Message, now: Duration) -> bool {
         let rank = m.end_rank();
         self.absorb(m);
         self.closer = self.closer.max(rank);
@@ -166,7 +166,7 @@ impl Recorder {
     }
 
     /// Takes a whole frame (a mixer's output): one frame whatever ends it.
-    pub fn push_frame(&mut self, frame: &[Message], now: Duration) -> bool {
+    pub fn handle_frame(&mut self, frame: &[Message], now: Duration) -> bool {
         for m in frame {
             self.absorb(m);
         }
@@ -379,37 +379,37 @@ mod tests {
     fn skeleton_from_the_first_frame_with_hips_and_missing_bones_skipped() {
         let mut r = Recorder::new();
         // A frame without Hips is not recorded.
-        r.push(&bone("Head", [0.0, 0.1, 0.0], ID), Duration::ZERO);
-        assert!(!r.push(&Message::Time(1.0), Duration::ZERO));
+        r.handle_message(&bone("Head", [0.0, 0.1, 0.0], ID), Duration::ZERO);
+        assert!(!r.handle_message(&Message::Time(1.0), Duration::ZERO));
         assert_eq!(r.skipped(), 1);
         assert!(r.joints().is_none());
         // No UpperChest and no Neck: Head and the shoulder hang off Chest.
-        r.push(
+        r.handle_message(
             &bone("Hips", [0.0, 0.9, 0.0], ID),
             Duration::from_secs_f64(0.1),
         );
-        r.push(
+        r.handle_message(
             &bone("Spine", [0.0, 0.1, 0.0], ID),
             Duration::from_secs_f64(0.1),
         );
-        r.push(
+        r.handle_message(
             &bone("Chest", [0.0, 0.15, 0.01], ID),
             Duration::from_secs_f64(0.1),
         );
-        r.push(
+        r.handle_message(
             &bone("LeftShoulder", [-0.02, 0.1, 0.0], ID),
             Duration::from_secs_f64(0.1),
         );
-        r.push(
+        r.handle_message(
             &bone("Jaw", [0.0, 0.0, 0.0], ID),
             Duration::from_secs_f64(0.1),
         );
         // An unknown name is ignored.
-        r.push(
+        r.handle_message(
             &bone("Tail", [0.0, 0.0, 0.0], ID),
             Duration::from_secs_f64(0.1),
         );
-        assert!(r.push(&Message::Time(1.1), Duration::from_secs_f64(0.1)));
+        assert!(r.handle_message(&Message::Time(1.1), Duration::from_secs_f64(0.1)));
         let joints = r.joints().unwrap();
         let names: Vec<&str> = joints.iter().map(|j| j.name.as_str()).collect();
         assert_eq!(
@@ -450,7 +450,7 @@ mod tests {
         let mut r = Recorder::new();
         let mut frames = 0;
         for k in 0..3 {
-            r.push(
+            r.handle_message(
                 &bone("Hips", [0.0, 0.9, 0.0], ID),
                 Duration::from_secs_f64(f64::from(k)),
             );
@@ -464,20 +464,20 @@ mod tests {
                 },
                 Message::Time(k as f32),
             ] {
-                frames += usize::from(r.push(&m, Duration::from_secs_f64(f64::from(k))));
+                frames += usize::from(r.handle_message(&m, Duration::from_secs_f64(f64::from(k))));
             }
         }
         // The first frame only teaches that T ends them.
         assert_eq!((frames, r.frames(), r.skipped()), (2, 2, 1));
         // A mixed frame is one frame, with or without an ending message.
         let hips = bone("Hips", [0.0, 0.9, 0.0], ID);
-        assert!(r.push_frame(
+        assert!(r.handle_frame(
             &[hips.clone(), Message::BlendApply, Message::Time(9.0)],
             Duration::from_secs_f64(4.0)
         ));
-        assert!(r.push_frame(std::slice::from_ref(&hips), Duration::from_secs_f64(5.0)));
+        assert!(r.handle_frame(std::slice::from_ref(&hips), Duration::from_secs_f64(5.0)));
         assert!(
-            !r.push_frame(&[Message::BlendApply], Duration::from_secs_f64(6.0)),
+            !r.handle_frame(&[Message::BlendApply], Duration::from_secs_f64(6.0)),
             "no bones, no frame"
         );
         assert_eq!(r.frames(), 4);
@@ -492,13 +492,13 @@ mod tests {
         // The reference sender's order: bones, Apply, then Root/Pos, OK, T.
         // The first frame teaches that T ends frames, so the root of a frame
         // belongs to it.
-        r.push(&bone("Hips", [0.0; 3], ID), Duration::ZERO);
-        assert!(!r.push(&Message::BlendApply, Duration::ZERO));
-        assert!(!r.push(&Message::Time(0.0), Duration::ZERO));
-        r.push(&bone("Hips", [0.5, 0.9, 0.25], q), Duration::ZERO);
-        r.push(&bone("Spine", [0.0, 0.1, 0.0], ID), Duration::ZERO);
-        assert!(!r.push(&Message::BlendApply, Duration::ZERO));
-        r.push(
+        r.handle_message(&bone("Hips", [0.0; 3], ID), Duration::ZERO);
+        assert!(!r.handle_message(&Message::BlendApply, Duration::ZERO));
+        assert!(!r.handle_message(&Message::Time(0.0), Duration::ZERO));
+        r.handle_message(&bone("Hips", [0.5, 0.9, 0.25], q), Duration::ZERO);
+        r.handle_message(&bone("Spine", [0.0, 0.1, 0.0], ID), Duration::ZERO);
+        assert!(!r.handle_message(&Message::BlendApply, Duration::ZERO));
+        r.handle_message(
             &Message::RootPos {
                 name: "root".into(),
                 pos: [1.0, 0.0, 2.0],
@@ -507,7 +507,7 @@ mod tests {
             },
             Duration::ZERO,
         );
-        assert!(r.push(&Message::Time(0.0), Duration::ZERO));
+        assert!(r.handle_message(&Message::Time(0.0), Duration::ZERO));
         let (mut p, mut q_out) = (Vec::new(), Vec::new());
         assert!(r.frame(&mut p, &mut q_out));
         assert_eq!(p[0], [-100.0, 0.0, 200.0]);
@@ -521,11 +521,11 @@ mod tests {
             assert!((bvh[k] - want).abs() < 1e-6, "{bvh:?} vs {unity:?}");
         }
         // Next frame without Spine: Spine holds.
-        r.push(
+        r.handle_message(
             &bone("Hips", [0.0, 0.9, 0.0], ID),
             Duration::from_secs_f64(1.0 / 60.0),
         );
-        assert!(r.push(
+        assert!(r.handle_message(
             &Message::Time(1.0 / 60.0),
             Duration::from_secs_f64(1.0 / 60.0)
         ));
@@ -537,11 +537,11 @@ mod tests {
     fn frame_time_from_sender_time_else_arrival() {
         let mut r = Recorder::new();
         for k in 0..=60u32 {
-            r.push(
+            r.handle_message(
                 &bone("Hips", [0.0; 3], ID),
                 Duration::from_secs_f64(f64::from(k) * 0.1),
             );
-            r.push(
+            r.handle_message(
                 &Message::Time(10.0 + k as f32 / 30.0),
                 Duration::from_secs_f64(f64::from(k) * 0.1),
             );
@@ -549,11 +549,11 @@ mod tests {
         assert!((r.frame_time().unwrap() - 1.0 / 30.0).abs() < 1e-6);
         let mut r = Recorder::new();
         for k in 0..=60u32 {
-            r.push(
+            r.handle_message(
                 &bone("Hips", [0.0; 3], ID),
                 Duration::from_secs_f64(f64::from(k) / 50.0),
             );
-            r.push(
+            r.handle_message(
                 &Message::BlendApply,
                 Duration::from_secs_f64(f64::from(k) / 50.0),
             );

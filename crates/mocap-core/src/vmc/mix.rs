@@ -294,7 +294,7 @@ impl Mixer {
     /// once the name has been seen).
     /// A bone with a NaN or infinite value is left out (counted): the
     /// source's last good pose of it stands in the mix.
-    pub fn push_bone(&mut self, source: usize, name: &str, pos: [f32; 3], rot: [f32; 4]) {
+    pub fn handle_bone(&mut self, source: usize, name: &str, pos: [f32; 3], rot: [f32; 4]) {
         if source >= self.sources.len() {
             return;
         }
@@ -312,9 +312,9 @@ impl Mixer {
 
     /// A message from `source` at time `now`. OK, T and Blend/Apply close the
     /// source's frame; half-received frames are never mixed.
-    pub fn push(&mut self, source: usize, now: Duration, m: Message) {
+    pub fn handle_message(&mut self, source: usize, now: Duration, m: Message) {
         if let Message::BonePos { name, pos, rot } = &m {
-            self.push_bone(source, name, *pos, *rot);
+            self.handle_bone(source, name, *pos, *rot);
             return;
         }
         let Some(s) = self.sources.get_mut(source) else {
@@ -368,15 +368,15 @@ impl Mixer {
         }
     }
 
-    /// When the next mixed frame is due, after the first call to [`poll`](Self::poll).
-    pub fn next_due(&self) -> Option<Duration> {
+    /// When the next mixed frame is due, after the first call to [`poll_frame`](Self::poll_frame).
+    pub fn poll_timeout(&self) -> Option<Duration> {
         self.next_emit
     }
 
     /// The mixed frame, if one is due at `now`.
-    pub fn poll(&mut self, now: Duration) -> Option<Vec<Message>> {
+    pub fn poll_frame(&mut self, now: Duration) -> Option<Vec<Message>> {
         let period = match self.cfg.schedule {
-            MixSchedule::Frame => return self.poll_frame(now),
+            MixSchedule::Frame => return self.poll_driven(now),
             MixSchedule::Tick { rate } => Duration::try_from_secs_f64(1.0 / rate.max(1e-3)).ok()?,
             MixSchedule::Window { window, gap } => window + gap,
         };
@@ -398,7 +398,7 @@ impl Mixer {
     }
 
     /// Frame mode: mix when the driving source has a fresh frame.
-    fn poll_frame(&mut self, now: Duration) -> Option<Vec<Message>> {
+    fn poll_driven(&mut self, now: Duration) -> Option<Vec<Message>> {
         let stale = self.cfg.stale;
         let is_live = |s: &Source| {
             s.latest
@@ -607,9 +607,9 @@ mod tests {
     }
 
     fn frame(m: &mut Mixer, src: usize, t: u64, head: f32, time: f32) {
-        m.push(src, ms(t), bone("Head", head));
-        m.push(src, ms(t), bone("Spine", 0.0));
-        m.push(
+        m.handle_message(src, ms(t), bone("Head", head));
+        m.handle_message(src, ms(t), bone("Spine", 0.0));
+        m.handle_message(
             src,
             ms(t),
             Message::BlendVal {
@@ -617,7 +617,7 @@ mod tests {
                 value: 1.0,
             },
         );
-        m.push(src, ms(t), Message::Time(time));
+        m.handle_message(src, ms(t), Message::Time(time));
     }
 
     fn head_angle(out: &[Message]) -> f32 {
@@ -678,20 +678,20 @@ mod tests {
                 // frames once T has): what a staging sender sends.
                 let ends = (k / 40_000) % 2 == 0;
                 match rng.below(if ends { 16 } else { 13 }) {
-                    0..=7 => m.push(src, now, Message::BlendVal { name, value: v }),
-                    8..=11 => m.push_bone(src, &name, [v, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]),
-                    12 => m.push(
+                    0..=7 => m.handle_message(src, now, Message::BlendVal { name, value: v }),
+                    8..=11 => m.handle_bone(src, &name, [v, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]),
+                    12 => m.handle_message(
                         src,
                         now,
                         Message::Other(crate::osc::Message::new(format!("/x/{name}"), vec![])),
                     ),
-                    13 => m.push(src, now, Message::Time(k as f32)),
+                    13 => m.handle_message(src, now, Message::Time(k as f32)),
                     // Bones of a real body now and then, closed as the
                     // strongest end would.
                     14 => frame(&mut m, src, k / 20, 10.0, k as f32),
-                    _ => m.push(src, now, Message::BlendApply),
+                    _ => m.handle_message(src, now, Message::BlendApply),
                 }
-                if let Some(out) = m.poll(now) {
+                if let Some(out) = m.poll_frame(now) {
                     for x in &out {
                         assert!(x.values_finite(), "{x:?}");
                     }
@@ -710,7 +710,7 @@ mod tests {
     fn values_without_apply_hold_one_per_name() {
         let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 60.0 }), 1);
         for k in 0..100_000u64 {
-            m.push(
+            m.handle_message(
                 0,
                 ms(k),
                 Message::BlendVal {
@@ -740,14 +740,20 @@ mod tests {
         ] {
             let mut m = Mixer::new(cfg(schedule), 2);
             frame(&mut m, 0, 0, 10.0, 0.0);
-            assert!(m.poll(ms(0)).is_none());
-            assert_eq!(m.next_due(), Some(MIN_PERIOD));
-            assert!(m.poll(ms(1)).is_some());
-            assert_eq!(m.next_due(), Some(ms(2)));
+            assert!(m.poll_frame(ms(0)).is_none());
+            assert_eq!(m.poll_timeout(), Some(MIN_PERIOD));
+            assert!(m.poll_frame(ms(1)).is_some());
+            assert_eq!(m.poll_timeout(), Some(ms(2)));
             // An hour's stall: one frame, and the next slot after it.
-            assert!(m.poll(ms(3_600_000) + Duration::from_micros(500)).is_some());
-            assert_eq!(m.next_due(), Some(ms(3_600_001)));
-            assert!(m.poll(ms(3_600_000) + Duration::from_micros(900)).is_none());
+            assert!(
+                m.poll_frame(ms(3_600_000) + Duration::from_micros(500))
+                    .is_some()
+            );
+            assert_eq!(m.poll_timeout(), Some(ms(3_600_001)));
+            assert!(
+                m.poll_frame(ms(3_600_000) + Duration::from_micros(900))
+                    .is_none()
+            );
         }
     }
 
@@ -777,58 +783,64 @@ mod tests {
                 })
                 .collect()
         };
-        m.push(0, ms(0), bone("Spine", 0.0));
-        m.push(0, ms(0), bone("Head", 0.0));
-        m.push(0, ms(0), bone("Chest", 0.0));
-        m.push(0, ms(0), Message::Time(1.0));
-        assert_eq!(names(&m.poll(ms(0)).unwrap()), ["Chest", "Head", "Spine"]);
+        m.handle_message(0, ms(0), bone("Spine", 0.0));
+        m.handle_message(0, ms(0), bone("Head", 0.0));
+        m.handle_message(0, ms(0), bone("Chest", 0.0));
+        m.handle_message(0, ms(0), Message::Time(1.0));
+        assert_eq!(
+            names(&m.poll_frame(ms(0)).unwrap()),
+            ["Chest", "Head", "Spine"]
+        );
         for k in 1..4u64 {
-            m.push(0, ms(k), bone("Head", 0.0));
-            m.push(0, ms(k), Message::Time(1.0 + k as f32));
-            assert_eq!(names(&m.poll(ms(k)).unwrap()), ["Head"], "frame {k}");
+            m.handle_message(0, ms(k), bone("Head", 0.0));
+            m.handle_message(0, ms(k), Message::Time(1.0 + k as f32));
+            assert_eq!(names(&m.poll_frame(ms(k)).unwrap()), ["Head"], "frame {k}");
         }
     }
 
     #[test]
     fn frame_mode_mixes_when_the_primary_completes_a_frame() {
         let mut m = Mixer::new(cfg(MixSchedule::Frame), 2);
-        assert!(m.poll(ms(0)).is_none());
+        assert!(m.poll_frame(ms(0)).is_none());
         // Before the primary has sent anything, the first live source drives.
         frame(&mut m, 1, 1, 30.0, 1.0);
-        let out = m.poll(ms(1)).unwrap();
+        let out = m.poll_frame(ms(1)).unwrap();
         assert!((head_angle(&out) - 30.0).abs() < 1e-3);
         // Once the primary is live it alone triggers, mixing the other's latest.
         frame(&mut m, 0, 2, 10.0, 1.0);
-        let out = m.poll(ms(2)).unwrap();
+        let out = m.poll_frame(ms(2)).unwrap();
         assert!((head_angle(&out) - 20.0).abs() < 1e-3);
-        assert!(m.poll(ms(3)).is_none(), "nothing new from the primary");
+        assert!(
+            m.poll_frame(ms(3)).is_none(),
+            "nothing new from the primary"
+        );
         frame(&mut m, 1, 4, 50.0, 2.0);
         assert!(
-            m.poll(ms(4)).is_none(),
+            m.poll_frame(ms(4)).is_none(),
             "a secondary frame waits for the primary"
         );
         // Half a frame from the primary is not a frame.
-        m.push(0, ms(5), bone("Head", 10.0));
-        assert!(m.poll(ms(5)).is_none());
-        m.push(0, ms(5), Message::Time(2.0));
-        let out = m.poll(ms(5)).unwrap();
+        m.handle_message(0, ms(5), bone("Head", 10.0));
+        assert!(m.poll_frame(ms(5)).is_none());
+        m.handle_message(0, ms(5), Message::Time(2.0));
+        let out = m.poll_frame(ms(5)).unwrap();
         assert!((head_angle(&out) - 30.0).abs() < 1e-3);
-        assert!(m.next_due().is_none(), "no timer in frame mode");
+        assert!(m.poll_timeout().is_none(), "no timer in frame mode");
         // The primary goes stale: the other source drives alone.
         frame(&mut m, 1, 700, 40.0, 3.0);
-        let out = m.poll(ms(700)).unwrap();
+        let out = m.poll_frame(ms(700)).unwrap();
         assert!((head_angle(&out) - 40.0).abs() < 1e-3);
     }
 
     #[test]
     fn tick_mixes_the_latest_frames_of_live_sources() {
         let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 60.0 }), 2);
-        assert!(m.poll(ms(0)).is_none());
+        assert!(m.poll_frame(ms(0)).is_none());
         frame(&mut m, 0, 5, 10.0, 1.0);
         frame(&mut m, 1, 6, 30.0, 2.0);
         // Half a frame from source 1 is not mixed.
-        m.push(1, ms(7), bone("Head", 90.0));
-        let out = m.poll(ms(17)).unwrap();
+        m.handle_message(1, ms(7), bone("Head", 90.0));
+        let out = m.poll_frame(ms(17)).unwrap();
         assert!((head_angle(&out) - 20.0).abs() < 1e-3);
         // Primary's other messages pass through, in order.
         let rest: Vec<_> = out
@@ -845,24 +857,24 @@ mod tests {
                 &Message::Time(1.0)
             ]
         );
-        assert!(m.poll(ms(20)).is_none());
-        let next = m.next_due().unwrap();
+        assert!(m.poll_frame(ms(20)).is_none());
+        let next = m.poll_timeout().unwrap();
         assert!(next > ms(33) && next < ms(34), "{next:?}");
     }
 
     #[test]
     fn a_stale_source_drops_out_and_returns() {
         let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 10.0 }), 2);
-        m.poll(ms(0));
+        m.poll_frame(ms(0));
         frame(&mut m, 0, 50, 10.0, 1.0);
         frame(&mut m, 1, 50, 30.0, 1.0);
-        assert!((head_angle(&m.poll(ms(100)).unwrap()) - 20.0).abs() < 1e-3);
+        assert!((head_angle(&m.poll_frame(ms(100)).unwrap()) - 20.0).abs() < 1e-3);
         frame(&mut m, 0, 650, 10.0, 2.0);
         // Source 1 said nothing for 650 ms: only source 0 counts.
-        assert!((head_angle(&m.poll(ms(700)).unwrap()) - 10.0).abs() < 1e-3);
+        assert!((head_angle(&m.poll_frame(ms(700)).unwrap()) - 10.0).abs() < 1e-3);
         assert_eq!(m.counters(1).stale_periods, 1);
         frame(&mut m, 1, 750, 50.0, 3.0);
-        assert!((head_angle(&m.poll(ms(800)).unwrap()) - 30.0).abs() < 1e-3);
+        assert!((head_angle(&m.poll_frame(ms(800)).unwrap()) - 30.0).abs() < 1e-3);
     }
 
     #[test]
@@ -874,18 +886,18 @@ mod tests {
             }),
             2,
         );
-        m.poll(ms(0));
+        m.poll_frame(ms(0));
         for t in [100, 200, 300] {
             frame(&mut m, 0, t, 0.0, 1.0);
         }
         frame(&mut m, 1, 400, 40.0, 1.0);
-        assert!(m.poll(ms(499)).is_none());
+        assert!(m.poll_frame(ms(499)).is_none());
         // Three samples at 0 degrees and one at 40: the mean is near 10.
-        let a = head_angle(&m.poll(ms(500)).unwrap());
+        let a = head_angle(&m.poll_frame(ms(500)).unwrap());
         assert!(a > 9.0 && a < 11.0, "{a}");
         // The next window starts empty.
         assert!(
-            m.poll(ms(1000))
+            m.poll_frame(ms(1000))
                 .unwrap()
                 .iter()
                 .all(|m| !matches!(m, Message::BonePos { .. }))
@@ -897,10 +909,10 @@ mod tests {
         let mut c = cfg(MixSchedule::Tick { rate: 10.0 });
         c.prefer = vec![(1, vec!["Head".into()])];
         let mut m = Mixer::new(c, 2);
-        m.poll(ms(0));
+        m.poll_frame(ms(0));
         frame(&mut m, 0, 10, 10.0, 1.0);
         frame(&mut m, 1, 10, 30.0, 1.0);
-        let out = m.poll(ms(100)).unwrap();
+        let out = m.poll_frame(ms(100)).unwrap();
         assert!((head_angle(&out) - 30.0).abs() < 1e-3);
     }
 
@@ -910,10 +922,10 @@ mod tests {
         c.bones = Some(vec!["Spine".into()]);
         c.primary = 1;
         let mut m = Mixer::new(c, 2);
-        m.poll(ms(0));
+        m.poll_frame(ms(0));
         frame(&mut m, 0, 10, 10.0, 1.0);
         frame(&mut m, 1, 10, 30.0, 2.0);
-        let out = m.poll(ms(100)).unwrap();
+        let out = m.poll_frame(ms(100)).unwrap();
         assert!((head_angle(&out) - 30.0).abs() < 1e-3);
         assert!(out.contains(&Message::Time(2.0)));
     }
@@ -921,11 +933,11 @@ mod tests {
     #[test]
     fn frames_end_at_the_last_marker_the_sender_uses() {
         let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 10.0 }), 2);
-        m.poll(ms(0));
+        m.poll_frame(ms(0));
         // Reference-sender order: bones, Vals, Apply, then Root, OK, T.
         for (t, head) in [(10, 10.0), (30, 20.0)] {
-            m.push(0, ms(t), bone("Head", head));
-            m.push(
+            m.handle_message(0, ms(t), bone("Head", head));
+            m.handle_message(
                 0,
                 ms(t),
                 Message::BlendVal {
@@ -933,8 +945,8 @@ mod tests {
                     value: 0.5,
                 },
             );
-            m.push(0, ms(t), Message::BlendApply);
-            m.push(
+            m.handle_message(0, ms(t), Message::BlendApply);
+            m.handle_message(
                 0,
                 ms(t),
                 Message::Available {
@@ -943,9 +955,9 @@ mod tests {
                     tracking: None,
                 },
             );
-            m.push(0, ms(t), Message::Time(t as f32));
+            m.handle_message(0, ms(t), Message::Time(t as f32));
         }
-        let out = m.poll(ms(100)).unwrap();
+        let out = m.poll_frame(ms(100)).unwrap();
         assert!((head_angle(&out) - 20.0).abs() < 1e-3);
         // The whole second frame passes through, Apply before OK before T.
         let rest: Vec<_> = out
@@ -964,9 +976,9 @@ mod tests {
     #[test]
     fn a_lone_closer_after_the_first_frame_joins_it() {
         let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 10.0 }), 1);
-        m.poll(ms(0));
-        m.push(0, ms(10), bone("Head", 15.0));
-        m.push(
+        m.poll_frame(ms(0));
+        m.handle_message(0, ms(10), bone("Head", 15.0));
+        m.handle_message(
             0,
             ms(10),
             Message::Available {
@@ -975,8 +987,8 @@ mod tests {
                 tracking: None,
             },
         );
-        m.push(0, ms(10), Message::Time(0.5));
-        let out = m.poll(ms(100)).unwrap();
+        m.handle_message(0, ms(10), Message::Time(0.5));
+        let out = m.poll_frame(ms(100)).unwrap();
         assert!((head_angle(&out) - 15.0).abs() < 1e-3, "{out:?}");
         assert_eq!(out.last(), Some(&Message::Time(0.5)));
         assert_eq!(m.counters(0).frames, 1);
@@ -987,10 +999,10 @@ mod tests {
         let mut c = cfg(MixSchedule::Tick { rate: 10.0 });
         c.weights = vec![3.0, 1.0];
         let mut m = Mixer::new(c, 2);
-        m.poll(ms(0));
+        m.poll_frame(ms(0));
         frame(&mut m, 0, 10, 0.0, 1.0);
         frame(&mut m, 1, 10, 40.0, 1.0);
-        let a = head_angle(&m.poll(ms(100)).unwrap());
+        let a = head_angle(&m.poll_frame(ms(100)).unwrap());
         let want = (40f64.to_radians().sin())
             .atan2(3.0 + 40f64.to_radians().cos())
             .to_degrees();
@@ -1003,7 +1015,7 @@ mod tests {
         c.average_blends = true;
         c.weights = vec![1.0, 3.0];
         let mut m = Mixer::new(c, 2);
-        m.poll(ms(0));
+        m.poll_frame(ms(0));
         let val = |name: &str, value: f32| Message::BlendVal {
             name: name.into(),
             value,
@@ -1011,14 +1023,14 @@ mod tests {
         // Twice: a source's first frame ends early, while the mixer learns
         // that T (not Apply) ends its frames.
         for (src, joy) in [(0, 0.2), (1, 0.6), (0, 0.2), (1, 0.6)] {
-            m.push(src, ms(1), val("Joy", joy));
+            m.handle_message(src, ms(1), val("Joy", joy));
             if src == 1 {
-                m.push(src, ms(1), val("Blink", 1.0));
+                m.handle_message(src, ms(1), val("Blink", 1.0));
             }
-            m.push(src, ms(1), Message::BlendApply);
-            m.push(src, ms(1), Message::Time(1.0));
+            m.handle_message(src, ms(1), Message::BlendApply);
+            m.handle_message(src, ms(1), Message::Time(1.0));
         }
-        let out = m.poll(ms(17)).unwrap();
+        let out = m.poll_frame(ms(17)).unwrap();
         let rest: Vec<&Message> = out
             .iter()
             .filter(|x| !matches!(x, Message::BonePos { .. }))

@@ -294,7 +294,7 @@ impl Limiter {
     }
 
     /// Offers a message at time `now`; returns it if it may go now.
-    pub fn offer(&mut self, now: Duration, m: Message) -> Option<Message> {
+    pub fn handle_message(&mut self, now: Duration, m: Message) -> Option<Message> {
         let Some(key) = stream_key(&m) else {
             return Some(m);
         };
@@ -319,7 +319,7 @@ impl Limiter {
     }
 
     /// Held values whose slot has come, in no particular order.
-    pub fn due(&mut self, now: Duration) -> Vec<Message> {
+    pub fn poll_due(&mut self, now: Duration) -> Vec<Message> {
         let mut out = Vec::new();
         for slot in self.slots.values_mut() {
             if now >= slot.next
@@ -333,7 +333,7 @@ impl Limiter {
     }
 
     /// When the next held value is due, if any is held.
-    pub fn next_due(&self) -> Option<Duration> {
+    pub fn poll_timeout(&self) -> Option<Duration> {
         self.slots
             .values()
             .filter(|s| s.pending.is_some())
@@ -390,19 +390,19 @@ mod tests {
     fn rate_limit_keeps_the_newest_and_never_loses_the_last() {
         let ms = Duration::from_millis;
         let mut l = Limiter::new(10.0); // one update per 100 ms per stream
-        assert!(l.offer(ms(0), bone("Hips", 1.0)).is_some());
-        assert!(l.offer(ms(10), bone("Hips", 2.0)).is_none());
-        assert!(l.offer(ms(20), bone("Hips", 3.0)).is_none());
+        assert!(l.handle_message(ms(0), bone("Hips", 1.0)).is_some());
+        assert!(l.handle_message(ms(10), bone("Hips", 2.0)).is_none());
+        assert!(l.handle_message(ms(20), bone("Hips", 3.0)).is_none());
         // Another stream has its own slot; Apply always passes.
-        assert!(l.offer(ms(20), bone("Head", 9.0)).is_some());
+        assert!(l.handle_message(ms(20), bone("Head", 9.0)).is_some());
         assert!(
-            l.offer(ms(20), Message::new("/VMC/Ext/Blend/Apply", vec![]))
+            l.handle_message(ms(20), Message::new("/VMC/Ext/Blend/Apply", vec![]))
                 .is_some()
         );
-        assert_eq!(l.next_due(), Some(ms(100)));
-        assert!(l.due(ms(50)).is_empty());
-        assert_eq!(l.due(ms(100)), [bone("Hips", 3.0)]);
+        assert_eq!(l.poll_timeout(), Some(ms(100)));
+        assert!(l.poll_due(ms(50)).is_empty());
+        assert_eq!(l.poll_due(ms(100)), [bone("Hips", 3.0)]);
         assert_eq!(l.superseded(), 1);
-        assert_eq!(l.next_due(), None);
+        assert_eq!(l.poll_timeout(), None);
     }
 }

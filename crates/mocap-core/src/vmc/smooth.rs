@@ -76,7 +76,7 @@ impl Smoother {
 
     /// Smooths `m` in place; `arrival` is its receive time (any origin, the
     /// same for every call).
-    pub fn apply(&mut self, m: &mut Message, arrival: Duration) {
+    pub fn handle_message(&mut self, m: &mut Message, arrival: Duration) {
         match m {
             Message::Time(t) => {
                 let t = f64::from(*t);
@@ -130,9 +130,9 @@ impl Smoother {
     }
 
     /// Smooths every message of a frame (or datagram) in order.
-    pub fn apply_all(&mut self, messages: &mut [Message], arrival: Duration) {
+    pub fn handle_frame(&mut self, messages: &mut [Message], arrival: Duration) {
         for m in messages {
-            self.apply(m, arrival);
+            self.handle_message(m, arrival);
         }
     }
 
@@ -186,7 +186,7 @@ mod tests {
                 Message::BlendApply,
                 Message::Time(t),
             ];
-            s.apply_all(&mut f, Duration::ZERO);
+            s.handle_frame(&mut f, Duration::ZERO);
             f
         };
         let first = frame(0.0, 1.0);
@@ -228,7 +228,7 @@ mod tests {
                 value: 0.0,
             },
         ];
-        s.apply_all(&mut a, Duration::ZERO);
+        s.handle_frame(&mut a, Duration::ZERO);
         let mut b = vec![
             bone(30.0),
             Message::BlendVal {
@@ -236,7 +236,7 @@ mod tests {
                 value: 1.0,
             },
         ];
-        s.apply_all(&mut b, Duration::from_secs_f64(0.1));
+        s.handle_frame(&mut b, Duration::from_secs_f64(0.1));
         assert_eq!(b[0], bone(30.0), "Head is not in --smooth-bones");
         assert_eq!(
             b[1],
@@ -256,7 +256,7 @@ mod tests {
                 name: format!("b{i}"),
                 value: 0.5,
             };
-            s.apply(&mut m, Duration::ZERO);
+            s.handle_message(&mut m, Duration::ZERO);
         }
         assert_eq!(s.len(), MAX_NAMES);
     }
@@ -276,7 +276,7 @@ mod tests {
                     },
                     Message::Time(f32::from(k) / 60.0),
                 ];
-                s.apply_all(&mut f, Duration::ZERO);
+                s.handle_frame(&mut f, Duration::ZERO);
                 match f[0] {
                     Message::BlendVal { value, .. } => value,
                     ref other => panic!("{other:?}"),

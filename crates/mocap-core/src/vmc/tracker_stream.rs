@@ -76,7 +76,7 @@ impl TrackerStream {
     /// Takes one message that arrived at `now` (any origin, the same for
     /// every call): the tracker datagrams to send when it ended a frame and
     /// the rate allows.
-    pub fn push(&mut self, m: &Message, now: Duration) -> Vec<Vec<u8>> {
+    pub fn handle_message(&mut self, m: &Message, now: Duration) -> Vec<Vec<u8>> {
         let rank = m.end_rank();
         self.closer = self.closer.max(rank);
         match m {
@@ -105,7 +105,7 @@ impl TrackerStream {
     }
 
     /// Takes a whole frame (a bridge's output for one input frame).
-    pub fn frame(&mut self, frame: &[Message], now: Duration) -> Vec<Vec<u8>> {
+    pub fn handle_frame(&mut self, frame: &[Message], now: Duration) -> Vec<Vec<u8>> {
         for m in frame {
             if matches!(m, Message::BonePos { .. }) {
                 self.pending = true;
@@ -221,13 +221,16 @@ mod tests {
         for k in 0..5 {
             let now = f64::from(k) / 60.0;
             for m in frame() {
-                assert!(s.push(&m, Duration::from_secs_f64(now)).is_empty());
+                assert!(
+                    s.handle_message(&m, Duration::from_secs_f64(now))
+                        .is_empty()
+                );
             }
             let ends = [Message::BlendApply, ok.clone(), Message::Time(now as f32)];
             let sent: Vec<usize> = ends
                 .iter()
                 .enumerate()
-                .filter(|(_, m)| !s.push(m, Duration::from_secs_f64(now)).is_empty())
+                .filter(|(_, m)| !s.handle_message(m, Duration::from_secs_f64(now)).is_empty())
                 .map(|(i, _)| i)
                 .collect();
             let want: &[usize] = if k == 0 { &[] } else { &[2] };
@@ -237,12 +240,12 @@ mod tests {
         assert_eq!(s.counters().waiting, 1);
         // A frame end with no bones since: nothing.
         assert!(
-            s.push(&Message::Time(1.0), Duration::from_secs_f64(1.0))
+            s.handle_message(&Message::Time(1.0), Duration::from_secs_f64(1.0))
                 .is_empty()
         );
         // What goes out is VRChat's hips first.
         let mut s = stream(None);
-        let out = s.frame(&frame(), Duration::ZERO);
+        let out = s.handle_frame(&frame(), Duration::ZERO);
         let p = osc::decode(&out[0]).unwrap();
         assert_eq!(p.messages()[0].address, "/tracking/trackers/1/position");
     }
@@ -254,7 +257,10 @@ mod tests {
         for k in 0..60 {
             // 60 fps with ±2 ms of jitter.
             let now = f64::from(k) / 60.0 + if k % 2 == 0 { 0.002 } else { -0.002 };
-            if !s.frame(&frame(), Duration::from_secs_f64(now)).is_empty() {
+            if !s
+                .handle_frame(&frame(), Duration::from_secs_f64(now))
+                .is_empty()
+            {
                 sent.push(k);
             }
         }
@@ -265,7 +271,8 @@ mod tests {
         let n = (0..60)
             .filter(|&k| {
                 let now = f64::from(k) / 60.0 + if k % 2 == 0 { 0.003 } else { -0.003 };
-                !s.frame(&frame(), Duration::from_secs_f64(now)).is_empty()
+                !s.handle_frame(&frame(), Duration::from_secs_f64(now))
+                    .is_empty()
             })
             .count();
         assert_eq!(n, 60);
@@ -279,11 +286,11 @@ mod tests {
             rate: None,
         });
         assert!(
-            s.frame(&[bone("Head", [0.0, 0.1, 0.0])], Duration::ZERO)
+            s.handle_frame(&[bone("Head", [0.0, 0.1, 0.0])], Duration::ZERO)
                 .is_empty()
         );
         assert_eq!(s.counters().waiting, 1);
-        let out = s.frame(&frame(), Duration::from_secs_f64(0.1));
+        let out = s.handle_frame(&frame(), Duration::from_secs_f64(0.1));
         let p = osc::decode(&out[0]).unwrap();
         assert!(p.messages().iter().all(|m| m.address == "/VMT/Room/Unity"));
     }

@@ -159,7 +159,7 @@ impl FeedHandler<TcpFeed> for Bake<'_> {
         Ok(None)
     }
 
-    fn next_due(&self) -> Option<Instant> {
+    fn poll_timeout(&self) -> Option<Instant> {
         self.last_send
             .filter(|_| self.last_byte.is_none())
             .map(|t| t + self.opts.keepalive)

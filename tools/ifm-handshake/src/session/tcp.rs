@@ -116,7 +116,7 @@ impl FeedHandler<TcpFeed> for TcpMode<'_> {
                 self.connected = true;
                 self.connections += 1;
                 self.splitter = new_splitter();
-                self.handshake.connected(id);
+                self.handshake.handle_connected(id);
                 self.act()?;
             }
             Tcp::Data { peer, bytes } => {
@@ -149,7 +149,7 @@ impl FeedHandler<TcpFeed> for TcpMode<'_> {
                     )),
                 }
                 self.connected = false;
-                self.handshake.disconnected(id);
+                self.handshake.handle_disconnected(id);
             }
         }
         Ok(Flow::Continue)

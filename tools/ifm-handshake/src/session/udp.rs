@@ -57,7 +57,7 @@ impl UdpMode<'_> {
         if let Some(h) = &mut self.handshake
             && self.dec.frames > before
         {
-            h.frame(self.started.elapsed());
+            h.handle_frame(self.started.elapsed());
         }
         Ok(())
     }

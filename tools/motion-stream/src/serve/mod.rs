@@ -464,7 +464,7 @@ struct Server<'a> {
 impl FeedHandler<mocap_cli::UdpFeed> for Server<'_> {
     fn item(&mut self, (src, bytes): (SocketAddr, &[u8])) -> anyhow::Result<Flow> {
         self.datagrams += 1;
-        self.session.vmc(src, bytes, self.started.elapsed());
+        self.session.handle_vmc(src, bytes, self.started.elapsed());
         Ok(Flow::Continue)
     }
 
@@ -489,7 +489,7 @@ impl FeedHandler<mocap_cli::UdpFeed> for Server<'_> {
                     text: &j.request.speech_text,
                 },
             )?;
-            self.session.join(j.id, self.started.elapsed());
+            self.session.handle_join(j.id, self.started.elapsed());
             self.clients.insert(j.id, j);
         }
         // Writers that gave up (the peer closed or stopped reading).
@@ -498,10 +498,10 @@ impl FeedHandler<mocap_cli::UdpFeed> for Server<'_> {
             .iter()
             .filter(|(_, c)| c.kicked.load(Ordering::Relaxed))
         {
-            self.session.gone(*id);
+            self.session.handle_gone(*id);
         }
         let now = self.started.elapsed();
-        if self.session.next_due().is_some_and(|t| now >= t) {
+        if self.session.poll_timeout().is_some_and(|t| now >= t) {
             self.session.handle_timeout(now);
         }
         act(
@@ -533,11 +533,11 @@ impl FeedHandler<mocap_cli::UdpFeed> for Server<'_> {
         )
     }
 
-    fn next_due(&self) -> Option<Instant> {
+    fn poll_timeout(&self) -> Option<Instant> {
         let now = self.started.elapsed();
         let timer = self
             .session
-            .next_due()
+            .poll_timeout()
             .map_or(JOIN_POLL, |t| t.saturating_sub(now));
         Some(Instant::now() + timer.min(JOIN_POLL))
     }
@@ -570,7 +570,7 @@ fn act(
                     Err(TrySendError::Disconnected(_)) => Refusal::Gone,
                 };
                 c.kicked.store(true, Ordering::Relaxed);
-                session.refused(client, why, opts.queue);
+                session.handle_refused(client, why, opts.queue);
             }
             Action::Close { client, reason } => {
                 if let Some(c) = clients.get(&client) {
