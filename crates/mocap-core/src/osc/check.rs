@@ -1,7 +1,7 @@
 //! Structure checks that run before `rosc`, iteratively, so no input can make
 //! the decoder recurse deeply.
 
-use super::{Error, MAX_DEPTH};
+use super::{Error, ErrorKind, MAX_DEPTH};
 
 pub(super) const BUNDLE_TAG: &[u8; 8] = b"#bundle\0";
 
@@ -15,7 +15,7 @@ pub(super) fn structure(bytes: &[u8]) -> Result<(), Error> {
             continue;
         }
         if depth >= MAX_DEPTH {
-            return Err(Error::TooDeep { offset: at });
+            return Err(Error::at(ErrorKind::TooDeep, at));
         }
         // Tag and timetag, then size-prefixed elements.
         let mut pos = 16;
@@ -24,12 +24,13 @@ pub(super) fn structure(bytes: &[u8]) -> Result<(), Error> {
                 .get(pos..pos + 4)
                 .and_then(|b| <[u8; 4]>::try_from(b).ok())
                 .map(i32::from_be_bytes)
-                .ok_or(Error::BadSize { offset: at + pos })?;
-            let size = usize::try_from(size).map_err(|_| Error::BadSize { offset: at + pos })?;
+                .ok_or_else(|| Error::at(ErrorKind::BadSize, at + pos))?;
+            let size =
+                usize::try_from(size).map_err(|_| Error::at(ErrorKind::BadSize, at + pos))?;
             let start = pos + 4;
             let inner = elem
                 .get(start..start.saturating_add(size))
-                .ok_or(Error::BadSize { offset: at + pos })?;
+                .ok_or_else(|| Error::at(ErrorKind::BadSize, at + pos))?;
             stack.push((inner, at + start, depth + 1));
             pos = start + size;
         }
@@ -53,9 +54,7 @@ fn message_tags(msg: &[u8], at: usize) -> Result<(), Error> {
             b'[' => {
                 depth += 1;
                 if depth > MAX_DEPTH {
-                    return Err(Error::TooDeep {
-                        offset: at + tags_at,
-                    });
+                    return Err(Error::at(ErrorKind::TooDeep, at + tags_at));
                 }
             }
             b']' => depth = depth.saturating_sub(1),

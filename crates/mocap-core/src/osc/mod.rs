@@ -115,7 +115,7 @@ impl<'a> Packet<'a> {
 /// Checks one datagram's framing without recursion. Never panics.
 ///
 /// # Errors
-/// [`Error::TooDeep`] or [`Error::BadSize`].
+/// [`ErrorKind::TooDeep`] or [`ErrorKind::BadSize`].
 pub fn parse(bytes: &[u8]) -> Result<Packet<'_>, Error> {
     check::structure(bytes)?;
     Ok(Packet { bytes })
@@ -139,13 +139,17 @@ impl PacketRepr {
     /// Decodes a checked view.
     ///
     /// # Errors
-    /// [`Error::Malformed`] for a part that does not decode,
-    /// [`Error::Trailing`] for bytes after the packet.
+    /// [`ErrorKind::Malformed`] for a part that does not decode,
+    /// [`ErrorKind::Trailing`] for bytes after the packet.
     pub fn parse(packet: &Packet<'_>) -> Result<Self, Error> {
         let (rest, p) = rosc::decoder::decode_udp(packet.bytes)
-            .map_err(|e| Error::Malformed(Malformed::from_rosc(&e)))?;
+            .map_err(|e| Error::at(ErrorKind::Malformed(Malformed::from_rosc(&e)), 0))?;
         if !rest.is_empty() {
-            return Err(Error::Trailing { count: rest.len() });
+            let count = rest.len();
+            return Err(Error::at(
+                ErrorKind::Trailing { count },
+                packet.bytes.len() - count,
+            ));
         }
         Ok(from_rosc(p))
     }
@@ -285,27 +289,40 @@ fn check_encodable(p: &PacketRepr, depth: usize) -> Result<(), EncodeError> {
 /// Largest part an OSC size field (`i32`) describes, less room for its padding.
 const MAX_SIZE: usize = i32::MAX as usize - 8;
 
-/// Why bytes are not an OSC packet.
+/// Why bytes are not an OSC packet, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Error {
-    /// Bundles nested deeper than [`MAX_DEPTH`], or arrays nested as deep.
-    TooDeep {
-        /// Byte offset of the element that went too deep.
-        offset: usize,
-    },
-    /// A bundle element's size runs past its bundle, or is negative.
-    BadSize {
-        /// Byte offset of the size field.
-        offset: usize,
-    },
-    /// Bytes after a complete packet.
+pub struct Error {
+    /// What is wrong.
+    pub kind: ErrorKind,
+    /// Byte offset in the datagram of the part at fault (0 when the decoder
+    /// does not say: [`ErrorKind::Malformed`]).
+    pub offset: usize,
+}
+
+/// The reasons bytes are not an OSC packet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Bundles nested deeper than [`MAX_DEPTH`], or arrays nested as deep
+    /// (at the element, or the type tags, that went too deep).
+    TooDeep,
+    /// A bundle element's size runs past its bundle, or is negative (at the
+    /// size field).
+    BadSize,
+    /// Bytes after a complete packet (at the first of them).
     Trailing {
         /// How many.
         count: usize,
     },
     /// The structure checks passed but the packet does not decode.
     Malformed(Malformed),
+}
+
+impl Error {
+    pub(crate) fn at(kind: ErrorKind, offset: usize) -> Self {
+        Self { kind, offset }
+    }
 }
 
 /// What part of a packet did not decode.
@@ -363,15 +380,18 @@ impl fmt::Display for Malformed {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::TooDeep { offset } => {
+        let offset = self.offset;
+        match &self.kind {
+            ErrorKind::TooDeep => {
                 write!(f, "nesting deeper than {MAX_DEPTH} levels at byte {offset}")
             }
-            Self::BadSize { offset } => {
+            ErrorKind::BadSize => {
                 write!(f, "bundle element size out of range at byte {offset}")
             }
-            Self::Trailing { count } => write!(f, "{count} bytes after the end of the packet"),
-            Self::Malformed(why) => write!(f, "not OSC: {why}"),
+            ErrorKind::Trailing { count } => {
+                write!(f, "{count} bytes after the end of the packet")
+            }
+            ErrorKind::Malformed(why) => write!(f, "not OSC: {why}"),
         }
     }
 }
