@@ -13,7 +13,7 @@ use mocap_core::ifm::{self, FrameRepr};
 fuzz_target!(|data: &[u8]| {
     let Ok(f) = ifm::parse(data) else {
         if let Err(e) = ifm::parse(data) {
-            let _ = (e.offset(), e.to_string());
+            let _ = (e.offset, e.to_string());
         }
         return;
     };
@@ -33,12 +33,12 @@ fuzz_target!(|data: &[u8]| {
             // What no frame can say: nothing of a frame (only extras or a
             // tracking status), or an unknown first name that reads as the
             // start command.
-            Err(ifm::Error::Empty | ifm::Error::NoFrameData) => {
+            Err(ifm::Error { kind: ifm::ErrorKind::Empty | ifm::ErrorKind::NoFrameData, .. }) => {
                 assert!(repr.blendshapes.is_empty() && repr.head.is_none(), "{repr:?}");
                 assert!(repr.left_eye.is_none() && repr.right_eye.is_none(), "{repr:?}");
                 continue;
             }
-            Err(ifm::Error::Command) => {
+            Err(ifm::Error { kind: ifm::ErrorKind::Command, .. }) => {
                 assert!(repr.tracking.is_none() && repr.blendshapes.is_empty(), "{repr:?}");
                 continue;
             }

@@ -171,7 +171,7 @@ fn head_glued_to_the_last_value_and_blocks_without_equals() {
 
 #[test]
 fn not_frames() {
-    assert_eq!(ifm::parse(b""), Err(ifm::Error::Empty));
+    assert_eq!(ifm::parse(b""), Err(ifm::ErrorKind::Empty.into()));
     assert_eq!(
         ifm::parse(
             ifm::Command::StartUdp {
@@ -180,13 +180,15 @@ fn not_frames() {
             .text()
             .as_bytes()
         ),
-        Err(ifm::Error::Command)
+        Err(ifm::ErrorKind::Command.into())
     );
+    let e = ifm::parse(b"ab\xffcd").unwrap_err();
+    assert_eq!((e.kind, e.offset), (ifm::ErrorKind::NotUtf8, 2));
+    assert_eq!(e.to_string(), "not UTF-8 at byte 2");
     assert_eq!(
-        ifm::parse(b"ab\xffcd"),
-        Err(ifm::Error::NotUtf8 { offset: 2 })
+        ifm::parse(b"hello world"),
+        Err(ifm::ErrorKind::NoFrameData.into())
     );
-    assert_eq!(ifm::parse(b"hello world"), Err(ifm::Error::NoFrameData));
     let bad_block = ifm::parse(b"jawOpen-1|=head#1,2,3|").unwrap();
     assert_eq!(bad_block.head, None);
     assert_eq!(

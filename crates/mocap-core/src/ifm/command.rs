@@ -1,6 +1,6 @@
 //! The strings a PC sends to the phone, and the ports involved: one place.
 
-use super::Error;
+use super::{Error, ErrorKind};
 
 /// The phone listens for commands on this UDP port (iFacialMocap).
 pub const PHONE_PORT: u16 = 49983;
@@ -83,15 +83,13 @@ impl Command {
     /// commands looped back to us).
     ///
     /// # Errors
-    /// [`Error::Empty`], [`Error::NotUtf8`], or [`Error::NotACommand`] for
+    /// [`ErrorKind::Empty`], [`ErrorKind::NotUtf8`], or [`ErrorKind::NotACommand`] for
     /// text that is none of the commands.
     pub fn parse(bytes: &[u8]) -> Result<Self, Error> {
         if bytes.is_empty() {
-            return Err(Error::Empty);
+            return Err(ErrorKind::Empty.into());
         }
-        let text = std::str::from_utf8(bytes).map_err(|e| Error::NotUtf8 {
-            offset: e.valid_up_to(),
-        })?;
+        let text = std::str::from_utf8(bytes).map_err(|e| Error::not_utf8(e.valid_up_to()))?;
         [
             Self::StartUdp {
                 version: Version::V1,
@@ -112,7 +110,7 @@ impl Command {
         ]
         .into_iter()
         .find(|c| c.text() == text)
-        .ok_or(Error::NotACommand)
+        .ok_or_else(|| ErrorKind::NotACommand.into())
     }
 }
 
@@ -127,14 +125,14 @@ mod tests {
 
     #[test]
     fn what_is_not_a_command_says_why() {
-        assert_eq!(Command::parse(b""), Err(Error::Empty));
+        assert_eq!(Command::parse(b""), Err(ErrorKind::Empty.into()));
         assert_eq!(
             Command::parse(b"iFacialMocap_\xff"),
-            Err(Error::NotUtf8 { offset: 13 })
+            Err(Error::not_utf8(13))
         );
         assert_eq!(
             Command::parse(b"iFacialMocap_lookforward"),
-            Err(Error::NotACommand)
+            Err(ErrorKind::NotACommand.into())
         );
         assert_eq!(
             Command::parse(b"FACEMOTION3D_OtherStreaming"),

@@ -110,17 +110,24 @@ impl fmt::Display for Warning<'_> {
     }
 }
 
-/// Why a datagram is not a frame.
+/// Why a datagram is not a frame (or a command), and where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Error {
+pub struct Error {
+    /// What is wrong.
+    pub kind: ErrorKind,
+    /// Byte offset of the fault (0 when the datagram as a whole is at fault).
+    pub offset: usize,
+}
+
+/// The reasons a datagram is not a frame (or a command).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
     /// No bytes.
     Empty,
-    /// Bytes that are not UTF-8, from this offset.
-    NotUtf8 {
-        /// First bad byte.
-        offset: usize,
-    },
+    /// Bytes that are not UTF-8 (from the offset).
+    NotUtf8,
     /// A command string (ours looped back, or another PC's).
     Command,
     /// Larger than [`MAX_FRAME`].
@@ -134,32 +141,39 @@ pub enum Error {
     NotACommand,
 }
 
+impl From<ErrorKind> for Error {
+    /// The datagram as a whole is at fault.
+    fn from(kind: ErrorKind) -> Self {
+        Self { kind, offset: 0 }
+    }
+}
+
+impl Error {
+    /// Bytes that are not UTF-8 from `offset`.
+    pub(crate) fn not_utf8(offset: usize) -> Self {
+        Self {
+            kind: ErrorKind::NotUtf8,
+            offset,
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Empty => write!(f, "empty datagram"),
-            Self::NotUtf8 { offset } => write!(f, "not UTF-8 at byte {offset}"),
-            Self::Command => write!(f, "a command string, not a frame"),
-            Self::TooLong { len } => {
+        match self.kind {
+            ErrorKind::Empty => write!(f, "empty datagram"),
+            ErrorKind::NotUtf8 => write!(f, "not UTF-8 at byte {}", self.offset),
+            ErrorKind::Command => write!(f, "a command string, not a frame"),
+            ErrorKind::TooLong { len } => {
                 write!(f, "{len} bytes is longer than any frame ({MAX_FRAME})")
             }
-            Self::NoFrameData => write!(f, "no blendshape or head/eye block"),
-            Self::NotACommand => write!(f, "not an iFacialMocap or Facemotion3d command"),
+            ErrorKind::NoFrameData => write!(f, "no blendshape or head/eye block"),
+            ErrorKind::NotACommand => write!(f, "not an iFacialMocap or Facemotion3d command"),
         }
     }
 }
 
 impl std::error::Error for Error {}
-
-impl Error {
-    /// Byte offset of the fault (0 when the datagram as a whole is at fault).
-    pub fn offset(&self) -> usize {
-        match self {
-            Self::NotUtf8 { offset } => *offset,
-            _ => 0,
-        }
-    }
-}
 
 /// Decodes one frame from the bytes of a datagram (or of one TCP frame).
 ///
@@ -170,24 +184,22 @@ impl Error {
 /// [`Error`] when the bytes are not a frame at all.
 pub fn parse(bytes: &[u8]) -> Result<Frame<'_>, Error> {
     if bytes.is_empty() {
-        return Err(Error::Empty);
+        return Err(ErrorKind::Empty.into());
     }
     if bytes.len() > MAX_FRAME {
-        return Err(Error::TooLong { len: bytes.len() });
+        return Err(ErrorKind::TooLong { len: bytes.len() }.into());
     }
     if super::is_command(bytes) {
-        return Err(Error::Command);
+        return Err(ErrorKind::Command.into());
     }
-    let text = std::str::from_utf8(bytes).map_err(|e| Error::NotUtf8 {
-        offset: e.valid_up_to(),
-    })?;
+    let text = std::str::from_utf8(bytes).map_err(|e| Error::not_utf8(e.valid_up_to()))?;
     parse_str(text)
 }
 
 /// [`parse`] for text already known to be UTF-8.
 ///
 /// # Errors
-/// [`Error::NoFrameData`] when nothing of a frame is found.
+/// [`ErrorKind::NoFrameData`] when nothing of a frame is found.
 pub fn parse_str(text: &str) -> Result<Frame<'_>, Error> {
     let mut f = Frame {
         tracking: None,
@@ -234,7 +246,7 @@ pub fn parse_str(text: &str) -> Result<Frame<'_>, Error> {
     if found {
         Ok(f)
     } else {
-        Err(Error::NoFrameData)
+        Err(ErrorKind::NoFrameData.into())
     }
 }
 

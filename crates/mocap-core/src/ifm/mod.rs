@@ -47,6 +47,8 @@ pub use command::{
     Command, FM_PHONE_PORT, PC_BAKE_PORT, PC_TCP_PORT, PC_UDP_PORT, PHONE_PORT, TERMINATOR,
     Version, is_command,
 };
-pub use frame::{Error, Frame, FrameRepr, Head, MAX_FRAME, Warning, WarningKind, parse, parse_str};
+pub use frame::{
+    Error, ErrorKind, Frame, FrameRepr, Head, MAX_FRAME, Warning, WarningKind, parse, parse_str,
+};
 pub use names::{ARKIT, arkit_index, wire_name};
 pub use stream::Splitter;

@@ -410,7 +410,7 @@ impl<'o> Decoder<'o> {
                     OutputFormat::Json => {
                         let mut r = ErrorRecord::new(e.to_string());
                         r.src = src;
-                        r.offset = Some(e.offset());
+                        r.offset = Some(e.offset);
                         r.len = Some(bytes.len());
                         self.out.json(&r)?;
                     }
