@@ -113,7 +113,7 @@ pub(crate) struct Content {
     pub(crate) slots: Vec<Slot>,
     /// Names left out because a list was full.
     pub(crate) dropped: u64,
-    /// The sender ends its frames with [`FRAME_ENDS`] (VMC).
+    /// The sender ends its frames with [`vmc::FRAME_ENDS`] (VMC).
     frame_marks: bool,
     /// Live Link Face subjects seen, in order: [`Decoded::Numbered`]'s part.
     subjects: Vec<Vec<u8>>,
@@ -122,10 +122,6 @@ pub(crate) struct Content {
     index: std::collections::HashMap<String, usize>,
     scratch: String,
 }
-
-/// The messages that end a VMC frame (the reference sender writes both,
-/// OK then the time, in the frame's last datagram).
-const FRAME_ENDS: [&str; 2] = ["/VMC/Ext/OK", "/VMC/Ext/T"];
 
 /// What one datagram decoded to, for the stream's counters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -264,7 +260,7 @@ impl Content {
                         vmc::Message::Other(o) | vmc::Message::Thru(o) => o,
                         typed => typed.to_osc(),
                     };
-                    ends |= FRAME_ENDS.contains(&m.address.as_str());
+                    ends |= vmc::FRAME_ENDS.contains(&m.address.as_str());
                     self.vmc(&m);
                     self.tracker(&m);
                     let args = std::mem::take(&mut m.args);

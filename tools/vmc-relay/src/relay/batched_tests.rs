@@ -154,6 +154,7 @@ fn relay_to(sinks: &[UdpSocket]) -> (Relay, Feed, SocketAddr) {
         },
         topspeed: false,
         bvh: None,
+        view: mocap_cli::ViewArgs::default(),
     };
     let prepared = prepare(opts).unwrap();
     assert!(prepared.batched, "raw destinations take the batched path");
