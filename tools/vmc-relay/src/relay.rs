@@ -565,7 +565,9 @@ impl Relay {
                     .iter()
                     .any(|m| vmc::FRAME_ENDS.contains(&m.address.as_str()));
                 self.frame_marks |= ends;
-                if ends || !self.frame_marks || self.view.frame_full() {
+                // Unpaced (a pipe), a datagram's lines go out as it is read.
+                let whole = ends || !self.frame_marks || !self.view.is_paced();
+                if whole || self.view.frame_full() {
                     self.view
                         .end_frame(self.start.elapsed(), &mut self.out, &self.log)?;
                 }
