@@ -13,9 +13,9 @@ use mocap_core::pcap::CaptureStats;
 use mocap_core::protocol::Protocol;
 
 use crate::{
-    AllowArgs, Datagram, ErrorRecord, Event, FeedHandler, Flow, Format, Guard, Input, InputError,
-    Log, LogArgs, OtherProtocols, Output, PaceArgs, Record, STATUS_INTERVAL, Source, StopArgs,
-    Stopped, WriteArgs, fps_text, install_ctrlc, plural, report,
+    Activity, AllowArgs, Datagram, ErrorRecord, Event, FeedHandler, Flow, Format, FrameView, Guard,
+    Input, InputError, Log, LogArgs, OtherProtocols, Output, PaceArgs, Record, STATUS_INTERVAL,
+    Source, StopArgs, Stopped, ViewArgs, WriteArgs, fps_text, install_ctrlc, plural, report,
 };
 
 /// What a dump tool prints: a line per packet, JSON Lines, or — a bridge
@@ -73,6 +73,9 @@ pub struct DumpArgs {
     /// `--quiet`, `--stats-interval`.
     #[command(flatten)]
     pub log: LogArgs,
+    /// `--every-frame`.
+    #[command(flatten)]
+    pub view: ViewArgs,
 }
 
 /// How a dump tool opens its input.
@@ -109,12 +112,20 @@ pub struct Core {
     pub started: Instant,
     /// The first datagram's receive time, which human lines count from.
     pub first_arrival: Option<f64>,
-    /// A line being built (reused, so a line costs no allocation).
-    pub scratch: String,
     /// Other protocols sent to this port.
     pub other: OtherProtocols,
     /// What reading a capture met, once the input is finished.
     pub capture: Option<CaptureStats>,
+    /// The human lines of each datagram ([`Mode::Human`]): built in
+    /// `view.frame()`, ended with [`Core::end_frame`]; on a terminal at most
+    /// a few a second.
+    pub view: FrameView,
+    /// Arrivals for the status line: the last interval's rate, silence.
+    pub activity: Activity,
+    /// The interval a `stats` record covers, set just before the tool
+    /// writes it (`None` in the summary): what its human line reports
+    /// instead of the rate since the start.
+    pub interval: Option<crate::Interval>,
 }
 
 impl Core {
@@ -156,9 +167,11 @@ impl Core {
             log,
             started: Instant::now(),
             first_arrival: None,
-            scratch: String::new(),
             other: OtherProtocols::new(spec.protocol),
             capture: None,
+            view: FrameView::for_stdout(args.view, live),
+            activity: Activity::new(Duration::ZERO, source.local_addr()),
+            interval: None,
         };
         Ok((source, core))
     }
@@ -183,6 +196,16 @@ impl Core {
     /// Output errors.
     pub fn report<R: Record + ?Sized>(&mut self, r: &R, last: bool) -> std::io::Result<()> {
         report(&mut self.out, &self.log, self.mode == Mode::Json, r, last)
+    }
+
+    /// The human lines built in `view.frame()` are one datagram's: written,
+    /// or on a terminal held until their slot.
+    ///
+    /// # Errors
+    /// Output errors.
+    pub fn end_frame(&mut self) -> std::io::Result<()> {
+        let now = self.started.elapsed();
+        self.view.end_frame(now, &mut self.out, &self.log)
     }
 
     /// Seconds since the run started.
@@ -254,6 +277,7 @@ pub fn run<T: DumpTool>(
     let Harness { core, tool } = h;
     tool.finish(core)?;
     let stopped = stopped?;
+    core.view.finish(&mut core.out)?;
     core.log.finish();
     source.finish(&core.log)?;
     core.capture = source.capture_stats();
@@ -274,6 +298,8 @@ impl<T: DumpTool> FeedHandler<Source> for Harness<'_, T> {
                 if self.core.first_arrival.is_none() {
                     self.core.first_arrival = d.arrival;
                 }
+                let now = self.core.started.elapsed();
+                self.core.activity.datagrams(now, 1);
                 self.tool.datagram(self.core, &d)?;
                 let packets = self.tool.packets();
                 self.core.log.progress(|| format!("{packets} packets"));
@@ -287,7 +313,25 @@ impl<T: DumpTool> FeedHandler<Source> for Harness<'_, T> {
     }
 
     fn stats(&mut self) -> anyhow::Result<()> {
-        self.tool.summary(self.core, None)
+        let now = self.core.started.elapsed();
+        self.core.interval = Some(self.core.activity.interval(now));
+        let written = self.tool.summary(self.core, None);
+        self.core.interval = None;
+        written
+    }
+
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        let now = self.core.started.elapsed();
+        self.core.view.tick(now, &mut self.core.out)?;
+        if let Some(silence) = self.core.activity.silence(now) {
+            self.core.log.info(format_args!("{silence}"));
+        }
+        Ok(None)
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        let due = self.core.view.poll_timeout()?;
+        self.core.started.checked_add(due)
     }
 
     fn idle(&mut self) -> anyhow::Result<()> {
@@ -296,6 +340,25 @@ impl<T: DumpTool> FeedHandler<Source> for Harness<'_, T> {
             .log
             .progress(|| format!("{packets} packets (waiting)"));
         Ok(())
+    }
+}
+
+/// The head of a dump tool's counters line: `stats: <the interval>; ` —
+/// the rate over the last interval, or how long nothing has come — or
+/// `done (why): ` for the summary. A `stats` line then leaves the rates
+/// since the start out (`fps: None`): they hide a stream that stopped.
+///
+/// # Errors
+/// Formatter errors.
+pub fn counters_head(
+    f: &mut std::fmt::Formatter<'_>,
+    stopped: Option<Stopped>,
+    interval: Option<crate::Interval>,
+) -> std::fmt::Result {
+    write!(f, "{}: ", crate::summary_head(stopped))?;
+    match interval {
+        Some(i) if stopped.is_none() => write!(f, "{i}; "),
+        _ => Ok(()),
     }
 }
 

@@ -23,7 +23,9 @@ mod runner;
 mod senders;
 mod sends;
 mod source;
+mod status;
 pub mod take;
+mod view;
 
 pub use accept::Accept;
 pub use addr::{any_ipv4, parse_addr, parse_host_port, parse_listen};
@@ -52,4 +54,6 @@ pub use sends::{Receiver, SendCounts, SendRecord, write_sends};
 pub use source::{
     Datagram, Event, Input, InputError, Recorder, Source, TextInput, unix_now, unix_time,
 };
+pub use status::{Activity, Interval, SILENCE, Silence};
 pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, log_no_take, path_for};
+pub use view::{FrameView, MAX_FRAME_TEXT, Pace, TERMINAL_FPS, ViewArgs};

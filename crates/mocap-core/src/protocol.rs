@@ -233,6 +233,11 @@ fn sniff_ifm(d: &[u8]) -> Option<Confidence> {
         return None;
     }
     let text = std::str::from_utf8(d).ok()?;
+    if text.contains("=head#") {
+        return Some(Confidence::Certain);
+    }
+    // Three named values decide: a frame's other fifty are not parsed (this
+    // runs on every datagram mocap-top receives).
     let named = text
         .split('|')
         .filter(|f| {
@@ -242,8 +247,9 @@ fn sniff_ifm(d: &[u8]) -> Option<Confidence> {
                     && value.parse::<f64>().is_ok()
             })
         })
+        .take(3)
         .count();
-    if text.contains("=head#") || named >= 3 {
+    if named >= 3 {
         Some(Confidence::Certain)
     } else if named >= 1 && text.contains('|') {
         Some(Confidence::Likely)

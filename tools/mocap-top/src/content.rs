@@ -113,7 +113,7 @@ pub(crate) struct Content {
     pub(crate) slots: Vec<Slot>,
     /// Names left out because a list was full.
     pub(crate) dropped: u64,
-    /// The sender ends its frames with [`FRAME_ENDS`] (VMC).
+    /// The sender ends its frames with [`vmc::FRAME_ENDS`] (VMC).
     frame_marks: bool,
     /// Live Link Face subjects seen, in order: [`Decoded::Numbered`]'s part.
     subjects: Vec<Vec<u8>>,
@@ -121,11 +121,10 @@ pub(crate) struct Content {
     /// per message once a row exists).
     index: std::collections::HashMap<String, usize>,
     scratch: String,
+    /// Where the next bone and face value are looked for first.
+    next_bone: usize,
+    next_face: usize,
 }
-
-/// The messages that end a VMC frame (the reference sender writes both,
-/// OK then the time, in the frame's last datagram).
-const FRAME_ENDS: [&str; 2] = ["/VMC/Ext/OK", "/VMC/Ext/T"];
 
 /// What one datagram decoded to, for the stream's counters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -163,16 +162,13 @@ impl Content {
             // The skeleton's rest pose until frames come.
             if let Some(sk) = packet.skeleton() {
                 for b in sk.bones() {
-                    let name = smf::bone_name(b.id)
-                        .map_or_else(|| format!("bone {}", b.id), str::to_owned);
-                    self.bone(&name, b.rot, b.pos);
+                    self.mocopi_bone(b.id, b.rot, b.pos);
                 }
             }
             return Decoded::Other;
         };
         for b in frame.bones() {
-            let name = smf::bone_name(b.id).map_or_else(|| format!("bone {}", b.id), str::to_owned);
-            self.bone(&name, b.rot, b.pos);
+            self.mocopi_bone(b.id, b.rot, b.pos);
         }
         Decoded::Numbered(
             frame.fnum,
@@ -264,7 +260,7 @@ impl Content {
                         vmc::Message::Other(o) | vmc::Message::Thru(o) => o,
                         typed => typed.to_osc(),
                     };
-                    ends |= FRAME_ENDS.contains(&m.address.as_str());
+                    ends |= vmc::FRAME_ENDS.contains(&m.address.as_str());
                     self.vmc(&m);
                     self.tracker(&m);
                     let args = std::mem::take(&mut m.args);
@@ -405,26 +401,51 @@ impl Content {
         }
     }
 
+    /// A mocopi joint by its id: the table's name costs no allocation.
+    fn mocopi_bone(&mut self, id: u16, rot: [f32; 4], pos: [f32; 3]) {
+        match smf::bone_name(id) {
+            Some(name) => self.bone(name, rot, pos),
+            None => self.bone(&format!("bone {id}"), rot, pos),
+        }
+    }
+
     fn bone(&mut self, name: &str, rot: [f32; 4], pos: [f32; 3]) {
-        if let Some(b) = self.bones.iter_mut().find(|b| b.name == name) {
+        // A sender names its bones in the same order every frame: the one
+        // after the last is tried first, so a frame costs no search.
+        let hint = self.next_bone;
+        let at = match self.bones.get(hint) {
+            Some(b) if b.name == name => Some(hint),
+            _ => self.bones.iter().position(|b| b.name == name),
+        };
+        if let Some(b) = at.and_then(|i| self.bones.get_mut(i)) {
             b.rot = rot;
             b.pos = pos;
+            self.next_bone = at.map_or(0, |i| i + 1);
         } else if self.bones.len() < MAX_ROWS {
             self.bones.push(Bone {
                 name: name.to_owned(),
                 rot,
                 pos,
             });
+            self.next_bone = self.bones.len();
         } else {
             self.dropped += 1;
         }
     }
 
     fn face_value(&mut self, name: &str, v: f32) {
-        if let Some(f) = self.face.iter_mut().find(|f| f.0 == name) {
+        // In the order of the last frame, as for bones.
+        let hint = self.next_face;
+        let at = match self.face.get(hint) {
+            Some(f) if f.0 == name => Some(hint),
+            _ => self.face.iter().position(|f| f.0 == name),
+        };
+        if let Some(f) = at.and_then(|i| self.face.get_mut(i)) {
             f.1 = v;
+            self.next_face = at.map_or(0, |i| i + 1);
         } else if self.face.len() < MAX_ROWS {
             self.face.push((name.to_owned(), v));
+            self.next_face = self.face.len();
         } else {
             self.dropped += 1;
         }

@@ -549,3 +549,32 @@ impl Record for Summary<'_> {
 fn show(p: &Path) -> impl fmt::Display + '_ {
     p.display()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_listen_address_means_every_default_port_of_every_protocol() {
+        let any = |port: u16| SocketAddr::from(([0, 0, 0, 0], port));
+        assert_eq!(
+            listen_addresses(&[]),
+            [
+                (any(12351), "mocopi"),
+                (any(39539), "VMC (OSC)"),
+                (any(39540), "VMC (OSC)"),
+                (any(49983), "iFacialMocap"),
+                (any(11111), "Live Link Face"),
+                (any(9000), "VRChat OSC"),
+                (any(39570), "VMT"),
+            ]
+        );
+        // Given addresses replace the defaults, in their order.
+        let given = [any(40001), "127.0.0.1:0".parse().unwrap()];
+        let listed: Vec<_> = listen_addresses(&given)
+            .into_iter()
+            .map(|(a, _)| a)
+            .collect();
+        assert_eq!(listed, given);
+    }
+}

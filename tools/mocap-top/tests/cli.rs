@@ -397,3 +397,65 @@ fn write_records_what_arrived() {
 fn generate_prints_completions_and_a_man_page() {
     mocap_testutil::check_generate(BIN, "mocap-top", "--interval");
 }
+
+/// Without `-l`, every default port is listened on, and one another
+/// program holds is reported as taken, not fatal. It binds the real
+/// default ports, which no other test may hold at the same time:
+/// scripts/test-all.sh runs it on its own.
+#[test]
+#[ignore = "binds a default port: scripts/test-all.sh"]
+fn default_ports_are_listened_on_and_a_held_one_is_reported() {
+    // VMT's port stands for "another program has it" (VSeeFace on 39539,
+    // VRChat on 9000 in real life). If something on this machine holds
+    // it already, that is the same case.
+    let _held = UdpSocket::bind("0.0.0.0:39570");
+    let mut top = Proc::spawn(
+        BIN,
+        &["--format", "json", "-n", "1", "--duration", "10s"],
+        None,
+    );
+    top.log_line("listening on 0.0.0.0:12351");
+    // One mocopi frame to the default mocopi port ends the run (`-n 1`); a
+    // lost one ends it by --duration and fails below.
+    let frame = std::fs::read(capture("mocopi/seed-frame-1575.bin")).unwrap();
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    tx.send_to(&frame, "127.0.0.1:12351").unwrap();
+    let run = top.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let records = run.json();
+    let summary = records.last().unwrap();
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["stopped"], "count", "{}", run.stderr);
+    let taken = summary["taken"].as_array().unwrap();
+    let vmt = taken
+        .iter()
+        .find(|t| t["listen"] == "0.0.0.0:39570")
+        .unwrap_or_else(|| panic!("39570 not reported taken: {summary}"));
+    assert_eq!(vmt["protocol"], "VMT");
+    assert_eq!(vmt["reason"], "another program has it");
+    assert!(
+        run.stderr.contains("VMT port 39570 not watched"),
+        "{}",
+        run.stderr
+    );
+    // Every default port is either listened on or reported taken.
+    let listening = summary["listening"].as_array().unwrap();
+    for port in [12351, 39539, 39540, 49983, 11111, 9000, 39570] {
+        let addr = format!("0.0.0.0:{port}");
+        let heard = listening.iter().any(|l| l == addr.as_str());
+        let held = taken.iter().any(|t| t["listen"] == addr.as_str());
+        assert!(
+            heard != held,
+            "{addr}: listening {heard}, taken {held}: {summary}"
+        );
+    }
+    assert!(listening.iter().any(|l| l == "0.0.0.0:12351"));
+    let streams = last_streams(&records);
+    let mocopi = streams
+        .values()
+        .find(|s| s["listen"] == "0.0.0.0:12351")
+        .unwrap_or_else(|| panic!("no stream on 12351: {records:?}"));
+    assert_eq!(mocopi["protocol"], "mocopi");
+    assert_eq!(mocopi["datagrams"], 1);
+    assert_eq!(mocopi["sender"], tx.local_addr().unwrap().to_string());
+}

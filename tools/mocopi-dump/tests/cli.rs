@@ -1978,3 +1978,40 @@ fn another_protocol_on_the_port_is_named_once_per_sender() {
     assert_eq!(sum["other_protocol"], 4);
     assert_eq!(sum["errors"], 4);
 }
+
+/// The status line reports its interval, not the run: a rate while frames
+/// come, `no datagrams for N s` after; a socket that hears nothing for 5 s
+/// says once where it listens and the usual causes. Piped stdout gets every
+/// frame (the terminal pace is for terminals only).
+#[test]
+fn status_lines_report_the_interval_and_silence_is_explained_once() {
+    let (mut dump, at) = live(&["--stats-interval", "1s", "--duration", "7500ms"]);
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for _ in 0..5 {
+        tx.send_to(SEED, at).unwrap();
+    }
+    // After the first stats line the stream is quiet for the rest of the run.
+    let run = {
+        dump.log_line("datagrams/s over the last");
+        dump.finish()
+    };
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.text().matches("frame ").count(), 5, "{}", run.text());
+    let quiet: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("stats: no datagrams for "))
+        .collect();
+    assert!(quiet.len() >= 4, "{}", run.stderr);
+    // The rate since the start is left out of stats lines, kept in the summary.
+    assert!(quiet.iter().all(|l| !l.contains(" fps")), "{quiet:?}");
+    let told: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains(&format!("no datagrams on {at} for 5 s")))
+        .collect();
+    assert_eq!(told.len(), 1, "{}", run.stderr);
+    assert!(told[0].contains(&format!("firewall blocks UDP port {}", at.port())));
+    assert!(told[0].contains("another IPv4 address of this machine"));
+    assert!(run.stderr.contains("done (duration)"), "{}", run.stderr);
+}

@@ -157,6 +157,10 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
 
+    /// --dump on a terminal: a VMC frame (up to its /VMC/Ext/OK and /VMC/Ext/T) at a time.
+    #[command(flatten)]
+    view: mocap_cli::ViewArgs,
+
     /// --bvh records what arrives (before any filter), one take per sender:
     /// the humanoid's bones, Root/Pos as root motion, mirrored into BVH axes.
     #[command(flatten)]
@@ -356,6 +360,7 @@ fn main() -> ExitCode {
         stop: args.stop.clone(),
         log: args.log.clone(),
         topspeed: args.pace.topspeed,
+        view: args.view,
         bvh: args.bvh.out(),
     };
     mocap_cli::exit(relay::run(opts), relay::TOOL)

@@ -10,9 +10,9 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use mocap_cli::{
-    Datagram, ErrorRecord, Event, FeedHandler, Flow, Format, Input, InputError, Log, LogArgs,
-    Output, Record, Source, StopArgs, Stopped, TakeSummary, UsageError, VmcOut, WriteArgs,
-    install_ctrlc, report, round3, summary_head, summary_kind,
+    Activity, Datagram, ErrorRecord, Event, FeedHandler, Flow, Format, FrameView, Human, Input,
+    InputError, Log, LogArgs, Output, Record, Source, StopArgs, Stopped, TakeSummary, UsageError,
+    ViewArgs, VmcOut, WriteArgs, install_ctrlc, report, round3, summary_kind,
 };
 use mocap_core::osc;
 use mocap_core::vmc::{
@@ -61,6 +61,8 @@ pub(crate) struct Options {
     pub(crate) topspeed: bool,
     /// `--bvh FILE`: record what arrives as BVH, one take per sender.
     pub(crate) bvh: Option<mocap_cli::BvhOut>,
+    /// `--every-frame`: the human dump unpaced on a terminal too.
+    pub(crate) view: ViewArgs,
 }
 
 #[derive(Default, Clone, Serialize)]
@@ -225,6 +227,13 @@ struct Relay {
     takes_done: Vec<TakeSummary>,
     /// mocopi, iFacialMocap … sent to this port by mistake.
     other: mocap_cli::OtherProtocols,
+    /// The human dump, a VMC frame at a time (on a terminal a few a second).
+    view: FrameView,
+    /// A sender has ended a frame with [`vmc::FRAME_ENDS`]: the dump's frames
+    /// end there; until then each datagram is one.
+    frame_marks: bool,
+    /// Arrivals for the status line: the last interval's rate, silence.
+    activity: Activity,
 }
 
 /// Runs the relay until stopped and prints the summary.
@@ -262,6 +271,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         relay.takes_done = takes.finish(&relay.log)?;
     }
     let stopped = stopped?;
+    relay.view.finish(&mut relay.out)?;
     relay.flush_due(true)?;
     relay.log.finish();
     source.finish(&relay.log)?;
@@ -340,6 +350,7 @@ fn prepare(opts: Options) -> anyhow::Result<Prepared> {
         log: _,
         topspeed: _,
         bvh,
+        view,
     } = opts;
     let dests: Vec<Dest> = destinations
         .into_iter()
@@ -385,6 +396,9 @@ fn prepare(opts: Options) -> anyhow::Result<Prepared> {
         takes: bvh.map(mocap_cli::VmcTakes::new),
         takes_done: Vec::new(),
         other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::Vmc),
+        view: FrameView::for_stdout(view, live),
+        frame_marks: false,
+        activity: Activity::new(Duration::ZERO, source.local_addr()),
     };
     let batched = !relay.decode
         && relay.guard.is_open()
@@ -429,18 +443,18 @@ struct SummaryRecord<'a> {
     sends: Vec<mocap_cli::SendRecord>,
     #[serde(flatten)]
     other: mocap_cli::OtherProtocolCount,
+    /// A `stats` line's interval (human form only).
+    #[serde(skip)]
+    interval: Option<mocap_cli::Interval>,
 }
 
 impl Record for SummaryRecord<'_> {
     fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        mocap_cli::dump::counters_head(f, self.stopped, self.interval)?;
         write!(
             f,
-            "{}: {} datagrams in ({} decode errors, {} refused, {} flooded)",
-            summary_head(self.stopped),
-            self.datagrams,
-            self.decode_errors,
-            self.refused,
-            self.flooded
+            "{} datagrams in ({} decode errors, {} refused, {} flooded)",
+            self.datagrams, self.decode_errors, self.refused, self.flooded
         )?;
         if let Some(e) = &self.evicted {
             write!(
@@ -501,6 +515,7 @@ fn loops_back(listen: SocketAddr, to: SocketAddr) -> bool {
 
 impl Relay {
     fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
+        self.activity.datagrams(self.start.elapsed(), 1);
         let stats = self.sources.get_or_default(d.src);
         stats.datagrams += 1;
         stats.bytes += d.payload.len() as u64;
@@ -579,6 +594,18 @@ impl Relay {
             for m in &messages {
                 self.dump(d.src, d.ts, m)?;
             }
+            if self.format == Format::Human {
+                let ends = messages
+                    .iter()
+                    .any(|m| vmc::FRAME_ENDS.contains(&m.address.as_str()));
+                self.frame_marks |= ends;
+                // Unpaced (a pipe), a datagram's lines go out as it is read.
+                let whole = ends || !self.frame_marks || !self.view.is_paced();
+                if whole || self.view.frame_full() {
+                    self.view
+                        .end_frame(self.start.elapsed(), &mut self.out, &self.log)?;
+                }
+            }
         }
         let now = self.start.elapsed();
         if let Some(takes) = &mut self.takes {
@@ -647,6 +674,16 @@ impl FeedHandler<Source> for Relay {
         }
         Ok(())
     }
+
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        self.view.tick(self.start.elapsed(), &mut self.out)?;
+        self.tell_silence();
+        Ok(None)
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.start.checked_add(self.view.poll_timeout()?)
+    }
 }
 
 /// A receiver that is down must not stop the others: the link counts and
@@ -706,6 +743,13 @@ impl Relay {
         )
     }
 
+    /// Once, a live socket that hears nothing: where it listens and why.
+    fn tell_silence(&mut self) {
+        if let Some(silence) = self.activity.silence(self.start.elapsed()) {
+            self.log.info(format_args!("{silence}"));
+        }
+    }
+
     /// Sends rate-limited values whose slot has come (all of them at the end).
     fn flush_due(&mut self, all: bool) -> anyhow::Result<()> {
         let now = if all {
@@ -730,19 +774,25 @@ impl Relay {
         m: &osc::Message,
     ) -> anyhow::Result<()> {
         let typed = Message::from_osc(m).ok();
-        self.out.record(
-            self.format == Format::Json,
-            &VmcOut {
-                src,
-                ts,
-                osc: m,
-                typed: typed.as_ref(),
-            },
-        )?;
+        let rec = VmcOut {
+            src,
+            ts,
+            osc: m,
+            typed: typed.as_ref(),
+        };
+        if self.format == Format::Json {
+            self.out.json(&rec)?;
+        } else {
+            use std::fmt::Write as _;
+            let _ = writeln!(self.view.frame(), "{}", Human(&rec));
+        }
         Ok(())
     }
 
     fn summary(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
+        let interval = stopped
+            .is_none()
+            .then(|| self.activity.interval(self.start.elapsed()));
         for d in &mut self.dests {
             d.stats.trackers = d.tracker_counters();
             let sent = d.link.record();
@@ -802,6 +852,7 @@ impl Relay {
             takes: &self.takes_done,
             sends: self.dests.iter().map(|d| d.link.record()).collect(),
             other: self.other.summary(),
+            interval,
         };
         report(
             &mut self.out,
@@ -840,6 +891,7 @@ fn listening_on_loopback(destinations: Vec<Destination>) -> Options {
         },
         topspeed: false,
         bvh: None,
+        view: mocap_cli::ViewArgs::default(),
     }
 }
 
@@ -985,6 +1037,8 @@ mod batched {
             }
             let payloads = slots.get(..room).unwrap_or_default();
             self.count.spend(room as u64);
+            let now = self.relay.start.elapsed();
+            self.relay.activity.datagrams(now, room as u64);
             // One call per destination on its own connected socket: its
             // failures are its own. The batch's buffers go out as they came in.
             for d in &mut self.relay.dests {
@@ -1001,6 +1055,11 @@ mod batched {
         fn stats(&mut self) -> anyhow::Result<()> {
             self.settle();
             self.relay.summary(None)
+        }
+
+        fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+            self.relay.tell_silence();
+            Ok(None)
         }
     }
 }

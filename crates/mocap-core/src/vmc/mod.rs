@@ -65,6 +65,10 @@ pub const MARIONETTE_PORT: u16 = 39539;
 /// Port a Performer listens on for Assistants.
 pub const PERFORMER_PORT: u16 = 39540;
 
+/// The addresses that end a frame: the reference sender splits a frame
+/// over several datagrams and writes both, OK then the time, in the last.
+pub const FRAME_ENDS: [&str; 2] = ["/VMC/Ext/OK", "/VMC/Ext/T"];
+
 /// [`decode`] with bone names borrowed from `bytes` (for hot paths that
 /// take bones by name without keeping the `String`): the same messages.
 ///

@@ -163,11 +163,11 @@ impl DumpTool for Dump<'_> {
                 match core.mode {
                     Mode::Json => core.out.json(&error_record(d, &e))?,
                     Mode::Human => {
-                        let s = &mut core.scratch;
-                        s.clear();
+                        let s = core.view.frame();
                         let _ = write!(s, "error     {e} ({} bytes)", d.payload.len());
                         Core::push_origin(s, d, core.first_arrival);
-                        core.out.text(format_args!("{s}\n"))?;
+                        s.push('\n');
+                        core.end_frame()?;
                     }
                     Mode::Status => {}
                 }
@@ -267,11 +267,11 @@ impl Dump<'_> {
                 Body::NoFace => core.out.json(&NoFaceRecord::new(d, p, &warnings))?,
             },
             Mode::Human => {
-                let s = &mut core.scratch;
-                s.clear();
+                let s = core.view.frame();
                 human(s, p, &warnings);
                 Core::push_origin(s, d, core.first_arrival);
-                core.out.text(format_args!("{s}\n"))?;
+                s.push('\n');
+                core.end_frame()?;
             }
             Mode::Status => {}
         }
@@ -362,6 +362,7 @@ impl Dump<'_> {
                 .map(|v| v.out.sends().collect())
                 .unwrap_or_default(),
             other: core.other.summary(),
+            interval: core.interval,
         };
         core.report(&rec, stopped.is_some())?;
         Ok(())

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use mocap_cli::{Datagram, ErrorRecord, Record, Refusals, Stopped, plural, summary_head, ts_us};
+use mocap_cli::{Datagram, ErrorRecord, Record, Refusals, Stopped, plural, ts_us};
 use mocap_core::health::HealthReport;
 use mocap_core::livelink::{self, Angles, Face, Packet};
 use serde::ser::SerializeMap as _;
@@ -203,6 +203,13 @@ impl Counters {
         }
     }
 
+    /// The same without the rates since the start (a `stats` line reports its interval's).
+    pub(super) fn without_rate(mut self) -> Self {
+        self.fps = None;
+        self.sender_fps = None;
+        self
+    }
+
     /// The counters in words; `streams`: how many subjects' rates `fps` adds up.
     fn describe(&self, streams: usize) -> String {
         let mut s = format!(
@@ -275,6 +282,21 @@ pub(super) struct SummaryRecord {
     pub(super) sends: Vec<mocap_cli::SendRecord>,
     #[serde(flatten)]
     pub(super) other: mocap_cli::OtherProtocolCount,
+    /// A `stats` line's interval (human form only).
+    #[serde(skip)]
+    pub(super) interval: Option<mocap_cli::Interval>,
+}
+
+impl SummaryRecord {
+    /// Counters as a human line shows them: a `stats` line with its
+    /// interval leaves the rates since the start out.
+    fn shown(&self, c: Counters) -> Counters {
+        if self.interval.is_some() && self.stopped.is_none() {
+            c.without_rate()
+        } else {
+            c
+        }
+    }
 }
 
 #[expect(
@@ -291,13 +313,13 @@ fn is_zero_usize(n: &usize) -> bool {
 
 impl Record for SummaryRecord {
     fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        mocap_cli::dump::counters_head(f, self.stopped, self.interval)?;
         write!(
             f,
-            "{}: {} packets in {:.2} s; {}",
-            summary_head(self.stopped),
+            "{} packets in {:.2} s; {}",
             self.totals.packets,
             self.elapsed_s,
-            self.totals
+            self.shown(self.totals)
                 .describe(self.subjects.len() + self.more_subjects)
         )?;
         f.write_str(&self.refusals.human())?;
@@ -319,7 +341,12 @@ impl Record for SummaryRecord {
         if self.subjects.len() > 1 {
             for s in &self.subjects {
                 let src = s.src.map_or_else(|| "-".to_owned(), |a| a.to_string());
-                write!(f, "\n  {src} {:?}: {}", s.subject, s.counters.describe(1))?;
+                write!(
+                    f,
+                    "\n  {src} {:?}: {}",
+                    s.subject,
+                    self.shown(s.counters).describe(1)
+                )?;
             }
         }
         if self.more_subjects > 0 {

@@ -21,7 +21,7 @@ use vmc_out::{VmcSink, list};
 use mocap_cli::ErrorRecord;
 use mocap_cli::net::Fanout;
 use mocap_cli::{Datagram, Input, InputError, Log, Stopped};
-use mocap_cli::{Record, round3, summary_head, summary_kind};
+use mocap_cli::{Record, round3, summary_kind};
 use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
 use mocap_core::health::{Health, HealthReport};
 use mocap_core::smf::{self, Body, Chunks, Packet, Tag};
@@ -166,13 +166,12 @@ impl DumpTool for Dump<'_> {
                 Err(e) => core.out.json(&smf_error(d, e))?,
             },
             Mode::Human => {
-                let mut s = std::mem::take(&mut core.scratch);
-                s.clear();
+                let s = core.view.frame();
                 if self.opts.tree {
-                    tree(&mut s, d, &parsed, core.first_arrival);
+                    tree(s, d, &parsed, core.first_arrival);
                 } else {
                     human(
-                        &mut s,
+                        s,
                         d,
                         &parsed,
                         &warnings,
@@ -180,9 +179,7 @@ impl DumpTool for Dump<'_> {
                         self.opts.bones,
                     );
                 }
-                let written = core.out.text(format_args!("{s}"));
-                core.scratch = s;
-                written?;
+                core.end_frame()?;
             }
             Mode::Status => {}
         }
@@ -438,6 +435,7 @@ impl Dump<'_> {
             takes: &self.takes_done,
             sends: self.vmc.as_ref().map(VmcSink::sends).unwrap_or_default(),
             other: core.other.summary(),
+            interval: core.interval,
         };
         core.report(&rec, stopped.is_some())?;
         Ok(())

@@ -1,6 +1,6 @@
 //! mocopi-dump's records (docs/jsonl.md).
 
-use super::{Datagram, ErrorRecord, HealthReport, Packet, Record, Stopped, list, summary_head};
+use super::{Datagram, ErrorRecord, HealthReport, Packet, Record, Stopped, list};
 use mocap_cli::plural;
 use mocap_core::smf;
 use mocap_core::vmc;
@@ -182,6 +182,13 @@ impl Counters {
         t
     }
 
+    /// The same without the rates since the start (a `stats` line reports its interval's).
+    pub(super) fn without_rate(mut self) -> Self {
+        self.health.fps = None;
+        self.health.sender_fps = None;
+        self
+    }
+
     /// The counters in words; `streams`: how many senders' rates `fps` adds up.
     pub(super) fn describe(&self, streams: usize) -> String {
         let h = &self.health;
@@ -235,17 +242,33 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) sends: Vec<mocap_cli::SendRecord>,
     #[serde(flatten)]
     pub(super) other: mocap_cli::OtherProtocolCount,
+    /// A `stats` line's interval (human form only).
+    #[serde(skip)]
+    pub(super) interval: Option<mocap_cli::Interval>,
+}
+
+impl SummaryRecord<'_> {
+    /// Counters as a human line shows them: a `stats` line with its
+    /// interval leaves the rates since the start out.
+    fn shown(&self, c: Counters) -> Counters {
+        if self.interval.is_some() && self.stopped.is_none() {
+            c.without_rate()
+        } else {
+            c
+        }
+    }
 }
 
 impl Record for SummaryRecord<'_> {
     fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        mocap_cli::dump::counters_head(f, self.stopped, self.interval)?;
         write!(
             f,
-            "{}: {} packets in {:.2} s; {}",
-            summary_head(self.stopped),
+            "{} packets in {:.2} s; {}",
             self.totals.packets,
             self.elapsed_s,
-            self.totals.describe(self.senders.len() + self.more_senders)
+            self.shown(self.totals)
+                .describe(self.senders.len() + self.more_senders)
         )?;
         f.write_str(&self.refusals.human())?;
         f.write_str(&self.other.human())?;
@@ -278,7 +301,7 @@ impl Record for SummaryRecord<'_> {
         if self.senders.len() > 1 {
             for s in &self.senders {
                 let src = s.src.map_or_else(|| "-".to_owned(), |a| a.to_string());
-                write!(f, "\n  {src}: {}", s.counters.describe(1))?;
+                write!(f, "\n  {src}: {}", self.shown(s.counters).describe(1))?;
             }
         }
         if self.more_senders > 0 {
