@@ -891,7 +891,7 @@ fn listening_on_loopback(destinations: Vec<Destination>) -> Options {
         },
         topspeed: false,
         bvh: None,
-        view: mocap_cli::ViewArgs::default(),
+        view: ViewArgs::default(),
     }
 }
 
