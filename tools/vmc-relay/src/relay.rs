@@ -539,7 +539,14 @@ impl Relay {
         }
         // The common case, a canonical packet, goes to the lean
         // destinations as its bytes; anything else is decoded for all.
-        let flat = osc::Flat::parse(d.payload);
+        // (Not looked at when no destination is lean: the decode below
+        // reads the datagram anyway.)
+        let flat = self
+            .dests
+            .iter()
+            .any(|d| d.lean.is_some())
+            .then(|| osc::Flat::parse(d.payload))
+            .flatten();
         if let Some(flat) = &flat {
             for dest in &mut self.dests {
                 let Dest {
