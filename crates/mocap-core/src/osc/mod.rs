@@ -148,7 +148,7 @@ impl PacketRepr {
             let count = rest.len();
             return Err(Error::at(
                 ErrorKind::Trailing { count },
-                packet.bytes.len() - count,
+                packet.bytes.len().saturating_sub(count),
             ));
         }
         Ok(from_rosc(p))
