@@ -49,40 +49,68 @@ pub struct Joint {
 /// Digits of the patchable `Frames:` count.
 pub const FRAMES_WIDTH: usize = 10;
 
-/// Why a skeleton cannot be written, or a text is not a BVH we can read.
+/// Why a skeleton cannot be written, or a text is not a BVH we can read:
+/// what, and where (the joint for a skeleton, the line for a text).
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Error {
+pub struct Error {
+    /// What is wrong.
+    pub kind: ErrorKind,
+    /// Writing: the joint at fault (its index in the skeleton).
+    pub joint: Option<usize>,
+    /// Reading: the line at fault (1-based).
+    pub line: Option<usize>,
+}
+
+/// The reasons a skeleton or a text is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
     /// No joints.
     Empty,
     /// A joint's parent is not an earlier joint, or a second root.
-    BadParent {
-        /// The joint.
-        joint: usize,
-    },
+    BadParent,
     /// A joint name that would break the file (empty, or with white space).
-    BadName {
-        /// The joint.
-        joint: usize,
-    },
-    /// Reading: what was expected, and on which line (1-based).
+    BadName,
+    /// Reading: something else stands where this was expected.
     Syntax {
-        /// Line number.
-        line: usize,
         /// What was expected there.
         expected: &'static str,
     },
 }
 
+impl Error {
+    fn joint(kind: ErrorKind, joint: usize) -> Self {
+        Self {
+            kind,
+            joint: Some(joint),
+            line: None,
+        }
+    }
+
+    /// `line` counts from 0 here, from 1 in the error.
+    fn syntax(line: usize, expected: &'static str) -> Self {
+        Self {
+            kind: ErrorKind::Syntax { expected },
+            joint: None,
+            line: Some(line + 1),
+        }
+    }
+}
+
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Empty => write!(f, "a skeleton needs at least one joint"),
-            Self::BadParent { joint } => {
-                write!(f, "joint {joint}: parent must be an earlier joint")
-            }
-            Self::BadName { joint } => write!(f, "joint {joint}: name is empty or has white space"),
-            Self::Syntax { line, expected } => write!(f, "line {line}: expected {expected}"),
+        if let Some(line) = self.line {
+            write!(f, "line {line}: ")?;
+        }
+        if let Some(joint) = self.joint {
+            write!(f, "joint {joint}: ")?;
+        }
+        match self.kind {
+            ErrorKind::Empty => f.write_str("a skeleton needs at least one joint"),
+            ErrorKind::BadParent => f.write_str("parent must be an earlier joint"),
+            ErrorKind::BadName => f.write_str("name is empty or has white space"),
+            ErrorKind::Syntax { expected } => write!(f, "expected {expected}"),
         }
     }
 }
@@ -110,7 +138,11 @@ pub fn frames_field(count: u64) -> String {
 /// An empty skeleton, parents out of order, names that would break the file.
 pub fn header(joints: &[Joint], frame_time: f64) -> Result<Header, Error> {
     if joints.is_empty() {
-        return Err(Error::Empty);
+        return Err(Error {
+            kind: ErrorKind::Empty,
+            joint: None,
+            line: None,
+        });
     }
     for (i, j) in joints.iter().enumerate() {
         let ok = match j.parent {
@@ -118,10 +150,10 @@ pub fn header(joints: &[Joint], frame_time: f64) -> Result<Header, Error> {
             Some(p) => p < i,
         };
         if !ok {
-            return Err(Error::BadParent { joint: i });
+            return Err(Error::joint(ErrorKind::BadParent, i));
         }
         if j.name.is_empty() || j.name.chars().any(char::is_whitespace) {
-            return Err(Error::BadName { joint: i });
+            return Err(Error::joint(ErrorKind::BadName, i));
         }
     }
     let mut text = String::from("HIERARCHY\n");
@@ -272,16 +304,13 @@ pub struct Bvh {
 /// six channels per joint).
 ///
 /// # Errors
-/// [`Error::Syntax`] naming the line and what was expected.
+/// [`ErrorKind::Syntax`] with the line and what was expected.
 pub fn parse(text: &str) -> Result<Bvh, Error> {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut joints: Vec<Joint> = Vec::new();
     let mut stack: Vec<Option<usize>> = Vec::new();
     let mut n = 0;
-    let syntax = |line: usize, expected| Error::Syntax {
-        line: line + 1,
-        expected,
-    };
+    let syntax = Error::syntax;
     let word = |i: usize| -> Vec<&str> {
         lines
             .get(i)
@@ -504,16 +533,52 @@ mod tests {
 
     #[test]
     fn bad_skeletons_are_refused() {
-        assert_eq!(header(&[], 0.1), Err(Error::Empty));
+        let e = header(&[], 0.1).unwrap_err();
+        assert_eq!((e.kind, e.joint, e.line), (ErrorKind::Empty, None, None));
         let mut j = chain();
         j[1].parent = Some(3);
-        assert_eq!(header(&j, 0.1), Err(Error::BadParent { joint: 1 }));
+        let e = header(&j, 0.1).unwrap_err();
+        assert_eq!((e.kind, e.joint), (ErrorKind::BadParent, Some(1)));
+        assert_eq!(e.to_string(), "joint 1: parent must be an earlier joint");
         let mut j = chain();
         j[2].name = "left leg".into();
-        assert_eq!(header(&j, 0.1), Err(Error::BadName { joint: 2 }));
+        let e = header(&j, 0.1).unwrap_err();
+        assert_eq!((e.kind, e.joint), (ErrorKind::BadName, Some(2)));
         for cut in 0..200 {
             let text = header(&chain(), 0.1).unwrap().text;
             let _ = parse(&text[..cut.min(text.len())]);
         }
+    }
+
+    #[test]
+    fn bad_text_names_its_line() {
+        let text = header(&chain(), 0.1).unwrap().text;
+        let broken = text.replacen("OFFSET ", "OFFSET x", 1);
+        let e = parse(&broken).unwrap_err();
+        let first_offset = text.lines().position(|l| l.contains("OFFSET")).unwrap();
+        assert_eq!(e.line, Some(first_offset + 1));
+        assert_eq!(
+            e.kind,
+            ErrorKind::Syntax {
+                expected: "three numbers after OFFSET"
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "line {}: expected three numbers after OFFSET",
+                first_offset + 1
+            )
+        );
+        let e = parse("BVH\n").unwrap_err();
+        assert_eq!(
+            (e.kind, e.line),
+            (
+                ErrorKind::Syntax {
+                    expected: "HIERARCHY"
+                },
+                Some(1)
+            )
+        );
     }
 }

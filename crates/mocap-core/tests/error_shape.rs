@@ -101,3 +101,62 @@ fn every_public_error_type_is_an_error() {
         "no std::error::Error impl: {missing:#?}"
     );
 }
+
+/// The body of a `pub struct NAME` in `file`: the lines up to its closing brace.
+fn struct_body(file: &str, name: &str) -> String {
+    let text = fs::read_to_string(file).unwrap();
+    let start = text.find(&format!("pub struct {name} {{")).unwrap();
+    let rest = &text[start..];
+    rest[..rest.find("\n}").unwrap()].to_owned()
+}
+
+#[test]
+fn error_structs_have_one_shape() {
+    // What is wrong is a kind enum; where and in what are fields beside it.
+    // Two wrappers carry another library's words, not a kind of ours.
+    let wrappers = ["DecodeError", "PatternError"];
+    let all = error_types();
+    let mut checked = 0;
+    for (file, name, _) in &all {
+        let text = fs::read_to_string(file).unwrap();
+        if !text.contains(&format!("pub struct {name} {{")) || wrappers.contains(&name.as_str()) {
+            continue;
+        }
+        checked += 1;
+        assert!(
+            struct_body(file, name).contains("    pub kind: "),
+            "{name} in {file} has no `pub kind` field"
+        );
+    }
+    assert!(checked >= 10, "checked only {checked} error structs");
+}
+
+#[test]
+fn error_enums_are_only_for_text_a_person_wrote() {
+    // A protocol's refusal is a struct (kind, where, context). Enums remain
+    // for flags and files a person writes, whose variants carry their own
+    // line or name, and for `CaptureError`, a transparent choice of two
+    // shaped errors. A new one for bytes off the wire fails here.
+    let text_inputs = [
+        "CaptureError",
+        "BakeError",
+        "MappingError",
+        "HeadAxesError",
+        "SelectionError",
+        "RigError",
+        "WavError",
+        "ImpairError",
+    ];
+    let enums: Vec<String> = error_types()
+        .into_iter()
+        .filter(|(f, n, _)| {
+            !n.ends_with("Kind")
+                && fs::read_to_string(f)
+                    .unwrap()
+                    .contains(&format!("pub enum {n} {{"))
+        })
+        .map(|(_, n, _)| n)
+        .filter(|n| !text_inputs.contains(&n.as_str()))
+        .collect();
+    assert!(enums.is_empty(), "error enums outside the list: {enums:?}");
+}

@@ -326,29 +326,35 @@ impl Event {
     }
 }
 
-/// Why a response was refused.
+/// Why a response was refused: what, in which message (its `class_name`)
+/// and which stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Error {
+pub struct Error {
+    /// What is wrong.
+    pub kind: ErrorKind,
+    /// The message's `class_name` as it came (empty when it is not protobuf).
+    pub class_name: String,
+    /// The stream the message belongs to, where its class names one.
+    pub stream: Option<Stream>,
+}
+
+/// The reasons a response is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
     /// Not a protobuf `OrchestratorV4Response`.
     NotProtobuf(super::DecodeError),
     /// A `class_name` the client does not know.
-    UnknownClass(String),
+    UnknownClass,
     /// A dtype other than float16/32/64.
     UnknownDtype(String),
     /// A body or End before its Start.
-    BeforeStart(Stream),
+    BeforeStart,
     /// A second Start, or anything after the End.
-    OutOfOrder {
-        /// The stream.
-        stream: Stream,
-        /// What arrived.
-        class_name: String,
-    },
+    OutOfOrder,
     /// A body that does not hold whole frames.
     PartialFrame {
-        /// The stream.
-        stream: Stream,
         /// Body length in bytes.
         len: usize,
         /// Bytes per frame.
@@ -358,30 +364,36 @@ pub enum Error {
     BadAudioFormat,
 }
 
+impl Error {
+    fn new(kind: ErrorKind, class_name: &str, stream: Option<Stream>) -> Self {
+        Self {
+            kind,
+            class_name: class_name.to_owned(),
+            stream,
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::NotProtobuf(e) => write!(f, "not an OrchestratorV4Response: {}", e.0),
-            Self::UnknownClass(c) => write!(f, "unknown class_name {c:?}"),
-            Self::UnknownDtype(d) => write!(f, "unknown dtype {d:?} (float16, float32 or float64)"),
-            Self::BeforeStart(s) => write!(f, "{} chunk before its start", s.name()),
-            Self::OutOfOrder { stream, class_name } => {
-                write!(
-                    f,
-                    "{class_name} out of order in the {} stream",
-                    stream.name()
-                )
-            }
-            Self::PartialFrame {
-                stream,
-                len,
-                frame_bytes,
-            } => write!(
+        let stream = self.stream.map_or("a", Stream::name);
+        match &self.kind {
+            ErrorKind::NotProtobuf(e) => write!(f, "not an OrchestratorV4Response: {}", e.0),
+            ErrorKind::UnknownClass => write!(f, "unknown class_name {:?}", self.class_name),
+            ErrorKind::UnknownDtype(d) => write!(
                 f,
-                "{} body of {len} bytes is not whole frames of {frame_bytes} bytes",
-                stream.name()
+                "{}: unknown dtype {d:?} (float16, float32 or float64)",
+                self.class_name
             ),
-            Self::BadAudioFormat => {
+            ErrorKind::BeforeStart => write!(f, "{stream} chunk before its start"),
+            ErrorKind::OutOfOrder => {
+                write!(f, "{} out of order in the {stream} stream", self.class_name)
+            }
+            ErrorKind::PartialFrame { len, frame_bytes } => write!(
+                f,
+                "{stream} body of {len} bytes is not whole frames of {frame_bytes} bytes"
+            ),
+            ErrorKind::BadAudioFormat => {
                 f.write_str("audio start with a zero or negative rate, channel count or width")
             }
         }
@@ -446,7 +458,8 @@ impl Decoder {
     /// # Errors
     /// See [`Error`].
     pub fn decode(&mut self, bytes: &[u8]) -> Result<Event, Error> {
-        let r = Response::decode(bytes).map_err(|e| Error::NotProtobuf(super::DecodeError(e)))?;
+        let r = Response::decode(bytes)
+            .map_err(|e| Error::new(ErrorKind::NotProtobuf(super::DecodeError(e)), "", None))?;
         self.response(r)
     }
 
@@ -456,15 +469,19 @@ impl Decoder {
     /// See [`Error`].
     pub fn response(&mut self, r: Response) -> Result<Event, Error> {
         let class_name = r.class_name.clone();
+        let bad_audio = || {
+            Error::new(
+                ErrorKind::BadAudioFormat,
+                class::AUDIO_START,
+                Some(Stream::Audio),
+            )
+        };
         let start = |this: &mut Self, s: Stream, open: State| match this.state(s) {
             State::Idle => {
                 *this.state(s) = open;
                 Ok(())
             }
-            _ => Err(Error::OutOfOrder {
-                stream: s,
-                class_name: class_name.clone(),
-            }),
+            _ => Err(Error::new(ErrorKind::OutOfOrder, &class_name, Some(s))),
         };
         let fps = self.fps;
         let open = |d: Dtype, frame_bytes: usize| State::Open {
@@ -472,7 +489,15 @@ impl Decoder {
             frame_bytes,
             rate: fps,
         };
-        let dtype = || Dtype::parse(&r.dtype).ok_or_else(|| Error::UnknownDtype(r.dtype.clone()));
+        let dtype = || {
+            Dtype::parse(&r.dtype).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::UnknownDtype(r.dtype.clone()),
+                    &r.class_name,
+                    None,
+                )
+            })
+        };
         match r.class_name.as_str() {
             class::REQUEST_ID => Ok(Event::RequestId(r.request_id)),
             class::NORMAL => Ok(Event::Normal),
@@ -511,13 +536,13 @@ impl Decoder {
                     u32::try_from(r.audio_n_channels),
                     u32::try_from(r.audio_sample_width),
                 ) else {
-                    return Err(Error::BadAudioFormat);
+                    return Err(bad_audio());
                 };
                 if rate == 0 || channels == 0 || width == 0 {
-                    return Err(Error::BadAudioFormat);
+                    return Err(bad_audio());
                 }
                 let frame_bytes = usize::try_from(u64::from(channels) * u64::from(width))
-                    .map_err(|_| Error::BadAudioFormat)?;
+                    .map_err(|_| bad_audio())?;
                 start(
                     self,
                     Stream::Audio,
@@ -545,23 +570,22 @@ impl Decoder {
                         frame_bytes,
                         rate,
                     } => (*dtype, *frame_bytes, *rate),
-                    State::Idle => return Err(Error::BeforeStart(s)),
+                    State::Idle => {
+                        return Err(Error::new(ErrorKind::BeforeStart, &r.class_name, Some(s)));
+                    }
                     State::Ended => {
-                        return Err(Error::OutOfOrder {
-                            stream: s,
-                            class_name: r.class_name,
-                        });
+                        return Err(Error::new(ErrorKind::OutOfOrder, &r.class_name, Some(s)));
                     }
                 };
                 let len = r.data.len();
                 if frame_bytes == 0 && len > 0
                     || frame_bytes > 0 && !len.is_multiple_of(frame_bytes)
                 {
-                    return Err(Error::PartialFrame {
-                        stream: s,
-                        len,
-                        frame_bytes,
-                    });
+                    return Err(Error::new(
+                        ErrorKind::PartialFrame { len, frame_bytes },
+                        &r.class_name,
+                        Some(s),
+                    ));
                 }
                 let frames = len.checked_div(frame_bytes).unwrap_or(0);
                 match d {
@@ -587,14 +611,11 @@ impl Decoder {
                         *self.state(s) = State::Ended;
                         Ok(Event::End(s))
                     }
-                    State::Idle => Err(Error::BeforeStart(s)),
-                    State::Ended => Err(Error::OutOfOrder {
-                        stream: s,
-                        class_name: r.class_name,
-                    }),
+                    State::Idle => Err(Error::new(ErrorKind::BeforeStart, &r.class_name, Some(s))),
+                    State::Ended => Err(Error::new(ErrorKind::OutOfOrder, &r.class_name, Some(s))),
                 }
             }
-            other => Err(Error::UnknownClass(other.to_owned())),
+            other => Err(Error::new(ErrorKind::UnknownClass, other, None)),
         }
     }
 }
@@ -751,60 +772,89 @@ mod tests {
 
     #[test]
     fn bad_streams_are_refused_with_a_reason_and_the_state_kept() {
+        let kind = |r: Result<Event, Error>| r.map(|_| ()).map_err(|e| e.kind);
         let mut d = Decoder::new();
-        let e = d.decode(&wire(&motion_body(Dtype::F32, &[0.0; 15])));
-        assert_eq!(e, Err(Error::BeforeStart(Stream::Motion)));
-        let e = d.decode(&wire(&end(Stream::Face)));
-        assert_eq!(e, Err(Error::BeforeStart(Stream::Face)));
+        let e = d
+            .decode(&wire(&motion_body(Dtype::F32, &[0.0; 15])))
+            .unwrap_err();
+        assert_eq!(
+            (e.kind, e.class_name.as_str(), e.stream),
+            (
+                ErrorKind::BeforeStart,
+                "MotionChunkBody",
+                Some(Stream::Motion)
+            )
+        );
+        let e = d.decode(&wire(&end(Stream::Face))).unwrap_err();
+        assert_eq!(
+            (e.kind.clone(), e.stream),
+            (ErrorKind::BeforeStart, Some(Stream::Face))
+        );
+        assert_eq!(e.to_string(), "face chunk before its start");
         let mut bad = motion_start(&names(1, "j"), "", Dtype::F32, None);
         bad.dtype = "int8".into();
         assert_eq!(
-            d.decode(&wire(&bad)),
-            Err(Error::UnknownDtype("int8".into()))
+            kind(d.decode(&wire(&bad))),
+            Err(ErrorKind::UnknownDtype("int8".into()))
         );
         d.decode(&wire(&motion_start(&names(1, "j"), "", Dtype::F32, None)))
             .unwrap();
         // One joint: 15 scalars, 60 bytes per frame; 16 scalars is not whole.
+        let e = d
+            .decode(&wire(&motion_body(Dtype::F32, &[0.0; 16])))
+            .unwrap_err();
         assert_eq!(
-            d.decode(&wire(&motion_body(Dtype::F32, &[0.0; 16]))),
-            Err(Error::PartialFrame {
-                stream: Stream::Motion,
-                len: 64,
-                frame_bytes: 60
-            })
+            (e.kind.clone(), e.stream),
+            (
+                ErrorKind::PartialFrame {
+                    len: 64,
+                    frame_bytes: 60
+                },
+                Some(Stream::Motion)
+            )
+        );
+        assert_eq!(
+            e.to_string(),
+            "motion body of 64 bytes is not whole frames of 60 bytes"
         );
         assert!(
             d.decode(&wire(&motion_body(Dtype::F32, &[0.0; 30])))
                 .is_ok()
         );
-        assert!(matches!(
-            d.decode(&wire(&motion_start(&names(1, "j"), "", Dtype::F32, None))),
-            Err(Error::OutOfOrder { .. })
-        ));
-        d.decode(&wire(&end(Stream::Motion))).unwrap();
-        assert!(matches!(
-            d.decode(&wire(&motion_body(Dtype::F32, &[0.0; 15]))),
-            Err(Error::OutOfOrder { .. })
-        ));
+        let e = d
+            .decode(&wire(&motion_start(&names(1, "j"), "", Dtype::F32, None)))
+            .unwrap_err();
         assert_eq!(
-            d.decode(&wire(&Response {
+            (e.kind, e.class_name.as_str()),
+            (ErrorKind::OutOfOrder, "MotionChunkStart")
+        );
+        d.decode(&wire(&end(Stream::Motion))).unwrap();
+        assert_eq!(
+            kind(d.decode(&wire(&motion_body(Dtype::F32, &[0.0; 15])))),
+            Err(ErrorKind::OutOfOrder)
+        );
+        let e = d
+            .decode(&wire(&Response {
                 class_name: "Hello".into(),
                 ..Response::default()
-            })),
-            Err(Error::UnknownClass("Hello".into()))
+            }))
+            .unwrap_err();
+        assert_eq!(
+            (e.kind, e.class_name.as_str()),
+            (ErrorKind::UnknownClass, "Hello")
         );
         assert!(matches!(
-            d.decode(&[0xff, 0xff]),
-            Err(Error::NotProtobuf(_))
+            kind(d.decode(&[0xff, 0xff])),
+            Err(ErrorKind::NotProtobuf(_))
         ));
         assert_eq!(
-            d.decode(&wire(&audio_start(0, 1, 2))),
-            Err(Error::BadAudioFormat)
+            kind(d.decode(&wire(&audio_start(0, 1, 2)))),
+            Err(ErrorKind::BadAudioFormat)
         );
         d.decode(&wire(&audio_start(16_000, 2, 2))).unwrap();
         assert!(matches!(
-            d.decode(&wire(&audio_body(vec![0; 6]))),
-            Err(Error::PartialFrame { frame_bytes: 4, .. })
+            kind(d.decode(&wire(&audio_body(vec![0; 6])))),
+            Err(ErrorKind::PartialFrame { frame_bytes: 4, .. })
         ));
     }
 

@@ -20,9 +20,9 @@ mod proto;
 pub mod server;
 
 pub use chunk::{
-    Decoder, Dtype, Error, Event, Stream, audio_body, audio_start, end, face_body, face_start,
-    failed, leave, motion_body, motion_frame_len, motion_start, normal, push_motion_frame,
-    request_id,
+    Decoder, Dtype, Error, ErrorKind, Event, Stream, audio_body, audio_start, end, face_body,
+    face_start, failed, leave, motion_body, motion_frame_len, motion_start, normal,
+    push_motion_frame, request_id,
 };
 pub use live::{
     Live, MAX_BLENDSHAPES, Rig, RigError, WavError, samples_before_frame, samples_for_frame,

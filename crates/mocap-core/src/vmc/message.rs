@@ -205,30 +205,50 @@ pub enum Message {
     Other(Osc),
 }
 
-/// A known address whose arguments do not fit.
+/// A known address whose arguments do not fit: what, at which argument of
+/// which address, and the type tags expected and received.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Error {
+    /// What is wrong.
+    pub kind: ErrorKind,
     /// The address.
     pub address: String,
+    /// Index (from 0) of the first argument that does not fit.
+    pub argument: usize,
     /// What the address takes, as OSC type tags (e.g. `sfffffff`).
     pub expected: &'static str,
     /// What came, as type tags.
     pub got: String,
 }
 
+/// The reasons a known address's arguments are refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// Fewer arguments than the address takes.
+    Missing,
+    /// An argument of another type than the address takes there.
+    Mistyped,
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.kind {
+            ErrorKind::Missing => "missing",
+            ErrorKind::Mistyped => "mistyped",
+        };
         write!(
             f,
-            "{}: expected arguments {}, got {}",
+            "{}: expected arguments {}, got {} ({what} argument {})",
             self.address,
             self.expected,
             if self.got.is_empty() {
                 "none"
             } else {
                 &self.got
-            }
+            },
+            self.argument
         )
     }
 }
@@ -264,9 +284,17 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// The error for the argument [`Self::take`] just took.
     fn err(&self) -> Error {
+        let argument = self.i.saturating_sub(1);
         Error {
+            kind: if argument < self.m.args.len() {
+                ErrorKind::Mistyped
+            } else {
+                ErrorKind::Missing
+            },
             address: self.m.address.clone(),
+            argument,
             expected: self.expected,
             got: self.m.args.iter().map(tag).collect(),
         }
@@ -748,8 +776,13 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.expected, "sfffffff");
         assert_eq!(e.got, "sf");
-        assert!(e.to_string().contains("/VMC/Ext/Bone/Pos"));
-        assert!(Message::from_osc(&Osc::new("/VMC/Ext/T", vec![Arg::Int(1)])).is_err());
+        assert_eq!((e.kind, e.argument), (ErrorKind::Missing, 2));
+        assert_eq!(
+            e.to_string(),
+            "/VMC/Ext/Bone/Pos: expected arguments sfffffff, got sf (missing argument 2)"
+        );
+        let e = Message::from_osc(&Osc::new("/VMC/Ext/T", vec![Arg::Int(1)])).unwrap_err();
+        assert_eq!((e.kind, e.argument), (ErrorKind::Mistyped, 0));
         assert!(Message::from_osc(&Osc::new("/VMC/Ext/Set/Period", vec![Arg::Int(1)])).is_err());
     }
 

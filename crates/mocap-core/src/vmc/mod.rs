@@ -47,7 +47,7 @@ pub mod trackers;
 pub use average::{Method, average_linear, average_rotation};
 pub use encode::{MAX_BUNDLE, frame_datagrams, pack};
 pub use fast::Element;
-pub use message::{Device, Error, Message, tag};
+pub use message::{Device, Error, ErrorKind, Message, tag};
 pub use mix::{
     MAX_FRAME_BYTES, MAX_FRAME_MESSAGES, MAX_WINDOW_FRAMES, MIN_PERIOD, MixConfig, MixSchedule,
     Mixer, SourceCounters,
