@@ -14,8 +14,9 @@ use mocap_core::protocol::Protocol;
 
 use crate::{
     Activity, AllowArgs, Datagram, ErrorRecord, Event, FeedHandler, Flow, Format, FrameView, Guard,
-    Input, InputError, Log, LogArgs, OtherProtocols, Output, PaceArgs, Record, STATUS_INTERVAL,
-    Source, StopArgs, Stopped, ViewArgs, WriteArgs, fps_text, install_ctrlc, plural, report,
+    Input, InputError, Log, LogArgs, OtherProtocolCount, OtherProtocols, Output, PaceArgs, Record,
+    Refusals, STATUS_INTERVAL, Source, StopArgs, Stopped, ViewArgs, WriteArgs, fps_text,
+    install_ctrlc, plural, report, round3,
 };
 
 /// What a dump tool prints: a line per packet, JSON Lines, or — a bridge
@@ -214,6 +215,17 @@ impl Core {
         self.started.elapsed().as_secs_f64()
     }
 
+    /// What every `stats` and `summary` record starts with, as of now.
+    #[must_use]
+    pub fn summary_base(&self, stopped: Option<Stopped>) -> SummaryBase {
+        SummaryBase {
+            elapsed_s: round3(self.elapsed_s()),
+            stopped,
+            refusals: self.guard.summary(),
+            interval: self.interval,
+        }
+    }
+
     /// Where a datagram came from and when, for the end of a human line:
     /// ` src=ADDR t=+SECONDS` (seconds since the first datagram).
     pub fn push_origin(s: &mut String, d: &Datagram<'_>, first: Option<f64>) {
@@ -223,6 +235,55 @@ impl Core {
         if let (Some(at), Some(first)) = (d.arrival, first) {
             let _ = write!(s, " t=+{:.6}", at - first);
         }
+    }
+}
+
+/// The part of a dump tool's `stats` and `summary` records that every tool
+/// says alike (flattened into the record, so its fields stand at the top
+/// level): how long the run took, how it stopped, what `--allow` refused.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SummaryBase {
+    /// Seconds since the run started.
+    pub elapsed_s: f64,
+    /// How the run ended (`None` in a `stats` record).
+    pub stopped: Option<Stopped>,
+    /// What `--allow` refused.
+    #[serde(flatten)]
+    pub refusals: Refusals,
+    /// The interval a `stats` record covers (human form only).
+    #[serde(skip)]
+    pub interval: Option<crate::Interval>,
+}
+
+impl SummaryBase {
+    /// Whether the human line shows rates since the start: a `stats` line
+    /// with its interval shows the interval's instead.
+    #[must_use]
+    pub fn rates_since_start(&self) -> bool {
+        self.interval.is_none() || self.stopped.is_some()
+    }
+
+    /// The first line of the human form: `done (why): N packets in S s;
+    /// <counters>` (or `stats: <interval>; …`), then what `--allow`
+    /// refused and the other protocols that came.
+    ///
+    /// # Errors
+    /// Formatter errors.
+    pub fn write_head(
+        &self,
+        f: &mut std::fmt::Formatter<'_>,
+        packets: u64,
+        counters: &str,
+        other: &OtherProtocolCount,
+    ) -> std::fmt::Result {
+        counters_head(f, self.stopped, self.interval)?;
+        write!(
+            f,
+            "{packets} packets in {:.2} s; {counters}",
+            self.elapsed_s
+        )?;
+        f.write_str(&self.refusals.human())?;
+        f.write_str(&other.human())
     }
 }
 

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 
 use mocap_cli::dump::{self, Core, DumpArgs, DumpTool, Mode, Spec};
 use mocap_cli::net::Fanout;
-use mocap_cli::{Datagram, Input, InputError, Senders, Stopped, round3, summary_kind};
+use mocap_cli::{Datagram, Input, InputError, Senders, Stopped, summary_kind};
 use mocap_core::bridge::{FaceBridge, FaceOptions, FacePose};
 use mocap_core::health::Health;
 use mocap_core::livelink::AngleUnit;
@@ -279,7 +279,6 @@ impl Dump<'_> {
     }
 
     fn summary_record(&mut self, core: &mut Core, stopped: Option<Stopped>) -> anyhow::Result<()> {
-        let elapsed = core.elapsed_s();
         let mut subjects = Vec::new();
         let (mut errors, mut untracked) = (0, 0);
         // Totals: sums, and every subject's health merged (rates add up).
@@ -346,9 +345,7 @@ impl Dump<'_> {
             untracked,
             more_subjects,
             evicted_senders: self.senders.evicted_senders(),
-            elapsed_s: round3(elapsed),
-            stopped,
-            refusals: core.guard.summary(),
+            base: core.summary_base(stopped),
             subjects,
             capture: core.capture,
             vmc: self.vmc.as_ref().map(|v| VmcSummary {
@@ -362,7 +359,6 @@ impl Dump<'_> {
                 .map(|v| v.out.sends().collect())
                 .unwrap_or_default(),
             other: core.other.summary(),
-            interval: core.interval,
         };
         core.report(&rec, stopped.is_some())?;
         Ok(())

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 
-use mocap_cli::{Datagram, ErrorRecord, Record, Refusals, Stopped, plural, ts_us};
+use mocap_cli::{Datagram, ErrorRecord, Record, plural, ts_us};
 use mocap_core::health::HealthReport;
 use mocap_core::livelink::{self, Angles, Face, Packet};
 use serde::ser::SerializeMap as _;
@@ -261,10 +261,8 @@ pub(super) struct SummaryRecord {
     /// Packets of subjects past the per-sender bound (decoded, not counted apart).
     #[serde(skip_serializing_if = "is_zero")]
     pub(super) untracked: u64,
-    pub(super) elapsed_s: f64,
-    pub(super) stopped: Option<Stopped>,
     #[serde(flatten)]
-    pub(super) refusals: Refusals,
+    pub(super) base: mocap_cli::dump::SummaryBase,
     pub(super) subjects: Vec<SubjectRecord>,
     /// Subjects a `stats` record leaves out (it lists the busiest few).
     #[serde(skip_serializing_if = "is_zero_usize")]
@@ -282,19 +280,16 @@ pub(super) struct SummaryRecord {
     pub(super) sends: Vec<mocap_cli::SendRecord>,
     #[serde(flatten)]
     pub(super) other: mocap_cli::OtherProtocolCount,
-    /// A `stats` line's interval (human form only).
-    #[serde(skip)]
-    pub(super) interval: Option<mocap_cli::Interval>,
 }
 
 impl SummaryRecord {
     /// Counters as a human line shows them: a `stats` line with its
     /// interval leaves the rates since the start out.
     fn shown(&self, c: Counters) -> Counters {
-        if self.interval.is_some() && self.stopped.is_none() {
-            c.without_rate()
-        } else {
+        if self.base.rates_since_start() {
             c
+        } else {
+            c.without_rate()
         }
     }
 }
@@ -313,17 +308,11 @@ fn is_zero_usize(n: &usize) -> bool {
 
 impl Record for SummaryRecord {
     fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        mocap_cli::dump::counters_head(f, self.stopped, self.interval)?;
-        write!(
-            f,
-            "{} packets in {:.2} s; {}",
-            self.totals.packets,
-            self.elapsed_s,
-            self.shown(self.totals)
-                .describe(self.subjects.len() + self.more_subjects)
-        )?;
-        f.write_str(&self.refusals.human())?;
-        f.write_str(&self.other.human())?;
+        let counters = self
+            .shown(self.totals)
+            .describe(self.subjects.len() + self.more_subjects);
+        self.base
+            .write_head(f, self.totals.packets, &counters, &self.other)?;
         if let Some(v) = &self.vmc {
             let to: Vec<String> = v.to.iter().map(ToString::to_string).collect();
             write!(

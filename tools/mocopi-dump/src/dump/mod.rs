@@ -21,7 +21,7 @@ use vmc_out::{VmcSink, list};
 use mocap_cli::ErrorRecord;
 use mocap_cli::net::Fanout;
 use mocap_cli::{Datagram, Input, InputError, Log, Stopped};
-use mocap_cli::{Record, round3, summary_kind};
+use mocap_cli::{Record, summary_kind};
 use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
 use mocap_core::health::{Health, HealthReport};
 use mocap_core::smf::{self, Body, Chunks, Packet, Tag};
@@ -378,7 +378,6 @@ fn tree(
 
 impl Dump<'_> {
     fn summary_record(&mut self, core: &mut Core, stopped: Option<Stopped>) -> anyhow::Result<()> {
-        let elapsed = core.elapsed_s();
         // A stats record lists the busiest few senders; the summary all.
         let (listed, more_senders) = if stopped.is_none() {
             self.senders.busiest(STATS_SENDERS, |s| s.packets)
@@ -408,9 +407,7 @@ impl Dump<'_> {
             kind: summary_kind(stopped),
             tool: TOOL,
             totals,
-            elapsed_s: round3(elapsed),
-            stopped,
-            refusals: core.guard.summary(),
+            base: core.summary_base(stopped),
             senders,
             more_senders,
             evicted,
@@ -435,7 +432,6 @@ impl Dump<'_> {
             takes: &self.takes_done,
             sends: self.vmc.as_ref().map(VmcSink::sends).unwrap_or_default(),
             other: core.other.summary(),
-            interval: core.interval,
         };
         core.report(&rec, stopped.is_some())?;
         Ok(())

@@ -1,6 +1,6 @@
 //! mocopi-dump's records (docs/jsonl.md).
 
-use super::{Datagram, ErrorRecord, HealthReport, Packet, Record, Stopped, list};
+use super::{Datagram, ErrorRecord, HealthReport, Packet, Record, list};
 use mocap_cli::plural;
 use mocap_core::smf;
 use mocap_core::vmc;
@@ -218,10 +218,8 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) tool: &'a str,
     #[serde(flatten)]
     pub(super) totals: Counters,
-    pub(super) elapsed_s: f64,
-    pub(super) stopped: Option<Stopped>,
     #[serde(flatten)]
-    pub(super) refusals: mocap_cli::Refusals,
+    pub(super) base: mocap_cli::dump::SummaryBase,
     pub(super) senders: Vec<SenderRecord>,
     /// Senders a `stats` record leaves out (it lists the busiest few).
     #[serde(skip_serializing_if = "is_zero")]
@@ -242,36 +240,27 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) sends: Vec<mocap_cli::SendRecord>,
     #[serde(flatten)]
     pub(super) other: mocap_cli::OtherProtocolCount,
-    /// A `stats` line's interval (human form only).
-    #[serde(skip)]
-    pub(super) interval: Option<mocap_cli::Interval>,
 }
 
 impl SummaryRecord<'_> {
     /// Counters as a human line shows them: a `stats` line with its
     /// interval leaves the rates since the start out.
     fn shown(&self, c: Counters) -> Counters {
-        if self.interval.is_some() && self.stopped.is_none() {
-            c.without_rate()
-        } else {
+        if self.base.rates_since_start() {
             c
+        } else {
+            c.without_rate()
         }
     }
 }
 
 impl Record for SummaryRecord<'_> {
     fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        mocap_cli::dump::counters_head(f, self.stopped, self.interval)?;
-        write!(
-            f,
-            "{} packets in {:.2} s; {}",
-            self.totals.packets,
-            self.elapsed_s,
-            self.shown(self.totals)
-                .describe(self.senders.len() + self.more_senders)
-        )?;
-        f.write_str(&self.refusals.human())?;
-        f.write_str(&self.other.human())?;
+        let counters = self
+            .shown(self.totals)
+            .describe(self.senders.len() + self.more_senders);
+        self.base
+            .write_head(f, self.totals.packets, &counters, &self.other)?;
         if let Some(v) = &self.vmc {
             write!(
                 f,
