@@ -859,6 +859,199 @@ mod tests {
         }
     }
 
+    /// Address and type tags of each message as the VMC specification
+    /// lists them (its message tables), written out here rather than derived from
+    /// the table they check.
+    #[test]
+    fn wire_shape_follows_the_spec() {
+        let q = [0.0, 0.0, 0.0, 1.0];
+        let cases: Vec<(Message, &str, &str)> = vec![
+            (
+                Message::RootPos {
+                    name: "root".into(),
+                    pos: [0.0; 3],
+                    rot: q,
+                    mr: Some(([1.0; 3], [0.0; 3])),
+                },
+                "/VMC/Ext/Root/Pos",
+                "sfffffffffffff",
+            ),
+            (
+                Message::BonePos {
+                    name: "Hips".into(),
+                    pos: [0.0; 3],
+                    rot: q,
+                },
+                "/VMC/Ext/Bone/Pos",
+                "sfffffff",
+            ),
+            (
+                Message::BlendVal {
+                    name: "A".into(),
+                    value: 0.5,
+                },
+                "/VMC/Ext/Blend/Val",
+                "sf",
+            ),
+            (Message::BlendApply, "/VMC/Ext/Blend/Apply", ""),
+            (
+                Message::Available {
+                    loaded: 1,
+                    calibration: Some((3, 0)),
+                    tracking: Some(1),
+                },
+                "/VMC/Ext/OK",
+                "iiii",
+            ),
+            (
+                Message::Available {
+                    loaded: 1,
+                    calibration: None,
+                    tracking: Some(1),
+                },
+                "/VMC/Ext/OK",
+                "i",
+            ),
+            (Message::Time(1.5), "/VMC/Ext/T", "f"),
+            (
+                Message::Camera {
+                    name: "Camera".into(),
+                    pos: [0.0; 3],
+                    rot: q,
+                    fov: 60.0,
+                },
+                "/VMC/Ext/Cam",
+                "sffffffff",
+            ),
+            (
+                Message::DevicePos {
+                    device: Device::Hmd,
+                    local: false,
+                    serial: "HMD".into(),
+                    pos: [0.0; 3],
+                    rot: q,
+                },
+                "/VMC/Ext/Hmd/Pos",
+                "sfffffff",
+            ),
+            (
+                Message::DevicePos {
+                    device: Device::Con,
+                    local: true,
+                    serial: "C".into(),
+                    pos: [0.0; 3],
+                    rot: q,
+                },
+                "/VMC/Ext/Con/Pos/Local",
+                "sfffffff",
+            ),
+            (
+                Message::Controller {
+                    active: 1,
+                    name: "Trigger".into(),
+                    is_left: 1,
+                    is_touch: 0,
+                    is_axis: 0,
+                    axis: [0.0; 3],
+                },
+                "/VMC/Ext/Con",
+                "isiiifff",
+            ),
+            (
+                Message::Key {
+                    active: 1,
+                    name: "A".into(),
+                    keycode: 65,
+                },
+                "/VMC/Ext/Key",
+                "isi",
+            ),
+            (
+                Message::MidiNote {
+                    active: 1,
+                    channel: 0,
+                    note: 60,
+                    velocity: 0.8,
+                },
+                "/VMC/Ext/Midi/Note",
+                "iiif",
+            ),
+            (
+                Message::MidiCcValue {
+                    knob: 1,
+                    value: 0.5,
+                },
+                "/VMC/Ext/Midi/CC/Val",
+                "if",
+            ),
+            (
+                Message::MidiCcBit { knob: 1, active: 1 },
+                "/VMC/Ext/Midi/CC/Bit",
+                "ii",
+            ),
+            (
+                Message::Receiver {
+                    enable: 1,
+                    port: 39540,
+                    ip: Some("127.0.0.1".into()),
+                },
+                "/VMC/Ext/Rcv",
+                "iis",
+            ),
+            (
+                Message::Light {
+                    name: "L".into(),
+                    pos: [0.0; 3],
+                    rot: q,
+                    color: [1.0; 4],
+                },
+                "/VMC/Ext/Light",
+                "sfffffffffff",
+            ),
+            (
+                Message::Vrm {
+                    path: "a.vrm".into(),
+                    title: "A".into(),
+                    hash: None,
+                },
+                "/VMC/Ext/VRM",
+                "ss",
+            ),
+            (
+                Message::Remote {
+                    service: "vroidhub".into(),
+                    json: "{}".into(),
+                },
+                "/VMC/Ext/Remote",
+                "ss",
+            ),
+            (Message::Opt("x".into()), "/VMC/Ext/Opt", "s"),
+            (Message::Config("c".into()), "/VMC/Ext/Config", "s"),
+            (Message::SettingColor([1.0; 4]), "/VMC/Ext/Setting/Color", "ffff"),
+            (Message::SettingWindow([1; 4]), "/VMC/Ext/Setting/Win", "iiii"),
+            (Message::SetPeriod([1; 6]), "/VMC/Ext/Set/Period", "iiiiii"),
+            (
+                Message::SetEye {
+                    enable: 1,
+                    pos: [0.0; 3],
+                },
+                "/VMC/Ext/Set/Eye",
+                "ifff",
+            ),
+            (Message::SetRequest, "/VMC/Ext/Set/Req", ""),
+            (Message::SetResponse("r".into()), "/VMC/Ext/Set/Res", "s"),
+            (Message::SetCalibReady, "/VMC/Ext/Set/Calib/Ready", ""),
+            (Message::SetCalibExec(2), "/VMC/Ext/Set/Calib/Exec", "i"),
+            (Message::SetConfig("c".into()), "/VMC/Ext/Set/Config", "s"),
+            (Message::SetShortcut("F".into()), "/VMC/Ext/Set/Shortcut", "s"),
+        ];
+        for (m, address, tags) in cases {
+            let o = m.to_osc();
+            let got: String = o.args.iter().map(tag).collect();
+            assert_eq!((o.address.as_str(), got.as_str()), (address, tags), "{m:?}");
+        }
+    }
+
     #[test]
     fn unknown_and_thru_are_kept() {
         let m = Osc::new("/Something/Else", vec![Arg::Double(1.5), Arg::Nil]);
