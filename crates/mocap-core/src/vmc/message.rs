@@ -276,6 +276,173 @@ pub fn tag(a: &Arg) -> char {
     }
 }
 
+/// Address, type tags, the message with its values still to be filled.
+type Entry = (&'static str, &'static str, fn() -> Message);
+
+/// Each typed address once: its address, its arguments as type tags
+/// (`[…]` optional, as later protocol versions added them) and the message
+/// it reads into, with the values still to be filled. [`Message::args`]
+/// says the order of the values; reading and writing both follow it.
+/// Bone/Pos comes first: it is most of the traffic.
+const TABLE: &[Entry] = &[
+    ("/VMC/Ext/Bone/Pos", "sfffffff", || Message::BonePos {
+        name: String::new(),
+        pos: [0.0; 3],
+        rot: [0.0; 4],
+    }),
+    ("/VMC/Ext/Blend/Val", "sf", || Message::BlendVal {
+        name: String::new(),
+        value: 0.0,
+    }),
+    ("/VMC/Ext/Root/Pos", "sfffffff[ffffff]", || {
+        Message::RootPos {
+            name: String::new(),
+            pos: [0.0; 3],
+            rot: [0.0; 4],
+            mr: None,
+        }
+    }),
+    ("/VMC/Ext/Blend/Apply", "", || Message::BlendApply),
+    ("/VMC/Ext/OK", "i[ii[i]]", || Message::Available {
+        loaded: 0,
+        calibration: None,
+        tracking: None,
+    }),
+    ("/VMC/Ext/T", "f", || Message::Time(0.0)),
+    ("/VMC/Ext/Cam", "sffffffff", || Message::Camera {
+        name: String::new(),
+        pos: [0.0; 3],
+        rot: [0.0; 4],
+        fov: 0.0,
+    }),
+    ("/VMC/Ext/Hmd/Pos", "sfffffff", || {
+        device(Device::Hmd, false)
+    }),
+    ("/VMC/Ext/Con/Pos", "sfffffff", || {
+        device(Device::Con, false)
+    }),
+    ("/VMC/Ext/Tra/Pos", "sfffffff", || {
+        device(Device::Tra, false)
+    }),
+    ("/VMC/Ext/Hmd/Pos/Local", "sfffffff", || {
+        device(Device::Hmd, true)
+    }),
+    ("/VMC/Ext/Con/Pos/Local", "sfffffff", || {
+        device(Device::Con, true)
+    }),
+    ("/VMC/Ext/Tra/Pos/Local", "sfffffff", || {
+        device(Device::Tra, true)
+    }),
+    ("/VMC/Ext/Con", "isiiifff", || Message::Controller {
+        active: 0,
+        name: String::new(),
+        is_left: 0,
+        is_touch: 0,
+        is_axis: 0,
+        axis: [0.0; 3],
+    }),
+    ("/VMC/Ext/Key", "isi", || Message::Key {
+        active: 0,
+        name: String::new(),
+        keycode: 0,
+    }),
+    ("/VMC/Ext/Midi/Note", "iiif", || Message::MidiNote {
+        active: 0,
+        channel: 0,
+        note: 0,
+        velocity: 0.0,
+    }),
+    ("/VMC/Ext/Midi/CC/Val", "if", || Message::MidiCcValue {
+        knob: 0,
+        value: 0.0,
+    }),
+    ("/VMC/Ext/Midi/CC/Bit", "ii", || Message::MidiCcBit {
+        knob: 0,
+        active: 0,
+    }),
+    ("/VMC/Ext/Rcv", "ii[s]", || Message::Receiver {
+        enable: 0,
+        port: 0,
+        ip: None,
+    }),
+    ("/VMC/Ext/Light", "sfffffffffff", || Message::Light {
+        name: String::new(),
+        pos: [0.0; 3],
+        rot: [0.0; 4],
+        color: [0.0; 4],
+    }),
+    ("/VMC/Ext/VRM", "ss[s]", || Message::Vrm {
+        path: String::new(),
+        title: String::new(),
+        hash: None,
+    }),
+    ("/VMC/Ext/Remote", "ss", || Message::Remote {
+        service: String::new(),
+        json: String::new(),
+    }),
+    ("/VMC/Ext/Opt", "s", || Message::Opt(String::new())),
+    ("/VMC/Ext/Config", "s", || Message::Config(String::new())),
+    ("/VMC/Ext/Setting/Color", "ffff", || {
+        Message::SettingColor([0.0; 4])
+    }),
+    ("/VMC/Ext/Setting/Win", "iiii", || {
+        Message::SettingWindow([0; 4])
+    }),
+    ("/VMC/Ext/Set/Period", "iiiiii", || {
+        Message::SetPeriod([0; 6])
+    }),
+    ("/VMC/Ext/Set/Eye", "ifff", || Message::SetEye {
+        enable: 0,
+        pos: [0.0; 3],
+    }),
+    ("/VMC/Ext/Set/Req", "", || Message::SetRequest),
+    ("/VMC/Ext/Set/Res", "s", || {
+        Message::SetResponse(String::new())
+    }),
+    ("/VMC/Ext/Set/Calib/Ready", "", || Message::SetCalibReady),
+    ("/VMC/Ext/Set/Calib/Exec", "i", || Message::SetCalibExec(0)),
+    ("/VMC/Ext/Set/Config", "s", || {
+        Message::SetConfig(String::new())
+    }),
+    ("/VMC/Ext/Set/Shortcut", "s", || {
+        Message::SetShortcut(String::new())
+    }),
+];
+
+fn device(device: Device, local: bool) -> Message {
+    Message::DevicePos {
+        device,
+        local,
+        serial: String::new(),
+        pos: [0.0; 3],
+        rot: [0.0; 4],
+    }
+}
+
+/// One direction over a message's arguments, in wire order: [`Reader`]
+/// fills the values from an OSC message, [`Writer`] moves them into one.
+trait Args {
+    fn s(&mut self, v: &mut String) -> Result<(), Error>;
+    fn f(&mut self, v: &mut f32) -> Result<(), Error>;
+    fn i(&mut self, v: &mut i32) -> Result<(), Error>;
+    /// An optional trailing group of arguments of these type tags (a later
+    /// protocol version's addition): read when all of them came, written
+    /// when present.
+    fn opt<T: Default>(
+        &mut self,
+        v: &mut Option<T>,
+        tags: &str,
+        fill: impl FnOnce(&mut Self, &mut T) -> Result<(), Error>,
+    ) -> Result<(), Error>;
+
+    fn fs(&mut self, v: &mut [f32]) -> Result<(), Error> {
+        v.iter_mut().try_for_each(|x| self.f(x))
+    }
+    fn is(&mut self, v: &mut [i32]) -> Result<(), Error> {
+        v.iter_mut().try_for_each(|x| self.i(x))
+    }
+}
+
 /// Reads arguments in order; extra arguments are ignored, as the spec says.
 struct Reader<'a> {
     m: &'a Osc,
@@ -304,52 +471,76 @@ impl<'a> Reader<'a> {
         self.i += 1;
         a
     }
-    fn s(&mut self) -> Result<String, Error> {
+}
+
+impl Args for Reader<'_> {
+    fn s(&mut self, v: &mut String) -> Result<(), Error> {
         match self.take() {
-            Some(Arg::String(s)) => Ok(s.clone()),
-            _ => Err(self.err()),
+            Some(Arg::String(s)) => s.clone_into(v),
+            _ => return Err(self.err()),
         }
+        Ok(())
     }
-    fn f(&mut self) -> Result<f32, Error> {
+    fn f(&mut self, v: &mut f32) -> Result<(), Error> {
         match self.take() {
-            Some(Arg::Float(v)) => Ok(*v),
-            _ => Err(self.err()),
+            Some(Arg::Float(x)) => *v = *x,
+            _ => return Err(self.err()),
         }
+        Ok(())
     }
-    fn i(&mut self) -> Result<i32, Error> {
+    fn i(&mut self, v: &mut i32) -> Result<(), Error> {
         match self.take() {
-            Some(Arg::Int(v)) => Ok(*v),
-            _ => Err(self.err()),
+            Some(Arg::Int(x)) => *v = *x,
+            _ => return Err(self.err()),
         }
+        Ok(())
     }
-    /// An optional trailing string (a later protocol version's addition).
-    fn opt_s(&mut self) -> Option<String> {
-        match self.m.args.get(self.i) {
-            Some(Arg::String(v)) => {
-                self.i += 1;
-                Some(v.clone())
-            }
-            _ => None,
-        }
-    }
-    fn v3(&mut self) -> Result<[f32; 3], Error> {
-        Ok([self.f()?, self.f()?, self.f()?])
-    }
-    fn q(&mut self) -> Result<[f32; 4], Error> {
-        Ok([self.f()?, self.f()?, self.f()?, self.f()?])
-    }
-    /// Whether the next `n` arguments are floats (an optional group is present).
-    fn floats_follow(&self, n: usize) -> bool {
-        self.m
+    fn opt<T: Default>(
+        &mut self,
+        v: &mut Option<T>,
+        tags: &str,
+        fill: impl FnOnce(&mut Self, &mut T) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let follows = self
+            .m
             .args
-            .get(self.i..self.i + n)
-            .is_some_and(|a| a.iter().all(|x| matches!(x, Arg::Float(_))))
+            .get(self.i..self.i + tags.len())
+            .is_some_and(|a| a.iter().map(tag).eq(tags.chars()));
+        if follows {
+            fill(self, v.insert(T::default()))?;
+        } else {
+            *v = None;
+        }
+        Ok(())
     }
-    fn ints_follow(&self, n: usize) -> bool {
-        self.m
-            .args
-            .get(self.i..self.i + n)
-            .is_some_and(|a| a.iter().all(|x| matches!(x, Arg::Int(_))))
+}
+
+/// Moves the values into OSC arguments.
+struct Writer(Vec<Arg>);
+
+impl Args for Writer {
+    fn s(&mut self, v: &mut String) -> Result<(), Error> {
+        self.0.push(Arg::String(std::mem::take(v)));
+        Ok(())
+    }
+    fn f(&mut self, v: &mut f32) -> Result<(), Error> {
+        self.0.push(Arg::Float(*v));
+        Ok(())
+    }
+    fn i(&mut self, v: &mut i32) -> Result<(), Error> {
+        self.0.push(Arg::Int(*v));
+        Ok(())
+    }
+    fn opt<T: Default>(
+        &mut self,
+        v: &mut Option<T>,
+        _tags: &str,
+        fill: impl FnOnce(&mut Self, &mut T) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        match v {
+            Some(x) => fill(self, x),
+            None => Ok(()),
+        }
     }
 }
 
@@ -359,251 +550,110 @@ impl Message {
     /// # Errors
     /// [`Error`] when a known address has too few or mistyped arguments.
     pub fn from_osc(m: &Osc) -> Result<Self, Error> {
-        let r = |expected| Reader { m, i: 0, expected };
-        Ok(match m.address.as_str() {
-            "/VMC/Ext/Root/Pos" => {
-                let mut a = r("sfffffff[ffffff]");
-                let (name, pos, rot) = (a.s()?, a.v3()?, a.q()?);
-                let mr = if a.floats_follow(6) {
-                    Some((a.v3()?, a.v3()?))
-                } else {
-                    None
-                };
-                Self::RootPos { name, pos, rot, mr }
-            }
-            "/VMC/Ext/Bone/Pos" => {
-                let mut a = r("sfffffff");
-                Self::BonePos {
-                    name: a.s()?,
-                    pos: a.v3()?,
-                    rot: a.q()?,
-                }
-            }
-            "/VMC/Ext/Blend/Val" => {
-                let mut a = r("sf");
-                Self::BlendVal {
-                    name: a.s()?,
-                    value: a.f()?,
-                }
-            }
-            "/VMC/Ext/Blend/Apply" => Self::BlendApply,
-            "/VMC/Ext/OK" => {
-                let mut a = r("i[ii[i]]");
-                let loaded = a.i()?;
-                let calibration = if a.ints_follow(2) {
-                    Some((a.i()?, a.i()?))
-                } else {
-                    None
-                };
-                let tracking = if calibration.is_some() && a.ints_follow(1) {
-                    Some(a.i()?)
-                } else {
-                    None
-                };
-                Self::Available {
-                    loaded,
-                    calibration,
-                    tracking,
-                }
-            }
-            "/VMC/Ext/T" => Self::Time(r("f").f()?),
-            "/VMC/Ext/Cam" => {
-                let mut a = r("sffffffff");
-                Self::Camera {
-                    name: a.s()?,
-                    pos: a.v3()?,
-                    rot: a.q()?,
-                    fov: a.f()?,
-                }
-            }
-            addr @ ("/VMC/Ext/Hmd/Pos"
-            | "/VMC/Ext/Con/Pos"
-            | "/VMC/Ext/Tra/Pos"
-            | "/VMC/Ext/Hmd/Pos/Local"
-            | "/VMC/Ext/Con/Pos/Local"
-            | "/VMC/Ext/Tra/Pos/Local") => {
-                let device = match addr.get(9..12) {
-                    Some("Hmd") => Device::Hmd,
-                    Some("Con") => Device::Con,
-                    _ => Device::Tra,
-                };
-                let mut a = r("sfffffff");
-                Self::DevicePos {
-                    device,
-                    local: addr.ends_with("/Local"),
-                    serial: a.s()?,
-                    pos: a.v3()?,
-                    rot: a.q()?,
-                }
-            }
-            "/VMC/Ext/Con" => {
-                let mut a = r("isiiifff");
-                Self::Controller {
-                    active: a.i()?,
-                    name: a.s()?,
-                    is_left: a.i()?,
-                    is_touch: a.i()?,
-                    is_axis: a.i()?,
-                    axis: a.v3()?,
-                }
-            }
-            "/VMC/Ext/Key" => {
-                let mut a = r("isi");
-                Self::Key {
-                    active: a.i()?,
-                    name: a.s()?,
-                    keycode: a.i()?,
-                }
-            }
-            "/VMC/Ext/Midi/Note" => {
-                let mut a = r("iiif");
-                Self::MidiNote {
-                    active: a.i()?,
-                    channel: a.i()?,
-                    note: a.i()?,
-                    velocity: a.f()?,
-                }
-            }
-            "/VMC/Ext/Midi/CC/Val" => {
-                let mut a = r("if");
-                Self::MidiCcValue {
-                    knob: a.i()?,
-                    value: a.f()?,
-                }
-            }
-            "/VMC/Ext/Midi/CC/Bit" => {
-                let mut a = r("ii");
-                Self::MidiCcBit {
-                    knob: a.i()?,
-                    active: a.i()?,
-                }
-            }
-            "/VMC/Ext/Rcv" => {
-                let mut a = r("ii[s]");
-                let (enable, port) = (a.i()?, a.i()?);
-                let ip = a.opt_s();
-                Self::Receiver { enable, port, ip }
-            }
-            "/VMC/Ext/Light" => {
-                let mut a = r("sfffffffffff");
-                Self::Light {
-                    name: a.s()?,
-                    pos: a.v3()?,
-                    rot: a.q()?,
-                    color: a.q()?,
-                }
-            }
-            "/VMC/Ext/VRM" => {
-                let mut a = r("ss[s]");
-                let (path, title) = (a.s()?, a.s()?);
-                let hash = a.opt_s();
-                Self::Vrm { path, title, hash }
-            }
-            "/VMC/Ext/Remote" => {
-                let mut a = r("ss");
-                Self::Remote {
-                    service: a.s()?,
-                    json: a.s()?,
-                }
-            }
-            "/VMC/Ext/Opt" => Self::Opt(r("s").s()?),
-            "/VMC/Ext/Config" => Self::Config(r("s").s()?),
-            "/VMC/Ext/Setting/Color" => Self::SettingColor(r("ffff").q()?),
-            "/VMC/Ext/Setting/Win" => {
-                let mut a = r("iiii");
-                Self::SettingWindow([a.i()?, a.i()?, a.i()?, a.i()?])
-            }
-            "/VMC/Ext/Set/Period" => {
-                let mut a = r("iiiiii");
-                Self::SetPeriod([a.i()?, a.i()?, a.i()?, a.i()?, a.i()?, a.i()?])
-            }
-            "/VMC/Ext/Set/Eye" => {
-                let mut a = r("ifff");
-                Self::SetEye {
-                    enable: a.i()?,
-                    pos: a.v3()?,
-                }
-            }
-            "/VMC/Ext/Set/Req" => Self::SetRequest,
-            "/VMC/Ext/Set/Res" => Self::SetResponse(r("s").s()?),
-            "/VMC/Ext/Set/Calib/Ready" => Self::SetCalibReady,
-            "/VMC/Ext/Set/Calib/Exec" => Self::SetCalibExec(r("i").i()?),
-            "/VMC/Ext/Set/Config" => Self::SetConfig(r("s").s()?),
-            "/VMC/Ext/Set/Shortcut" => Self::SetShortcut(r("s").s()?),
-            addr if addr.starts_with("/VMC/Thru/") => Self::Thru(m.clone()),
-            _ => Self::Other(m.clone()),
-        })
+        let Some((_, expected, blank)) = TABLE.iter().find(|(a, ..)| *a == m.address) else {
+            return Ok(if m.address.starts_with("/VMC/Thru/") {
+                Self::Thru(m.clone())
+            } else {
+                Self::Other(m.clone())
+            });
+        };
+        let mut msg = blank();
+        msg.args(&mut Reader { m, i: 0, expected })?;
+        Ok(msg)
     }
 
     /// The OSC message for this VMC message.
     pub fn to_osc(&self) -> Osc {
-        let s = |v: &str| Arg::String(v.to_owned());
-        let fl = |v: &[f32]| v.iter().map(|x| Arg::Float(*x)).collect::<Vec<_>>();
+        self.clone().into_osc()
+    }
+
+    /// The OSC message for this VMC message, its strings moved, not copied.
+    pub fn into_osc(mut self) -> Osc {
+        let address = match &self {
+            Self::Thru(m) | Self::Other(m) => return m.clone(),
+            _ => self.address(),
+        };
+        let mut w = Writer(Vec::new());
+        // The writer refuses nothing.
+        let _ = self.args(&mut w);
+        Osc::new(address, w.0)
+    }
+
+    /// The address of a typed message (`Thru` and `Other` keep their own).
+    fn address(&self) -> &'static str {
+        let same = |m: &Self| match (self, m) {
+            (
+                Self::DevicePos { device, local, .. },
+                Self::DevicePos {
+                    device: d,
+                    local: l,
+                    ..
+                },
+            ) => device == d && local == l,
+            _ => std::mem::discriminant(self) == std::mem::discriminant(m),
+        };
+        TABLE
+            .iter()
+            .find(|(_, _, blank)| same(&blank()))
+            .map_or("", |(address, ..)| address)
+    }
+
+    /// Each typed message's values in wire order, for reading or writing.
+    fn args(&mut self, a: &mut impl Args) -> Result<(), Error> {
         match self {
             Self::RootPos { name, pos, rot, mr } => {
-                let mut args = vec![s(name)];
-                args.extend(fl(pos));
-                args.extend(fl(rot));
-                if let Some((scale, offset)) = mr {
-                    args.extend(fl(scale));
-                    args.extend(fl(offset));
-                }
-                Osc::new("/VMC/Ext/Root/Pos", args)
+                a.s(name)?;
+                a.fs(pos)?;
+                a.fs(rot)?;
+                a.opt(mr, "ffffff", |a, (scale, offset)| {
+                    a.fs(scale)?;
+                    a.fs(offset)
+                })
             }
-            Self::BonePos { name, pos, rot } => {
-                let mut args = vec![s(name)];
-                args.extend(fl(pos));
-                args.extend(fl(rot));
-                Osc::new("/VMC/Ext/Bone/Pos", args)
+            Self::BonePos { name, pos, rot }
+            | Self::DevicePos {
+                serial: name,
+                pos,
+                rot,
+                ..
+            } => {
+                a.s(name)?;
+                a.fs(pos)?;
+                a.fs(rot)
             }
             Self::BlendVal { name, value } => {
-                Osc::new("/VMC/Ext/Blend/Val", vec![s(name), Arg::Float(*value)])
+                a.s(name)?;
+                a.f(value)
             }
-            Self::BlendApply => Osc::new("/VMC/Ext/Blend/Apply", vec![]),
             Self::Available {
                 loaded,
                 calibration,
                 tracking,
             } => {
-                let mut args = vec![Arg::Int(*loaded)];
-                if let Some((state, mode)) = calibration {
-                    args.extend([Arg::Int(*state), Arg::Int(*mode)]);
-                    if let Some(t) = tracking {
-                        args.push(Arg::Int(*t));
-                    }
+                a.i(loaded)?;
+                a.opt(calibration, "ii", |a, (state, mode)| {
+                    a.i(state)?;
+                    a.i(mode)
+                })?;
+                if calibration.is_some() {
+                    a.opt(tracking, "i", |a, t| a.i(t))
+                } else {
+                    // Tracking comes only after calibration (V2.7 after V2.5).
+                    *tracking = None;
+                    Ok(())
                 }
-                Osc::new("/VMC/Ext/OK", args)
             }
-            Self::Time(t) => Osc::new("/VMC/Ext/T", vec![Arg::Float(*t)]),
+            Self::Time(t) => a.f(t),
             Self::Camera {
                 name,
                 pos,
                 rot,
                 fov,
             } => {
-                let mut args = vec![s(name)];
-                args.extend(fl(pos));
-                args.extend(fl(rot));
-                args.push(Arg::Float(*fov));
-                Osc::new("/VMC/Ext/Cam", args)
-            }
-            Self::DevicePos {
-                device,
-                local,
-                serial,
-                pos,
-                rot,
-            } => {
-                let kind = match device {
-                    Device::Hmd => "Hmd",
-                    Device::Con => "Con",
-                    Device::Tra => "Tra",
-                };
-                let suffix = if *local { "/Local" } else { "" };
-                let mut args = vec![s(serial)];
-                args.extend(fl(pos));
-                args.extend(fl(rot));
-                Osc::new(format!("/VMC/Ext/{kind}/Pos{suffix}"), args)
+                a.s(name)?;
+                a.fs(pos)?;
+                a.fs(rot)?;
+                a.f(fov)
             }
             Self::Controller {
                 active,
@@ -613,45 +663,45 @@ impl Message {
                 is_axis,
                 axis,
             } => {
-                let mut args = vec![Arg::Int(*active), s(name), Arg::Int(*is_left)];
-                args.extend([Arg::Int(*is_touch), Arg::Int(*is_axis)]);
-                args.extend(fl(axis));
-                Osc::new("/VMC/Ext/Con", args)
+                a.i(active)?;
+                a.s(name)?;
+                a.i(is_left)?;
+                a.i(is_touch)?;
+                a.i(is_axis)?;
+                a.fs(axis)
             }
             Self::Key {
                 active,
                 name,
                 keycode,
-            } => Osc::new(
-                "/VMC/Ext/Key",
-                vec![Arg::Int(*active), s(name), Arg::Int(*keycode)],
-            ),
+            } => {
+                a.i(active)?;
+                a.s(name)?;
+                a.i(keycode)
+            }
             Self::MidiNote {
                 active,
                 channel,
                 note,
                 velocity,
-            } => Osc::new(
-                "/VMC/Ext/Midi/Note",
-                vec![
-                    Arg::Int(*active),
-                    Arg::Int(*channel),
-                    Arg::Int(*note),
-                    Arg::Float(*velocity),
-                ],
-            ),
-            Self::MidiCcValue { knob, value } => Osc::new(
-                "/VMC/Ext/Midi/CC/Val",
-                vec![Arg::Int(*knob), Arg::Float(*value)],
-            ),
-            Self::MidiCcBit { knob, active } => Osc::new(
-                "/VMC/Ext/Midi/CC/Bit",
-                vec![Arg::Int(*knob), Arg::Int(*active)],
-            ),
+            } => {
+                a.i(active)?;
+                a.i(channel)?;
+                a.i(note)?;
+                a.f(velocity)
+            }
+            Self::MidiCcValue { knob, value } => {
+                a.i(knob)?;
+                a.f(value)
+            }
+            Self::MidiCcBit { knob, active } => {
+                a.i(knob)?;
+                a.i(active)
+            }
             Self::Receiver { enable, port, ip } => {
-                let mut args = vec![Arg::Int(*enable), Arg::Int(*port)];
-                args.extend(ip.as_deref().map(s));
-                Osc::new("/VMC/Ext/Rcv", args)
+                a.i(enable)?;
+                a.i(port)?;
+                a.opt(ip, "s", |a, v| a.s(v))
             }
             Self::Light {
                 name,
@@ -659,43 +709,38 @@ impl Message {
                 rot,
                 color,
             } => {
-                let mut args = vec![s(name)];
-                args.extend(fl(pos));
-                args.extend(fl(rot));
-                args.extend(fl(color));
-                Osc::new("/VMC/Ext/Light", args)
+                a.s(name)?;
+                a.fs(pos)?;
+                a.fs(rot)?;
+                a.fs(color)
             }
             Self::Vrm { path, title, hash } => {
-                let mut args = vec![s(path), s(title)];
-                args.extend(hash.as_deref().map(s));
-                Osc::new("/VMC/Ext/VRM", args)
+                a.s(path)?;
+                a.s(title)?;
+                a.opt(hash, "s", |a, v| a.s(v))
             }
             Self::Remote { service, json } => {
-                Osc::new("/VMC/Ext/Remote", vec![s(service), s(json)])
+                a.s(service)?;
+                a.s(json)
             }
-            Self::Opt(v) => Osc::new("/VMC/Ext/Opt", vec![s(v)]),
-            Self::Config(v) => Osc::new("/VMC/Ext/Config", vec![s(v)]),
-            Self::SettingColor(c) => Osc::new("/VMC/Ext/Setting/Color", fl(c)),
-            Self::SettingWindow(w) => Osc::new(
-                "/VMC/Ext/Setting/Win",
-                w.iter().map(|v| Arg::Int(*v)).collect(),
-            ),
-            Self::SetPeriod(p) => Osc::new(
-                "/VMC/Ext/Set/Period",
-                p.iter().map(|v| Arg::Int(*v)).collect(),
-            ),
+            Self::Opt(v)
+            | Self::Config(v)
+            | Self::SetResponse(v)
+            | Self::SetConfig(v)
+            | Self::SetShortcut(v) => a.s(v),
+            Self::SettingColor(c) => a.fs(c),
+            Self::SettingWindow(w) => a.is(w),
+            Self::SetPeriod(p) => a.is(p),
             Self::SetEye { enable, pos } => {
-                let mut args = vec![Arg::Int(*enable)];
-                args.extend(fl(pos));
-                Osc::new("/VMC/Ext/Set/Eye", args)
+                a.i(enable)?;
+                a.fs(pos)
             }
-            Self::SetRequest => Osc::new("/VMC/Ext/Set/Req", vec![]),
-            Self::SetResponse(v) => Osc::new("/VMC/Ext/Set/Res", vec![s(v)]),
-            Self::SetCalibReady => Osc::new("/VMC/Ext/Set/Calib/Ready", vec![]),
-            Self::SetCalibExec(mode) => Osc::new("/VMC/Ext/Set/Calib/Exec", vec![Arg::Int(*mode)]),
-            Self::SetConfig(v) => Osc::new("/VMC/Ext/Set/Config", vec![s(v)]),
-            Self::SetShortcut(v) => Osc::new("/VMC/Ext/Set/Shortcut", vec![s(v)]),
-            Self::Thru(m) | Self::Other(m) => m.clone(),
+            Self::SetCalibExec(mode) => a.i(mode),
+            Self::BlendApply
+            | Self::SetRequest
+            | Self::SetCalibReady
+            | Self::Thru(_)
+            | Self::Other(_) => Ok(()),
         }
     }
 
@@ -1027,8 +1072,16 @@ mod tests {
             ),
             (Message::Opt("x".into()), "/VMC/Ext/Opt", "s"),
             (Message::Config("c".into()), "/VMC/Ext/Config", "s"),
-            (Message::SettingColor([1.0; 4]), "/VMC/Ext/Setting/Color", "ffff"),
-            (Message::SettingWindow([1; 4]), "/VMC/Ext/Setting/Win", "iiii"),
+            (
+                Message::SettingColor([1.0; 4]),
+                "/VMC/Ext/Setting/Color",
+                "ffff",
+            ),
+            (
+                Message::SettingWindow([1; 4]),
+                "/VMC/Ext/Setting/Win",
+                "iiii",
+            ),
             (Message::SetPeriod([1; 6]), "/VMC/Ext/Set/Period", "iiiiii"),
             (
                 Message::SetEye {
@@ -1043,12 +1096,28 @@ mod tests {
             (Message::SetCalibReady, "/VMC/Ext/Set/Calib/Ready", ""),
             (Message::SetCalibExec(2), "/VMC/Ext/Set/Calib/Exec", "i"),
             (Message::SetConfig("c".into()), "/VMC/Ext/Set/Config", "s"),
-            (Message::SetShortcut("F".into()), "/VMC/Ext/Set/Shortcut", "s"),
+            (
+                Message::SetShortcut("F".into()),
+                "/VMC/Ext/Set/Shortcut",
+                "s",
+            ),
         ];
         for (m, address, tags) in cases {
             let o = m.to_osc();
             let got: String = o.args.iter().map(tag).collect();
             assert_eq!((o.address.as_str(), got.as_str()), (address, tags), "{m:?}");
+        }
+    }
+
+    #[test]
+    fn every_table_entry_writes_its_own_address_and_required_tags() {
+        for (address, tags, blank) in TABLE {
+            let o = blank().to_osc();
+            assert_eq!(o.address, *address);
+            let got: String = o.args.iter().map(tag).collect();
+            let required = tags.split('[').next().unwrap_or_default();
+            assert_eq!(got, required, "{address}");
+            assert_eq!(Message::from_osc(&o), Ok(blank()), "{address}");
         }
     }
 
