@@ -42,7 +42,13 @@ install=1
 [ "${1:-}" = "--no-install" ] && install=0
 
 missing=()
-say() { printf '== %s\n' "$*"; }
+# Each stage line says when it began (minutes:seconds since this script
+# started), so a slow CI run shows where its time went.
+all_start=$(date +%s)
+say() {
+  local t=$(( $(date +%s) - all_start ))
+  printf '== [%d:%02d] %s\n' $(( t / 60 )) $(( t % 60 )) "$*"
+}
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then
@@ -201,3 +207,5 @@ if cargo +nightly --version >/dev/null 2>&1; then
 else
   echo "fuzz: NOT RUN: no nightly toolchain here (rustup toolchain install nightly); every other stage ran"
 fi
+
+say "all stages passed"
