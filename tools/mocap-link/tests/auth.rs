@@ -1,0 +1,251 @@
+//! The user/password and access-control recipes of docs/link.md on
+//! loopback, through a router holding the users file and the rules:
+//! performers may publish only in their own room, the studio may watch
+//! every room. A wrong password gets no session; a performer's datagrams
+//! in a room the rules do not give it never arrive, while another
+//! performer's in that room do.
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    reason = "test code: a panic is how a test reports"
+)]
+
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mocap_testutil::Proc;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mocap-link");
+
+fn scratch() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mocap-link-auth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The router's file: the users and the recipe's rules (docs/link.md,
+/// "User and password", "Access control"), with this test's room names.
+fn router_config(dir: &Path, show: &str, backstage: &str) -> String {
+    std::fs::write(
+        dir.join("users.txt"),
+        "alice:alice-secret\nbob:bob-secret\nstudio:studio-secret\n",
+    )
+    .unwrap();
+    let users = dir.join("users.txt").to_string_lossy().replace('\\', "/");
+    let text = format!(
+        r#"{{
+  transport: {{ auth: {{ usrpwd: {{ dictionary_file: "{users}" }} }} }},
+  access_control: {{
+    enabled: true,
+    default_permission: "deny",
+    rules: [
+      {{ id: "perform-show", permission: "allow", flows: ["ingress"],
+         messages: ["put", "declare_queryable", "reply"], key_exprs: ["mocap/{show}/**"] }},
+      {{ id: "perform-backstage", permission: "allow", flows: ["ingress"],
+         messages: ["put", "declare_queryable", "reply"], key_exprs: ["mocap/{backstage}/**"] }},
+      {{ id: "told", permission: "allow", flows: ["egress"],
+         messages: ["declare_subscriber", "query"], key_exprs: ["mocap/**"] }},
+      {{ id: "watch", permission: "allow", flows: ["ingress"],
+         messages: ["declare_subscriber", "query"], key_exprs: ["mocap/**"] }},
+      {{ id: "see", permission: "allow", flows: ["egress"],
+         messages: ["put", "reply", "declare_queryable"], key_exprs: ["mocap/**"] }},
+    ],
+    subjects: [
+      {{ id: "show-performers", usernames: ["alice"] }},
+      {{ id: "crew", usernames: ["bob"] }},
+      {{ id: "studio", usernames: ["studio"] }},
+    ],
+    policies: [
+      {{ rules: ["perform-show", "told"], subjects: ["show-performers"] }},
+      {{ rules: ["perform-backstage", "told"], subjects: ["crew"] }},
+      {{ rules: ["watch", "see"], subjects: ["studio"] }},
+    ],
+  }},
+}}
+"#
+    );
+    let path = dir.join("router.json5");
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().replace('\\', "/")
+}
+
+/// A client's file: its user and password.
+fn client_config(dir: &Path, user: &str, password: &str) -> String {
+    let path = dir.join(format!("{user}-{password}.json5"));
+    std::fs::write(
+        &path,
+        format!("{{ transport: {{ auth: {{ usrpwd: {{ user: \"{user}\", password: \"{password}\" }} }} }} }}\n"),
+    )
+    .unwrap();
+    path.to_string_lossy().replace('\\', "/")
+}
+
+fn client<'a>(ep: &'a str, conf: &'a str) -> [&'a str; 7] {
+    [
+        "--mode",
+        "client",
+        "--connect",
+        ep,
+        "--zenoh-config",
+        conf,
+        "--no-multicast",
+    ]
+}
+
+fn subscriber(room: &str, to: &str, ep: &str, conf: &str) -> Proc {
+    let mut args = vec![
+        "subscribe",
+        "--room",
+        room,
+        "--to",
+        to,
+        "--probe-interval",
+        "100ms",
+    ];
+    args.extend_from_slice(&client(ep, conf));
+    let mut p = Proc::spawn(BIN, &args, None);
+    p.log_line("subscribed to");
+    p
+}
+
+fn publisher(room: &str, name: &str, ep: &str, conf: &str) -> (Proc, SocketAddr) {
+    let mut args = vec![
+        "publish",
+        "--room",
+        room,
+        "--name",
+        name,
+        "-l",
+        "127.0.0.1:0",
+    ];
+    args.extend_from_slice(&client(ep, conf));
+    let mut p = Proc::spawn(BIN, &args, None);
+    let (_, addr) = p.log_line("listening on");
+    (p, addr.unwrap())
+}
+
+/// Sends `datagrams` to `addr` and returns what `rx` received meanwhile
+/// and for `settle` after, in order.
+fn exchange(
+    addr: SocketAddr,
+    datagrams: &[Vec<u8>],
+    rx: &UdpSocket,
+    settle: Duration,
+) -> Vec<Vec<u8>> {
+    let phone = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 2048];
+    for d in datagrams {
+        phone.send_to(d, addr).unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let end = Instant::now() + settle;
+    while Instant::now() < end {
+        if let Ok(n) = rx.recv(&mut buf) {
+            got.push(buf[..n].to_vec());
+        }
+    }
+    got
+}
+
+fn numbered(who: &str) -> Vec<Vec<u8>> {
+    (0..20)
+        .map(|i| format!("{who} {i:02}").into_bytes())
+        .collect()
+}
+
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn passwords_and_rules_decide_who_publishes_where() {
+    let dir = scratch();
+    let tag = std::process::id();
+    let (show, backstage) = (format!("show-{tag}"), format!("backstage-{tag}"));
+    let router_conf = router_config(&dir, &show, &backstage);
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let ep = format!("tcp/127.0.0.1:{port}");
+    let mut router = Proc::spawn(
+        BIN,
+        &[
+            "router",
+            "-l",
+            &ep,
+            "--zenoh-config",
+            &router_conf,
+            "--no-multicast",
+        ],
+        None,
+    );
+    router.log_line("router");
+
+    // A wrong password: the router refuses the session.
+    let wrong = client_config(&dir, "alice", "guess");
+    let mut args = vec!["subscribe", "--room", &show, "--format", "json"];
+    args.extend_from_slice(&client(&ep, &wrong));
+    let refused = Proc::spawn(BIN, &args, None).finish();
+    assert_eq!(refused.code, Some(1), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("Zenoh session"),
+        "{}",
+        refused.stderr
+    );
+
+    let studio = client_config(&dir, "studio", "studio-secret");
+    let alice = client_config(&dir, "alice", "alice-secret");
+    let bob = client_config(&dir, "bob", "bob-secret");
+    let rx_show = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let rx_back = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for rx in [&rx_show, &rx_back] {
+        rx.set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+    }
+    let to_show = rx_show.local_addr().unwrap().to_string();
+    let to_back = rx_back.local_addr().unwrap().to_string();
+    let mut sub_show = subscriber(&show, &to_show, &ep, &studio);
+    let mut sub_back = subscriber(&backstage, &to_back, &ep, &studio);
+
+    // Alice in her room: every datagram arrives, unchanged, and her probe
+    // answers (query out to her, reply in from her, both allowed).
+    let (alice_show, at) = publisher(&show, "alice", &ep, &alice);
+    sub_show.log_line("alice answers");
+    let sent = numbered("alice-show");
+    let got = exchange(at, &sent, &rx_show, Duration::from_millis(500));
+    assert_eq!(got, sent, "alice's datagrams in her own room");
+
+    // Bob backstage (his room) and Alice backstage (not hers), both
+    // publishing at once: Bob's arrive, none of Alice's.
+    let (bob_back, bt) = publisher(&backstage, "bob", &ep, &bob);
+    sub_back.log_line("bob answers");
+    let (alice_back, abt) = publisher(&backstage, "alice", &ep, &alice);
+    let mut got = exchange(
+        abt,
+        &numbered("alice-back"),
+        &rx_back,
+        Duration::from_millis(300),
+    );
+    got.extend(exchange(
+        bt,
+        &numbered("bob-back"),
+        &rx_back,
+        Duration::from_millis(500),
+    ));
+    let from = |who: &str| got.iter().filter(|d| d.starts_with(who.as_bytes())).count();
+    assert_eq!(
+        from("alice-back"),
+        0,
+        "the rules let alice publish backstage"
+    );
+    assert_eq!(from("bob-back"), 20, "bob's datagrams backstage");
+
+    for p in [alice_back, bob_back, alice_show, sub_back, sub_show, router] {
+        p.interrupt();
+        let f = p.finish();
+        assert_eq!(f.code, Some(0), "{}", f.stderr);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
