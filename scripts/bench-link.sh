@@ -24,7 +24,12 @@ pids=()
 cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 if [ -z "${NO_BUILD:-}" ]; then
-  if [ "$profile" = release ]; then cargo build -q --release -p mocap-link; else cargo build -q -p mocap-link; fi
+  # Its own workspace (tools/mocap-link), built into the root target/.
+  if [ "$profile" = release ]; then
+    (cd tools/mocap-link && cargo build -q --locked --release)
+  else
+    (cd tools/mocap-link && cargo build -q --locked)
+  fi
 fi
 link="$root/target/$profile/mocap-link"
 SECS=${SECS:-10}

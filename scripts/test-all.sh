@@ -12,6 +12,7 @@
 #   python-osc          PyPI (pip)                VMC interop (vmc-relay, livelink-dump --vmc)
 #   pylivelinkface      PyPI (pip)                Live Link Face both ways (mocap-core)
 #   OneEuroFilter       PyPI (pip)                1€ filter conformance (mocap-core)
+#   eclipse-zenoh       PyPI (pip)                Zenoh interop both ways (mocap-link)
 #   bvhio               PyPI (pip)                BVH takes read by another reader (mocopi-dump, vmc-relay)
 #   protobufjs,         npm, pinned in            DLP3D interop (mocap-core),
 #   playwright-core     scripts/js/package-lock   viewer test (motion-stream)
@@ -86,7 +87,8 @@ need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm blender
   musl-gcc:musl-tools dpkg-shlibdeps:dpkg-dev zip:zip ruby:ruby tmux:tmux
 
 # PyPI packages: "module:package".
-for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio pylivelinkface:pylivelinkface; do
+for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio pylivelinkface:pylivelinkface \
+  zenoh:eclipse-zenoh; do
   module=${pair%%:*} package=${pair#*:}
   python3 -c "import $module" 2>/dev/null && continue
   if [ $install = 1 ] && command -v python3 >/dev/null; then
@@ -175,6 +177,16 @@ cargo test --workspace -- --include-ignored --skip default_ports_are_listened_on
 say "mocap-top on the default ports, alone"
 cargo test -p mocap-top --test cli -- --ignored --exact --test-threads=1 \
   default_ports_are_listened_on_and_a_held_one_is_reported
+
+# mocap-link is a workspace of its own (Zenoh's build stays out of the
+# root's): its lints, its loopback tests (peers, router, TLS, user/password
+# and access control, stalls, faults) and the Python interop, then its
+# Windows build type-checked like every other tool's.
+say "mocap-link: lints, tests, Python interop"
+link_start=$(date +%s)
+scripts/test-link.sh --no-install
+(cd tools/mocap-link && cargo check --locked --all-targets --target x86_64-pc-windows-gnu)
+echo "mocap-link stage: $(( $(date +%s) - link_start )) s"
 
 # mocap-core is the one crate meant for crates.io: its docs build without a
 # warning and it packages and builds on its own, as a user would get it.

@@ -244,6 +244,18 @@ impl Proc {
         assert!(sent.is_ok(), "{sig} to {pid}: {sent:?}");
     }
 
+    /// The child's resident memory in KiB, from `/proc` (Linux only: the
+    /// tests that watch memory are Linux tests).
+    #[cfg(target_os = "linux")]
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap()
+    }
+
     /// Sends SIGKILL and waits: the child gets no chance to clean up.
     pub fn kill(mut self) -> Finished {
         let _ = self.child.kill();

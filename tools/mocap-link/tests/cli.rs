@@ -429,7 +429,8 @@ fn faults_injected_upstream_are_what_the_subscriber_counts() {
 }
 
 /// A subscriber stopped for 2 s (SIGSTOP) and resumed: what it sends on
-/// after resuming is fresh, not the backlog of the pause.
+/// after resuming is fresh, not the backlog of the pause; the publisher's
+/// memory stays flat through it.
 #[cfg(unix)]
 #[test]
 fn a_stalled_subscriber_resumes_on_fresh_frames() {
@@ -481,8 +482,14 @@ fn a_stalled_subscriber_resumes_on_fresh_frames() {
             let _ = fnum(&buf[..n]);
         }
     }
+    #[cfg(target_os = "linux")]
+    let publisher_before = publ.rss_kib();
     sub.signal(Signal::SIGSTOP);
     thread::sleep(Duration::from_secs(2));
+    // The publisher drops what the stopped subscriber cannot take: its
+    // memory does not hold the pause's 120 frames (~190 KiB) or grow with them.
+    #[cfg(target_os = "linux")]
+    let publisher_stalled = publ.rss_kib();
     // Nothing the stopped subscriber had sent stays queued for the check.
     while rx.recv(&mut buf).is_ok() {}
     let resumed_at = sending.load(Ordering::SeqCst);
@@ -503,6 +510,17 @@ fn a_stalled_subscriber_resumes_on_fresh_frames() {
     }
     done.store(true, Ordering::SeqCst);
     phone.join().unwrap();
+    #[cfg(target_os = "linux")]
+    {
+        let after = publ.rss_kib();
+        eprintln!(
+            "publisher RSS KiB: {publisher_before} before, {publisher_stalled} stalled, {after} after"
+        );
+        assert!(
+            publisher_stalled.max(after) < publisher_before + 1024,
+            "publisher memory grew: {publisher_before} KiB before the stall, {publisher_stalled} during, {after} after"
+        );
+    }
     let publ: Value = serde_json::from_str(stop(publ).stdout.last().unwrap()).unwrap();
     let sub: Value = serde_json::from_str(stop(sub).stdout.last().unwrap()).unwrap();
     // The pause held about 120 frames; at most the last 100 ms of them
