@@ -110,6 +110,8 @@ fn subscriber(room: &str, to: &str, ep: &str, conf: &str) -> Proc {
     p
 }
 
+/// A publisher whose session is open (`publishing as`), its summary in
+/// JSON on stdout.
 fn publisher(room: &str, name: &str, ep: &str, conf: &str) -> (Proc, SocketAddr) {
     let mut args = vec![
         "publish",
@@ -119,10 +121,13 @@ fn publisher(room: &str, name: &str, ep: &str, conf: &str) -> (Proc, SocketAddr)
         name,
         "-l",
         "127.0.0.1:0",
+        "--format",
+        "json",
     ];
     args.extend_from_slice(&client(ep, conf));
     let mut p = Proc::spawn(BIN, &args, None);
     let (_, addr) = p.log_line("listening on");
+    p.log_line("publishing as");
     (p, addr.unwrap())
 }
 
@@ -217,32 +222,38 @@ fn passwords_and_rules_decide_who_publishes_where() {
     let got = exchange(at, &sent, &rx_show, Duration::from_millis(500));
     assert_eq!(got, sent, "alice's datagrams in her own room");
 
-    // Bob backstage (his room) and Alice backstage (not hers), both
-    // publishing at once: Bob's arrive, none of Alice's.
+    // Bob backstage (his room), then Alice backstage (not hers), her session
+    // open by then and given a second to deliver: Bob's arrive, none of
+    // Alice's, though she published every one (her summary).
     let (bob_back, bt) = publisher(&backstage, "bob", &ep, &bob);
     sub_back.log_line("bob answers");
     let (alice_back, abt) = publisher(&backstage, "alice", &ep, &alice);
     let mut got = exchange(
-        abt,
-        &numbered("alice-back"),
-        &rx_back,
-        Duration::from_millis(300),
-    );
-    got.extend(exchange(
         bt,
         &numbered("bob-back"),
         &rx_back,
         Duration::from_millis(500),
+    );
+    got.extend(exchange(
+        abt,
+        &numbered("alice-back"),
+        &rx_back,
+        Duration::from_secs(1),
     ));
     let from = |who: &str| got.iter().filter(|d| d.starts_with(who.as_bytes())).count();
+    assert_eq!(from("bob-back"), 20, "bob's datagrams backstage");
     assert_eq!(
         from("alice-back"),
         0,
         "the rules let alice publish backstage"
     );
-    assert_eq!(from("bob-back"), 20, "bob's datagrams backstage");
+    alice_back.interrupt();
+    let f = alice_back.finish();
+    assert_eq!(f.code, Some(0), "{}", f.stderr);
+    let summary: serde_json::Value = serde_json::from_str(f.stdout.last().unwrap()).unwrap();
+    assert_eq!(summary["published"], 20, "{summary}");
 
-    for p in [alice_back, bob_back, alice_show, sub_back, sub_show, router] {
+    for p in [bob_back, alice_show, sub_back, sub_show, router] {
         p.interrupt();
         let f = p.finish();
         assert_eq!(f.code, Some(0), "{}", f.stderr);

@@ -486,8 +486,9 @@ fn a_stalled_subscriber_resumes_on_fresh_frames() {
     let publisher_before = publ.rss_kib();
     sub.signal(Signal::SIGSTOP);
     thread::sleep(Duration::from_secs(2));
-    // The publisher drops what the stopped subscriber cannot take: its
-    // memory does not hold the pause's 120 frames (~190 KiB) or grow with them.
+    // The pause is 120 frames (~185 KiB). Here the kernel's socket buffers
+    // on loopback can hold that much, so this shows that the publisher
+    // itself keeps none of it, not that Zenoh's drop engages.
     #[cfg(target_os = "linux")]
     let publisher_stalled = publ.rss_kib();
     // Nothing the stopped subscriber had sent stays queued for the check.
@@ -517,7 +518,7 @@ fn a_stalled_subscriber_resumes_on_fresh_frames() {
             "publisher RSS KiB: {publisher_before} before, {publisher_stalled} stalled, {after} after"
         );
         assert!(
-            publisher_stalled.max(after) < publisher_before + 1024,
+            publisher_stalled.max(after) < publisher_before + 128,
             "publisher memory grew: {publisher_before} KiB before the stall, {publisher_stalled} during, {after} after"
         );
     }

@@ -380,11 +380,9 @@ impl fmt::Display for Error {
         match &self.kind {
             ErrorKind::NotProtobuf(e) => write!(f, "not an OrchestratorV4Response: {}", e.0),
             ErrorKind::UnknownClass => write!(f, "unknown class_name {:?}", self.class_name),
-            ErrorKind::UnknownDtype(d) => write!(
-                f,
-                "{}: unknown dtype {d:?} (float16, float32 or float64)",
-                self.class_name
-            ),
+            ErrorKind::UnknownDtype(d) => {
+                write!(f, "unknown dtype {d:?} (float16, float32 or float64)")
+            }
             ErrorKind::BeforeStart => write!(f, "{stream} chunk before its start"),
             ErrorKind::OutOfOrder => {
                 write!(f, "{} out of order in the {stream} stream", self.class_name)
@@ -489,12 +487,12 @@ impl Decoder {
             frame_bytes,
             rate: fps,
         };
-        let dtype = || {
+        let dtype = |stream: Stream| {
             Dtype::parse(&r.dtype).ok_or_else(|| {
                 Error::new(
                     ErrorKind::UnknownDtype(r.dtype.clone()),
                     &r.class_name,
-                    None,
+                    Some(stream),
                 )
             })
         };
@@ -504,7 +502,7 @@ impl Decoder {
             class::FAILED => Ok(Event::Failed(r.message)),
             class::LEAVE => Ok(Event::Leave),
             class::MOTION_START => {
-                let d = dtype()?;
+                let d = dtype(Stream::Motion)?;
                 let frame_bytes = motion_frame_len(r.motion_joint_names.len()) * d.width();
                 start(self, Stream::Motion, open(d, frame_bytes))?;
                 Ok(Event::MotionStart {
@@ -518,7 +516,7 @@ impl Decoder {
                 })
             }
             class::FACE_START => {
-                let d = dtype()?;
+                let d = dtype(Stream::Face)?;
                 let frame_bytes = r.face_blendshape_names.len() * d.width();
                 start(self, Stream::Face, open(d, frame_bytes))?;
                 Ok(Event::FaceStart {
@@ -793,9 +791,14 @@ mod tests {
         assert_eq!(e.to_string(), "face chunk before its start");
         let mut bad = motion_start(&names(1, "j"), "", Dtype::F32, None);
         bad.dtype = "int8".into();
+        let e = d.decode(&wire(&bad)).unwrap_err();
         assert_eq!(
-            kind(d.decode(&wire(&bad))),
-            Err(ErrorKind::UnknownDtype("int8".into()))
+            (e.kind.clone(), e.stream),
+            (ErrorKind::UnknownDtype("int8".into()), Some(Stream::Motion))
+        );
+        assert_eq!(
+            e.to_string(),
+            "unknown dtype \"int8\" (float16, float32 or float64)"
         );
         d.decode(&wire(&motion_start(&names(1, "j"), "", Dtype::F32, None)))
             .unwrap();

@@ -564,13 +564,16 @@ impl Message {
 
     /// The OSC message for this VMC message.
     pub fn to_osc(&self) -> Osc {
-        self.clone().into_osc()
+        match self {
+            Self::Thru(m) | Self::Other(m) => m.clone(),
+            _ => self.clone().into_osc(),
+        }
     }
 
     /// The OSC message for this VMC message, its strings moved, not copied.
     pub fn into_osc(mut self) -> Osc {
-        let address = match &self {
-            Self::Thru(m) | Self::Other(m) => return m.clone(),
+        let address = match self {
+            Self::Thru(m) | Self::Other(m) => return m,
             _ => self.address(),
         };
         let mut w = Writer(Vec::new());
