@@ -181,11 +181,14 @@ cargo test -p mocap-top --test cli -- --ignored --exact --test-threads=1 \
 # mocap-link is a workspace of its own (Zenoh's build stays out of the
 # root's): its lints, its loopback tests (peers, router, TLS, user/password
 # and access control, stalls, faults) and the Python interop, then its
-# Windows build type-checked like every other tool's.
+# Windows and macOS builds type-checked.
 say "mocap-link: lints, tests, Python interop"
 link_start=$(date +%s)
 scripts/test-link.sh --no-install
 (cd tools/mocap-link && cargo check --locked --all-targets --target x86_64-pc-windows-gnu)
+# macOS (Apple silicon) through zig, which compiles ring's C code (under
+# rustls and QUIC) that the plain macOS check above cannot.
+(cd tools/mocap-link && cargo-zigbuild check --locked --all-targets --target aarch64-apple-darwin)
 echo "mocap-link stage: $(( $(date +%s) - link_start )) s"
 
 # mocap-core is the one crate meant for crates.io: its docs build without a
