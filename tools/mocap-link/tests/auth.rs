@@ -11,13 +11,14 @@
     reason = "test code: a panic is how a test reports"
 )]
 
-use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::net::{SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mocap_testutil::Proc;
 
-const BIN: &str = env!("CARGO_BIN_EXE_mocap-link");
+mod common;
+use common::BIN;
 
 fn scratch() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mocap-link-auth-{}", std::process::id()));
@@ -110,25 +111,8 @@ fn subscriber(room: &str, to: &str, ep: &str, conf: &str) -> Proc {
     p
 }
 
-/// A publisher whose session is open (`publishing as`), its summary in
-/// JSON on stdout.
 fn publisher(room: &str, name: &str, ep: &str, conf: &str) -> (Proc, SocketAddr) {
-    let mut args = vec![
-        "publish",
-        "--room",
-        room,
-        "--name",
-        name,
-        "-l",
-        "127.0.0.1:0",
-        "--format",
-        "json",
-    ];
-    args.extend_from_slice(&client(ep, conf));
-    let mut p = Proc::spawn(BIN, &args, None);
-    let (_, addr) = p.log_line("listening on");
-    p.log_line("publishing as");
-    (p, addr.unwrap())
+    common::publisher(room, name, &client(ep, conf))
 }
 
 /// Sends `datagrams` to `addr` and returns what `rx` received meanwhile
@@ -168,25 +152,8 @@ fn passwords_and_rules_decide_who_publishes_where() {
     let tag = std::process::id();
     let (show, backstage) = (format!("show-{tag}"), format!("backstage-{tag}"));
     let router_conf = router_config(&dir, &show, &backstage);
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let ep = format!("tcp/127.0.0.1:{port}");
-    let mut router = Proc::spawn(
-        BIN,
-        &[
-            "router",
-            "-l",
-            &ep,
-            "--zenoh-config",
-            &router_conf,
-            "--no-multicast",
-        ],
-        None,
-    );
-    router.log_line("router");
+    let ep = common::endpoint("tcp");
+    let router = common::router(&ep, Some(&router_conf));
 
     // A wrong password: the router refuses the session.
     let wrong = client_config(&dir, "alice", "guess");

@@ -11,7 +11,7 @@
     reason = "test code: a panic is how a test reports"
 )]
 
-use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 use mocap_testutil::{Finished, LIMIT, Proc};
 use serde_json::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_mocap-link");
+mod common;
+use common::BIN;
 const CAPTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../captures/mocopi/mocopi-frame-loss.pcapng"
@@ -38,14 +39,8 @@ fn sibling(tool: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// A loopback Zenoh endpoint on a port free a moment ago.
 fn endpoint() -> String {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("tcp/127.0.0.1:{port}")
+    common::endpoint("tcp")
 }
 
 /// A room of this test alone: concurrent tests never see each other's keys.
@@ -123,23 +118,7 @@ fn pair(
     (sub, publ, addr)
 }
 
-fn publisher(room: &str, name: &str, extra: &[&str]) -> (Proc, SocketAddr) {
-    let mut args = vec![
-        "publish",
-        "--room",
-        room,
-        "--name",
-        name,
-        "-l",
-        "127.0.0.1:0",
-        "--format",
-        "json",
-    ];
-    args.extend_from_slice(extra);
-    let mut p = link(&args);
-    let (_, addr) = p.log_line("listening on");
-    (p, addr.unwrap())
-}
+use common::publisher;
 
 /// The capture replayed into `publish`, received by a mocopi-dump behind
 /// `subscribe`: every record equals the direct decode.

@@ -10,14 +10,15 @@
     reason = "test code: a panic is how a test reports"
 )]
 
-use std::net::{TcpListener, UdpSocket};
+use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use mocap_testutil::{LIMIT, Proc};
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mocap-link");
+mod common;
+use common::BIN;
 
 fn scratch() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("mocap-link-tls-{}", std::process::id()));
@@ -63,25 +64,8 @@ fn the_tls_recipe_carries_datagrams_through_a_router() {
     let dir = scratch();
     certificates(&dir);
     let (router_conf, client_conf) = configs(&dir);
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let ep = format!("tls/127.0.0.1:{port}");
-    let mut router = Proc::spawn(
-        BIN,
-        &[
-            "router",
-            "-l",
-            &ep,
-            "--zenoh-config",
-            &router_conf,
-            "--no-multicast",
-        ],
-        None,
-    );
-    router.log_line("router");
+    let ep = common::endpoint("tls");
+    let router = common::router(&ep, Some(&router_conf));
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
     rx.set_read_timeout(Some(Duration::from_millis(100)))
         .unwrap();
