@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use mocap_cli::net;
 use mocap_cli::{
-    Feed, FeedHandler, Flow, Format, Log, LogArgs, MAX_SENDERS, Output, Record, Step, StopArgs,
-    Stopped, TakeSummary, UdpFeed, UsageError, VmcOut, install_ctrlc, report, round3, summary_head,
+    Activity, Feed, FeedHandler, Flow, Format, Log, LogArgs, MAX_SENDERS, Output, Record, Step,
+    StopArgs, Stopped, TakeSummary, UdpFeed, UsageError, VmcOut, install_ctrlc, report, round3,
     summary_kind,
 };
 use mocap_core::vmc::{self, Message, Method, MixConfig, MixSchedule, Mixer};
@@ -171,6 +171,10 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         primary: opts.primary.as_deref().and_then(index).unwrap_or(0),
         average_blends: opts.average_blends,
     };
+    let listening = bound
+        .iter()
+        .map(|a| Activity::new(Duration::ZERO, Some(*a)))
+        .collect();
     let mut mix = Mix {
         opts,
         log,
@@ -188,6 +192,8 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         evicted: Evicted::default(),
         guard,
         behind: 0,
+        listening,
+        arrivals: Activity::new(Duration::ZERO, None),
     };
     // The mixing thread wakes for every datagram: precise wake-ups, and with
     // --realtime ahead of every normal thread.
@@ -232,6 +238,11 @@ struct Mix<'o> {
     /// Datagrams of several listening sockets dropped because mixing fell
     /// behind receiving (read from the inbox when the run ends).
     behind: u64,
+    /// Arrivals on each listening socket: once one hears nothing, where it
+    /// listens and why.
+    listening: Vec<Activity>,
+    /// Arrivals on all of them: a `stats` line's rate over its interval.
+    arrivals: Activity,
 }
 
 impl Mix<'_> {
@@ -280,6 +291,9 @@ impl Mix<'_> {
             evicted: (self.evicted.senders > 0).then_some(&self.evicted),
             takes,
             sends: self.fanout.sends().collect(),
+            interval: stopped
+                .is_none()
+                .then(|| self.arrivals.interval(self.start.elapsed())),
         };
         report(
             &mut self.out,
@@ -294,12 +308,16 @@ impl Mix<'_> {
 
 impl FeedHandler<Inbox> for Mix<'_> {
     fn item(&mut self, (listen_idx, from, bytes): Received<'_>) -> anyhow::Result<Flow> {
+        let now = self.start.elapsed();
+        self.arrivals.datagrams(now, 1);
+        if let Some(a) = self.listening.get_mut(listen_idx) {
+            a.datagrams(now, 1);
+        }
         if !self.guard.admit(Some(from)) {
             return Ok(Flow::Continue);
         }
         let listen = self.opts.listen.get(listen_idx).copied().unwrap_or(from);
         let local = self.bound.get(listen_idx).copied().unwrap_or(listen);
-        let now = self.start.elapsed();
         let Some(src) = source_of(
             &mut self.sources,
             &mut self.mixer,
@@ -347,6 +365,12 @@ impl FeedHandler<Inbox> for Mix<'_> {
 
     /// Emits the mixed frame when one is due, then checks `--count`.
     fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        let now = self.start.elapsed();
+        for a in &mut self.listening {
+            if let Some(silence) = a.silence(now) {
+                self.log.info(format_args!("{silence}"));
+            }
+        }
         if let Some(mut frame) = self.mixer.poll_frame(self.start.elapsed())
             && !frame.is_empty()
         {
@@ -484,12 +508,8 @@ fn dump(out: &mut Output, format: Format, frame: &[Message]) -> anyhow::Result<(
 
 impl Record for SummaryRecord<'_> {
     fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}: {} mixed frames",
-            summary_head(self.stopped),
-            self.frames_out
-        )?;
+        mocap_cli::dump::counters_head(f, self.stopped, self.interval)?;
+        write!(f, "{} mixed frames", self.frames_out)?;
         for s in &self.sources {
             write!(
                 f,
@@ -565,6 +585,9 @@ struct SummaryRecord<'a> {
     takes: &'a [TakeSummary],
     /// Each `--to` destination's counts.
     sends: Vec<mocap_cli::SendRecord>,
+    /// A `stats` line's interval (human form only).
+    #[serde(skip)]
+    interval: Option<mocap_cli::Interval>,
 }
 
 fn is_zero_usize(n: &usize) -> bool {

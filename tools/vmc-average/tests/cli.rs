@@ -566,3 +566,61 @@ fn output_reaches_ipv6_and_a_closed_port_is_reported() {
     let said = format!("nothing is listening at {closed} (is VSeeFace's receiver on?)");
     assert_eq!(run.stderr.matches(&said).count(), 1, "{}", run.stderr);
 }
+
+/// The status line reports its interval: a rate while a sender sends,
+/// `no datagrams for N s` after; a listening socket that hears nothing for
+/// 5 s says once where it listens and the usual causes, and a second
+/// socket that heard the sender says that the sender stopped.
+#[test]
+fn status_lines_report_the_interval_and_silence_is_explained_once() {
+    let (p1, p2) = (free_port(), free_port());
+    let (l1, l2) = (format!("127.0.0.1:{p1}"), format!("127.0.0.1:{p2}"));
+    let rx = receiver();
+    let to = rx.local_addr().unwrap().to_string();
+    let mut tool = Proc::spawn(
+        BIN,
+        &[
+            "-l",
+            &l1,
+            "-l",
+            &l2,
+            "--to",
+            &to,
+            "--stats-interval",
+            "1s",
+            "--duration",
+            "7500ms",
+        ],
+        None,
+    );
+    tool.log_line("listening on");
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for k in 0..5 {
+        for d in frame(10.0, k as f32) {
+            tx.send_to(&d, l1.as_str()).unwrap();
+        }
+    }
+    tool.log_line("datagrams/s over the last");
+    let run = tool.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let quiet = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("stats: no datagrams for "))
+        .count();
+    assert!(quiet >= 4, "{}", run.stderr);
+    let told = |what: &str| {
+        run.stderr
+            .lines()
+            .filter(|l| l.contains(what))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    let stopped = told(&format!("no datagrams on {l1} for 5 s"));
+    assert_eq!(stopped.len(), 1, "{}", run.stderr);
+    assert!(stopped[0].contains("the sender stopped"), "{}", stopped[0]);
+    let never = told(&format!("nothing has arrived on {l2} in 5 s"));
+    assert_eq!(never.len(), 1, "{}", run.stderr);
+    assert!(never[0].contains(&format!("firewall blocks UDP port {p2}")));
+    assert!(run.stderr.contains("done (duration)"), "{}", run.stderr);
+}
