@@ -96,19 +96,7 @@ fn client<'a>(ep: &'a str, conf: &'a str) -> [&'a str; 7] {
 }
 
 fn subscriber(room: &str, to: &str, ep: &str, conf: &str) -> Proc {
-    let mut args = vec![
-        "subscribe",
-        "--room",
-        room,
-        "--to",
-        to,
-        "--probe-interval",
-        "100ms",
-    ];
-    args.extend_from_slice(&client(ep, conf));
-    let mut p = Proc::spawn(BIN, &args, None);
-    p.log_line("subscribed to");
-    p
+    common::subscriber(room, to, &client(ep, conf))
 }
 
 fn publisher(room: &str, name: &str, ep: &str, conf: &str) -> (Proc, SocketAddr) {

@@ -20,7 +20,7 @@ use mocap_testutil::{Finished, LIMIT, Proc};
 use serde_json::Value;
 
 mod common;
-use common::BIN;
+use common::{BIN, publisher, subscriber};
 const CAPTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../captures/mocopi/mocopi-frame-loss.pcapng"
@@ -99,26 +99,11 @@ fn pair(
     sub_extra: &[&str],
     pub_extra: &[&str],
 ) -> (Proc, Proc, SocketAddr) {
-    let mut args = vec![
-        "subscribe",
-        "--room",
-        room,
-        "--to",
-        to,
-        "--probe-interval",
-        "100ms",
-        "--format",
-        "json",
-    ];
-    args.extend_from_slice(sub_extra);
-    let mut sub = link(&args);
-    sub.log_line("subscribed to");
+    let mut sub = subscriber(room, to, sub_extra);
     let (publ, addr) = publisher(room, name, pub_extra);
     sub.log_line(&format!("{name} answers"));
     (sub, publ, addr)
 }
-
-use common::publisher;
 
 /// The capture replayed into `publish`, received by a mocopi-dump behind
 /// `subscribe`: every record equals the direct decode.

@@ -10,12 +10,13 @@
     reason = "test code: a panic is how a test reports"
 )]
 
-use std::net::{TcpListener, UdpSocket};
+use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 use mocap_testutil::{LIMIT, Proc};
 
-const BIN: &str = env!("CARGO_BIN_EXE_mocap-link");
+mod common;
+use common::BIN;
 
 /// A Python session connected to ENDPOINT. `sub KEY N`: prints `ready`, then
 /// one line per sample (key, payload hex, attachment). `pub KEY HEX…`:
@@ -48,12 +49,7 @@ session.close()
 "#;
 
 fn endpoint() -> String {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("tcp/127.0.0.1:{port}")
+    common::endpoint("tcp")
 }
 
 fn python(args: &[&str]) -> Proc {

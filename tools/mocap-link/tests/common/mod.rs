@@ -55,3 +55,23 @@ pub(crate) fn publisher(room: &str, name: &str, extra: &[&str]) -> (Proc, Socket
     p.log_line("publishing as");
     (p, addr.unwrap())
 }
+
+/// `mocap-link subscribe` sending to `to`, probing every 100 ms, records
+/// in JSON on stdout, once it has subscribed.
+pub(crate) fn subscriber(room: &str, to: &str, extra: &[&str]) -> Proc {
+    let mut args = vec![
+        "subscribe",
+        "--room",
+        room,
+        "--to",
+        to,
+        "--probe-interval",
+        "100ms",
+        "--format",
+        "json",
+    ];
+    args.extend_from_slice(extra);
+    let mut p = Proc::spawn(BIN, &args, None);
+    p.log_line("subscribed to");
+    p
+}
