@@ -12,6 +12,10 @@
 #
 #   scripts/bench-top.sh
 #   RUNS=3 FLOOD=20000 scripts/bench-top.sh
+#   BASELINE=/tmp/mocap-top-old scripts/bench-top.sh   # another build's four-stream runs alongside
+#
+# Context switches (voluntary + involuntary, all threads) per datagram sent
+# are what a quiet stream costs most: each one is a wake-up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for c in tmux oscdump python3 /usr/bin/time; do
@@ -73,12 +77,12 @@ timed() { # mode label -- cmd...
       tmux -L "$sock" kill-server 2>/dev/null || true
       local q; q=$(printf '%q ' "$@")
       tmux -L "$sock" new-session -d -x 120 -y 40 \
-        "/usr/bin/time -f '%U %S %e' -o $t $q 2>$tmp/stderr; touch $tmp/done"
+        "/usr/bin/time -f '%U %S %e %w %c' -o $t $q 2>$tmp/stderr; touch $tmp/done"
       ;;
     # `|| true`: oscdump ends by timeout's signal (status 124), and set -e
     # would end the subshell before it says it is done.
-    json) (/usr/bin/time -f "%U %S %e" -o "$t" "$@" >"$tmp/stdout" 2>"$tmp/stderr" || true; touch "$tmp/done") & ;;
-    raw) (/usr/bin/time -f "%U %S %e" -o "$t" "$@" >/dev/null 2>"$tmp/stderr" || true; touch "$tmp/done") & ;;
+    json) (/usr/bin/time -f "%U %S %e %w %c" -o "$t" "$@" >"$tmp/stdout" 2>"$tmp/stderr" || true; touch "$tmp/done") & ;;
+    raw) (/usr/bin/time -f "%U %S %e %w %c" -o "$t" "$@" >/dev/null 2>"$tmp/stderr" || true; touch "$tmp/done") & ;;
   esac
 }
 
@@ -92,10 +96,10 @@ report() { # label stream-seconds sent received drops
   if grep -q "exited with non-zero" "$tmp/time" && [ "$1" != "oscdump >/dev/null, flood" ]; then
     echo "bench-top: $1: $(head -n 1 "$tmp/time"); stderr: $(tail -n 3 "$tmp/stderr")" >&2
   fi
-  read -r user sys _ < <(tail -n 1 "$tmp/time")
+  read -r user sys _ vol invol < <(tail -n 1 "$tmp/time")
   python3 -c "
-u, s, secs = $user, $sys, $2
-print('%-44s CPU %6.2f %% of one core over %4.1f s; sent %7d, received %s, kernel drops %s' % ('$1', 100 * (u + s) / secs, secs, $3, '$4', '$5'))"
+u, s, secs, cs, sent = $user, $sys, $2, $vol + $invol, $3
+print('%-44s CPU %6.2f %% of one core over %4.1f s; sent %7d, received %s, kernel drops %s; %.2f context switches a datagram' % ('$1', 100 * (u + s) / secs, secs, sent, '$4', '$5', cs / max(sent, 1)))"
 }
 
 # mocap-top's own count of datagrams: the JSON summary, or the human one on stderr.
@@ -107,12 +111,12 @@ top_count() {
   fi
 }
 
-four() { # mode
-  local mode=$1 secs args=() ports=() pids=() sent=0 i
+four() { # mode [binary label]
+  local mode=$1 top=${2:-$bin/mocap-top} label=${3:-mocap-top} secs args=() ports=() pids=() sent=0 i
   secs=$(python3 -c "print(4.0 * $loops)")
   for i in 0 1 2 3; do ports+=("${free[$i]}"); args+=(-l "127.0.0.1:${free[$i]}"); done
   local fmt=(--format json); [ "$mode" = tty ] && fmt=()
-  timed "$mode" "$bin/mocap-top" "${fmt[@]}" "${args[@]}" --duration "$(python3 -c "print(int($secs) + 3)")s"
+  timed "$mode" "$top" "${fmt[@]}" "${args[@]}" --duration "$(python3 -c "print(int($secs) + 3)")s"
   sleep 1
   for i in 0 1 2 3; do
     "$bin/pcap-replay" -q --format json --loop "$loops" --to "127.0.0.1:${ports[$i]}" "${captures[$i]}" >"$tmp/replay$i" 2>/dev/null &
@@ -123,7 +127,7 @@ four() { # mode
     sent=$((sent + $(python3 -c "import json; print(json.loads(open('$tmp/replay$i').read().splitlines()[-1])['sent'])")))
   done
   wait_done
-  report "mocap-top ($mode) 4 streams x 60 Hz" "$secs" "$sent" "$(top_count)" "-"
+  report "$label ($mode) 4 streams x 60 Hz" "$secs" "$sent" "$(top_count)" "-"
 }
 
 flood_run() { # label kind
@@ -174,6 +178,10 @@ for r in $(seq "$runs"); do
   echo "run $r"
   four tty
   four json
+  if [ -n "${BASELINE:-}" ]; then
+    four tty "$BASELINE" baseline
+    four json "$BASELINE" baseline
+  fi
   flood_run "mocap-top (tty) VMC flood ${flood}/s" top-tty
   flood_run "mocap-top (json) VMC flood ${flood}/s" top-json
   flood_run "vmc-relay --dump >/dev/null, flood" relay

@@ -1,12 +1,20 @@
 //! Several listening sockets as one [`Feed`]: each is read on a thread of
-//! its own, which stamps the arrival time and hands the datagram over a
-//! bounded channel, so the thread that handles datagrams (and draws a
-//! screen, in `mocap-top`) never holds up receiving.
+//! its own, which stamps the arrival time and queues the datagram (bounded),
+//! so the thread that handles datagrams (and draws a screen, in `mocap-top`)
+//! never holds up receiving.
+//!
+//! Waking the handling thread for every datagram costs two context switches
+//! a datagram, which is most of what a quiet live view spends. A handler
+//! that only acts on its own clock (redraws, periodic records) asks for
+//! [`Inbox::wake_on_deadline`]: the reading threads then wake it only when
+//! the queue is filling, and it takes everything queued at once when its
+//! wait ends. The feed says it is [`holding`](Feed::holding) such a batch,
+//! so the run loop hands all of it over before the handler's next tick.
 
+use std::collections::VecDeque;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
 use std::sync::{
-    Arc,
+    Arc, Condvar, Mutex, MutexGuard, PoisonError,
     atomic::{AtomicBool, AtomicU64, Ordering},
 };
 use std::thread;
@@ -17,6 +25,16 @@ use crate::{Feed, Step, Stopped, net};
 /// Datagrams waiting between the reading threads and the handler; past it a
 /// reading thread drops the datagram and counts it ([`Inbox::dropped`]).
 const QUEUE: usize = 16_384;
+
+/// Queued datagrams at which a reading thread wakes a handler that asked
+/// to be woken on its deadline: a quarter of the queue, so a flood is
+/// taken in batches long before anything is dropped.
+const FILLING: usize = QUEUE / 4;
+
+/// How often an idle reading thread looks whether the inbox was dropped.
+/// Nothing waits for it (the threads are detached), so it can be slow:
+/// every wake-up of an idle tool is CPU a quiet rig pays for.
+const READER_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// One datagram from an [`Inbox`].
 #[derive(Clone, Copy, Debug)]
@@ -31,51 +49,97 @@ pub struct Received<'a> {
     pub bytes: &'a [u8],
 }
 
+/// A queued datagram: socket index, sender, arrival, bytes.
+type Queued = (usize, SocketAddr, Instant, Vec<u8>);
+
+/// What the reading threads and the handler share, under one lock.
+#[derive(Debug, Default)]
+struct Queue {
+    items: VecDeque<Queued>,
+    /// Reading threads still running; none left and nothing queued is the end.
+    readers: usize,
+    /// The handler is waiting on [`Shared::ready`] (a notify is needed).
+    waiting: bool,
+}
+
+#[derive(Debug)]
+struct Shared {
+    queue: Mutex<Queue>,
+    ready: Condvar,
+    dropped: AtomicU64,
+    /// Set when the inbox is dropped: the reading threads end at their next timeout.
+    closed: AtomicBool,
+    /// Wake the handler for every datagram (else only when the queue fills).
+    eager: AtomicBool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        // A reading thread cannot panic while holding the lock (it only
+        // pushes); if one ever did, the queue itself is still sound.
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 /// Listening sockets read on threads; see the module doc.
 #[derive(Debug)]
 pub struct Inbox {
-    rx: Receiver<(usize, SocketAddr, Instant, Vec<u8>)>,
+    shared: Arc<Shared>,
+    /// The batch taken from the queue, handed out one by one.
+    batch: VecDeque<Queued>,
     held: Vec<u8>,
-    dropped: Arc<AtomicU64>,
-    /// Set when the inbox is dropped: the reading threads end at their next timeout.
-    closed: Arc<AtomicBool>,
 }
 
 impl Inbox {
-    /// Reads each of `sockets` (bound with [`net::bind_udp`] and a read
-    /// timeout) on a thread until the inbox is dropped or a read fails.
+    /// Reads each of `sockets` (bound with [`net::bind_udp`]) on a thread
+    /// until the inbox is dropped or a read fails. The handler is woken for
+    /// every datagram (see [`wake_on_deadline`](Self::wake_on_deadline)).
     pub fn new(sockets: Vec<UdpSocket>) -> Self {
-        let (tx, rx) = sync_channel(QUEUE);
-        let dropped = Arc::new(AtomicU64::new(0));
-        let closed = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                readers: sockets.len(),
+                ..Queue::default()
+            }),
+            ready: Condvar::new(),
+            dropped: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
+            eager: AtomicBool::new(true),
+        });
         for (i, socket) in sockets.into_iter().enumerate() {
-            let tx = tx.clone();
-            let dropped = Arc::clone(&dropped);
-            let closed = Arc::clone(&closed);
-            thread::spawn(move || read(i, &socket, &tx, &dropped, &closed));
+            let shared = Arc::clone(&shared);
+            thread::spawn(move || {
+                read(i, &socket, &shared);
+                shared.lock().readers -= 1;
+                shared.ready.notify_one();
+            });
         }
         Self {
-            rx,
+            shared,
+            batch: VecDeque::new(),
             held: Vec::new(),
-            dropped,
-            closed,
         }
+    }
+
+    /// Wakes the handler only when its wait ends (its deadline, or the run
+    /// loop's poll) or when the queue is a quarter full, not for every
+    /// datagram. Arrival times are still stamped on receipt. For handlers
+    /// whose work is periodic: one that passes datagrams on must not wait.
+    #[must_use]
+    pub fn wake_on_deadline(self) -> Self {
+        self.shared.eager.store(false, Ordering::Relaxed);
+        self
     }
 
     /// Datagrams dropped because the handler fell `QUEUE` behind.
     pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
+        self.shared.dropped.load(Ordering::Relaxed)
     }
 }
 
-fn read(
-    i: usize,
-    socket: &UdpSocket,
-    tx: &SyncSender<(usize, SocketAddr, Instant, Vec<u8>)>,
-    dropped: &AtomicU64,
-    closed: &AtomicBool,
-) {
+fn read(i: usize, socket: &UdpSocket, shared: &Shared) {
     let mut buf = vec![0u8; mocap_core::MAX_DATAGRAM];
+    // Best effort: a socket without it still ends on its own timeout.
+    let _ = socket.set_read_timeout(Some(READER_TIMEOUT));
     loop {
         match socket.recv_from(&mut buf) {
             Ok((n, from)) => {
@@ -85,27 +149,58 @@ fn read(
                     Instant::now(),
                     buf.get(..n).unwrap_or_default().to_vec(),
                 );
-                match tx.try_send(item) {
-                    Ok(()) => {}
-                    Err(TrySendError::Full(_)) => {
-                        dropped.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(TrySendError::Disconnected(_)) => break,
+                let mut q = shared.lock();
+                if q.items.len() >= QUEUE {
+                    drop(q);
+                    shared.dropped.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                }
+                q.items.push_back(item);
+                let wake =
+                    q.waiting && (shared.eager.load(Ordering::Relaxed) || q.items.len() >= FILLING);
+                if wake {
+                    q.waiting = false;
+                }
+                drop(q);
+                if wake {
+                    shared.ready.notify_one();
                 }
             }
-            Err(e) if net::recv_failure(&e) != net::RecvFailure::Fatal => {
-                if closed.load(Ordering::Relaxed) {
-                    break;
-                }
-            }
+            Err(e) if net::recv_failure(&e) != net::RecvFailure::Fatal => {}
             Err(_) => break,
+        }
+        if shared.closed.load(Ordering::Relaxed) {
+            break;
         }
     }
 }
 
 impl Drop for Inbox {
     fn drop(&mut self) {
-        self.closed.store(true, Ordering::Relaxed);
+        self.shared.closed.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Inbox {
+    /// Takes what is queued into the batch, waiting up to `wait` for it
+    /// when nothing is. `false`: every reading thread has ended and nothing
+    /// is left.
+    fn refill(&mut self, wait: Duration) -> bool {
+        let shared = Arc::clone(&self.shared);
+        let mut q = shared.lock();
+        if q.items.is_empty() && q.readers > 0 {
+            q.waiting = true;
+            q = shared
+                .ready
+                .wait_timeout(q, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+            q.waiting = false;
+        }
+        // Swapped, not copied: the emptied batch keeps its capacity for the
+        // readers' next pushes.
+        std::mem::swap(&mut self.batch, &mut q.items);
+        !(self.batch.is_empty() && q.readers == 0)
     }
 }
 
@@ -113,8 +208,11 @@ impl Feed for Inbox {
     type Item<'a> = Received<'a>;
 
     fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Received<'_>>> {
-        Ok(match self.rx.recv_timeout(wait) {
-            Ok((socket, from, at, bytes)) => {
+        if self.batch.is_empty() && !self.refill(wait) {
+            return Ok(Step::End(Stopped::EndOfInput));
+        }
+        Ok(match self.batch.pop_front() {
+            Some((socket, from, at, bytes)) => {
                 self.held = bytes;
                 Step::Item(Received {
                     socket,
@@ -123,9 +221,12 @@ impl Feed for Inbox {
                     bytes: &self.held,
                 })
             }
-            Err(RecvTimeoutError::Timeout) => Step::Idle,
-            Err(RecvTimeoutError::Disconnected) => Step::End(Stopped::EndOfInput),
+            None => Step::Idle,
         })
+    }
+
+    fn holding(&self) -> bool {
+        !self.batch.is_empty()
     }
 }
 
@@ -152,6 +253,75 @@ mod tests {
         }
         got.sort();
         assert_eq!(got, [(0, b"to a".to_vec()), (1, b"to b".to_vec())]);
+        assert_eq!(inbox.dropped(), 0);
+    }
+
+    fn lazy_inbox() -> (Inbox, SocketAddr, UdpSocket) {
+        let a = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::POLL)).unwrap();
+        let to = a.local_addr().unwrap();
+        let inbox = Inbox::new(vec![a]).wake_on_deadline();
+        (inbox, to, UdpSocket::bind("127.0.0.1:0").unwrap())
+    }
+
+    #[test]
+    fn a_deadline_handler_is_not_woken_by_a_datagram_but_gets_its_arrival_time() {
+        let (mut inbox, to, tx) = lazy_inbox();
+        let start = Instant::now();
+        let wait = Duration::from_millis(400);
+        let sender = thread::spawn(move || {
+            thread::sleep(Duration::from_millis(50));
+            tx.send_to(b"early", to).unwrap();
+        });
+        let (at, returned) = loop {
+            let left = (start + wait).saturating_duration_since(Instant::now());
+            if let Step::Item(r) = inbox.next(left).unwrap() {
+                break (r.at, Instant::now());
+            }
+            assert!(start.elapsed() < Duration::from_secs(10), "never arrived");
+        };
+        sender.join().unwrap();
+        // Handed over when the wait ended, not when it arrived; stamped on arrival.
+        assert!(
+            returned >= start + wait,
+            "woken early: {:?}",
+            returned - start
+        );
+        assert!(at < start + Duration::from_millis(300), "{:?}", at - start);
+    }
+
+    #[test]
+    fn a_filling_queue_wakes_a_deadline_handler_and_comes_as_one_held_batch() {
+        let (mut inbox, to, tx) = lazy_inbox();
+        let start = Instant::now();
+        let n = FILLING + 10;
+        let sender = thread::spawn(move || {
+            for i in 0..n {
+                tx.send_to(&(i as u32).to_be_bytes(), to).unwrap();
+                // Paced a little, so the kernel's buffer never overflows.
+                if i % 256 == 0 {
+                    thread::sleep(Duration::from_millis(1));
+                }
+            }
+        });
+        // Long enough that only the queue filling up can end it in time.
+        let first = loop {
+            match inbox.next(Duration::from_secs(30)).unwrap() {
+                Step::Item(r) => break u32::from_be_bytes(r.bytes.try_into().unwrap()),
+                _ => assert!(start.elapsed() < Duration::from_secs(20), "not woken"),
+            }
+        };
+        assert!(start.elapsed() < Duration::from_secs(20));
+        assert_eq!(first, 0);
+        assert!(inbox.holding(), "the rest of the batch is held");
+        let mut next = 1;
+        while inbox.holding() {
+            if let Step::Item(r) = inbox.next(Duration::ZERO).unwrap() {
+                assert_eq!(u32::from_be_bytes(r.bytes.try_into().unwrap()), next);
+                next += 1;
+            }
+        }
+        assert!(next as usize >= FILLING, "one batch of {next}");
+        sender.join().unwrap();
         assert_eq!(inbox.dropped(), 0);
     }
 }

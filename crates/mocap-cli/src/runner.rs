@@ -83,6 +83,15 @@ pub trait Feed {
     /// # Errors
     /// Errors that end the run (a socket or file that failed).
     fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Self::Item<'_>>>;
+
+    /// Whether the feed holds items it has already taken in (a batch from
+    /// a queue) and will hand them out without waiting. The run loop hands
+    /// all of them to the handler before its next tick, so what a tick
+    /// reports (a redraw, periodic records) includes every datagram that
+    /// had arrived by then.
+    fn holding(&self) -> bool {
+        false
+    }
 }
 
 /// What a tool does with what its [`Feed`] produces. Every method but
@@ -150,14 +159,16 @@ where
 {
     let mut pacer = RunClock::new(duration, stats_interval);
     loop {
-        if let Some(why) = handler.tick()? {
-            return Ok(why);
-        }
-        if let Some(why) = pacer.stopped() {
-            return Ok(why);
-        }
-        if pacer.stats_due() {
-            handler.stats()?;
+        if !feed.holding() {
+            if let Some(why) = handler.tick()? {
+                return Ok(why);
+            }
+            if let Some(why) = pacer.stopped() {
+                return Ok(why);
+            }
+            if pacer.stats_due() {
+                handler.stats()?;
+            }
         }
         let mut wait = POLL;
         if let Some(at) = handler.poll_timeout() {
@@ -348,17 +359,23 @@ mod tests {
     struct Numbers {
         items: std::collections::VecDeque<Option<u32>>,
         waits: Vec<Duration>,
+        /// Items already taken in (a batch), handed out without waiting.
+        held: usize,
     }
 
     impl Feed for Numbers {
         type Item<'a> = u32;
         fn next(&mut self, wait: Duration) -> anyhow::Result<Step<u32>> {
             self.waits.push(wait);
+            self.held = self.held.saturating_sub(1);
             Ok(match self.items.pop_front() {
                 Some(Some(n)) => Step::Item(n),
                 Some(None) => Step::Idle,
                 None => Step::End(Stopped::EndOfInput),
             })
+        }
+        fn holding(&self) -> bool {
+            self.held > 0
         }
     }
 
@@ -397,6 +414,7 @@ mod tests {
         Numbers {
             items: items.iter().copied().collect(),
             waits: Vec::new(),
+            held: 0,
         }
     }
 
@@ -431,6 +449,20 @@ mod tests {
             Stopped::Count
         );
         assert_eq!(h.total, 120, "tick saw the total before the third item");
+    }
+
+    #[test]
+    fn a_batch_the_feed_holds_is_handled_whole_before_the_next_tick() {
+        // The same items as above, taken in as one batch: the tick after it
+        // sees all three (a redraw shows every datagram that had arrived).
+        let mut feed = numbers(&[Some(60), Some(60), Some(1)]);
+        feed.held = 3;
+        let mut h = Sum::default();
+        assert_eq!(
+            drive(&mut feed, None, None, &mut h).unwrap(),
+            Stopped::Count
+        );
+        assert_eq!((h.total, h.ticks), (121, 1));
     }
 
     #[test]

@@ -129,6 +129,52 @@ fn listening_only_decodes_frames_sent_without_a_handshake() {
 }
 
 #[test]
+fn status_lines_report_the_interval_and_silence_is_explained_once() {
+    let mut t = tool(&[
+        "-l",
+        "127.0.0.1:0",
+        "--format",
+        "raw",
+        "--stats-interval",
+        "1s",
+        "--duration",
+        "7500ms",
+    ]);
+    let (_, addr) = t.log_line("listening on");
+    let at = addr.unwrap();
+    let sender = UdpSocket::bind("127.0.0.2:0").unwrap();
+    for f in frames(5) {
+        sender.send_to(f.as_bytes(), at).unwrap();
+    }
+    // After the first stats line the phone is quiet for the rest of the run.
+    t.log_line("datagrams/s over the last");
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(run.stdout, frames(5));
+    let quiet: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("stats: no datagrams for "))
+        .collect();
+    assert!(quiet.len() >= 4, "{}", run.stderr);
+    // The rate since the start is left out of stats lines, kept in the summary.
+    assert!(quiet.iter().all(|l| !l.contains(" fps")), "{quiet:?}");
+    let told: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains(&format!("no datagrams on {at} for 5 s")))
+        .collect();
+    assert_eq!(told.len(), 1, "{}", run.stderr);
+    assert!(told[0].contains(&format!("firewall blocks UDP port {}", at.port())));
+    let summary = run.stderr.lines().find(|l| l.contains("done (duration)"));
+    assert!(
+        summary.is_some_and(|l| l.contains("5 frames")),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn tcp_mode_frames_in_pieces_a_reconnect_and_the_stop_string() {
     let (phone, port) = phone();
     let mut t = to_phone(

@@ -137,6 +137,13 @@ impl Feed for Inlet {
             },
         })
     }
+
+    fn holding(&self) -> bool {
+        match self {
+            Self::Listen(inbox) => inbox.holding(),
+            Self::Read(..) => false,
+        }
+    }
 }
 
 /// Runs the tool to the end and prints the summary.
@@ -194,7 +201,14 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                      elsewhere with -l ADDR, or read a capture with -r FILE|-"
                 );
             }
-            Inlet::Listen(Inbox::new(sockets))
+            let inbox = Inbox::new(sockets);
+            // Nothing is done per datagram but counting, unless it is passed
+            // on: then the handler wakes for each, so `--to` adds no delay.
+            if listens.iter().any(|l| l.link.is_some()) {
+                Inlet::Listen(inbox)
+            } else {
+                Inlet::Listen(inbox.wake_on_deadline())
+            }
         }
     };
     let mut recorder = match &opts.write {
@@ -333,6 +347,16 @@ struct StreamRecord<'a> {
 }
 
 impl Handler {
+    /// After an item: `-n` is counted here, not only at the tick, because
+    /// a batch the inbox holds is handed over whole before the next tick.
+    fn flow(&self) -> Flow {
+        if self.budget.spent() {
+            Flow::Stop(Stopped::Count)
+        } else {
+            Flow::Continue
+        }
+    }
+
     fn now(&self) -> Duration {
         self.start.elapsed()
     }
@@ -442,7 +466,7 @@ impl FeedHandler<Inlet> for Handler {
         } = got
         else {
             self.unreadable += 1;
-            return Ok(Flow::Continue);
+            return Ok(self.flow());
         };
         let now = at.map_or_else(|| self.now(), |at| at.saturating_duration_since(self.start));
         let listening = socket.and_then(|i| self.listens.get_mut(i));
@@ -453,7 +477,7 @@ impl FeedHandler<Inlet> for Handler {
             {
                 r.record(sender, listen, None, payload)?;
             }
-            return Ok(Flow::Continue);
+            return Ok(self.flow());
         }
         if let Some(link) = listening.and_then(|l| l.link.as_mut()) {
             link.send(payload, &self.log);
@@ -462,7 +486,7 @@ impl FeedHandler<Inlet> for Handler {
             r.record(sender, listen, None, payload)?;
         }
         self.top.handle_datagram(now, listen, sender, payload);
-        Ok(Flow::Continue)
+        Ok(self.flow())
     }
 
     fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {

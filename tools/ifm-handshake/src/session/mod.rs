@@ -316,6 +316,9 @@ struct Decoder<'o> {
     vmc: Option<VmcSink>,
     /// mocopi, VMC … sent to this port by mistake.
     other: mocap_cli::OtherProtocols,
+    /// Datagrams per status interval, and where a silent socket listens
+    /// (UDP mode; on `started`'s clock).
+    activity: mocap_cli::Activity,
 }
 
 impl<'o> Decoder<'o> {
@@ -355,7 +358,13 @@ impl<'o> Decoder<'o> {
             line: String::new(),
             vmc,
             other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::IFacialMocap),
+            activity: mocap_cli::Activity::new(Duration::ZERO, None),
         })
+    }
+
+    /// Seconds since the start, the clock of [`Self::activity`].
+    fn now(&self) -> Duration {
+        self.started.elapsed()
     }
 
     fn frame_bytes(
@@ -498,10 +507,13 @@ impl<'o> Decoder<'o> {
         }
     }
 
+    /// The summary, or (`stopped: None`) a status line; `interval`: the
+    /// datagrams since the last status line (UDP mode).
     fn summary(
         &mut self,
         stopped: Option<Stopped>,
         connections: Option<u64>,
+        interval: Option<mocap_cli::Interval>,
     ) -> anyhow::Result<()> {
         let senders: Vec<_> = self
             .sources
@@ -542,6 +554,7 @@ impl<'o> Decoder<'o> {
             stopped,
             senders,
             other: self.other.summary(),
+            interval,
         };
         report(
             &mut self.out,

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-use mocap_cli::{Record, Stopped, summary_head};
+use mocap_cli::{Record, Stopped};
 
 use serde::Serialize;
 
@@ -65,26 +65,29 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) senders: Vec<SenderRecord>,
     #[serde(flatten)]
     pub(super) other: mocap_cli::OtherProtocolCount,
+    /// The interval a status line covers (human form only).
+    #[serde(skip)]
+    pub(super) interval: Option<mocap_cli::Interval>,
 }
 
 impl Record for SummaryRecord<'_> {
     fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        mocap_cli::dump::counters_head(f, self.stopped, self.interval)?;
         write!(
             f,
-            "{}: {} frames, {} errors, {} warnings, {} gaps, {} commands ignored",
-            summary_head(self.stopped),
-            self.frames,
-            self.errors,
-            self.warnings,
-            self.gaps,
-            self.commands_ignored
+            "{} frames, {} errors, {} warnings, {} gaps, {} commands ignored",
+            self.frames, self.errors, self.warnings, self.gaps, self.commands_ignored
         )?;
         f.write_str(&self.refusals.human())?;
         f.write_str(&self.other.human())?;
         if self.commands_refused > 0 {
             write!(f, ", {} commands refused", self.commands_refused)?;
         }
-        if let Some(fps) = self.fps {
+        // A status line's rate is its interval's (above): the rate since
+        // the start would read 60 fps long after the phone stopped.
+        if let Some(fps) = self.fps
+            && (self.interval.is_none() || self.stopped.is_some())
+        {
             write!(f, "; {fps:.1} fps")?;
         }
         if let Some(n) = self.connections {

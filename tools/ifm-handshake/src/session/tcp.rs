@@ -54,7 +54,8 @@ pub(super) fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> 
             mode.splitter.dropped()
         ));
     }
-    mode.dec.summary(Some(stopped), Some(mode.connections))
+    mode.dec
+        .summary(Some(stopped), Some(mode.connections), None)
 }
 
 fn new_splitter() -> ifm::Splitter {
@@ -175,6 +176,6 @@ impl FeedHandler<TcpFeed> for TcpMode<'_> {
     }
 
     fn stats(&mut self) -> anyhow::Result<()> {
-        self.dec.summary(None, Some(self.connections))
+        self.dec.summary(None, Some(self.connections), None)
     }
 }

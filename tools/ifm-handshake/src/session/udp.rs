@@ -52,6 +52,8 @@ impl UdpMode<'_> {
 
 impl UdpMode<'_> {
     fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
+        let now = self.dec.now();
+        self.dec.activity.datagrams(now, 1);
         let before = self.dec.frames;
         self.dec.frame_bytes(d.src, d.arrival, d.ts, d.payload)?;
         if let Some(h) = &mut self.handshake
@@ -85,13 +87,18 @@ impl FeedHandler<Source> for UdpMode<'_> {
     }
 
     fn stats(&mut self) -> anyhow::Result<()> {
-        self.dec.summary(None, None)
+        let interval = self.dec.activity.interval(self.dec.now());
+        self.dec.summary(None, None, Some(interval))
     }
 
     fn idle(&mut self) -> anyhow::Result<()> {
         // Silence means a live phone went quiet; a paced capture's gap is not news.
         if self.live {
             self.dec.check_silence();
+            // Once: where this socket listens and why nothing may arrive.
+            if let Some(silence) = self.dec.activity.silence(self.dec.now()) {
+                self.dec.log.info(format_args!("{silence}"));
+            }
         }
         if let Some(h) = &mut self.handshake {
             h.handle_timeout(self.started.elapsed());
@@ -158,6 +165,10 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
     source.guard_with(guard.clone());
     let mut dec = dec;
     dec.guard = guard;
+    // A socket's silence is explained (a file's or stdin's is the input's own).
+    if let (true, Some(at)) = (matches!(input, Input::Listen(_)), source.local_addr()) {
+        dec.activity = mocap_cli::Activity::new(dec.now(), Some(at));
+    }
     let socket = source.socket();
     let started = Instant::now();
     let handshake = (socket.is_some() && phone.is_some())
@@ -184,7 +195,7 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
     let stopped = mocap_cli::run(&mut source, &limits, opts.stats_every(), &mut mode)?;
     mode.dec.log.finish();
     source.finish(&mode.dec.log)?;
-    mode.dec.summary(Some(stopped), None)
+    mode.dec.summary(Some(stopped), None, None)
 }
 
 #[cfg(test)]
