@@ -12,6 +12,10 @@
 #   BASELINE=target/vmc-relay-old scripts/bench-relay.sh   also rows of another build
 #                                                          (base-raw, base-filter), same run
 #   SMOOTH=0 scripts/bench-relay.sh                        without the smoothing rows
+#   NAMES="vmc-relay-raw base-raw" RATES="1000 10000" REPEAT=5 BASELINE=… SMOOTH=0 scripts/bench-relay.sh
+#       only those relays, only those rates, the rows taking turns 5 times: p99 on a
+#       shared loopback moves by hundreds of microseconds from run to run (the
+#       C forwarder's too), so a latency comparison wants several turns
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -31,7 +35,7 @@ if command -v npm >/dev/null && (cd "$work" && npm install --silent osc >/dev/nu
 python3 -c "import pythonosc" 2>/dev/null || python3 -m pip install -q python-osc >/dev/null 2>&1 || true
 python3 -c "import pythonosc" 2>/dev/null && have_py=1
 IN=41000
-RATES=(1000 10000 30000 60000 100000 150000 200000)
+read -r -a RATES <<<"${RATES:-1000 10000 30000 60000 100000 150000 200000}"
 
 start_relay() { # name, fanout -> runs the relay listening on IN, sending to IN+1..IN+fanout
   local name=$1 fan=$2 outs=() tos=()
@@ -95,9 +99,11 @@ if [ "${SMOOTH_ONLY:-0}" = 1 ]; then smooth_rows; exit 0; fi
 names=(c-forwarder vmc-relay-raw vmc-relay-filter)
 [ -n "${BASELINE:-}" ] && names+=(base-raw base-filter)
 names+=(osc.js python-osc)
+[ -n "${NAMES:-}" ] && read -r -a names <<<"$NAMES"
 
 printf '%-17s %-5s %-22s %-24s %-24s\n' relay fan "lossless rate (dgram/s)" "1k/s p50/p99 (us)" "10k/s p50/p99 (us)"
 for fan in 1 3; do
+  for _ in $(seq 1 "${REPEAT:-1}"); do
   for name in "${names[@]}"; do
     case $name in
       osc.js) [ $have_js = 1 ] && [ "$fan" = 1 ] || { printf '%-17s %-5s %s\n' "$name" "1->$fan" "n/a"; continue; } ;;
@@ -115,6 +121,7 @@ for fan in 1 3; do
     printf '%-17s %-5s %-22s %-24s %-24s\n' "$name" "1->$fan" "$lossless" "$lat1" "$lat10"
     kill "${pids[-1]}" 2>/dev/null || true; wait "${pids[-1]}" 2>/dev/null || true
     sleep 0.3
+  done
   done
 done
 [ "${SMOOTH:-1}" = 0 ] || smooth_rows

@@ -33,7 +33,9 @@ const FILLING: usize = QUEUE / 4;
 
 /// How often an idle reading thread looks whether the inbox was dropped.
 /// Nothing waits for it (the threads are detached), so it can be slow:
-/// every wake-up of an idle tool is CPU a quiet rig pays for.
+/// every wake-up of an idle tool is CPU a quiet rig pays for. A dropped
+/// inbox's ports stay bound until then (a caller that binds them again
+/// right away would find them taken).
 const READER_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// One datagram from an [`Inbox`].
@@ -106,12 +108,8 @@ impl Inbox {
             eager: AtomicBool::new(true),
         });
         for (i, socket) in sockets.into_iter().enumerate() {
-            let shared = Arc::clone(&shared);
-            thread::spawn(move || {
-                read(i, &socket, &shared);
-                shared.lock().readers -= 1;
-                shared.ready.notify_one();
-            });
+            let reader = Reader(Arc::clone(&shared));
+            thread::spawn(move || read(i, &socket, &reader.0));
         }
         Self {
             shared,
@@ -122,8 +120,10 @@ impl Inbox {
 
     /// Wakes the handler only when its wait ends (its deadline, or the run
     /// loop's poll) or when the queue is a quarter full, not for every
-    /// datagram. Arrival times are still stamped on receipt. For handlers
-    /// whose work is periodic: one that passes datagrams on must not wait.
+    /// datagram; it then takes all that is queued as one batch, which it
+    /// [holds](Feed::holding) until handed out. Arrival times are still
+    /// stamped on receipt. For handlers whose work is periodic: one that
+    /// passes datagrams on must not wait.
     #[must_use]
     pub fn wake_on_deadline(self) -> Self {
         self.shared.eager.store(false, Ordering::Relaxed);
@@ -133,6 +133,20 @@ impl Inbox {
     /// Datagrams dropped because the handler fell `QUEUE` behind.
     pub fn dropped(&self) -> u64 {
         self.shared.dropped.load(Ordering::Relaxed)
+    }
+}
+
+/// A reading thread's share of the inbox: however the thread ends (a
+/// failed read, or a panic), the handler learns that one reader fewer is
+/// left, so the last one's end is the end of input.
+struct Reader(Arc<Shared>);
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        let mut q = self.0.lock();
+        q.readers = q.readers.saturating_sub(1);
+        drop(q);
+        self.0.ready.notify_one();
     }
 }
 
@@ -182,9 +196,10 @@ impl Drop for Inbox {
 }
 
 impl Inbox {
-    /// Takes what is queued into the batch, waiting up to `wait` for it
-    /// when nothing is. `false`: every reading thread has ended and nothing
-    /// is left.
+    /// Takes what is queued into the batch (all of it for a deadline
+    /// handler, else the oldest one, as a channel would), waiting up to
+    /// `wait` when nothing is. `false`: every reading thread has ended and
+    /// nothing is left.
     fn refill(&mut self, wait: Duration) -> bool {
         let shared = Arc::clone(&self.shared);
         let mut q = shared.lock();
@@ -197,9 +212,16 @@ impl Inbox {
                 .0;
             q.waiting = false;
         }
-        // Swapped, not copied: the emptied batch keeps its capacity for the
-        // readers' next pushes.
-        std::mem::swap(&mut self.batch, &mut q.items);
+        if self.shared.eager.load(Ordering::Relaxed) {
+            // One at a time: the queue stays the one bound on what waits, and
+            // the run loop ticks between datagrams as before.
+            self.batch.extend(q.items.pop_front());
+        } else {
+            // Swapped, not copied: the emptied batch keeps its capacity for
+            // the readers' next pushes. What waits is then at most twice the
+            // queue (the batch being handed out, and the queue refilling).
+            std::mem::swap(&mut self.batch, &mut q.items);
+        }
         !(self.batch.is_empty() && q.readers == 0)
     }
 }
@@ -226,7 +248,7 @@ impl Feed for Inbox {
     }
 
     fn holding(&self) -> bool {
-        !self.batch.is_empty()
+        !self.batch.is_empty() && !self.shared.eager.load(Ordering::Relaxed)
     }
 }
 
@@ -256,6 +278,16 @@ mod tests {
         assert_eq!(inbox.dropped(), 0);
     }
 
+    /// Blocks until the handler thread is waiting on the inbox, so a test
+    /// sends while it waits, not before.
+    fn until_waiting(shared: &Shared) {
+        let until = Instant::now() + Duration::from_secs(10);
+        while !shared.lock().waiting {
+            assert!(Instant::now() < until, "the handler never waited");
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     fn lazy_inbox() -> (Inbox, SocketAddr, UdpSocket) {
         let a = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::POLL)).unwrap();
         let to = a.local_addr().unwrap();
@@ -268,8 +300,9 @@ mod tests {
         let (mut inbox, to, tx) = lazy_inbox();
         let start = Instant::now();
         let wait = Duration::from_millis(400);
+        let shared = Arc::clone(&inbox.shared);
         let sender = thread::spawn(move || {
-            thread::sleep(Duration::from_millis(50));
+            until_waiting(&shared);
             tx.send_to(b"early", to).unwrap();
         });
         let (at, returned) = loop {
@@ -294,7 +327,9 @@ mod tests {
         let (mut inbox, to, tx) = lazy_inbox();
         let start = Instant::now();
         let n = FILLING + 10;
+        let shared = Arc::clone(&inbox.shared);
         let sender = thread::spawn(move || {
+            until_waiting(&shared);
             for i in 0..n {
                 tx.send_to(&(i as u32).to_be_bytes(), to).unwrap();
                 // Paced a little, so the kernel's buffer never overflows.

@@ -603,23 +603,10 @@ fn status_lines_report_the_interval_and_silence_is_explained_once() {
     tool.log_line("datagrams/s over the last");
     let run = tool.finish();
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let quiet = run
-        .stderr
-        .lines()
-        .filter(|l| l.contains("stats: no datagrams for "))
-        .count();
-    assert!(quiet >= 4, "{}", run.stderr);
-    let told = |what: &str| {
-        run.stderr
-            .lines()
-            .filter(|l| l.contains(what))
-            .map(str::to_owned)
-            .collect::<Vec<_>>()
-    };
-    let stopped = told(&format!("no datagrams on {l1} for 5 s"));
-    assert_eq!(stopped.len(), 1, "{}", run.stderr);
-    assert!(stopped[0].contains("the sender stopped"), "{}", stopped[0]);
-    let never = told(&format!("nothing has arrived on {l2} in 5 s"));
+    let heard: SocketAddr = l1.parse().unwrap();
+    mocap_testutil::status::assert_went_quiet(&run.stderr, heard, 4);
+    let never =
+        mocap_testutil::status::told(&run.stderr, &format!("nothing has arrived on {l2} in 5 s"));
     assert_eq!(never.len(), 1, "{}", run.stderr);
     assert!(never[0].contains(&format!("firewall blocks UDP port {p2}")));
     assert!(run.stderr.contains("done (duration)"), "{}", run.stderr);
