@@ -15,6 +15,8 @@
 #   PROFILE=debug scripts/bench-link.sh   the debug build (quick look only)
 #   NO_BUILD=1 …                          use the binary as built (another
 #                                         cargo holds the build lock)
+#   LINK=/tmp/mocap-link-old NO_BUILD=1 … another build (alternate runs with
+#                                         the current one to compare)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -31,8 +33,11 @@ if [ -z "${NO_BUILD:-}" ]; then
     (cd tools/mocap-link && cargo build -q --locked)
   fi
 fi
-link="$root/target/$profile/mocap-link"
+link="${LINK:-$root/target/$profile/mocap-link}"
 SECS=${SECS:-10}
+# ZCONFIG=FILE: every mocap-link process of the run reads this Zenoh configuration.
+zconf=()
+[ -n "${ZCONFIG:-}" ] && zconf=(--zenoh-config "$ZCONFIG")
 
 # send.py PORT... : one sender thread per port at RATE Hz for SECS s; each
 # datagram: 8-byte send time (CLOCK_REALTIME, ns), 4-byte sequence, padding.
@@ -87,15 +92,15 @@ run_case() { # name performers size -> one line
     ep="tcp/127.0.0.1:42200"
     local subz=(-l "$ep") pubz=(--connect "$ep")
     if [ "$name" = router ]; then
-      "$link" router -q -l "$ep" --no-multicast 2>/dev/null & router=$!; pids+=($router); sleep 1
+      "$link" router -q -l "$ep" --no-multicast "${zconf[@]}" 2>/dev/null & router=$!; pids+=($router); sleep 1
       subz=(--mode client --connect "$ep"); pubz=(--mode client --connect "$ep")
     fi
-    "$link" subscribe -q --room "$room" --no-multicast "${subz[@]}" --to 127.0.0.1:$RX \
+    "$link" subscribe -q --room "$room" --no-multicast "${zconf[@]}" "${subz[@]}" --to 127.0.0.1:$RX \
       2>/dev/null & sub=$!; pids+=($sub)
     sleep 0.5
     for i in $(seq 1 "$n"); do
       local port=$((42300 + i))
-      "$link" publish -q --room "$room" --name "p$i" --no-multicast "${pubz[@]}" -l 127.0.0.1:$port \
+      "$link" publish -q --room "$room" --name "p$i" --no-multicast "${zconf[@]}" "${pubz[@]}" -l 127.0.0.1:$port \
         2>/dev/null & pubs+=($!); pids+=($!)
       ports+=($port)
     done

@@ -134,6 +134,25 @@ impl Inbox {
     pub fn dropped(&self) -> u64 {
         self.shared.dropped.load(Ordering::Relaxed)
     }
+
+    /// The same count, readable by a handler that does not own the inbox
+    /// (its periodic records).
+    #[must_use]
+    pub fn drops(&self) -> Drops {
+        Drops(Arc::clone(&self.shared))
+    }
+}
+
+/// [`Inbox::dropped`], apart from the inbox.
+#[derive(Clone, Debug)]
+pub struct Drops(Arc<Shared>);
+
+impl Drops {
+    /// Datagrams dropped so far.
+    #[must_use]
+    pub fn get(&self) -> u64 {
+        self.0.dropped.load(Ordering::Relaxed)
+    }
 }
 
 /// A reading thread's share of the inbox: however the thread ends (a

@@ -7,8 +7,6 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
-use std::thread;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -40,54 +38,61 @@ pub(crate) struct Options {
     pub(crate) log: LogArgs,
 }
 
-/// Datagrams waiting for the publishing loop, at most: a stalled Zenoh
-/// session makes the readers drop, not queue.
-const QUEUE: usize = 1024;
+/// One received datagram: sender, receive time (Unix), bytes.
+type Received<'a> = (SocketAddr, Duration, &'a [u8]);
 
-/// One received datagram: sender, receive time, bytes.
-type Received = (SocketAddr, Duration, Vec<u8>);
-
-/// The UDP sockets, one reader thread each, into one bounded queue.
-struct Sockets {
-    rx: Receiver<Received>,
-    held: Option<Received>,
+/// Where datagrams come from. One listening socket (the usual case) is read
+/// on the run loop's own thread, so a datagram reaches Zenoh without a
+/// thread hand-off (a wake-up each, which is most of what a 60 Hz stream
+/// costs, and delay); several go through the shared [`mocap_cli::Inbox`] (a
+/// reading thread each, a bounded queue whose overflow is dropped and
+/// counted).
+enum Sockets {
+    One(mocap_cli::UdpFeed),
+    Many(mocap_cli::Inbox),
 }
 
-impl Feed for Sockets {
-    type Item<'a> = &'a Received;
+impl Sockets {
+    fn new(mut sockets: Vec<UdpSocket>) -> Self {
+        if sockets.len() == 1
+            && let Some(socket) = sockets.pop()
+        {
+            return Self::One(mocap_cli::UdpFeed::new(socket));
+        }
+        Self::Many(mocap_cli::Inbox::new(sockets))
+    }
 
-    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<&Received>> {
-        match self.rx.recv_timeout(wait) {
-            Ok(r) => Ok(Step::Item(self.held.insert(r))),
-            Err(RecvTimeoutError::Timeout) => Ok(Step::Idle),
-            Err(RecvTimeoutError::Disconnected) => Ok(Step::End(Stopped::EndOfInput)),
+    /// Datagrams the reading threads drop because publishing fell behind
+    /// (none with one socket: it is read where it is published).
+    fn drops(&self) -> Option<mocap_cli::Drops> {
+        match self {
+            Self::One(_) => None,
+            Self::Many(inbox) => Some(inbox.drops()),
         }
     }
 }
 
-fn read(
-    socket: &UdpSocket,
-    guard: &Guard,
-    tx: &SyncSender<Received>,
-    full: &std::sync::atomic::AtomicU64,
-) {
-    let mut buf = vec![0u8; mocap_core::MAX_DATAGRAM];
-    loop {
-        match socket.recv_from(&mut buf) {
-            Ok((_, from)) if !guard.admit(Some(from)) => {}
-            Ok((n, from)) => {
-                let bytes = buf.get(..n).unwrap_or_default().to_vec();
-                match tx.try_send((from, mocap_cli::unix_time(), bytes)) {
-                    Ok(()) => {}
-                    Err(std::sync::mpsc::TrySendError::Full(_)) => {
-                        full.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    }
-                    Err(std::sync::mpsc::TrySendError::Disconnected(_)) => return,
-                }
-            }
-            Err(e) if mocap_cli::net::recv_failure(&e) != mocap_cli::net::RecvFailure::Fatal => {}
-            Err(_) => return,
-        }
+impl Feed for Sockets {
+    type Item<'a> = Received<'a>;
+
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Received<'_>>> {
+        Ok(match self {
+            Self::One(feed) => match feed.next(wait)? {
+                Step::Item((from, bytes)) => Step::Item((from, mocap_cli::unix_time(), bytes)),
+                Step::Idle => Step::Idle,
+                Step::End(why) => Step::End(why),
+            },
+            // Stamped by the reading thread; its clock is monotonic.
+            Self::Many(inbox) => match inbox.next(wait)? {
+                Step::Item(r) => Step::Item((
+                    r.from,
+                    mocap_cli::unix_time().saturating_sub(r.at.elapsed()),
+                    r.bytes,
+                )),
+                Step::Idle => Step::Idle,
+                Step::End(why) => Step::End(why),
+            },
+        })
     }
 }
 
@@ -99,17 +104,15 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
     mocap_cli::install_ctrlc()?;
     let log = Log::new(crate::TOOL, o.log.quiet, true);
     let guard = Guard::new(&o.allow, Some(Log::new(crate::TOOL, o.log.quiet, false)));
-    let (tx, rx) = sync_channel(QUEUE);
-    let full = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let mut sockets = Vec::new();
     for addr in &o.udp {
         let socket = mocap_cli::net::bind_udp(*addr, Some(mocap_cli::POLL))
             .with_context(|| format!("failed to listen on {addr}"))?;
         let local = socket.local_addr().unwrap_or(*addr);
         log.info(format_args!("listening on {local} (UDP)"));
-        let (guard, tx, full) = (guard.clone(), tx.clone(), full.clone());
-        thread::spawn(move || read(&socket, &guard, &tx, &full));
+        sockets.push(socket);
     }
-    drop(tx);
+    let mut feed = Sockets::new(sockets);
     let config = session::config(&o.zenoh, o.mode.name(), &o.listen)?;
     let session = session::open(config, &log)?;
     // Answers the subscribers' round-trip probe; kept open for the run.
@@ -139,7 +142,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         out: Output::stdout(true),
         log,
         guard,
-        full,
+        queue_full: feed.drops(),
         datagrams: 0,
         published: 0,
         put_errors: 0,
@@ -149,7 +152,6 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         Format::Human => Some(o.log.stats_interval.unwrap_or(mocap_cli::STATUS_INTERVAL)),
         Format::Json => o.log.stats_interval,
     };
-    let mut feed = Sockets { rx, held: None };
     let stopped = mocap_cli::drive(&mut feed, o.stop.duration, stats, &mut p)?;
     p.report(Some(stopped))?;
     drop(p);
@@ -165,7 +167,8 @@ struct Publish<'a> {
     out: Output,
     log: Log,
     guard: Guard,
-    full: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// What the reading threads dropped (several sockets).
+    queue_full: Option<mocap_cli::Drops>,
     datagrams: u64,
     published: u64,
     put_errors: u64,
@@ -205,7 +208,7 @@ impl Publish<'_> {
             datagrams: self.datagrams,
             published: self.published,
             put_errors: self.put_errors,
-            queue_full: self.full.load(std::sync::atomic::Ordering::Relaxed),
+            queue_full: self.queue_full.as_ref().map_or(0, mocap_cli::Drops::get),
             untracked: self.streams.untracked(),
             streams: self.streams.records(),
             refusals: self.guard.summary(),
@@ -222,17 +225,20 @@ impl Publish<'_> {
 }
 
 impl FeedHandler<Sockets> for Publish<'_> {
-    fn item(&mut self, (from, at, bytes): &Received) -> anyhow::Result<Flow> {
+    fn item(&mut self, (from, at, bytes): Received<'_>) -> anyhow::Result<Flow> {
+        if !self.guard.admit(Some(from)) {
+            return Ok(Flow::Continue);
+        }
         self.count.spend(1);
         self.datagrams += 1;
         let protocol = key::protocol_of(bytes);
         self.streams
-            .datagram(&self.o.name, protocol, Some(*from), bytes, at.as_secs_f64());
+            .datagram(&self.o.name, protocol, Some(from), bytes, at.as_secs_f64());
         let id = *self.session.new_timestamp().get_id();
-        let ts = Timestamp::new(NTP64::from(*at), id);
+        let ts = Timestamp::new(NTP64::from(at), id);
         let put = self
             .publisher(protocol)?
-            .put(bytes.clone())
+            .put(bytes.to_vec())
             .timestamp(ts)
             .attachment(from.to_string())
             .wait();

@@ -262,6 +262,81 @@ fn two_performers_reach_vmc_average_as_two_senders() {
     );
 }
 
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn one_publisher_on_two_sockets_carries_both_unchanged_with_their_senders() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let ep = endpoint();
+    let room = room("two-sockets");
+    let mut sub = subscriber(&room, &to, &["--no-multicast", "-l", &ep]);
+    // Two listen addresses: read by a thread each (mocap_cli::Inbox).
+    let mut publ = link(&[
+        "publish",
+        "--room",
+        &room,
+        "--name",
+        "carol",
+        "-l",
+        "127.0.0.1:0",
+        "-l",
+        "127.0.0.1:0",
+        "--format",
+        "json",
+        "--no-multicast",
+        "--connect",
+        &ep,
+    ]);
+    let (_, a) = publ.log_line("listening on");
+    let (_, b) = publ.log_line("listening on");
+    let (a, b) = (a.unwrap(), b.unwrap());
+    publ.log_line("publishing as");
+    sub.log_line("carol answers");
+    let (mocopi, vmc) = (
+        UdpSocket::bind("127.0.0.1:0").unwrap(),
+        UdpSocket::bind("127.0.0.1:0").unwrap(),
+    );
+    let mut sent_mocopi = Vec::new();
+    let mut sent_vmc = Vec::new();
+    for k in 0..20u32 {
+        let m = mocopi_frame(k);
+        mocopi.send_to(&m, a).unwrap();
+        sent_mocopi.push(m);
+        for d in vmc_frame(10.0, k as f32 / 50.0) {
+            vmc.send_to(&d, b).unwrap();
+            sent_vmc.push(d);
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    // What arrives, by the subscriber's source socket for it.
+    let mut got: std::collections::BTreeMap<SocketAddr, Vec<Vec<u8>>> = Default::default();
+    let want = sent_mocopi.len() + sent_vmc.len();
+    let deadline = Instant::now() + LIMIT;
+    let mut buf = [0u8; 65536];
+    while got.values().map(Vec::len).sum::<usize>() < want && Instant::now() < deadline {
+        if let Ok((n, from)) = rx.recv_from(&mut buf) {
+            got.entry(from).or_default().push(buf[..n].to_vec());
+        }
+    }
+    let publ = stop(publ);
+    stop(sub);
+    assert_eq!(got.len(), 2, "one local source per remote sender");
+    let groups: Vec<Vec<Vec<u8>>> = got.into_values().collect();
+    // Every datagram, unchanged and in order, each sender's from its own socket.
+    assert!(
+        groups.contains(&sent_mocopi),
+        "{} mocopi",
+        sent_mocopi.len()
+    );
+    assert!(groups.contains(&sent_vmc), "{} VMC", sent_vmc.len());
+    let sum: Value = serde_json::from_str(publ.stdout.last().unwrap()).unwrap();
+    assert_eq!(sum["datagrams"], want, "{sum}");
+    assert_eq!(sum["published"], want, "{sum}");
+    assert_eq!(sum["queue_full"], 0, "{sum}");
+}
+
 /// One mocopi frame numbered `k` at 60 Hz, from the repository's seed frame.
 fn mocopi_frame(k: u32) -> Vec<u8> {
     use mocap_core::smf::{self, BodyRepr};
