@@ -208,6 +208,71 @@ fn read(i: usize, socket: &UdpSocket, shared: &Shared) {
     }
 }
 
+/// Listening sockets for a handler that acts on every datagram: one socket
+/// (the usual case) is read on the handler's own thread, so a datagram costs
+/// no thread hand-off (a wake-up, and its delay); several go through an
+/// [`Inbox`].
+#[derive(Debug)]
+pub enum Listeners {
+    /// One socket, read where it is handled.
+    One(crate::UdpFeed),
+    /// Several, a reading thread each.
+    Many(Inbox),
+}
+
+impl Listeners {
+    /// Reads `sockets` (bound with [`net::bind_udp`]).
+    pub fn new(mut sockets: Vec<UdpSocket>) -> Self {
+        if sockets.len() == 1
+            && let Some(socket) = sockets.pop()
+        {
+            return Self::One(crate::UdpFeed::new(socket));
+        }
+        Self::Many(Inbox::new(sockets))
+    }
+
+    /// Datagrams dropped because the handler fell behind (several sockets only).
+    pub fn dropped(&self) -> u64 {
+        self.drops().map_or(0, |d| d.get())
+    }
+
+    /// The same count, apart from the feed (`None`: one socket drops nothing).
+    #[must_use]
+    pub fn drops(&self) -> Option<Drops> {
+        match self {
+            Self::One(_) => None,
+            Self::Many(inbox) => Some(inbox.drops()),
+        }
+    }
+}
+
+impl Feed for Listeners {
+    type Item<'a> = Received<'a>;
+
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Received<'_>>> {
+        Ok(match self {
+            Self::One(feed) => match feed.next(wait)? {
+                Step::Item((from, bytes)) => Step::Item(Received {
+                    socket: 0,
+                    from,
+                    at: Instant::now(),
+                    bytes,
+                }),
+                Step::Idle => Step::Idle,
+                Step::End(why) => Step::End(why),
+            },
+            Self::Many(inbox) => inbox.next(wait)?,
+        })
+    }
+
+    fn holding(&self) -> bool {
+        match self {
+            Self::One(_) => false,
+            Self::Many(inbox) => inbox.holding(),
+        }
+    }
+}
+
 impl Drop for Inbox {
     fn drop(&mut self) {
         self.shared.closed.store(true, Ordering::Relaxed);
@@ -295,6 +360,39 @@ mod tests {
         got.sort();
         assert_eq!(got, [(0, b"to a".to_vec()), (1, b"to b".to_vec())]);
         assert_eq!(inbox.dropped(), 0);
+    }
+
+    #[test]
+    fn one_listener_is_read_in_place_and_several_through_an_inbox() {
+        let bind = || net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::POLL)).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for n in [1, 2] {
+            let sockets: Vec<UdpSocket> = (0..n).map(|_| bind()).collect();
+            let to = sockets[n - 1].local_addr().unwrap();
+            let mut feed = Listeners::new(sockets);
+            assert_eq!(matches!(feed, Listeners::One(_)), n == 1);
+            assert_eq!(feed.drops().is_none(), n == 1);
+            let sent = Instant::now();
+            tx.send_to(b"last socket", to).unwrap();
+            let until = Instant::now() + Duration::from_secs(10);
+            let r = loop {
+                assert!(Instant::now() < until, "nothing read from {n} sockets");
+                if let Step::Item(r) = feed.next(Duration::from_millis(100)).unwrap() {
+                    break (r.socket, r.from, r.at >= sent, r.bytes.to_vec());
+                }
+            };
+            assert_eq!(
+                r,
+                (
+                    n - 1,
+                    tx.local_addr().unwrap(),
+                    true,
+                    b"last socket".to_vec()
+                )
+            );
+            assert!(!feed.holding());
+            assert_eq!(feed.dropped(), 0);
+        }
     }
 
     /// Blocks until the handler thread is waiting on the inbox, so a test

@@ -40,7 +40,7 @@ pub use exit::{
     install_ctrlc, interrupted, is_closed_pipe,
 };
 pub use generate::{Generate, GenerateArgs, command, generated, parse};
-pub use inbox::{Drops, Inbox, Received};
+pub use inbox::{Drops, Inbox, Listeners, Received};
 pub use other::{OtherProtocolCount, OtherProtocols, tool_for};
 pub use output::{
     Human, Log, Output, Record, fps_text, plural, report, round3, summary_head, summary_kind,

@@ -6,13 +6,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::net::{SocketAddr, UdpSocket};
-use std::time::Duration;
+use std::net::SocketAddr;
 
 use anyhow::Context as _;
 use mocap_cli::{
-    AllowArgs, Feed, FeedHandler, Flow, Format, Guard, Log, LogArgs, Output, Record, Refusals,
-    Step, StopArgs, Stopped, plural,
+    AllowArgs, FeedHandler, Flow, Format, Guard, Log, LogArgs, Output, Record, Refusals, StopArgs,
+    Stopped, plural,
 };
 use serde::Serialize;
 use zenoh::Wait as _;
@@ -38,64 +37,6 @@ pub(crate) struct Options {
     pub(crate) log: LogArgs,
 }
 
-/// One received datagram: sender, receive time (Unix), bytes.
-type Received<'a> = (SocketAddr, Duration, &'a [u8]);
-
-/// Where datagrams come from. One listening socket (the usual case) is read
-/// on the run loop's own thread, so a datagram reaches Zenoh without a
-/// thread hand-off (a wake-up each, which is most of what a 60 Hz stream
-/// costs, and delay); several go through the shared [`mocap_cli::Inbox`] (a
-/// reading thread each, a bounded queue whose overflow is dropped and
-/// counted).
-enum Sockets {
-    One(mocap_cli::UdpFeed),
-    Many(mocap_cli::Inbox),
-}
-
-impl Sockets {
-    fn new(mut sockets: Vec<UdpSocket>) -> Self {
-        if sockets.len() == 1
-            && let Some(socket) = sockets.pop()
-        {
-            return Self::One(mocap_cli::UdpFeed::new(socket));
-        }
-        Self::Many(mocap_cli::Inbox::new(sockets))
-    }
-
-    /// Datagrams the reading threads drop because publishing fell behind
-    /// (none with one socket: it is read where it is published).
-    fn drops(&self) -> Option<mocap_cli::Drops> {
-        match self {
-            Self::One(_) => None,
-            Self::Many(inbox) => Some(inbox.drops()),
-        }
-    }
-}
-
-impl Feed for Sockets {
-    type Item<'a> = Received<'a>;
-
-    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Received<'_>>> {
-        Ok(match self {
-            Self::One(feed) => match feed.next(wait)? {
-                Step::Item((from, bytes)) => Step::Item((from, mocap_cli::unix_time(), bytes)),
-                Step::Idle => Step::Idle,
-                Step::End(why) => Step::End(why),
-            },
-            // Stamped by the reading thread; its clock is monotonic.
-            Self::Many(inbox) => match inbox.next(wait)? {
-                Step::Item(r) => Step::Item((
-                    r.from,
-                    mocap_cli::unix_time().saturating_sub(r.at.elapsed()),
-                    r.bytes,
-                )),
-                Step::Idle => Step::Idle,
-                Step::End(why) => Step::End(why),
-            },
-        })
-    }
-}
-
 /// Runs `publish` until `--count`, `--duration` or Ctrl-C.
 ///
 /// # Errors
@@ -112,7 +53,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         log.info(format_args!("listening on {local} (UDP)"));
         sockets.push(socket);
     }
-    let mut feed = Sockets::new(sockets);
+    let mut feed = mocap_cli::Listeners::new(sockets);
     let config = session::config(&o.zenoh, o.mode.name(), &o.listen)?;
     let session = session::open(config, &log)?;
     // Answers the subscribers' round-trip probe; kept open for the run.
@@ -224,8 +165,11 @@ impl Publish<'_> {
     }
 }
 
-impl FeedHandler<Sockets> for Publish<'_> {
-    fn item(&mut self, (from, at, bytes): Received<'_>) -> anyhow::Result<Flow> {
+impl FeedHandler<mocap_cli::Listeners> for Publish<'_> {
+    fn item(&mut self, r: mocap_cli::Received<'_>) -> anyhow::Result<Flow> {
+        // The receive time as Unix time: stamped on a monotonic clock.
+        let (from, bytes) = (r.from, r.bytes);
+        let at = mocap_cli::unix_time().saturating_sub(r.at.elapsed());
         if !self.guard.admit(Some(from)) {
             return Ok(Flow::Continue);
         }

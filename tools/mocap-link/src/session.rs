@@ -132,8 +132,24 @@ pub(crate) fn config(
     if args.no_multicast {
         set(&mut config, "scouting/multicast/enabled", false.into())?;
     }
+    // Express samples take a transmit batch each, and Zenoh keeps two per
+    // priority: a third datagram of one burst (a VMC sender's bundles of one
+    // frame, several senders at once) waits for the link task, and is
+    // dropped after 1 ms of a busy CPU. Sixteen small batches absorb a burst
+    // and still hold no backlog worth a frame. A size the file sets stays.
+    let depth = config.get_json(QUEUE_DEPTH).ok();
+    if depth.as_deref() == Some(ZENOH_QUEUE_DEPTH) {
+        set(&mut config, QUEUE_DEPTH, BURST_DEPTH.into())?;
+    }
     Ok(config)
 }
+
+/// The transmit queue of the priority mocap-link publishes at.
+const QUEUE_DEPTH: &str = "transport/link/tx/queue/size/interactive_high";
+/// Zenoh's default for it, as `get_json` prints it.
+const ZENOH_QUEUE_DEPTH: &str = "2";
+/// Zenoh's largest queue.
+const BURST_DEPTH: u64 = 16;
 
 /// The endpoints a configuration will use (flags and file alike).
 fn endpoints(config: &zenoh::Config) -> Vec<Endpoint> {
@@ -204,5 +220,26 @@ mod tests {
         let c = config(&args, "client", &listen).unwrap();
         let warned: Vec<String> = unencrypted_remote(&c).into_iter().map(|e| e.0).collect();
         assert_eq!(warned, ["tcp/203.0.113.5:7447", "udp/0.0.0.0:7447"]);
+    }
+
+    #[test]
+    fn bursts_get_a_deep_queue_unless_the_file_sets_one() {
+        let c = config(&ZenohArgs::default(), "peer", &[]).unwrap();
+        assert_eq!(c.get_json(QUEUE_DEPTH).unwrap(), "16");
+        let dir = std::env::temp_dir().join(format!("link-queue-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("zenoh.json5");
+        std::fs::write(
+            &file,
+            "{ transport: { link: { tx: { queue: { size: { interactive_high: 4 } } } } } }",
+        )
+        .unwrap();
+        let args = ZenohArgs {
+            zenoh_config: Some(file),
+            ..ZenohArgs::default()
+        };
+        let c = config(&args, "peer", &[]).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(c.get_json(QUEUE_DEPTH).unwrap(), "4");
     }
 }

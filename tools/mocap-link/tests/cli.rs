@@ -330,7 +330,12 @@ fn one_publisher_on_two_sockets_carries_both_unchanged_with_their_senders() {
         "{} mocopi",
         sent_mocopi.len()
     );
-    assert!(groups.contains(&sent_vmc), "{} VMC", sent_vmc.len());
+    assert!(
+        groups.contains(&sent_vmc),
+        "{} VMC sent; received per source: {:?}",
+        sent_vmc.len(),
+        groups.iter().map(Vec::len).collect::<Vec<_>>(),
+    );
     let sum: Value = serde_json::from_str(publ.stdout.last().unwrap()).unwrap();
     assert_eq!(sum["datagrams"], want, "{sum}");
     assert_eq!(sum["published"], want, "{sum}");

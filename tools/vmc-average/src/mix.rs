@@ -1,7 +1,7 @@
 //! `vmc-average`: mix several VMC senders into one stream. The binary parses
 //! flags into [`Options`] and calls [`run`].
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -9,9 +9,8 @@ use serde::Serialize;
 
 use mocap_cli::net;
 use mocap_cli::{
-    Activity, Feed, FeedHandler, Flow, Format, Log, LogArgs, MAX_SENDERS, Output, Record, Step,
-    StopArgs, Stopped, TakeSummary, UdpFeed, UsageError, VmcOut, install_ctrlc, report, round3,
-    summary_kind,
+    Activity, FeedHandler, Flow, Format, Log, LogArgs, MAX_SENDERS, Output, Record, StopArgs,
+    Stopped, TakeSummary, UsageError, VmcOut, install_ctrlc, report, round3, summary_kind,
 };
 use mocap_core::vmc::{self, Message, Method, MixConfig, MixSchedule, Mixer};
 
@@ -134,7 +133,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         bound.push(local);
         sockets.push(socket);
     }
-    let mut inbox = Inbox::new(sockets);
+    let mut inbox = mocap_cli::Listeners::new(sockets);
     let guard = mocap_cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
     let fanout = net::Fanout::new(opts.to.clone(), mocap_cli::Receiver::Vmc)
         .context("failed to open the sending socket")?;
@@ -306,8 +305,9 @@ impl Mix<'_> {
     }
 }
 
-impl FeedHandler<Inbox> for Mix<'_> {
-    fn item(&mut self, (listen_idx, from, bytes): Received<'_>) -> anyhow::Result<Flow> {
+impl FeedHandler<mocap_cli::Listeners> for Mix<'_> {
+    fn item(&mut self, r: mocap_cli::Received<'_>) -> anyhow::Result<Flow> {
+        let (listen_idx, from, bytes) = (r.socket, r.from, r.bytes);
         let now = self.start.elapsed();
         self.arrivals.datagrams(now, 1);
         if let Some(a) = self.listening.get_mut(listen_idx) {
@@ -611,55 +611,4 @@ struct SourceRecord<'a> {
     /// Values with NaN or infinity, left out.
     #[serde(skip_serializing_if = "is_zero")]
     non_finite: u64,
-}
-
-/// Where datagrams come from. One listening socket (the usual case) is read
-/// right here, so a datagram costs no thread hand-off or copy; several go
-/// through the shared [`mocap_cli::Inbox`] (a reading thread each, a bounded
-/// queue whose overflow is dropped and counted, threads that end with it).
-enum Inbox {
-    One(UdpFeed),
-    Many(mocap_cli::Inbox),
-}
-
-/// A datagram: the index of the listening socket, the sender, the bytes.
-type Received<'a> = (usize, SocketAddr, &'a [u8]);
-
-impl Inbox {
-    fn new(mut sockets: Vec<UdpSocket>) -> Self {
-        if sockets.len() == 1
-            && let Some(socket) = sockets.pop()
-        {
-            return Self::One(UdpFeed::new(socket));
-        }
-        Self::Many(mocap_cli::Inbox::new(sockets))
-    }
-
-    /// Datagrams the reading threads dropped because mixing fell behind.
-    fn dropped(&self) -> u64 {
-        match self {
-            Self::One(_) => 0,
-            Self::Many(inbox) => inbox.dropped(),
-        }
-    }
-}
-
-impl Feed for Inbox {
-    type Item<'a> = Received<'a>;
-
-    /// The next datagram, waiting at most `wait`.
-    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Received<'_>>> {
-        Ok(match self {
-            Self::One(feed) => match feed.next(wait)? {
-                Step::Item((from, bytes)) => Step::Item((0, from, bytes)),
-                Step::Idle => Step::Idle,
-                Step::End(why) => Step::End(why),
-            },
-            Self::Many(inbox) => match inbox.next(wait)? {
-                Step::Item(r) => Step::Item((r.socket, r.from, r.bytes)),
-                Step::Idle => Step::Idle,
-                Step::End(why) => Step::End(why),
-            },
-        })
-    }
 }
