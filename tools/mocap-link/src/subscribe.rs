@@ -5,7 +5,7 @@
 //! arrive more than `--max-lag` late (a backlog after a stall) are counted,
 //! not sent: the latest pose wins.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::{Arc, Condvar, Mutex};
@@ -78,91 +78,6 @@ pub(crate) struct Options {
     pub(crate) log: LogArgs,
 }
 
-/// What Zenoh's threads hand to the run loop.
-#[derive(Debug)]
-enum Arrived {
-    Sample {
-        key: String,
-        payload: Vec<u8>,
-        sender: Option<SocketAddr>,
-        /// Capture time on the publisher's clock, Unix seconds.
-        capture: Option<f64>,
-    },
-    Probe {
-        performer: String,
-        rtt: Duration,
-    },
-}
-
-/// Samples waiting for the run loop, at most: past it the oldest go (a
-/// stalled loop resumes on the newest), counted.
-const INBOX: usize = 1024;
-
-#[derive(Debug, Default)]
-struct Queue {
-    items: VecDeque<Arrived>,
-    overflow: u64,
-}
-
-/// A bounded queue between Zenoh's callbacks and the run loop.
-#[derive(Debug, Default)]
-struct Inbox {
-    queue: Mutex<Queue>,
-    ready: Condvar,
-}
-
-impl Inbox {
-    fn push(&self, item: Arrived) {
-        // A poisoned lock only means a callback panicked; the queue is intact.
-        let mut q = self
-            .queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if q.items.len() >= INBOX {
-            q.items.pop_front();
-            q.overflow += 1;
-        }
-        q.items.push_back(item);
-        drop(q);
-        self.ready.notify_one();
-    }
-
-    fn pop(&self, wait: Duration) -> Option<Arrived> {
-        let q = self
-            .queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let (mut q, _) = self
-            .ready
-            .wait_timeout_while(q, wait, |q| q.items.is_empty())
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        q.items.pop_front()
-    }
-
-    fn overflow(&self) -> u64 {
-        self.queue
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .overflow
-    }
-}
-
-struct Inflow {
-    inbox: Arc<Inbox>,
-    held: Option<Arrived>,
-}
-
-impl Feed for Inflow {
-    type Item<'a> = &'a Arrived;
-
-    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<&Arrived>> {
-        Ok(match self.inbox.pop(wait) {
-            Some(a) => Step::Item(self.held.insert(a)),
-            None => Step::Idle,
-        })
-    }
-}
-
 /// The sample's sender, as the publisher wrote it in the attachment.
 fn sender_of(sample: &zenoh::sample::Sample) -> Option<SocketAddr> {
     sample.attachment()?.try_to_string().ok()?.parse().ok()
@@ -170,66 +85,72 @@ fn sender_of(sample: &zenoh::sample::Sample) -> Option<SocketAddr> {
 
 /// Runs `subscribe` until `--count`, `--duration` or Ctrl-C.
 ///
+/// Samples are sent on from Zenoh's own callback, under one lock: a hand-off
+/// to the run loop cost a thread wake-up per sample (most of the
+/// subscriber's CPU, and delay). The run loop only waits for the end, probes
+/// and reports.
+///
 /// # Errors
 /// A Zenoh session that cannot open, a key expression it refuses, a
-/// destination socket that cannot be opened.
+/// destination socket that cannot be opened, an output that fails.
 pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
     mocap_cli::install_ctrlc()?;
     let log = Log::new(crate::TOOL, o.log.quiet, true);
     let config = session::config(&o.zenoh, o.mode.name(), &o.listen)?;
     let session = session::open(config, &log)?;
-    let inbox = Arc::new(Inbox::default());
-    let to_inbox = inbox.clone();
-    let _subscriber = session
-        .declare_subscriber(o.key.clone())
-        .callback(move |sample| {
-            to_inbox.push(Arrived::Sample {
-                key: sample.key_expr().as_str().to_owned(),
-                payload: sample.payload().to_bytes().into_owned(),
-                sender: sender_of(&sample),
-                capture: sample
-                    .timestamp()
-                    .map(|t| t.get_time().to_duration().as_secs_f64()),
-            });
-        })
-        .wait()
-        .map_err(|e| anyhow::anyhow!("{e}"))
-        .with_context(|| format!("failed to subscribe to {}", o.key))?;
-    log.info(format_args!(
-        "subscribed to {} (zenoh id {})",
-        o.key,
-        session.zid()
-    ));
     for r in &o.to {
         match &r.only {
             Some(sel) => log.info(format_args!("sending {sel} to {}", r.to)),
             None => log.info(format_args!("sending to {}", r.to)),
         }
     }
+    let shared = Arc::new(Shared {
+        forward: Mutex::new(Forward {
+            routes: o.to.clone(),
+            max_lag: o.max_lag,
+            json: o.format == Format::Json,
+            streams: Streams::default(),
+            outlets: BTreeMap::new(),
+            retired: o.to.iter().map(|r| record(r.to)).collect(),
+            clock: 0,
+            evicted: 0,
+            out: Output::stdout(true),
+            log,
+            samples: 0,
+            stale: 0,
+            count: o.stop.budget(),
+            failed: None,
+        }),
+        attention: Condvar::new(),
+    });
+    let on_sample = shared.clone();
+    let subscriber = session
+        .declare_subscriber(o.key.clone())
+        .callback(move |sample| on_sample.sample(&sample))
+        .wait()
+        .map_err(|e| anyhow::anyhow!("{e}"))
+        .with_context(|| format!("failed to subscribe to {}", o.key))?;
+    shared.lock().log.info(format_args!(
+        "subscribed to {} (zenoh id {})",
+        o.key,
+        session.zid()
+    ));
     let mut s = Subscribe {
         o,
         session: &session,
-        inbox: inbox.clone(),
-        streams: Streams::default(),
-        outlets: BTreeMap::new(),
-        retired: o.to.iter().map(|r| record(r.to)).collect(),
-        clock: 0,
-        evicted: 0,
-        out: Output::stdout(true),
-        log,
-        samples: 0,
-        stale: 0,
+        shared: shared.clone(),
         next_probe: Instant::now(),
-        count: o.stop.budget(),
     };
     let stats = match o.format {
         Format::Human => Some(o.log.stats_interval.unwrap_or(mocap_cli::STATUS_INTERVAL)),
         Format::Json => o.log.stats_interval,
     };
-    let mut feed = Inflow { inbox, held: None };
-    let stopped = mocap_cli::drive(&mut feed, o.stop.duration, stats, &mut s)?;
-    s.report(Some(stopped))?;
-    drop(s);
+    let mut feed = Attention(shared.clone());
+    let stopped = mocap_cli::drive(&mut feed, o.stop.duration, stats, &mut s);
+    // No sample after the summary.
+    let _ = subscriber.undeclare().wait();
+    let stopped = stopped?;
+    shared.lock().report(Some(stopped))?;
     let _ = session.close().wait();
     Ok(())
 }
@@ -243,6 +164,68 @@ fn record(to: SocketAddr) -> SendRecord {
     }
 }
 
+/// What Zenoh's callbacks and the run loop share.
+struct Shared {
+    forward: Mutex<Forward>,
+    /// Wakes the run loop when it must end: `--count` reached, an output
+    /// or socket failed in a callback.
+    attention: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Forward> {
+        // A poisoned lock only means a callback panicked mid-sample; the
+        // counts are still the best there are.
+        self.forward
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A sample from Zenoh: sent on, counted, printed, here on Zenoh's thread.
+    fn sample(&self, sample: &zenoh::sample::Sample) {
+        let arrival = mocap_cli::unix_now();
+        let payload = sample.payload().to_bytes();
+        let capture = sample
+            .timestamp()
+            .map(|t| t.get_time().to_duration().as_secs_f64());
+        let mut f = self.lock();
+        if f.done() {
+            return;
+        }
+        let sent = f.sample(
+            sample.key_expr().as_str(),
+            &payload,
+            sender_of(sample),
+            capture,
+            arrival,
+        );
+        if let Err(e) = sent {
+            f.failed = Some(e);
+        }
+        if f.done() {
+            self.attention.notify_all();
+        }
+    }
+}
+
+/// The run loop's feed: nothing to hand out (samples are handled in Zenoh's
+/// callback); it waits until a callback asks the loop to end.
+struct Attention(Arc<Shared>);
+
+impl Feed for Attention {
+    type Item<'a> = std::convert::Infallible;
+
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Self::Item<'_>>> {
+        let f = self.0.lock();
+        let _ = self
+            .0
+            .attention
+            .wait_timeout_while(f, wait, |f| !f.done())
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(Step::Idle)
+    }
+}
+
 /// One remote sender's local end: a socket per destination that takes its
 /// samples, so each remote sender has a source address of its own here.
 struct Outlet {
@@ -251,10 +234,11 @@ struct Outlet {
     used: u64,
 }
 
-struct Subscribe<'a> {
-    o: &'a Options,
-    session: &'a zenoh::Session,
-    inbox: Arc<Inbox>,
+/// Everything a sample changes.
+struct Forward {
+    routes: Vec<Route>,
+    max_lag: Option<Duration>,
+    json: bool,
     streams: Streams,
     /// By performer (or the whole key of a foreign one) and remote sender;
     /// bounded like every per-sender map.
@@ -267,8 +251,9 @@ struct Subscribe<'a> {
     log: Log,
     samples: u64,
     stale: u64,
-    next_probe: Instant,
     count: mocap_cli::Budget,
+    /// What ended the run from a callback, for the run loop to return.
+    failed: Option<anyhow::Error>,
 }
 
 fn receiver_for(protocol: &str) -> Receiver {
@@ -285,7 +270,12 @@ fn add(total: &mut SendRecord, r: SendRecord) {
     total.unreachable += r.unreachable;
 }
 
-impl Subscribe<'_> {
+impl Forward {
+    /// Whether samples stop here: `--count` reached, or a failure to report.
+    fn done(&self) -> bool {
+        self.count.spent() || self.failed.is_some()
+    }
+
     fn outlet(&mut self, performer: &str, sender: Option<SocketAddr>) -> &mut Outlet {
         let k = (performer.to_owned(), sender);
         if !self.outlets.contains_key(&k) && self.outlets.len() >= mocap_cli::MAX_SENDERS {
@@ -304,7 +294,7 @@ impl Subscribe<'_> {
             }
         }
         self.clock += 1;
-        let routes = self.o.to.len();
+        let routes = self.routes.len();
         let o = self.outlets.entry(k).or_insert_with(|| Outlet {
             links: (0..routes).map(|_| None).collect(),
             staleness: Staleness::default(),
@@ -314,16 +304,17 @@ impl Subscribe<'_> {
         o
     }
 
+    /// One sample that arrived at `arrival` (Unix seconds).
     fn sample(
         &mut self,
         k: &str,
         payload: &[u8],
         sender: Option<SocketAddr>,
         capture: Option<f64>,
+        arrival: f64,
     ) -> anyhow::Result<()> {
         self.samples += 1;
         self.count.spend(1);
-        let arrival = mocap_cli::unix_now();
         let (performer, protocol) = key::split(k);
         self.streams
             .datagram(performer, protocol, sender, payload, arrival);
@@ -331,7 +322,7 @@ impl Subscribe<'_> {
         if let Some(ms) = age_ms {
             self.streams.one_way(performer, protocol, ms);
         }
-        let max_lag = self.o.max_lag;
+        let max_lag = self.max_lag;
         let outlet = self.outlet(performer, sender);
         let stale = match (capture, max_lag) {
             (Some(c), Some(lag)) => outlet.staleness.is_stale(c, arrival, lag.as_secs_f64()),
@@ -341,12 +332,11 @@ impl Subscribe<'_> {
             self.stale += 1;
             self.streams.stale(performer, protocol);
         } else {
-            let routes = &self.o.to;
             let outlet = self
                 .outlets
                 .get_mut(&(performer.to_owned(), sender))
                 .context("outlet just made")?;
-            for (route, link) in routes.iter().zip(outlet.links.iter_mut()) {
+            for (route, link) in self.routes.iter().zip(outlet.links.iter_mut()) {
                 if !route.takes(performer, protocol) {
                     continue;
                 }
@@ -357,7 +347,7 @@ impl Subscribe<'_> {
                 link.send(payload, &self.log);
             }
         }
-        if self.o.format == Format::Json {
+        if self.json {
             self.out.json(&SampleRecord {
                 kind: "link.sample",
                 key: k,
@@ -372,26 +362,12 @@ impl Subscribe<'_> {
         Ok(())
     }
 
-    fn probe(&mut self) {
-        let sent = Instant::now();
-        let inbox = self.inbox.clone();
-        let sel = key::probe(&self.o.room, "*");
-        let asked = self
-            .session
-            .get(sel)
-            .callback(move |reply| {
-                if let Ok(sample) = reply.result() {
-                    let (performer, _) = key::split(sample.key_expr().as_str());
-                    inbox.push(Arrived::Probe {
-                        performer: performer.to_owned(),
-                        rtt: sent.elapsed(),
-                    });
-                }
-            })
-            .timeout(Duration::from_secs(1))
-            .wait();
-        if let Err(e) = asked {
-            self.log.info(format_args!("cannot probe: {e}"));
+    /// A probe's answer from `performer` after `rtt`.
+    fn round_trip(&mut self, performer: &str, rtt: Duration) {
+        let ms = rtt.as_secs_f64() * 1000.0;
+        if self.streams.round_trip(performer, ms) {
+            self.log
+                .info(format_args!("{performer} answers (round trip {ms:.2} ms)"));
         }
     }
 
@@ -413,47 +389,64 @@ impl Subscribe<'_> {
             stopped,
             samples: self.samples,
             stale: self.stale,
-            overflow: self.inbox.overflow(),
             senders: self.outlets.len(),
             evicted_senders: self.evicted,
             untracked: self.streams.untracked(),
             streams: self.streams.records(),
             sends: self.sends(),
         };
-        mocap_cli::report(
-            &mut self.out,
-            &self.log,
-            self.o.format == Format::Json,
-            &r,
-            stopped.is_some(),
-        )?;
+        mocap_cli::report(&mut self.out, &self.log, self.json, &r, stopped.is_some())?;
         Ok(())
     }
 }
 
-impl FeedHandler<Inflow> for Subscribe<'_> {
-    fn item(&mut self, a: &Arrived) -> anyhow::Result<Flow> {
-        match a {
-            Arrived::Sample {
-                key,
-                payload,
-                sender,
-                capture,
-            } => self.sample(key, payload, *sender, *capture)?,
-            Arrived::Probe { performer, rtt } => {
-                let ms = rtt.as_secs_f64() * 1000.0;
-                if self.streams.round_trip(performer, ms) {
-                    self.log
-                        .info(format_args!("{performer} answers (round trip {ms:.2} ms)"));
+/// The run loop's side: probes, stats, and the end.
+struct Subscribe<'a> {
+    o: &'a Options,
+    session: &'a zenoh::Session,
+    shared: Arc<Shared>,
+    next_probe: Instant,
+}
+
+impl Subscribe<'_> {
+    fn probe(&mut self) {
+        let sent = Instant::now();
+        let shared = self.shared.clone();
+        let sel = key::probe(&self.o.room, "*");
+        let asked = self
+            .session
+            .get(sel)
+            .callback(move |reply| {
+                if let Ok(sample) = reply.result() {
+                    let (performer, _) = key::split(sample.key_expr().as_str());
+                    shared.lock().round_trip(performer, sent.elapsed());
                 }
-            }
+            })
+            .timeout(Duration::from_secs(1))
+            .wait();
+        if let Err(e) = asked {
+            self.shared
+                .lock()
+                .log
+                .info(format_args!("cannot probe: {e}"));
         }
-        Ok(Flow::Continue)
+    }
+}
+
+impl FeedHandler<Attention> for Subscribe<'_> {
+    fn item(&mut self, never: std::convert::Infallible) -> anyhow::Result<Flow> {
+        match never {}
     }
 
     fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
-        if self.count.spent() {
-            return Ok(Some(Stopped::Count));
+        {
+            let mut f = self.shared.lock();
+            if let Some(e) = f.failed.take() {
+                return Err(e);
+            }
+            if f.count.spent() {
+                return Ok(Some(Stopped::Count));
+            }
         }
         if let Some(every) = self.o.probe
             && Instant::now() >= self.next_probe
@@ -465,7 +458,7 @@ impl FeedHandler<Inflow> for Subscribe<'_> {
     }
 
     fn stats(&mut self) -> anyhow::Result<()> {
-        self.report(None)
+        self.shared.lock().report(None)
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
@@ -500,8 +493,6 @@ struct SubscribeRecord {
     samples: u64,
     /// Samples not sent on: more than --max-lag late.
     stale: u64,
-    /// Samples dropped because the run loop fell behind Zenoh (oldest first).
-    overflow: u64,
     /// Remote senders with a local socket now.
     senders: usize,
     evicted_senders: u64,
@@ -520,9 +511,6 @@ impl Record for SubscribeRecord {
             self.stale,
             self.senders
         )?;
-        if self.overflow > 0 {
-            write!(f, ", {} dropped (fell behind)", self.overflow)?;
-        }
         for s in &self.streams {
             write!(f, "\n  {s}")?;
         }
@@ -547,21 +535,5 @@ mod tests {
         assert!(both.takes("bob", "mocopi") && !both.takes("alice", "mocopi"));
         assert!(Route::parse("=127.0.0.1:9").is_err());
         assert!(Route::parse("vmc=nowhere").is_err());
-    }
-
-    #[test]
-    fn a_full_inbox_keeps_the_newest() {
-        let inbox = Inbox::default();
-        for i in 0..INBOX + 5 {
-            inbox.push(Arrived::Probe {
-                performer: i.to_string(),
-                rtt: Duration::ZERO,
-            });
-        }
-        assert_eq!(inbox.overflow(), 5);
-        match inbox.pop(Duration::ZERO) {
-            Some(Arrived::Probe { performer, .. }) => assert_eq!(performer, "5"),
-            other => panic!("{other:?}"),
-        }
     }
 }

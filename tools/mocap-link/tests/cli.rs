@@ -342,6 +342,67 @@ fn one_publisher_on_two_sockets_carries_both_unchanged_with_their_senders() {
     assert_eq!(sum["queue_full"], 0, "{sum}");
 }
 
+/// `subscribe -n 5` sends five samples on, prints five records, and ends by
+/// itself with the count as its reason, while the publisher goes on.
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn subscribe_ends_after_count_samples() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let ep = endpoint();
+    let room = room("count");
+    let (sub, publ, addr) = pair(
+        &room,
+        "dave",
+        &to,
+        &["--no-multicast", "-l", &ep, "-n", "5"],
+        &["--no-multicast", "--connect", &ep],
+    );
+    let phone = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let deadline = Instant::now() + LIMIT;
+    let mut sent = 0u32;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 65536];
+    // Send until five came through, and a little longer: no sixth may.
+    let mut after = 0;
+    while after < 10 {
+        assert!(
+            Instant::now() < deadline,
+            "{} of 5 within {LIMIT:?}",
+            got.len()
+        );
+        phone.send_to(&mocopi_frame(sent), addr).unwrap();
+        sent += 1;
+        if let Ok((n, _)) = rx.recv_from(&mut buf) {
+            got.push(fnum(&buf[..n]));
+        }
+        if got.len() >= 5 {
+            after += 1;
+        }
+    }
+    let sub = sub.finish();
+    stop(publ);
+    assert_eq!(sub.code, Some(0), "{}", sub.stderr);
+    assert_eq!(got.len(), 5, "{got:?}");
+    let records: Vec<Value> = sub
+        .stdout
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let samples = records
+        .iter()
+        .filter(|r| r["type"] == "link.sample")
+        .count();
+    assert_eq!(samples, 5);
+    let sum = records.last().unwrap();
+    assert_eq!(sum["type"], "summary", "{sum}");
+    assert_eq!(sum["stopped"], "count", "{sum}");
+    assert_eq!(sum["samples"], 5, "{sum}");
+    assert_eq!(sum["sends"][0]["sent"], 5, "{sum}");
+}
+
 /// One mocopi frame numbered `k` at 60 Hz, from the repository's seed frame.
 fn mocopi_frame(k: u32) -> Vec<u8> {
     use mocap_core::smf::{self, BodyRepr};
@@ -354,7 +415,6 @@ fn mocopi_frame(k: u32) -> Vec<u8> {
     repr.to_bytes()
 }
 
-#[cfg(unix)]
 fn fnum(datagram: &[u8]) -> u32 {
     mocap_core::smf::parse(datagram)
         .unwrap()
