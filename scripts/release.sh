@@ -196,6 +196,12 @@ mapfile -t TOOLS < <(python3 scripts/lib/release.py tools)
 [ ${#TOOLS[@]} -gt 0 ] || die "no tools found (scripts/lib/release.py tools: bin targets under tools/)"
 
 version=$(cargo pkgid -p mocopi-dump | sed 's/.*[#@]//')
+# Tools that are workspaces of their own carry the root's version by hand.
+mapfile -t WORKSPACES < <(python3 scripts/lib/release.py workspaces)
+for w in "${WORKSPACES[@]}"; do
+  v=$(cd "$w" && cargo pkgid | sed 's/.*[#@]//')
+  [ "$v" = "$version" ] || die "$w is version $v, the workspace $version: set it in $w/Cargo.toml"
+done
 target_dir=$(cargo metadata --no-deps --format-version 1 |
   sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 if [ -z "$version" ] || [ -z "$target_dir" ]; then
@@ -223,24 +229,31 @@ docs_files() {
 # --- build ---------------------------------------------------------------------
 
 # --workspace --bins: every tool, the same build as the Windows test stage
-# (scripts/lib/platforms.sh) makes.
-build() {
-  local t=$1 min start=$SECONDS
+# (scripts/lib/platforms.sh) makes; then each tool that is a workspace of
+# its own (mocap-link), from its directory, into the same target/.
+cargo_release() { # TARGET DIR: cargo (or zigbuild) build --release in DIR
+  local t=$1 dir=$2 sub=build scope=(--workspace --bins)
+  [ "$dir" = . ] || scope=(--bins)
   case $t in
     *-apple-darwin)
+      local min var flags
       min=$(zigbuild_min_macos "$t")
-      local var flags
       var=CARGO_TARGET_$(printf '%s' "$t" | tr 'a-z-' 'A-Z_')_RUSTFLAGS
       flags=$(zigbuild_rustflags)
-      say "MACOSX_DEPLOYMENT_TARGET=$min $var='$flags' cargo zigbuild --release --locked --workspace --bins --target $t"
-      env MACOSX_DEPLOYMENT_TARGET="$min" "$var=$flags" \
-        cargo zigbuild --release --locked --workspace --bins --target "$t"
+      say "(in $dir) MACOSX_DEPLOYMENT_TARGET=$min $var='$flags' cargo zigbuild --release --locked ${scope[*]} --target $t"
+      (cd "$dir" && env MACOSX_DEPLOYMENT_TARGET="$min" "$var=$flags" \
+        cargo zigbuild --release --locked "${scope[@]}" --target "$t")
       ;;
     *)
-      say "cargo build --release --locked --workspace --bins --target $t"
-      cargo build --release --locked --workspace --bins --target "$t"
+      say "(in $dir) cargo build --release --locked ${scope[*]} --target $t"
+      (cd "$dir" && cargo build --release --locked "${scope[@]}" --target "$t")
       ;;
   esac
+}
+build() {
+  local t=$1 start=$SECONDS w
+  cargo_release "$t" .
+  for w in "${WORKSPACES[@]}"; do cargo_release "$t" "$w"; done
   say "built $t in $((SECONDS - start)) s"
 }
 for t in "${thin_targets[@]}"; do build "$t"; done
@@ -266,10 +279,7 @@ done
 gen_dir=$bin_dir
 if ! "$bin_dir/mocopi-dump$exe" --version >/dev/null 2>&1; then
   say "$target binaries do not run here: completions and man pages from the host build ($host)"
-  say "cargo build --release --locked --workspace --bins --target $host"
-  start=$SECONDS
-  cargo build --release --locked --workspace --bins --target "$host"
-  say "built $host in $((SECONDS - start)) s"
+  build "$host"
   gen_dir="$target_dir/$host/release"
 fi
 

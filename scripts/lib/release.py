@@ -4,7 +4,13 @@ workspace's tools and the package manager files, stdlib only:
 
     release.py tools
         the tools: every bin target of a package under tools/, from
-        `cargo metadata` (a new tool is picked up without editing a list)
+        `cargo metadata` (a new tool is picked up without editing a list),
+        those of a tool that is a workspace of its own included
+    release.py workspaces
+        the tools that are Cargo workspaces of their own (tools/mocap-link:
+        Zenoh stays out of the root's build), one directory a line; cargo
+        builds each from its directory (its .cargo/config.toml puts the
+        build in the root's target/)
     release.py manifests --base-url URL --dist DIR [--homepage URL]
         DIR/packaging/scoop/mocap-tools.json and
         DIR/packaging/homebrew/mocap-tools.rb from the archives in DIR
@@ -52,12 +58,36 @@ def metadata():
     return json.loads(out)
 
 
+def workspaces(meta=None):
+    """Directories under tools/ (relative to the root) holding a Cargo
+    package that is a workspace of its own, outside the root one."""
+    meta = meta or metadata()
+    members = {os.path.dirname(p["manifest_path"]) for p in meta["packages"]}
+    found = []
+    tools_dir = os.path.join(ROOT, "tools")
+    for name in sorted(os.listdir(tools_dir)):
+        manifest = os.path.join(tools_dir, name, "Cargo.toml")
+        if not os.path.isfile(manifest) or os.path.dirname(manifest) in members:
+            continue
+        with open(manifest, "rb") as f:
+            if "workspace" in tomllib.load(f):
+                found.append(os.path.join("tools", name))
+    return found
+
+
 def tool_packages():
     """(package name, manifest path, [bin names]) for each package under tools/."""
     meta = metadata()
     tools_dir = os.path.join(meta["workspace_root"], "tools") + os.sep
+    packages = list(meta["packages"])
+    for w in workspaces(meta):
+        out = subprocess.run(
+            ["cargo", "metadata", "--no-deps", "--format-version", "1"],
+            cwd=os.path.join(ROOT, w), check=True, capture_output=True, text=True,
+        ).stdout
+        packages.extend(json.loads(out)["packages"])
     found = []
-    for pkg in meta["packages"]:
+    for pkg in packages:
         if not pkg["manifest_path"].startswith(tools_dir):
             continue
         bins = sorted(t["name"] for t in pkg["targets"] if "bin" in t["kind"])
@@ -443,6 +473,7 @@ def main():
     parser = argparse.ArgumentParser(prog="release.py")
     sub = parser.add_subparsers(dest="cmd", required=True)
     sub.add_parser("tools")
+    sub.add_parser("workspaces")
     w = sub.add_parser("packages-without")
     w.add_argument("crate")
     w.add_argument("target")
@@ -459,6 +490,9 @@ def main():
     args = parser.parse_args()
     if args.cmd == "tools":
         print("\n".join(tools()))
+        return 0
+    if args.cmd == "workspaces":
+        print("\n".join(workspaces()))
         return 0
     if args.cmd == "packages-without":
         print("\n".join(packages_without(args.crate, args.target)))

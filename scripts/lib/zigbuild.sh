@@ -55,7 +55,10 @@ zigbuild_min_macos() {
 # drops every library nothing is imported from: the programs load libSystem
 # alone (scripts/test-release.sh checks it). Were a symbol of libobjc or
 # Foundation ever used, the empty stub would make the link fail, not the
-# program.
+# program. mocap-link needs two more: quinn (Zenoh's QUIC) brings
+# rustls-platform-verifier, whose #[link] attributes name the Security and
+# CoreFoundation frameworks; Zenoh never calls it, so nothing is imported
+# from them and mocap-link too loads libSystem alone.
 zigbuild_rustflags() {
   local stubs
   stubs="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/macos-stubs"
