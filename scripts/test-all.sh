@@ -150,6 +150,8 @@ macos_check
 # and the Homebrew formula point at these archives and their hashes. The
 # universal2 archive joins the two macOS builds (no third build). The base
 # URL is the placeholder of the tools' binstall metadata (docs/releases.md).
+# mocap-link, a workspace of its own, is built for each target as well: a
+# release build of Zenoh per target, most of this stage's time.
 say "release archives (musl, Windows, macOS), the .deb and the package manager files"
 release_start=$(date +%s)
 rustup target list --installed | grep -qx x86_64-unknown-linux-musl \

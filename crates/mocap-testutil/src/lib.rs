@@ -172,9 +172,24 @@ impl Proc {
         (p, stdin)
     }
 
+    /// Starts `bin` with `args` and these environment variables added, no stdin.
+    pub fn spawn_with_env(bin: &str, args: &[&str], env: &[(&str, &str)]) -> Self {
+        Self::start_env(bin, args, false, env)
+    }
+
+    /// The child's process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     fn start(bin: &str, args: &[&str], piped: bool) -> Self {
+        Self::start_env(bin, args, piped, &[])
+    }
+
+    fn start_env(bin: &str, args: &[&str], piped: bool, env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(bin)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(if piped { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -12,6 +12,7 @@ mod delay;
 mod key;
 mod publish;
 mod router;
+mod runtime;
 mod session;
 mod streams;
 mod subscribe;
@@ -209,6 +210,8 @@ fn main() -> ExitCode {
         return code;
     }
     let args: Args = mocap_cli::parse();
+    // Before Zenoh (or anything) starts a thread.
+    runtime::ensure();
     let result = match args.command {
         Command::Publish(a) => {
             let (udp, listen) = split_listen(&a.listen);

@@ -403,6 +403,60 @@ fn subscribe_ends_after_count_samples() {
     assert_eq!(sum["sends"][0]["sent"], 5, "{sum}");
 }
 
+/// The environment and thread names of a running process (Linux).
+#[cfg(target_os = "linux")]
+fn environ_and_threads(pid: u32) -> (Vec<String>, Vec<String>) {
+    let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    let env = env
+        .split(|&b| b == 0)
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .collect();
+    let mut threads: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .map(|t| {
+            let comm = t.unwrap().path().join("comm");
+            std::fs::read_to_string(comm).unwrap().trim().to_owned()
+        })
+        .collect();
+    threads.sort();
+    (env, threads)
+}
+
+/// mocap-link runs Zenoh's receiving and accepting on its application
+/// runtime (src/runtime.rs): the process, same id, has ZENOH_RUNTIME set and
+/// no rx or acc threads; a ZENOH_RUNTIME of the user's is left alone.
+#[test]
+#[cfg(target_os = "linux")]
+fn zenoh_receives_on_the_application_thread_unless_told_otherwise() {
+    let layout = "(rx: (handover: app), acc: (handover: app))";
+    for user in [None, Some("(app: (worker_threads: 2))")] {
+        let ep = endpoint();
+        let args = ["router", "-l", &ep, "--no-multicast"];
+        let mut p = match user {
+            None => Proc::spawn(BIN, &args, None),
+            Some(v) => Proc::spawn_with_env(BIN, &args, &[("ZENOH_RUNTIME", v)]),
+        };
+        p.log_line("router");
+        let (env, threads) = environ_and_threads(p.id());
+        let want = format!("ZENOH_RUNTIME={}", user.unwrap_or(layout));
+        assert!(env.contains(&want), "{want} not in {env:?}");
+        let zenoh: Vec<&String> = threads
+            .iter()
+            .filter(|t| t.starts_with("rx-") || t.starts_with("acc-") || t.starts_with("app-"))
+            .collect();
+        if user.is_none() {
+            assert!(
+                zenoh.iter().all(|t| t.starts_with("app-")) && !zenoh.is_empty(),
+                "{threads:?}"
+            );
+        } else {
+            // The user's two application workers.
+            assert!(threads.contains(&"app-1".to_owned()), "{threads:?}");
+        }
+        stop(p);
+    }
+}
+
 /// One mocopi frame numbered `k` at 60 Hz, from the repository's seed frame.
 fn mocopi_frame(k: u32) -> Vec<u8> {
     use mocap_core::smf::{self, BodyRepr};
