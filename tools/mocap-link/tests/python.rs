@@ -52,12 +52,10 @@ fn endpoint() -> String {
     common::endpoint("tcp")
 }
 
+/// The interop script, given on the command line (no file left behind).
 fn python(args: &[&str]) -> Proc {
-    let path = std::env::temp_dir().join(format!("mocap-link-interop-{}.py", std::process::id()));
-    std::fs::write(&path, SCRIPT).unwrap();
-    let mut all = vec![path.to_str().unwrap().to_owned()];
-    all.extend(args.iter().map(|a| (*a).to_owned()));
-    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let mut all = vec!["-c", SCRIPT];
+    all.extend_from_slice(args);
     Proc::spawn("python3", &all, None)
 }
 
@@ -152,10 +150,7 @@ fn a_python_publisher_comes_out_of_subscribe_unchanged() {
     let mut args = vec![ep.as_str(), "pub", key.as_str()];
     args.extend(hexes.iter().map(String::as_str));
     let (mut py, mut stdin) = {
-        let path =
-            std::env::temp_dir().join(format!("mocap-link-interop-p-{}.py", std::process::id()));
-        std::fs::write(&path, SCRIPT).unwrap();
-        let mut all = vec![path.to_str().unwrap()];
+        let mut all = vec!["-c", SCRIPT];
         all.extend_from_slice(&args);
         Proc::spawn_with_stdin("python3", &all)
     };
