@@ -265,10 +265,7 @@ fn two_performers_reach_vmc_average_as_two_senders() {
 #[test]
 #[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn one_publisher_on_two_sockets_carries_both_unchanged_with_their_senders() {
-    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-    rx.set_read_timeout(Some(Duration::from_millis(100)))
-        .unwrap();
-    let to = rx.local_addr().unwrap().to_string();
+    let (rx, to) = common::receiver();
     let ep = endpoint();
     let room = room("two-sockets");
     let mut sub = subscriber(&room, &to, &["--no-multicast", "-l", &ep]);
@@ -347,10 +344,7 @@ fn one_publisher_on_two_sockets_carries_both_unchanged_with_their_senders() {
 #[test]
 #[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn subscribe_ends_after_count_samples() {
-    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-    rx.set_read_timeout(Some(Duration::from_millis(100)))
-        .unwrap();
-    let to = rx.local_addr().unwrap().to_string();
+    let (rx, to) = common::receiver();
     let ep = endpoint();
     let room = room("count");
     let (sub, publ, addr) = pair(

@@ -125,10 +125,7 @@ fn hex(d: &[u8]) -> String {
 fn a_python_publisher_comes_out_of_subscribe_unchanged() {
     let ep = endpoint();
     let room = format!("pyp-{}", std::process::id());
-    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-    rx.set_read_timeout(Some(Duration::from_millis(100)))
-        .unwrap();
-    let to = rx.local_addr().unwrap().to_string();
+    let (rx, to) = common::receiver();
     let mut sub = Proc::spawn(
         BIN,
         &[

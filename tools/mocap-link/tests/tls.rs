@@ -12,7 +12,7 @@
 
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mocap_testutil::{LIMIT, Proc};
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
@@ -66,10 +66,7 @@ fn the_tls_recipe_carries_datagrams_through_a_router() {
     let (router_conf, client_conf) = configs(&dir);
     let ep = common::endpoint("tls");
     let router = common::router(&ep, Some(&router_conf));
-    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-    rx.set_read_timeout(Some(Duration::from_millis(100)))
-        .unwrap();
-    let to = rx.local_addr().unwrap().to_string();
+    let (rx, to) = common::receiver();
     let room = format!("tls-{}", std::process::id());
     let client = [
         "--mode",

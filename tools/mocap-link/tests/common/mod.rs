@@ -7,7 +7,8 @@
     reason = "each test binary uses part of this; test code: a panic is how a test reports"
 )]
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::time::Duration;
 
 use mocap_testutil::Proc;
 
@@ -74,4 +75,14 @@ pub(crate) fn subscriber(room: &str, to: &str, extra: &[&str]) -> Proc {
     let mut p = Proc::spawn(BIN, &args, None);
     p.log_line("subscribed to");
     p
+}
+
+/// A loopback UDP receiver whose reads give up after 100 ms (a lost datagram
+/// fails a test's deadline, never hangs it), and its address as text.
+pub(crate) fn receiver() -> (UdpSocket, String) {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    (rx, to)
 }
