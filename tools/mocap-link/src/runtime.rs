@@ -2,13 +2,14 @@
 //!
 //! Zenoh reads the layout of its runtimes once, from the `ZENOH_RUNTIME`
 //! environment variable. By default it receives on two threads of their
-//! own, and the sockets a listener accepts are driven by the acceptor's
-//! thread, so a sample crosses threads two or three times before our
-//! callback runs: 3.2 context switches a sample in a subscriber of eight
-//! performers. Handing the receive and accept runtimes over to the
-//! application runtime keeps a sample on one thread (one switch a sample),
-//! which took a third off the subscriber's and the router's CPU
-//! (docs/link.md, "Measured delay").
+//! own, sends from a third, and the sockets a listener accepts are driven
+//! by the acceptor's thread, so a sample crosses threads two or three times
+//! on its way in and once more on its way out (a router does both): 3.2
+//! context switches a sample in a subscriber of eight performers. Handing
+//! the receive, accept, transmit and network runtimes over to the
+//! application runtime keeps a sample on one thread (one switch a sample):
+//! that took a third off the subscriber's CPU and, with the transmit side
+//! too, about 0.3× off the router's (docs/link.md, "Measured delay").
 //!
 //! Setting an environment variable in a running program is `unsafe` in Rust
 //! 2024 (another thread may be reading the environment). On Unix the
@@ -22,9 +23,11 @@
 #[cfg(unix)]
 const VAR: &str = "ZENOH_RUNTIME";
 
-/// Receive and accept on the application runtime (one worker thread).
+/// Receive, accept, transmit and network tasks on the application runtime
+/// (one worker thread).
 #[cfg(unix)]
-const LAYOUT: &str = "(rx: (handover: app), acc: (handover: app))";
+const LAYOUT: &str =
+    "(rx: (handover: app), acc: (handover: app), tx: (handover: app), net: (handover: app))";
 
 /// Makes sure Zenoh will read a layout: returns at once when `ZENOH_RUNTIME`
 /// is set; else (Unix) runs this program again with it set, in place. If

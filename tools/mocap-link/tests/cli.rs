@@ -418,11 +418,12 @@ fn environ_and_threads(pid: u32) -> (Vec<String>, Vec<String>) {
 
 /// mocap-link runs Zenoh's receiving and accepting on its application
 /// runtime (src/runtime.rs): the process, same id, has ZENOH_RUNTIME set and
-/// no rx or acc threads; a ZENOH_RUNTIME of the user's is left alone.
+/// no rx, acc, tx or net threads; a ZENOH_RUNTIME of the user's is left alone.
 #[test]
 #[cfg(target_os = "linux")]
 fn zenoh_receives_on_the_application_thread_unless_told_otherwise() {
-    let layout = "(rx: (handover: app), acc: (handover: app))";
+    let layout =
+        "(rx: (handover: app), acc: (handover: app), tx: (handover: app), net: (handover: app))";
     for user in [None, Some("(app: (worker_threads: 2))")] {
         let ep = endpoint();
         let args = ["router", "-l", &ep, "--no-multicast"];
@@ -436,7 +437,11 @@ fn zenoh_receives_on_the_application_thread_unless_told_otherwise() {
         assert!(env.contains(&want), "{want} not in {env:?}");
         let zenoh: Vec<&String> = threads
             .iter()
-            .filter(|t| t.starts_with("rx-") || t.starts_with("acc-") || t.starts_with("app-"))
+            .filter(|t| {
+                ["rx-", "acc-", "tx-", "net-", "app-"]
+                    .iter()
+                    .any(|p| t.starts_with(p))
+            })
             .collect();
         if user.is_none() {
             assert!(
