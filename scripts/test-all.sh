@@ -139,36 +139,26 @@ windows_start=$(date +%s)
 windows_prepare
 trap windows_stop EXIT
 echo "windows stage: prepared in $(( $(date +%s) - windows_start )) s"
-macos_check
 
-# The archives users download, built as scripts/release.sh builds them (the
-# Windows one reuses the build above) and checked by scripts/test-release.sh:
-# contents, checksums, completions parse, man pages render, the musl tools
-# run with an empty environment, the macOS files are Mach-O for the right
-# CPUs, load only libSystem and carry valid signatures, the .deb installs,
-# runs from PATH, and goes; the cargo binstall templates, the Scoop manifest
-# and the Homebrew formula point at these archives and their hashes. The
-# universal2 archive joins the two macOS builds (no third build). The base
-# URL is the placeholder of the tools' binstall metadata (docs/releases.md).
-# mocap-link, a workspace of its own, is built for each target as well: a
-# release build of Zenoh per target, most of this stage's time.
-say "release archives (musl, Windows, macOS), the .deb and the package manager files"
-release_start=$(date +%s)
+# The archives users download, built as scripts/release.sh builds them, in
+# the background from here on (scripts/lib/release-all.sh: nice 19, so the
+# tests below take the CPU whenever they want it and the builds fill the
+# rest); waited for and checked after the last test stage. The Windows
+# archive reuses the build above. mocap-link, a workspace of its own, is
+# built for each target as well: a release build of Zenoh per target, most
+# of the builds' time.
 rustup target list --installed | grep -qx x86_64-unknown-linux-musl \
   || { [ $install = 1 ] && rustup target add x86_64-unknown-linux-musl; }
-rm -rf target/dist
-for what in x86_64-unknown-linux-musl x86_64-pc-windows-gnu aarch64-apple-darwin x86_64-apple-darwin \
-  universal2-apple-darwin deb; do
-  what_start=$(date +%s)
-  DIST=target/dist scripts/release.sh "$what"
-  echo "release $what: $(( $(date +%s) - what_start )) s"
-done
-version=$(cargo pkgid -p mocopi-dump | sed 's/.*[#@]//')
-DIST=target/dist scripts/release.sh manifests --base-url "https://downloads.mocap-tools.example/v$version"
-ls -l target/dist
-scripts/test-release.sh target/dist/*.tar.gz target/dist/*.zip target/dist/*.deb \
-  target/dist/packaging/scoop/mocap-tools.json target/dist/packaging/homebrew/mocap-tools.rb
-echo "release stage: $(( $(date +%s) - release_start )) s"
+say "release archives (musl, Windows, macOS) and the .deb: building in the background"
+release_log=target/release-all.log
+# setsid: its own process group, so an early exit of this script ends the
+# builds too instead of leaving them running.
+setsid nice -n 19 scripts/lib/release-all.sh >"$release_log" 2>&1 &
+release_pid=$!
+release_stop() { kill -- "-$release_pid" 2>/dev/null || true; }
+trap 'windows_stop; release_stop' EXIT
+
+macos_check
 
 say "cargo test --workspace -- --include-ignored"
 cargo test --workspace -- --include-ignored --skip default_ports_are_listened_on_and_a_held_one_is_reported
@@ -224,5 +214,30 @@ if cargo +nightly --version >/dev/null 2>&1; then
 else
   echo "fuzz: NOT RUN: no nightly toolchain here (rustup toolchain install nightly); every other stage ran"
 fi
+
+# The release builds started after the Windows stage: wait, then check
+# what they wrote (contents, checksums, completions parse, man pages render,
+# the musl tools run with an empty environment, the macOS files are Mach-O
+# for the right CPUs, load only libSystem and carry valid signatures, the
+# .deb installs, runs from PATH, and goes; the cargo binstall templates, the
+# Scoop manifest and the Homebrew formula point at these archives and their
+# hashes). The base URL is the placeholder of the tools' binstall metadata
+# (docs/releases.md).
+say "release archives: waiting for the background builds"
+wait_start=$(date +%s)
+if ! wait "$release_pid"; then
+  cat "$release_log"
+  echo "release: the background builds failed (log above, also in $release_log)" >&2
+  exit 1
+fi
+trap windows_stop EXIT
+grep -E '^(== built|release )' "$release_log"
+echo "release: waited $(( $(date +%s) - wait_start )) s for the builds"
+say "release archives: package manager files and checks"
+version=$(cargo pkgid -p mocopi-dump | sed 's/.*[#@]//')
+DIST=target/dist scripts/release.sh manifests --base-url "https://downloads.mocap-tools.example/v$version"
+ls -l target/dist
+scripts/test-release.sh target/dist/*.tar.gz target/dist/*.zip target/dist/*.deb \
+  target/dist/packaging/scoop/mocap-tools.json target/dist/packaging/homebrew/mocap-tools.rb
 
 say "all stages passed"
