@@ -60,7 +60,13 @@ zigbuild_min_macos() {
 # CoreFoundation frameworks; Zenoh never calls it, so nothing is imported
 # from them and mocap-link too loads libSystem alone.
 zigbuild_rustflags() {
-  local stubs
-  stubs="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/macos-stubs"
-  printf '%s' "-L native=$stubs -L framework=$stubs -C link-arg=-Wl,-dead_strip_dylibs"
+  local src dir
+  src="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/macos-stubs"
+  # A copy under the target directory, named by its real path: the flags
+  # (which cargo fingerprints) then stay the same wherever the clone is when
+  # target/ is a link into CI's build cache (.ci/run), and cached macOS
+  # builds are kept.
+  dir="${CARGO_TARGET_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/target}/macos-stubs"
+  mkdir -p "$dir" && cp -pR "$src/." "$dir/" && dir="$(cd "$dir" && pwd -P)" || dir=$src
+  printf '%s' "-L native=$dir -L framework=$dir -C link-arg=-Wl,-dead_strip_dylibs"
 }
