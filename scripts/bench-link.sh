@@ -11,6 +11,13 @@
 # CPU of each mocap-link process (publishers together, subscriber, router) is
 # read from /proc as a share of one core over the run.
 #
+# Where socat is installed, two more baselines: the same datagrams through
+# a chain of plain forwarding processes (socat, one datagram in, the same
+# out), two of them (as many processes as publish → subscribe) and three
+# (as many as through a router). What they add is what waking that many
+# processes costs on this machine, with no Zenoh at all: the floor under
+# the link's figures.
+#
 #   scripts/bench-link.sh                 release build (the figures to quote)
 #   PROFILE=debug scripts/bench-link.sh   the debug build (quick look only)
 #   NO_BUILD=1 …                          use the binary as built (another
@@ -83,11 +90,22 @@ ticks() { # pid... -> user+system clock ticks so far
 
 RX=42100
 run_case() { # name performers size -> one line
-  local name=$1 n=$2 size=$3 ports=() pubs=() sub="" router="" ep
+  local name=$1 n=$2 size=$3 ports=() pubs=() fwd=() sub="" router="" ep
   local hz; hz=$(getconf CLK_TCK)
   local room="bench$$-$name-$n"
   if [ "$name" = direct ]; then
     for i in $(seq 1 "$n"); do ports+=($RX); done
+  elif [ "$name" = 2hops ] || [ "$name" = 3hops ]; then
+    # socat forwarders in a chain ending at the receiver; every sender
+    # sends to the first.
+    local hops=${name%hops} to=$RX k
+    for k in $(seq 1 "$hops"); do
+      local in=$((42400 + k))
+      socat -u "UDP4-RECV:$in,bind=127.0.0.1" "UDP4-SENDTO:127.0.0.1:$to" 2>/dev/null & pids+=($!) fwd+=($!)
+      to=$in
+    done
+    sleep 0.5
+    for i in $(seq 1 "$n"); do ports+=($to); done
   else
     ep="tcp/127.0.0.1:42200"
     local subz=(-l "$ep") pubz=(--connect "$ep")
@@ -110,20 +128,22 @@ run_case() { # name performers size -> one line
   python3 "$work/recv.py" $RX $((SECS + 1)) >"$work/rx" &
   local rxpid=$!
   sleep 0.3
-  local t0p t0s t0r
-  t0p=$(ticks "${pubs[@]:-}"); t0s=$(ticks $sub); t0r=$(ticks $router)
+  local t0p t0s t0r t0f
+  t0p=$(ticks "${pubs[@]:-}"); t0s=$(ticks $sub); t0r=$(ticks $router); t0f=$(ticks "${fwd[@]:-}")
   python3 "$work/send.py" 60 "$SECS" "$size" "${ports[@]}"
-  local t1p t1s t1r
-  t1p=$(ticks "${pubs[@]:-}"); t1s=$(ticks $sub); t1r=$(ticks $router)
+  local t1p t1s t1r t1f
+  t1p=$(ticks "${pubs[@]:-}"); t1s=$(ticks $sub); t1r=$(ticks $router); t1f=$(ticks "${fwd[@]:-}")
   wait $rxpid
   read -r got p50 p99 <"$work/rx"
   local cpu=""
-  if [ "$name" != direct ]; then
+  if [ -n "${fwd[*]}" ]; then
+    cpu=$(python3 -c "hz=$hz;s=$SECS;print('CPU %% of one core: forwarders %.2f' % (($t1f-$t0f)/hz/s*100))")
+  elif [ "$name" != direct ]; then
     cpu=$(python3 -c "hz=$hz;s=$SECS;print('CPU %% of one core: publishers %.2f, subscriber %.2f, router %.2f' % (($t1p-$t0p)/hz/s*100, ($t1s-$t0s)/hz/s*100, ($t1r-$t0r)/hz/s*100))")
   fi
   printf '%-7s %d x 60 Hz %5d B: %6d/%d received, one-way p50 %s ms p99 %s ms  %s\n' \
     "$name" "$n" "$size" "$got" $((n * 60 * SECS)) "$p50" "$p99" "$cpu"
-  for p in $sub $router "${pubs[@]:-}"; do
+  for p in $sub $router "${pubs[@]:-}" "${fwd[@]:-}"; do
     [ -n "$p" ] || continue
     kill -INT "$p" 2>/dev/null || true
     wait "$p" 2>/dev/null || true
@@ -131,7 +151,10 @@ run_case() { # name performers size -> one line
 }
 
 echo "mocap-link ($profile build), loopback, $SECS s per case; $(nproc) cores"
+command -v socat >/dev/null || echo "(socat is not installed: no 2hops/3hops baselines)"
 for load in "1 1600" "8 300"; do
   read -r n size <<<"$load"
-  for name in direct peer router; do run_case $name "$n" "$size"; done
+  cases=(direct)
+  command -v socat >/dev/null && cases+=(2hops 3hops)
+  for name in "${cases[@]}" peer router; do run_case $name "$n" "$size"; done
 done

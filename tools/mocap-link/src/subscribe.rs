@@ -110,9 +110,8 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
             max_lag: o.max_lag,
             json: o.format == Format::Json,
             streams: Streams::default(),
-            outlets: BTreeMap::new(),
+            outlets: Outlets::new(),
             retired: o.to.iter().map(|r| record(r.to)).collect(),
-            clock: 0,
             evicted: 0,
             out: Output::stdout(true),
             log,
@@ -231,7 +230,84 @@ impl Feed for Attention {
 struct Outlet {
     links: Vec<Option<Link>>,
     staleness: Staleness,
-    used: u64,
+}
+
+/// Outlets by performer (or the whole key of a foreign one), then remote
+/// sender. A sample looks its outlet up by `&str`, without copying the
+/// name; a new performer's name is copied once. At most
+/// [`mocap_cli::MAX_SENDERS`] in all: past that a new one takes the place
+/// of the one used least recently, as in every per-sender map.
+struct Outlets<T> {
+    map: BTreeMap<String, BTreeMap<Option<SocketAddr>, (T, u64)>>,
+    len: usize,
+    clock: u64,
+}
+
+impl<T> Outlets<T> {
+    fn new() -> Self {
+        Self {
+            map: BTreeMap::new(),
+            len: 0,
+            clock: 0,
+        }
+    }
+
+    /// The outlet of `performer`'s `sender`, made by `make` when new, and
+    /// the one evicted to make room for it, if any. `None` only if the map
+    /// lost what it just inserted (it cannot).
+    fn get_or_make(
+        &mut self,
+        performer: &str,
+        sender: Option<SocketAddr>,
+        make: impl FnOnce() -> T,
+    ) -> Option<(&mut T, Option<T>)> {
+        let known = self
+            .map
+            .get(performer)
+            .is_some_and(|m| m.contains_key(&sender));
+        let mut evicted = None;
+        if !known {
+            if self.len >= mocap_cli::MAX_SENDERS {
+                evicted = self.evict_stalest();
+            }
+            if !self.map.contains_key(performer) {
+                self.map.insert(performer.to_owned(), BTreeMap::new());
+            }
+            self.len += 1;
+        }
+        self.clock += 1;
+        let clock = self.clock;
+        let by_sender = self.map.get_mut(performer)?;
+        let (outlet, used) = by_sender.entry(sender).or_insert_with(|| (make(), 0));
+        *used = clock;
+        Some((outlet, evicted))
+    }
+
+    /// Removes the outlet used least recently (only when the map is full,
+    /// so the scan is rare).
+    fn evict_stalest(&mut self) -> Option<T> {
+        let (performer, sender) = self
+            .map
+            .iter()
+            .flat_map(|(p, m)| m.iter().map(move |(s, (_, used))| (*used, p, *s)))
+            .min_by_key(|(used, _, _)| *used)
+            .map(|(_, p, s)| (p.clone(), s))?;
+        let by_sender = self.map.get_mut(&performer)?;
+        let (gone, _) = by_sender.remove(&sender)?;
+        if by_sender.is_empty() {
+            self.map.remove(&performer);
+        }
+        self.len -= 1;
+        Some(gone)
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn values(&self) -> impl Iterator<Item = &T> {
+        self.map.values().flat_map(|m| m.values().map(|(o, _)| o))
+    }
 }
 
 /// Everything a sample changes.
@@ -240,12 +316,9 @@ struct Forward {
     max_lag: Option<Duration>,
     json: bool,
     streams: Streams,
-    /// By performer (or the whole key of a foreign one) and remote sender;
-    /// bounded like every per-sender map.
-    outlets: BTreeMap<(String, Option<SocketAddr>), Outlet>,
+    outlets: Outlets<Outlet>,
     /// Counts of evicted outlets, per route.
     retired: Vec<SendRecord>,
-    clock: u64,
     evicted: u64,
     out: Output,
     log: Log,
@@ -276,34 +349,6 @@ impl Forward {
         self.count.spent() || self.failed.is_some()
     }
 
-    fn outlet(&mut self, performer: &str, sender: Option<SocketAddr>) -> &mut Outlet {
-        let k = (performer.to_owned(), sender);
-        if !self.outlets.contains_key(&k) && self.outlets.len() >= mocap_cli::MAX_SENDERS {
-            let stalest = self
-                .outlets
-                .iter()
-                .min_by_key(|(_, o)| o.used)
-                .map(|(k, _)| k.clone());
-            if let Some(gone) = stalest.and_then(|k| self.outlets.remove(&k)) {
-                self.evicted += 1;
-                for (total, link) in self.retired.iter_mut().zip(&gone.links) {
-                    if let Some(l) = link {
-                        add(total, l.record());
-                    }
-                }
-            }
-        }
-        self.clock += 1;
-        let routes = self.routes.len();
-        let o = self.outlets.entry(k).or_insert_with(|| Outlet {
-            links: (0..routes).map(|_| None).collect(),
-            staleness: Staleness::default(),
-            used: 0,
-        });
-        o.used = self.clock;
-        o
-    }
-
     /// One sample that arrived at `arrival` (Unix seconds).
     fn sample(
         &mut self,
@@ -322,9 +367,23 @@ impl Forward {
         if let Some(ms) = age_ms {
             self.streams.one_way(performer, protocol, ms);
         }
-        let max_lag = self.max_lag;
-        let outlet = self.outlet(performer, sender);
-        let stale = match (capture, max_lag) {
+        let routes = self.routes.len();
+        let (outlet, gone) = self
+            .outlets
+            .get_or_make(performer, sender, || Outlet {
+                links: (0..routes).map(|_| None).collect(),
+                staleness: Staleness::default(),
+            })
+            .context("outlet just made")?;
+        if let Some(gone) = gone {
+            self.evicted += 1;
+            for (total, link) in self.retired.iter_mut().zip(&gone.links) {
+                if let Some(l) = link {
+                    add(total, l.record());
+                }
+            }
+        }
+        let stale = match (capture, self.max_lag) {
             (Some(c), Some(lag)) => outlet.staleness.is_stale(c, arrival, lag.as_secs_f64()),
             _ => false,
         };
@@ -332,10 +391,6 @@ impl Forward {
             self.stale += 1;
             self.streams.stale(performer, protocol);
         } else {
-            let outlet = self
-                .outlets
-                .get_mut(&(performer.to_owned(), sender))
-                .context("outlet just made")?;
             for (route, link) in self.routes.iter().zip(outlet.links.iter_mut()) {
                 if !route.takes(performer, protocol) {
                     continue;
@@ -535,5 +590,56 @@ mod tests {
         assert!(both.takes("bob", "mocopi") && !both.takes("alice", "mocopi"));
         assert!(Route::parse("=127.0.0.1:9").is_err());
         assert!(Route::parse("vmc=nowhere").is_err());
+    }
+
+    fn addr(port: u16) -> Option<SocketAddr> {
+        Some(SocketAddr::from(([127, 0, 0, 1], port)))
+    }
+
+    #[test]
+    fn outlets_are_bounded_and_evict_the_least_recently_used() {
+        let max = mocap_cli::MAX_SENDERS;
+        let mut o: Outlets<u32> = Outlets::new();
+        let mut made = 0;
+        // Half under "alice", half under "bob", then one more.
+        for i in 0..max {
+            let who = if i % 2 == 0 { "alice" } else { "bob" };
+            let (_, gone) = o
+                .get_or_make(who, addr(i as u16), || {
+                    made += 1;
+                    made
+                })
+                .unwrap();
+            assert_eq!(gone, None);
+        }
+        assert_eq!((o.len(), made as usize), (max, max));
+        // Looking up a known one makes nothing and evicts nothing, and makes
+        // it the most recently used: the first one made (alice, port 0).
+        let (v, gone) = o.get_or_make("alice", addr(0), || unreachable!()).unwrap();
+        assert_eq!((*v, gone), (1, None));
+        // A new one evicts the least recently used: bob's port 1 (made second).
+        let (v, gone) = o.get_or_make("carol", None, || 999).unwrap();
+        assert_eq!((*v, gone), (999, Some(2)));
+        assert_eq!(o.len(), max);
+        assert_eq!(o.values().count(), max);
+        // Bob's port 1 comes back as new, in place of alice's port 2 (made
+        // third); alice's port 0 is still there.
+        let (v, gone) = o.get_or_make("bob", addr(1), || 1000).unwrap();
+        assert_eq!((*v, gone), (1000, Some(3)));
+        let (v, _) = o.get_or_make("alice", addr(0), || unreachable!()).unwrap();
+        assert_eq!(*v, 1);
+    }
+
+    #[test]
+    fn a_performer_whose_last_outlet_is_evicted_is_forgotten() {
+        let max = mocap_cli::MAX_SENDERS;
+        let mut o: Outlets<usize> = Outlets::new();
+        o.get_or_make("once", None, || 0).unwrap();
+        for i in 1..=max {
+            o.get_or_make("many", addr(i as u16), || i).unwrap();
+        }
+        assert_eq!(o.len(), max);
+        assert!(!o.map.contains_key("once"));
+        assert_eq!(o.map.len(), 1);
     }
 }
