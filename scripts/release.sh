@@ -252,6 +252,9 @@ cargo_release() { # TARGET DIR: cargo (or zigbuild) build --release in DIR
 }
 build() {
   local t=$1 start=$SECONDS w
+  if [ -n "${CARGO_PROFILE_RELEASE_OPT_LEVEL:-}" ]; then
+    say "CARGO_PROFILE_RELEASE_OPT_LEVEL=$CARGO_PROFILE_RELEASE_OPT_LEVEL: not the release profile's optimisation (a check build, not one to publish)"
+  fi
   cargo_release "$t" .
   for w in "${WORKSPACES[@]}"; do cargo_release "$t" "$w"; done
   say "built $t in $((SECONDS - start)) s"

@@ -572,7 +572,9 @@ pub mod wine {
         assert_eq!(
             windows.status.code(),
             linux.status.code(),
-            "{what}: exit code"
+            "{what}: exit code\n--- Windows stderr:\n{}\n--- Linux stderr:\n{}",
+            String::from_utf8_lossy(&windows.stderr),
+            String::from_utf8_lossy(&linux.stderr)
         );
         let pipes = [
             (&windows.stdout, &linux.stdout, "stdout"),
