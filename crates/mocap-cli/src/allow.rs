@@ -167,7 +167,7 @@ impl Guard {
         let first = {
             let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             st.total += 1;
-            let count = st.by_source.get_or_insert_with(src, || 0);
+            let count = st.by_source.get_or_insert_with(&src, || 0);
             *count += 1;
             *count == 1
         };

@@ -49,7 +49,7 @@ pub use output::{
 pub use realtime::{Tuned, tune_current_thread};
 pub use records::{ArgRecord, ErrorRecord, VmcOut, VmcRecord, ts_us};
 pub use runner::{Feed, FeedHandler, Flow, POLL, RunClock, Step, Stopped, UdpFeed, drive, run};
-pub use senders::{MAX_SENDERS, Senders};
+pub use senders::{MAX_SENDERS, Pair, Senders, pair};
 pub use sends::{Receiver, SendCounts, SendRecord, write_sends};
 pub use source::{
     Datagram, Event, Input, InputError, Recorder, Source, TextInput, unix_now, unix_time,

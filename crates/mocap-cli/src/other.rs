@@ -79,8 +79,8 @@ impl OtherProtocols {
         let (p, _) = protocol::recognise(payload).filter(|(p, _)| *p != self.own)?;
         self.count += 1;
         // Past the bound on senders, strangers are counted but not named.
-        if self.told.admits(src) && self.told.get_mut(src).is_none() {
-            self.told.get_or_insert_with(src, || ());
+        if self.told.admits(&src) && self.told.get_mut(&src).is_none() {
+            self.told.get_or_insert_with(&src, || ());
             log.info(format_args!("{}", sentence(p, src)));
         }
         Some(p)

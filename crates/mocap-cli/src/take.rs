@@ -298,7 +298,7 @@ impl VmcTakes {
     ) -> anyhow::Result<()> {
         // A new sender past the bound gets no take (and no file).
         let refused = self.takes.overflow();
-        let Some(t) = self.takes.try_insert_with(src, || VmcTake {
+        let Some(t) = self.takes.try_insert_with(&src, || VmcTake {
             recorder: Recorder::new(),
             take: None,
         }) else {
@@ -335,7 +335,7 @@ impl VmcTakes {
     /// Patches and closes every take (frame time measured over the take).
     pub fn finish(self, log: &Log) -> anyhow::Result<Vec<TakeSummary>> {
         let mut done = Vec::new();
-        for (src, t) in self.takes {
+        for (src, t) in self.takes.into_entries() {
             let Some(take) = t.take else {
                 if t.recorder.skipped() > 0 {
                     log.always(format_args!(

@@ -3,10 +3,11 @@
 //! that number their frames (mocopi's `fnum`, Live Link Face's frame count),
 //! and datagram counts and rate for the others; plus link delay.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt;
 use std::net::SocketAddr;
 
+use mocap_cli::{Senders, pair};
 use mocap_core::health::{Health, UNNUMBERED};
 use mocap_core::protocol::Protocol;
 use mocap_core::{livelink, smf};
@@ -15,9 +16,6 @@ use serde::Serialize;
 use crate::delay::{Percentiles, Recent};
 use crate::key;
 
-/// Streams tracked one by one; past this many, a new one is only counted
-/// (a publisher flooding made-up performer names cannot grow memory).
-const MAX_STREAMS: usize = mocap_cli::MAX_SENDERS;
 /// Distinct senders remembered per stream (the count stops growing there).
 const MAX_STREAM_SENDERS: usize = 64;
 
@@ -33,11 +31,14 @@ struct Stream {
 }
 
 /// Every stream seen, by (performer, protocol); round trips by performer.
+/// Looked up by borrowed names: only a new stream copies them. Past
+/// [`mocap_cli::MAX_SENDERS`] streams a new one is only counted (a publisher
+/// flooding made-up performer names cannot grow memory, and the streams
+/// already shown keep their health).
 #[derive(Debug, Default)]
 pub(crate) struct Streams {
-    map: BTreeMap<(String, String), Stream>,
-    rtt: BTreeMap<String, Recent>,
-    untracked: u64,
+    map: Senders<Stream, (String, String)>,
+    rtt: Senders<Recent, String>,
 }
 
 impl Streams {
@@ -51,7 +52,11 @@ impl Streams {
         payload: &[u8],
         arrival: f64,
     ) {
-        let Some(s) = self.stream(performer, protocol) else {
+        // Past the bound a new stream is only counted (`untracked`).
+        let Some(s) = self
+            .map
+            .try_insert_with(pair(&(performer, protocol)), Stream::default)
+        else {
             return;
         };
         s.datagrams += 1;
@@ -69,14 +74,14 @@ impl Streams {
 
     /// A one-way age (arrival minus capture) of a sample of this stream.
     pub(crate) fn one_way(&mut self, performer: &str, protocol: &str, ms: f64) {
-        if let Some(s) = self.stream(performer, protocol) {
+        if let Some(s) = self.map.get_mut(pair(&(performer, protocol))) {
             s.one_way.push(ms);
         }
     }
 
     /// A sample of this stream that was too late to send on.
     pub(crate) fn stale(&mut self, performer: &str, protocol: &str) {
-        if let Some(s) = self.stream(performer, protocol) {
+        if let Some(s) = self.map.get_mut(pair(&(performer, protocol))) {
             s.stale += 1;
         }
     }
@@ -87,26 +92,17 @@ impl Streams {
         if let Some(r) = self.rtt.get_mut(performer) {
             r.push(ms);
             false
-        } else if self.rtt.len() < MAX_STREAMS {
-            self.rtt.entry(performer.to_owned()).or_default().push(ms);
+        } else if let Some(r) = self.rtt.try_insert_with(performer, Recent::default) {
+            r.push(ms);
             true
         } else {
             false
         }
     }
 
-    fn stream(&mut self, performer: &str, protocol: &str) -> Option<&mut Stream> {
-        let k = (performer.to_owned(), protocol.to_owned());
-        if !self.map.contains_key(&k) && self.map.len() >= MAX_STREAMS {
-            self.untracked += 1;
-            return None;
-        }
-        Some(self.map.entry(k).or_default())
-    }
-
     /// Datagrams of streams past the bound, counted only.
     pub(crate) fn untracked(&self) -> u64 {
-        self.untracked
+        self.map.overflow()
     }
 
     /// One record per stream.
@@ -262,10 +258,10 @@ mod tests {
     #[test]
     fn streams_are_bounded() {
         let mut s = Streams::default();
-        for i in 0..MAX_STREAMS + 10 {
+        for i in 0..mocap_cli::MAX_SENDERS + 10 {
             s.datagram(&format!("p{i}"), "vmc", None, b"x", 0.0);
         }
-        assert_eq!(s.records().len(), MAX_STREAMS);
+        assert_eq!(s.records().len(), mocap_cli::MAX_SENDERS);
         assert_eq!(s.untracked(), 10);
     }
 }

@@ -5,7 +5,6 @@
 //! arrive more than `--max-lag` late (a backlog after a stall) are counted,
 //! not sent: the latest pose wins.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::{Arc, Condvar, Mutex};
@@ -14,8 +13,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use mocap_cli::net::Link;
 use mocap_cli::{
-    Feed, FeedHandler, Flow, Format, Log, LogArgs, Output, Receiver, Record, SendRecord, Step,
-    StopArgs, Stopped, plural,
+    Feed, FeedHandler, Flow, Format, Log, LogArgs, Output, Receiver, Record, SendRecord, Senders,
+    Step, StopArgs, Stopped, plural,
 };
 use serde::Serialize;
 use zenoh::Wait as _;
@@ -110,9 +109,8 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
             max_lag: o.max_lag,
             json: o.format == Format::Json,
             streams: Streams::default(),
-            outlets: Outlets::new(),
+            outlets: Senders::new(),
             retired: o.to.iter().map(|r| record(r.to)).collect(),
-            evicted: 0,
             out: Output::stdout(true),
             log,
             samples: 0,
@@ -232,94 +230,17 @@ struct Outlet {
     staleness: Staleness,
 }
 
-/// Outlets by performer (or the whole key of a foreign one), then remote
-/// sender. A sample looks its outlet up by `&str`, without copying the
-/// name; a new performer's name is copied once. At most
-/// [`mocap_cli::MAX_SENDERS`] in all: past that a new one takes the place
-/// of the one used least recently, as in every per-sender map.
-struct Outlets<T> {
-    map: BTreeMap<String, BTreeMap<Option<SocketAddr>, (T, u64)>>,
-    len: usize,
-    clock: u64,
-}
-
-impl<T> Outlets<T> {
-    fn new() -> Self {
-        Self {
-            map: BTreeMap::new(),
-            len: 0,
-            clock: 0,
-        }
-    }
-
-    /// The outlet of `performer`'s `sender`, made by `make` when new, and
-    /// the one evicted to make room for it, if any. `None` only if the map
-    /// lost what it just inserted (it cannot).
-    fn get_or_make(
-        &mut self,
-        performer: &str,
-        sender: Option<SocketAddr>,
-        make: impl FnOnce() -> T,
-    ) -> Option<(&mut T, Option<T>)> {
-        let known = self
-            .map
-            .get(performer)
-            .is_some_and(|m| m.contains_key(&sender));
-        let mut evicted = None;
-        if !known {
-            if self.len >= mocap_cli::MAX_SENDERS {
-                evicted = self.evict_stalest();
-            }
-            if !self.map.contains_key(performer) {
-                self.map.insert(performer.to_owned(), BTreeMap::new());
-            }
-            self.len += 1;
-        }
-        self.clock += 1;
-        let clock = self.clock;
-        let by_sender = self.map.get_mut(performer)?;
-        let (outlet, used) = by_sender.entry(sender).or_insert_with(|| (make(), 0));
-        *used = clock;
-        Some((outlet, evicted))
-    }
-
-    /// Removes the outlet used least recently (only when the map is full,
-    /// so the scan is rare).
-    fn evict_stalest(&mut self) -> Option<T> {
-        let (performer, sender) = self
-            .map
-            .iter()
-            .flat_map(|(p, m)| m.iter().map(move |(s, (_, used))| (*used, p, *s)))
-            .min_by_key(|(used, _, _)| *used)
-            .map(|(_, p, s)| (p.clone(), s))?;
-        let by_sender = self.map.get_mut(&performer)?;
-        let (gone, _) = by_sender.remove(&sender)?;
-        if by_sender.is_empty() {
-            self.map.remove(&performer);
-        }
-        self.len -= 1;
-        Some(gone)
-    }
-
-    fn len(&self) -> usize {
-        self.len
-    }
-
-    fn values(&self) -> impl Iterator<Item = &T> {
-        self.map.values().flat_map(|m| m.values().map(|(o, _)| o))
-    }
-}
-
 /// Everything a sample changes.
 struct Forward {
     routes: Vec<Route>,
     max_lag: Option<Duration>,
     json: bool,
     streams: Streams,
-    outlets: Outlets<Outlet>,
+    /// By performer (or the whole key of a foreign one), then remote
+    /// sender; looked up by borrowed name, bounded as every per-sender map.
+    outlets: Senders<Outlet, (String, Option<SocketAddr>)>,
     /// Counts of evicted outlets, per route.
     retired: Vec<SendRecord>,
-    evicted: u64,
     out: Output,
     log: Log,
     samples: u64,
@@ -368,15 +289,14 @@ impl Forward {
             self.streams.one_way(performer, protocol, ms);
         }
         let routes = self.routes.len();
-        let (outlet, gone) = self
-            .outlets
-            .get_or_make(performer, sender, || Outlet {
-                links: (0..routes).map(|_| None).collect(),
-                staleness: Staleness::default(),
-            })
-            .context("outlet just made")?;
+        let (outlet, gone) =
+            self.outlets
+                .get_or_insert_evicting(mocap_cli::pair(&(performer, &sender)), || Outlet {
+                    links: (0..routes).map(|_| None).collect(),
+                    staleness: Staleness::default(),
+                });
+        // An evicted outlet's sockets close here; its counts stay in the totals.
         if let Some(gone) = gone {
-            self.evicted += 1;
             for (total, link) in self.retired.iter_mut().zip(&gone.links) {
                 if let Some(l) = link {
                     add(total, l.record());
@@ -445,7 +365,7 @@ impl Forward {
             samples: self.samples,
             stale: self.stale,
             senders: self.outlets.len(),
-            evicted_senders: self.evicted,
+            evicted_senders: self.outlets.evicted_senders(),
             untracked: self.streams.untracked(),
             streams: self.streams.records(),
             sends: self.sends(),
@@ -590,56 +510,5 @@ mod tests {
         assert!(both.takes("bob", "mocopi") && !both.takes("alice", "mocopi"));
         assert!(Route::parse("=127.0.0.1:9").is_err());
         assert!(Route::parse("vmc=nowhere").is_err());
-    }
-
-    fn addr(port: u16) -> Option<SocketAddr> {
-        Some(SocketAddr::from(([127, 0, 0, 1], port)))
-    }
-
-    #[test]
-    fn outlets_are_bounded_and_evict_the_least_recently_used() {
-        let max = mocap_cli::MAX_SENDERS;
-        let mut o: Outlets<u32> = Outlets::new();
-        let mut made = 0;
-        // Half under "alice", half under "bob", then one more.
-        for i in 0..max {
-            let who = if i % 2 == 0 { "alice" } else { "bob" };
-            let (_, gone) = o
-                .get_or_make(who, addr(i as u16), || {
-                    made += 1;
-                    made
-                })
-                .unwrap();
-            assert_eq!(gone, None);
-        }
-        assert_eq!((o.len(), made as usize), (max, max));
-        // Looking up a known one makes nothing and evicts nothing, and makes
-        // it the most recently used: the first one made (alice, port 0).
-        let (v, gone) = o.get_or_make("alice", addr(0), || unreachable!()).unwrap();
-        assert_eq!((*v, gone), (1, None));
-        // A new one evicts the least recently used: bob's port 1 (made second).
-        let (v, gone) = o.get_or_make("carol", None, || 999).unwrap();
-        assert_eq!((*v, gone), (999, Some(2)));
-        assert_eq!(o.len(), max);
-        assert_eq!(o.values().count(), max);
-        // Bob's port 1 comes back as new, in place of alice's port 2 (made
-        // third); alice's port 0 is still there.
-        let (v, gone) = o.get_or_make("bob", addr(1), || 1000).unwrap();
-        assert_eq!((*v, gone), (1000, Some(3)));
-        let (v, _) = o.get_or_make("alice", addr(0), || unreachable!()).unwrap();
-        assert_eq!(*v, 1);
-    }
-
-    #[test]
-    fn a_performer_whose_last_outlet_is_evicted_is_forgotten() {
-        let max = mocap_cli::MAX_SENDERS;
-        let mut o: Outlets<usize> = Outlets::new();
-        o.get_or_make("once", None, || 0).unwrap();
-        for i in 1..=max {
-            o.get_or_make("many", addr(i as u16), || i).unwrap();
-        }
-        assert_eq!(o.len(), max);
-        assert!(!o.map.contains_key("once"));
-        assert_eq!(o.map.len(), 1);
     }
 }

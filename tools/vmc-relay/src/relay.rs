@@ -165,7 +165,7 @@ impl Dest {
         };
         // One solver per sender, never shared: past the bound the stalest
         // sender's solver makes room.
-        let stream = streams.get_or_insert_with(src, || TrackerStream::new(*opts));
+        let stream = streams.get_or_insert_with(&src, || TrackerStream::new(*opts));
         let mut out = Vec::new();
         for m in kept {
             if let Ok(typed) = Message::from_osc(m) {
@@ -196,7 +196,7 @@ impl Dest {
         // stalest sender's makes room.
         let (s, seen) = self
             .smoothers
-            .get_or_insert_with(src, || (vmc::Smoother::new(opts.clone()), now));
+            .get_or_insert_with(&src, || (vmc::Smoother::new(opts.clone()), now));
         *seen = now;
         s.handle_message(&mut typed, now);
         match typed {
@@ -516,7 +516,7 @@ fn loops_back(listen: SocketAddr, to: SocketAddr) -> bool {
 impl Relay {
     fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
         self.activity.datagrams(self.start.elapsed(), 1);
-        let stats = self.sources.get_or_default(d.src);
+        let stats = self.sources.get_or_default(&d.src);
         stats.datagrams += 1;
         stats.bytes += d.payload.len() as u64;
         if let Some(max) = self.max_pps {
@@ -570,7 +570,7 @@ impl Relay {
         let packet = match osc::decode(d.payload) {
             Ok(p) => p,
             Err(e) => {
-                let stats = self.sources.get_or_default(d.src);
+                let stats = self.sources.get_or_default(&d.src);
                 stats.decode_errors += 1;
                 let other = self.other.check(d.src, d.payload, &self.log).is_some();
                 if !other
@@ -824,7 +824,7 @@ impl Relay {
         let (listed, more_senders) = if stopped.is_none() {
             self.sources.busiest(STATS_SENDERS, |s| s.datagrams)
         } else {
-            (self.sources.iter().map(|(k, v)| (*k, v)).collect(), 0)
+            (self.sources.iter().collect(), 0)
         };
         let rec = SummaryRecord {
             kind: summary_kind(stopped),
@@ -839,7 +839,7 @@ impl Relay {
             refused_senders: refusals.refused_senders,
             sources: listed
                 .into_iter()
-                .map(|(src, stats)| SourceRecord { src, stats })
+                .map(|(src, stats)| SourceRecord { src: *src, stats })
                 .collect(),
             more_senders,
             evicted: self.sources.evicted().map(|stats| EvictedRecord {
@@ -1011,7 +1011,7 @@ mod batched {
         fn settle(&mut self) {
             let t = std::mem::take(&mut self.tally);
             if t.datagrams > 0 {
-                let stats = self.relay.sources.get_or_default(t.src);
+                let stats = self.relay.sources.get_or_default(&t.src);
                 stats.datagrams += t.datagrams;
                 stats.bytes += t.bytes;
             }

@@ -392,7 +392,7 @@ impl<'o> Decoder<'o> {
         }
         self.last_frame = Some(now);
         self.stopped_reported = false;
-        let stats = self.sources.get_or_default(src);
+        let stats = self.sources.get_or_default(&src);
         if let (Some(last), Some(at)) = (stats.last, arrival)
             && at - last > self.opts.silence.as_secs_f64()
         {

@@ -65,7 +65,7 @@ impl UdpMode<'_> {
     }
 
     fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
-        self.dec.sources.get_or_default(None).errors += 1;
+        self.dec.sources.get_or_default(&None).errors += 1;
         match self.dec.opts.format {
             OutputFormat::Json => {
                 self.dec.out.json(&ErrorRecord::from(e))?;

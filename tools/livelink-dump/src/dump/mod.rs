@@ -158,7 +158,7 @@ impl DumpTool for Dump<'_> {
         match livelink::parse(d.payload) {
             Ok(p) => self.packet(core, d, &p)?,
             Err(e) => {
-                self.senders.get_or_default(d.src).errors += 1;
+                self.senders.get_or_default(&d.src).errors += 1;
                 core.other.check(d.src, d.payload, &core.log);
                 match core.mode {
                     Mode::Json => core.out.json(&error_record(d, &e))?,
@@ -177,7 +177,7 @@ impl DumpTool for Dump<'_> {
     }
 
     fn unreadable(&mut self, _: &InputError) {
-        self.senders.get_or_default(None).errors += 1;
+        self.senders.get_or_default(&None).errors += 1;
     }
 
     fn packets(&self) -> u64 {
@@ -199,7 +199,7 @@ impl Dump<'_> {
         let subject = p.subject();
         let warnings = p.warnings();
         let chosen = self.opts.subject.as_deref().is_none_or(|s| s == subject);
-        let sender = self.senders.get_or_default(d.src);
+        let sender = self.senders.get_or_default(&d.src);
         let known = sender.subjects.iter().position(|s| s.name == subject);
         let index = match known {
             Some(i) => Some(i),

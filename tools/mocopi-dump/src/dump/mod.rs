@@ -135,7 +135,7 @@ struct Dump<'o> {
 
 impl DumpTool for Dump<'_> {
     fn datagram(&mut self, core: &mut Core, d: &Datagram<'_>) -> anyhow::Result<()> {
-        let stats = self.senders.get_or_default(d.src);
+        let stats = self.senders.get_or_default(&d.src);
         stats.packets += 1;
         let parsed = smf::parse(d.payload);
         let warnings = parsed.as_ref().map(Packet::warnings).unwrap_or_default();
@@ -187,7 +187,7 @@ impl DumpTool for Dump<'_> {
     }
 
     fn unreadable(&mut self, _: &InputError) {
-        let stats = self.senders.get_or_default(None);
+        let stats = self.senders.get_or_default(&None);
         stats.packets += 1;
         stats.health.error();
     }
@@ -382,12 +382,12 @@ impl Dump<'_> {
         let (listed, more_senders) = if stopped.is_none() {
             self.senders.busiest(STATS_SENDERS, |s| s.packets)
         } else {
-            (self.senders.iter().map(|(k, v)| (*k, v)).collect(), 0)
+            (self.senders.iter().collect(), 0)
         };
         let senders: Vec<_> = listed
             .into_iter()
             .map(|(src, s)| SenderRecord {
-                src,
+                src: *src,
                 counters: s.counters(),
             })
             .collect();

@@ -34,7 +34,7 @@ impl Dump<'_> {
         match &p.body {
             Body::Skeleton(s) if !self.takes.contains_key(&src) => {
                 // A new sender past the bound gets no take (and no file).
-                if !self.takes.admits(src) {
+                if !self.takes.admits(&src) {
                     if !self.takes_full_logged {
                         self.takes_full_logged = true;
                         mocap_cli::log_no_take(log, src);
@@ -71,7 +71,7 @@ impl Dump<'_> {
                         *slot = Some(i);
                     }
                 }
-                self.takes.get_or_insert_with(src, || BvhTake {
+                self.takes.get_or_insert_with(&src, || BvhTake {
                     take,
                     index,
                     positions: vec![[0.0; 3]; ids.len()],
@@ -81,7 +81,7 @@ impl Dump<'_> {
                 });
             }
             Body::Frame(f) => {
-                let Some(t) = self.takes.get_mut(src) else {
+                let Some(t) = self.takes.get_mut(&src) else {
                     return Ok(());
                 };
                 if let Some(last) = t.last_fnum {
@@ -118,7 +118,7 @@ impl Dump<'_> {
 
     /// Patches and closes every take, with the sender's measured frame time.
     pub(super) fn finish_takes(&mut self, log: &Log) -> anyhow::Result<()> {
-        for (src, t) in std::mem::take(&mut self.takes) {
+        for (src, t) in std::mem::take(&mut self.takes).into_entries() {
             let fps = self
                 .senders
                 .get(&src)
