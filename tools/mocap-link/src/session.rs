@@ -172,6 +172,16 @@ pub(crate) fn unencrypted_remote(config: &zenoh::Config) -> Vec<Endpoint> {
         .collect()
 }
 
+/// Zenoh's low-latency transport: no transmit queue, each sample written
+/// to the socket on the thread that sends it, and no time limit on that.
+const LOWLATENCY: &str = "transport/unicast/lowlatency";
+
+/// Whether the configuration asks for the low-latency transport, which
+/// blocks a sender behind a stalled receiver (docs/link.md).
+pub(crate) fn blocks_behind_a_stall(config: &zenoh::Config) -> bool {
+    config.get_json(LOWLATENCY).ok().as_deref() == Some("true")
+}
+
 /// Opens the session, saying what it is.
 ///
 /// # Errors
@@ -182,6 +192,13 @@ pub(crate) fn open(config: zenoh::Config, log: &Log) -> anyhow::Result<zenoh::Se
             "warning: {} carries the stream unencrypted and without authentication \
              beyond this machine; use tls/… or quic/… with a --zenoh-config (docs/link.md)",
             e.0
+        ));
+    }
+    if blocks_behind_a_stall(&config) {
+        log.always(format_args!(
+            "warning: {LOWLATENCY} is on: with a peer that negotiates it too, a \
+             stalled receiver blocks this process (no frames dropped, a backlog \
+             sent late) instead of Zenoh dropping samples (docs/link.md)"
         ));
     }
     let session = zenoh::open(config)
@@ -241,5 +258,26 @@ mod tests {
         let c = config(&args, "peer", &[]).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         assert_eq!(c.get_json(QUEUE_DEPTH).unwrap(), "4");
+    }
+
+    #[test]
+    fn the_low_latency_transport_is_told_apart() {
+        let c = config(&ZenohArgs::default(), "peer", &[]).unwrap();
+        assert!(!blocks_behind_a_stall(&c));
+        let dir = std::env::temp_dir().join(format!("link-lowlat-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("zenoh.json5");
+        std::fs::write(
+            &file,
+            "{ transport: { unicast: { lowlatency: true, qos: { enabled: false } } } }",
+        )
+        .unwrap();
+        let args = ZenohArgs {
+            zenoh_config: Some(file),
+            ..ZenohArgs::default()
+        };
+        let c = config(&args, "peer", &[]).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(blocks_behind_a_stall(&c));
     }
 }
