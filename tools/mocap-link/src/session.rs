@@ -280,4 +280,33 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         assert!(blocks_behind_a_stall(&c));
     }
+
+    /// docs/link.md's recipe for a shorter freeze after a stall: Zenoh
+    /// takes the keys (its TCP links then set the sockets' sizes).
+    #[test]
+    fn the_fixed_tcp_buffers_recipe_is_a_valid_configuration() {
+        let dir = std::env::temp_dir().join(format!("link-bufs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("zenoh.json5");
+        std::fs::write(
+            &file,
+            "{ transport: { link: { tcp: { so_sndbuf: 131072, so_rcvbuf: 131072 } } } }",
+        )
+        .unwrap();
+        let args = ZenohArgs {
+            zenoh_config: Some(file),
+            ..ZenohArgs::default()
+        };
+        let c = config(&args, "peer", &[]).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        for key in ["so_sndbuf", "so_rcvbuf"] {
+            let got = c.get_json(&format!("transport/link/tcp/{key}")).unwrap();
+            assert_eq!(got, "131072", "{key}");
+        }
+        assert_eq!(
+            c.get_json(QUEUE_DEPTH).unwrap(),
+            "16",
+            "the queue default stays"
+        );
+    }
 }
