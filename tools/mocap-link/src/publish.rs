@@ -123,9 +123,20 @@ impl Publish<'_> {
     ) -> anyhow::Result<&zenoh::pubsub::Publisher<'static>> {
         if !self.publishers.contains_key(protocol) {
             let k = key::stream(&self.o.room, &self.o.name, protocol);
+            // Declared, this session keeps the key's route (the remote
+            // subscribers that take it) instead of matching the key against
+            // every subscription for each sample: 3 % of a publisher's
+            // instructions a sample, measured. (The subscriber declares the
+            // keys it receives, where the same matching was half its work.)
+            let declared = self
+                .session
+                .declare_keyexpr(k.clone())
+                .wait()
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .with_context(|| format!("failed to declare the key {k}"))?;
             let p = self
                 .session
-                .declare_publisher(k.clone())
+                .declare_publisher(declared)
                 // Real time: never block the reader on a slow link, never
                 // hold a sample back to batch it.
                 .congestion_control(CongestionControl::Drop)

@@ -111,6 +111,8 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
             streams: Streams::default(),
             outlets: Senders::new(),
             retired: o.to.iter().map(|r| record(r.to)).collect(),
+            keys: Senders::new(),
+            undeclared: false,
             out: Output::stdout(true),
             log,
             samples: 0,
@@ -137,6 +139,8 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         session: &session,
         shared: shared.clone(),
         next_probe: Instant::now(),
+        declared: Vec::new(),
+        declare_failed: false,
     };
     let stats = match o.format {
         Format::Human => Some(o.log.stats_interval.unwrap_or(mocap_cli::STATUS_INTERVAL)),
@@ -189,6 +193,7 @@ impl Shared {
         if f.done() {
             return;
         }
+        let waiting = f.undeclared;
         let sent = f.sample(
             sample.key_expr().as_str(),
             &payload,
@@ -199,7 +204,7 @@ impl Shared {
         if let Err(e) = sent {
             f.failed = Some(e);
         }
-        if f.done() {
+        if f.done() || (f.undeclared && !waiting) {
             self.attention.notify_all();
         }
     }
@@ -217,7 +222,7 @@ impl Feed for Attention {
         let _ = self
             .0
             .attention
-            .wait_timeout_while(f, wait, |f| !f.done())
+            .wait_timeout_while(f, wait, |f| !f.done() && !f.undeclared)
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(Step::Idle)
     }
@@ -241,6 +246,11 @@ struct Forward {
     outlets: Senders<Outlet, (String, Option<SocketAddr>)>,
     /// Counts of evicted outlets, per route.
     retired: Vec<SendRecord>,
+    /// Every stream key seen (bounded), and whether the run loop has
+    /// declared it to Zenoh yet (see [`Subscribe::declare_keys`]).
+    keys: Senders<bool, String>,
+    /// A key is waiting to be declared.
+    undeclared: bool,
     out: Output,
     log: Log,
     samples: u64,
@@ -281,6 +291,9 @@ impl Forward {
     ) -> anyhow::Result<()> {
         self.samples += 1;
         self.count.spend(1);
+        if !self.keys.contains_key(k) && self.keys.try_insert_with(k, || false).is_some() {
+            self.undeclared = true;
+        }
         let (performer, protocol) = key::split(k);
         self.streams
             .datagram(performer, protocol, sender, payload, arrival);
@@ -337,6 +350,22 @@ impl Forward {
         Ok(())
     }
 
+    /// The stream keys seen since the last call, marked declared.
+    fn take_undeclared(&mut self) -> Vec<String> {
+        let mut new = Vec::new();
+        if !std::mem::take(&mut self.undeclared) {
+            return new;
+        }
+        self.keys.retain(|k, declared| {
+            if !*declared {
+                *declared = true;
+                new.push(k.clone());
+            }
+            true
+        });
+        new
+    }
+
     /// A probe's answer from `performer` after `rtt`.
     fn round_trip(&mut self, performer: &str, rtt: Duration) {
         let ms = rtt.as_secs_f64() * 1000.0;
@@ -381,9 +410,39 @@ struct Subscribe<'a> {
     session: &'a zenoh::Session,
     shared: Arc<Shared>,
     next_probe: Instant,
+    /// The stream keys declared to Zenoh (at most [`mocap_cli::MAX_SENDERS`]).
+    declared: Vec<zenoh::key_expr::KeyExpr<'static>>,
+    /// Whether a failed declaration was told.
+    declare_failed: bool,
 }
 
 impl Subscribe<'_> {
+    /// Declares the stream keys seen since last time to this session.
+    ///
+    /// Zenoh keeps a key's route (which subscribers take it) only for a key
+    /// its session has declared; for any other, every sample is matched
+    /// against every subscription again, which measured half of the
+    /// subscriber's work per sample. A publisher does not declare its keys
+    /// to other sessions, so the subscriber declares what it receives. From
+    /// the run loop, not Zenoh's callback: a declaration takes the lock that
+    /// the callback's caller holds.
+    fn declare_keys(&mut self) {
+        let keys = self.shared.lock().take_undeclared();
+        for k in keys {
+            match self.session.declare_keyexpr(k).wait() {
+                Ok(ke) => self.declared.push(ke),
+                Err(e) if !self.declare_failed => {
+                    self.declare_failed = true;
+                    self.shared.lock().log.info(format_args!(
+                        "cannot declare a stream key ({e}): its samples still arrive, \
+                         each routed anew"
+                    ));
+                }
+                Err(_) => {}
+            }
+        }
+    }
+
     fn probe(&mut self) {
         let sent = Instant::now();
         let shared = self.shared.clone();
@@ -423,6 +482,7 @@ impl FeedHandler<Attention> for Subscribe<'_> {
                 return Ok(Some(Stopped::Count));
             }
         }
+        self.declare_keys();
         if let Some(every) = self.o.probe
             && Instant::now() >= self.next_probe
         {
@@ -510,5 +570,47 @@ mod tests {
         assert!(both.takes("bob", "mocopi") && !both.takes("alice", "mocopi"));
         assert!(Route::parse("=127.0.0.1:9").is_err());
         assert!(Route::parse("vmc=nowhere").is_err());
+    }
+
+    /// Each new stream key is handed to the run loop once, to declare, and
+    /// no more than the bound of them.
+    #[test]
+    fn new_stream_keys_are_handed_out_once_and_bounded() {
+        let mut f = Forward {
+            routes: Vec::new(),
+            max_lag: None,
+            json: false,
+            streams: Streams::default(),
+            outlets: Senders::new(),
+            retired: Vec::new(),
+            keys: Senders::new(),
+            undeclared: false,
+            out: Output::stdout(false),
+            log: Log::new(crate::TOOL, true, false),
+            samples: 0,
+            stale: 0,
+            count: mocap_cli::Budget::default(),
+            failed: None,
+        };
+        f.sample("mocap/default/alice/vmc", b"x", None, None, 1.0)
+            .unwrap();
+        f.sample("mocap/default/alice/vmc", b"x", None, None, 1.1)
+            .unwrap();
+        f.sample("mocap/studio/bob/mocopi", b"x", None, None, 1.2)
+            .unwrap();
+        assert_eq!(
+            f.take_undeclared(),
+            ["mocap/default/alice/vmc", "mocap/studio/bob/mocopi"]
+        );
+        assert!(f.take_undeclared().is_empty());
+        f.sample("mocap/default/alice/vmc", b"x", None, None, 1.3)
+            .unwrap();
+        assert!(f.take_undeclared().is_empty(), "a known key again");
+        for i in 0..2 * mocap_cli::MAX_SENDERS {
+            f.sample(&format!("flood/{i}"), b"x", None, None, 2.0)
+                .unwrap();
+        }
+        assert_eq!(f.take_undeclared().len(), mocap_cli::MAX_SENDERS - 2);
+        assert_eq!(f.keys.len(), mocap_cli::MAX_SENDERS);
     }
 }
