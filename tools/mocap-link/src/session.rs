@@ -212,6 +212,21 @@ pub(crate) fn open(config: zenoh::Config, log: &Log) -> anyhow::Result<zenoh::Se
 mod tests {
     use super::*;
 
+    /// The configuration `config` builds from a file holding `text`.
+    fn from_file(name: &str, text: &str) -> zenoh::Config {
+        let dir = std::env::temp_dir().join(format!("link-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("zenoh.json5");
+        std::fs::write(&file, text).unwrap();
+        let args = ZenohArgs {
+            zenoh_config: Some(file),
+            ..ZenohArgs::default()
+        };
+        let c = config(&args, "peer", &[]).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        c
+    }
+
     #[test]
     fn endpoints_name_a_transport_of_this_build() {
         assert!(Endpoint::parse("tcp/127.0.0.1:7447").is_ok());
@@ -243,20 +258,10 @@ mod tests {
     fn bursts_get_a_deep_queue_unless_the_file_sets_one() {
         let c = config(&ZenohArgs::default(), "peer", &[]).unwrap();
         assert_eq!(c.get_json(QUEUE_DEPTH).unwrap(), "16");
-        let dir = std::env::temp_dir().join(format!("link-queue-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("zenoh.json5");
-        std::fs::write(
-            &file,
+        let c = from_file(
+            "queue",
             "{ transport: { link: { tx: { queue: { size: { interactive_high: 4 } } } } } }",
-        )
-        .unwrap();
-        let args = ZenohArgs {
-            zenoh_config: Some(file),
-            ..ZenohArgs::default()
-        };
-        let c = config(&args, "peer", &[]).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        );
         assert_eq!(c.get_json(QUEUE_DEPTH).unwrap(), "4");
     }
 
@@ -264,20 +269,10 @@ mod tests {
     fn the_low_latency_transport_is_told_apart() {
         let c = config(&ZenohArgs::default(), "peer", &[]).unwrap();
         assert!(!blocks_behind_a_stall(&c));
-        let dir = std::env::temp_dir().join(format!("link-lowlat-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("zenoh.json5");
-        std::fs::write(
-            &file,
+        let c = from_file(
+            "lowlat",
             "{ transport: { unicast: { lowlatency: true, qos: { enabled: false } } } }",
-        )
-        .unwrap();
-        let args = ZenohArgs {
-            zenoh_config: Some(file),
-            ..ZenohArgs::default()
-        };
-        let c = config(&args, "peer", &[]).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        );
         assert!(blocks_behind_a_stall(&c));
     }
 
@@ -285,20 +280,10 @@ mod tests {
     /// takes the keys (its TCP links then set the sockets' sizes).
     #[test]
     fn the_fixed_tcp_buffers_recipe_is_a_valid_configuration() {
-        let dir = std::env::temp_dir().join(format!("link-bufs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("zenoh.json5");
-        std::fs::write(
-            &file,
+        let c = from_file(
+            "bufs",
             "{ transport: { link: { tcp: { so_sndbuf: 131072, so_rcvbuf: 131072 } } } }",
-        )
-        .unwrap();
-        let args = ZenohArgs {
-            zenoh_config: Some(file),
-            ..ZenohArgs::default()
-        };
-        let c = config(&args, "peer", &[]).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        );
         for key in ["so_sndbuf", "so_rcvbuf"] {
             let got = c.get_json(&format!("transport/link/tcp/{key}")).unwrap();
             assert_eq!(got, "131072", "{key}");
