@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# What mocap-link adds on loopback, side by side in one run: a paced sender
-# straight to a receiver (the baseline), and the same sender through
-# `mocap-link publish → subscribe` to the same kind of receiver, through two
-# peers and through a router (`mocap-link router`, clients on both sides).
+# What mocap-link adds on loopback: a paced sender sends each datagram twice,
+# back to back, once straight to the receiver (the baseline) and once into
+# `mocap-link publish → subscribe` (through two peers, then through a router:
+# `mocap-link router`, clients on both sides) to a second socket of the same
+# receiver. Each copy carries its own send time, so each datagram's added
+# delay is its link delay minus its direct copy's, and a stall that hits
+# both copies (the sender's, the receiver's, the whole machine's) cancels
+# out; p50/p99 are taken over those per-datagram differences. (The direct
+# copy also costs the receiver a wake-up while the link's copy is on its
+# way: if anything this makes the link look slower.)
 #
 # Loads: 1 performer × 60 Hz mocopi-sized datagrams (~1.6 kB), and
-# 8 performers × 60 Hz VMC-sized datagrams (~300 B), 10 s each. Each datagram
-# carries its send time; the receiver reports one-way delay p50/p99 and how
-# many arrived. The added delay is the link's p50/p99 minus the baseline's.
-# CPU of each mocap-link process (publishers together, subscriber, router) is
-# read from /proc as a share of one core over the run.
+# 8 performers × 60 Hz VMC-sized datagrams (~300 B), 10 s each. CPU of each
+# mocap-link process (publishers together, subscriber, router) is read from
+# /proc as a share of one core over the run.
 #
 # Where socat is installed, two more baselines: the same datagrams through
 # a chain of plain forwarding processes (socat, one datagram in, the same
@@ -46,37 +50,56 @@ SECS=${SECS:-10}
 zconf=()
 [ -n "${ZCONFIG:-}" ] && zconf=(--zenoh-config "$ZCONFIG")
 
-# send.py PORT... : one sender thread per port at RATE Hz for SECS s; each
-# datagram: 8-byte send time (CLOCK_REALTIME, ns), 4-byte sequence, padding.
+# send.py DIRECT PORT... : one sender thread per PORT at RATE Hz for SECS s.
+# Each datagram goes twice, back to back: first straight to DIRECT, then
+# into the path under test (PORT). Each copy: 8-byte send time
+# (CLOCK_REALTIME, ns, taken just before its own send), 4-byte sender, 4-byte
+# sequence, padding to SIZE.
 cat >"$work/send.py" <<'PY'
 import socket, struct, sys, threading, time
-rate, secs, size = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
-ports = [int(p) for p in sys.argv[4:]]
-def run(port):
+rate, secs, size, direct = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+ports = [int(p) for p in sys.argv[5:]]
+def run(i, port):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    pad = b"\0" * (size - 16)
     t0 = time.monotonic(); n = 0
     while n < rate * secs:
-        d = struct.pack("<qI", time.time_ns(), n)
-        s.sendto(d + b"\0" * (size - len(d)), ("127.0.0.1", port))
+        for to in (direct, port):
+            s.sendto(struct.pack("<qII", time.time_ns(), i, n) + pad, ("127.0.0.1", to))
         n += 1
         time.sleep(max(0.0, t0 + n / rate - time.monotonic()))
-th = [threading.Thread(target=run, args=(p,)) for p in ports]
+th = [threading.Thread(target=run, args=(i, p)) for i, p in enumerate(ports)]
 for t in th: t.start()
 for t in th: t.join()
 PY
-# recv.py PORT SECS : prints "received p50_ms p99_ms".
+# recv.py DIRECT PATH SECS : receives both copies; prints
+# "direct_received path_received" then p50 and p99 in ms of the direct
+# copies' delay, of the path's, and of what the path added to each datagram
+# that came both ways (its delay minus its direct copy's).
 cat >"$work/recv.py" <<'PY'
-import socket, struct, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.settimeout(0.2)
-end = time.monotonic() + float(sys.argv[2]); ms = []
+import select, socket, struct, sys, time
+def bind(port):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+    s.bind(("127.0.0.1", port)); s.setblocking(False); return s
+socks = [bind(int(sys.argv[1])), bind(int(sys.argv[2]))]
+end = time.monotonic() + float(sys.argv[3]); got = [{}, {}]
 while time.monotonic() < end:
-    try: d = s.recv(65535)
-    except socket.timeout: continue
-    now = time.time_ns(); sent, _ = struct.unpack("<qI", d[:12]); ms.append((now - sent) / 1e6)
-ms.sort()
-pick = lambda p: ms[min(len(ms) - 1, max(0, int(p * len(ms) + 0.999999) - 1))] if ms else float("nan")
-print(len(ms), "%.3f" % pick(0.5), "%.3f" % pick(0.99))
+    ready, _, _ = select.select(socks, [], [], 0.2)
+    for s in ready:
+        k = socks.index(s)
+        while True:
+            try: d = s.recv(65535)
+            except BlockingIOError: break
+            now = time.time_ns(); sent, i, n = struct.unpack("<qII", d[:16])
+            got[k][(i, n)] = (now - sent) / 1e6
+def pick(ms, p):
+    ms = sorted(ms)
+    return "%.3f" % ms[min(len(ms) - 1, max(0, int(p * len(ms) + 0.999999) - 1))] if ms else "nan"
+added = [got[1][k] - got[0][k] for k in got[1] if k in got[0]]
+out = [len(got[0]), len(got[1])]
+for ms in (got[0].values(), got[1].values(), added): out += [pick(ms, 0.5), pick(ms, 0.99)]
+print(*out)
 PY
 
 ticks() { # pid... -> user+system clock ticks so far
@@ -88,17 +111,17 @@ ticks() { # pid... -> user+system clock ticks so far
   echo $t
 }
 
+# The direct copies arrive at RX, the path's at its end, PATH_RX.
 RX=42100
+PATH_RX=42101
 run_case() { # name performers size -> one line
   local name=$1 n=$2 size=$3 ports=() pubs=() fwd=() sub="" router="" ep
   local hz; hz=$(getconf CLK_TCK)
   local room="bench$$-$name-$n"
-  if [ "$name" = direct ]; then
-    for i in $(seq 1 "$n"); do ports+=($RX); done
-  elif [ "$name" = 2hops ] || [ "$name" = 3hops ]; then
+  if [ "$name" = 2hops ] || [ "$name" = 3hops ]; then
     # socat forwarders in a chain ending at the receiver; every sender
     # sends to the first.
-    local hops=${name%hops} to=$RX k
+    local hops=${name%hops} to=$PATH_RX k
     for k in $(seq 1 "$hops"); do
       local in=$((42400 + k))
       socat -u "UDP4-RECV:$in,bind=127.0.0.1" "UDP4-SENDTO:127.0.0.1:$to" 2>/dev/null & pids+=($!) fwd+=($!)
@@ -113,7 +136,7 @@ run_case() { # name performers size -> one line
       "$link" router -q -l "$ep" --no-multicast "${zconf[@]}" 2>/dev/null & router=$!; pids+=($router); sleep 1
       subz=(--mode client --connect "$ep"); pubz=(--mode client --connect "$ep")
     fi
-    "$link" subscribe -q --room "$room" --no-multicast "${zconf[@]}" "${subz[@]}" --to 127.0.0.1:$RX \
+    "$link" subscribe -q --room "$room" --no-multicast "${zconf[@]}" "${subz[@]}" --to 127.0.0.1:$PATH_RX \
       2>/dev/null & sub=$!; pids+=($sub)
     sleep 0.5
     for i in $(seq 1 "$n"); do
@@ -125,24 +148,25 @@ run_case() { # name performers size -> one line
     # Sessions open and find each other (the probe answers within this).
     sleep 3
   fi
-  python3 "$work/recv.py" $RX $((SECS + 1)) >"$work/rx" &
+  python3 "$work/recv.py" $RX $PATH_RX $((SECS + 1)) >"$work/rx" &
   local rxpid=$!
   sleep 0.3
   local t0p t0s t0r t0f
   t0p=$(ticks "${pubs[@]:-}"); t0s=$(ticks $sub); t0r=$(ticks $router); t0f=$(ticks "${fwd[@]:-}")
-  python3 "$work/send.py" 60 "$SECS" "$size" "${ports[@]}"
+  python3 "$work/send.py" 60 "$SECS" "$size" $RX "${ports[@]}"
   local t1p t1s t1r t1f
   t1p=$(ticks "${pubs[@]:-}"); t1s=$(ticks $sub); t1r=$(ticks $router); t1f=$(ticks "${fwd[@]:-}")
   wait $rxpid
-  read -r got p50 p99 <"$work/rx"
+  local got_d got_p d50 d99 p50 p99 a50 a99
+  read -r got_d got_p d50 d99 p50 p99 a50 a99 <"$work/rx"
   local cpu=""
   if [ -n "${fwd[*]}" ]; then
     cpu=$(python3 -c "hz=$hz;s=$SECS;print('CPU %% of one core: forwarders %.2f' % (($t1f-$t0f)/hz/s*100))")
-  elif [ "$name" != direct ]; then
+  else
     cpu=$(python3 -c "hz=$hz;s=$SECS;print('CPU %% of one core: publishers %.2f, subscriber %.2f, router %.2f' % (($t1p-$t0p)/hz/s*100, ($t1s-$t0s)/hz/s*100, ($t1r-$t0r)/hz/s*100))")
   fi
-  printf '%-7s %d x 60 Hz %5d B: %6d/%d received, one-way p50 %s ms p99 %s ms  %s\n' \
-    "$name" "$n" "$size" "$got" $((n * 60 * SECS)) "$p50" "$p99" "$cpu"
+  printf '%-6s %d x 60 Hz %4d B: %d/%d received (direct %d); p50/p99 ms: direct %s/%s, %s %s/%s, added %s/%s\n        %s\n' \
+    "$name" "$n" "$size" "$got_p" $((n * 60 * SECS)) "$got_d" "$d50" "$d99" "$name" "$p50" "$p99" "$a50" "$a99" "$cpu"
   for p in $sub $router "${pubs[@]:-}" "${fwd[@]:-}"; do
     [ -n "$p" ] || continue
     kill -INT "$p" 2>/dev/null || true
@@ -154,7 +178,7 @@ echo "mocap-link ($profile build), loopback, $SECS s per case; $(nproc) cores"
 command -v socat >/dev/null || echo "(socat is not installed: no 2hops/3hops baselines)"
 for load in "1 1600" "8 300"; do
   read -r n size <<<"$load"
-  cases=(direct)
+  cases=()
   command -v socat >/dev/null && cases+=(2hops 3hops)
   for name in "${cases[@]}" peer router; do run_case $name "$n" "$size"; done
 done
