@@ -11,9 +11,15 @@
 # way: if anything this makes the link look slower.)
 #
 # Loads: 1 performer × 60 Hz mocopi-sized datagrams (~1.6 kB), and
-# 8 performers × 60 Hz VMC-sized datagrams (~300 B), 10 s each. CPU of each
+# 8 performers × 60 Hz VMC-sized datagrams (~300 B), 10 s each, twice:
+# "together", all eight frames sent in the same instant (the worst case:
+# they queue behind each other at every process), and "spread", the eight
+# frames evenly over the 16.7 ms period, as senders with clocks of their
+# own would mostly be (phones' frames drift through every phase over a
+# session, so real links see both). CPU of each
 # mocap-link process (publishers together, subscriber, router) is read from
-# /proc as a share of one core over the run.
+# /proc (the scheduler's run time of every thread) as a share of one core
+# over the run.
 #
 # Where socat is installed, two more baselines: the same datagrams through
 # a chain of plain forwarding processes (socat, one datagram in, the same
@@ -50,19 +56,24 @@ SECS=${SECS:-10}
 zconf=()
 [ -n "${ZCONFIG:-}" ] && zconf=(--zenoh-config "$ZCONFIG")
 
-# send.py DIRECT PORT... : one sender thread per PORT at RATE Hz for SECS s.
+# send.py RATE SECS SIZE SPREAD DIRECT PORT... : one sender thread per PORT
+# at RATE Hz for SECS s; with SPREAD 1, thread i starts i/len(PORT) of a
+# period late.
 # Each datagram goes twice, back to back: first straight to DIRECT, then
 # into the path under test (PORT). Each copy: 8-byte send time
 # (CLOCK_REALTIME, ns, taken just before its own send), 4-byte sender, 4-byte
 # sequence, padding to SIZE.
 cat >"$work/send.py" <<'PY'
 import socket, struct, sys, threading, time
-rate, secs, size, direct = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-ports = [int(p) for p in sys.argv[5:]]
+rate, secs, size = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+spread, direct = sys.argv[4] == "1", int(sys.argv[5])
+ports = [int(p) for p in sys.argv[6:]]
+start = time.monotonic() + 0.05
 def run(i, port):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     pad = b"\0" * (size - 16)
-    t0 = time.monotonic(); n = 0
+    t0 = start + (i / (rate * len(ports)) if spread else 0.0); n = 0
+    time.sleep(max(0.0, t0 - time.monotonic()))
     while n < rate * secs:
         for to in (direct, port):
             s.sendto(struct.pack("<qII", time.time_ns(), i, n) + pad, ("127.0.0.1", to))
@@ -102,11 +113,15 @@ for ms in (got[0].values(), got[1].values(), added): out += [pick(ms, 0.5), pick
 print(*out)
 PY
 
-ticks() { # pid... -> user+system clock ticks so far
-  local t=0
+cpu_ns() { # pid... -> nanoseconds on a CPU so far, all their threads
+  # (the scheduler's own count: exact, where utime/stime are sampled at
+  # each clock tick, too coarse for processes that run 20 µs at a time)
+  local t=0 f
   for p in "$@"; do
-    [ -n "$p" ] && [ -r "/proc/$p/stat" ] || continue
-    t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+    [ -n "$p" ] || continue
+    for f in /proc/"$p"/task/*/schedstat; do
+      [ -r "$f" ] && t=$((t + $(cut -d' ' -f1 "$f" 2>/dev/null || echo 0)))
+    done
   done
   echo $t
 }
@@ -114,9 +129,8 @@ ticks() { # pid... -> user+system clock ticks so far
 # The direct copies arrive at RX, the path's at its end, PATH_RX.
 RX=42100
 PATH_RX=42101
-run_case() { # name performers size -> one line
-  local name=$1 n=$2 size=$3 ports=() pubs=() fwd=() sub="" router="" ep
-  local hz; hz=$(getconf CLK_TCK)
+run_case() { # name performers size together|spread -> one line
+  local name=$1 n=$2 size=$3 phase=$4 ports=() pubs=() fwd=() sub="" router="" ep
   local room="bench$$-$name-$n"
   if [ "$name" = 2hops ] || [ "$name" = 3hops ]; then
     # socat forwarders in a chain ending at the receiver; every sender
@@ -152,21 +166,23 @@ run_case() { # name performers size -> one line
   local rxpid=$!
   sleep 0.3
   local t0p t0s t0r t0f
-  t0p=$(ticks "${pubs[@]:-}"); t0s=$(ticks $sub); t0r=$(ticks $router); t0f=$(ticks "${fwd[@]:-}")
-  python3 "$work/send.py" 60 "$SECS" "$size" $RX "${ports[@]}"
+  t0p=$(cpu_ns "${pubs[@]:-}"); t0s=$(cpu_ns $sub); t0r=$(cpu_ns $router); t0f=$(cpu_ns "${fwd[@]:-}")
+  python3 "$work/send.py" 60 "$SECS" "$size" "$([ "$phase" = spread ] && echo 1 || echo 0)" $RX "${ports[@]}"
   local t1p t1s t1r t1f
-  t1p=$(ticks "${pubs[@]:-}"); t1s=$(ticks $sub); t1r=$(ticks $router); t1f=$(ticks "${fwd[@]:-}")
+  t1p=$(cpu_ns "${pubs[@]:-}"); t1s=$(cpu_ns $sub); t1r=$(cpu_ns $router); t1f=$(cpu_ns "${fwd[@]:-}")
   wait $rxpid
   local got_d got_p d50 d99 p50 p99 a50 a99
   read -r got_d got_p d50 d99 p50 p99 a50 a99 <"$work/rx"
   local cpu=""
   if [ -n "${fwd[*]}" ]; then
-    cpu=$(python3 -c "hz=$hz;s=$SECS;print('CPU %% of one core: forwarders %.2f' % (($t1f-$t0f)/hz/s*100))")
+    cpu=$(python3 -c "s=$SECS;print('CPU %% of one core: forwarders %.2f' % (($t1f-$t0f)/1e7/s))")
   else
-    cpu=$(python3 -c "hz=$hz;s=$SECS;print('CPU %% of one core: publishers %.2f, subscriber %.2f, router %.2f' % (($t1p-$t0p)/hz/s*100, ($t1s-$t0s)/hz/s*100, ($t1r-$t0r)/hz/s*100))")
+    cpu=$(python3 -c "s=$SECS;print('CPU %% of one core: publishers %.2f, subscriber %.2f, router %.2f' % (($t1p-$t0p)/1e7/s, ($t1s-$t0s)/1e7/s, ($t1r-$t0r)/1e7/s))")
   fi
-  printf '%-6s %d x 60 Hz %4d B: %d/%d received (direct %d); p50/p99 ms: direct %s/%s, %s %s/%s, added %s/%s\n        %s\n' \
-    "$name" "$n" "$size" "$got_p" $((n * 60 * SECS)) "$got_d" "$d50" "$d99" "$name" "$p50" "$p99" "$a50" "$a99" "$cpu"
+  local label=""
+  [ "$n" -gt 1 ] && label=" $phase"
+  printf '%-6s %d x 60 Hz %4d B%s: %d/%d received (direct %d); p50/p99 ms: direct %s/%s, %s %s/%s, added %s/%s\n        %s\n' \
+    "$name" "$n" "$size" "$label" "$got_p" $((n * 60 * SECS)) "$got_d" "$d50" "$d99" "$name" "$p50" "$p99" "$a50" "$a99" "$cpu"
   for p in $sub $router "${pubs[@]:-}" "${fwd[@]:-}"; do
     [ -n "$p" ] || continue
     kill -INT "$p" 2>/dev/null || true
@@ -176,9 +192,9 @@ run_case() { # name performers size -> one line
 
 echo "mocap-link ($profile build), loopback, $SECS s per case; $(nproc) cores"
 command -v socat >/dev/null || echo "(socat is not installed: no 2hops/3hops baselines)"
-for load in "1 1600" "8 300"; do
-  read -r n size <<<"$load"
+for load in "1 1600 together" "8 300 together" "8 300 spread"; do
+  read -r n size phase <<<"$load"
   cases=()
   command -v socat >/dev/null && cases+=(2hops 3hops)
-  for name in "${cases[@]}" peer router; do run_case $name "$n" "$size"; done
+  for name in "${cases[@]}" peer router; do run_case $name "$n" "$size" "$phase"; done
 done
