@@ -177,7 +177,7 @@ run_case() { # name performers size together|spread -> one line
   if [ -n "${fwd[*]}" ]; then
     cpu=$(python3 -c "s=$SECS;print('CPU %% of one core: forwarders %.2f' % (($t1f-$t0f)/1e7/s))")
   else
-    cpu=$(python3 -c "s=$SECS;print('CPU %% of one core: publishers %.2f, subscriber %.2f, router %.2f' % (($t1p-$t0p)/1e7/s, ($t1s-$t0s)/1e7/s, ($t1r-$t0r)/1e7/s))")
+    cpu=$(python3 -c "s=$SECS;n=$n;p=($t1p-$t0p)/1e7/s;print('CPU %% of one core: publishers %.2f (%.2f each), subscriber %.2f, router %.2f' % (p, p/n, ($t1s-$t0s)/1e7/s, ($t1r-$t0r)/1e7/s))")
   fi
   local label=""
   [ "$n" -gt 1 ] && label=" $phase"
