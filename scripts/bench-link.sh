@@ -16,10 +16,10 @@
 # they queue behind each other at every process), and "spread", the eight
 # frames evenly over the 16.7 ms period, as senders with clocks of their
 # own would mostly be (phones' frames drift through every phase over a
-# session, so real links see both). CPU of each
-# mocap-link process (publishers together, subscriber, router) is read from
-# /proc (the scheduler's run time of every thread) as a share of one core
-# over the run.
+# session, so real links see both). CPU of each mocap-link process
+# (publishers together and each, subscriber, router) is read from /proc
+# (the scheduler's run time of every thread) as a share of one core over
+# the run.
 #
 # Where socat is installed, two more baselines: the same datagrams through
 # a chain of plain forwarding processes (socat, one datagram in, the same
