@@ -152,12 +152,30 @@ const ZENOH_QUEUE_DEPTH: &str = "2";
 const BURST_DEPTH: u64 = 16;
 
 /// The endpoints a configuration will use (flags and file alike).
+///
+/// Zenoh takes either a list or a list per mode (`{ peer: [...], router:
+/// [...] }`); its own defaults are per mode (a peer listens on `tcp/[::]:0`,
+/// every interface), so both shapes are read, the latter for this mode.
 fn endpoints(config: &zenoh::Config) -> Vec<Endpoint> {
+    let mode = config
+        .get_json("mode")
+        .ok()
+        .and_then(|m| serde_json::from_str::<String>(&m).ok())
+        .unwrap_or_else(|| Mode::Peer.name().to_owned());
     let mut all = Vec::new();
     for key in ["connect/endpoints", "listen/endpoints"] {
-        if let Ok(text) = config.get_json(key)
-            && let Ok(list) = serde_json::from_str::<Vec<String>>(&text)
-        {
+        let Some(value) = config
+            .get_json(key)
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        else {
+            continue;
+        };
+        let list = match value.get(mode.as_str()) {
+            Some(for_mode) => for_mode.clone(),
+            None => value,
+        };
+        if let Ok(list) = serde_json::from_value::<Vec<String>>(list) {
             all.extend(list.into_iter().map(Endpoint));
         }
     }
@@ -252,6 +270,26 @@ mod tests {
         let c = config(&args, "client", &listen).unwrap();
         let warned: Vec<String> = unencrypted_remote(&c).into_iter().map(|e| e.0).collect();
         assert_eq!(warned, ["tcp/203.0.113.5:7447", "udp/0.0.0.0:7447"]);
+    }
+
+    /// Zenoh's defaults are per mode: a peer listens on every interface,
+    /// a router on port 7447 of every interface; both are told.
+    #[test]
+    fn the_default_listeners_of_a_peer_and_a_router_are_warned_about() {
+        let warned = |mode: &str| -> Vec<String> {
+            let c = config(&ZenohArgs::default(), mode, &[]).unwrap();
+            unencrypted_remote(&c).into_iter().map(|e| e.0).collect()
+        };
+        assert_eq!(warned("peer"), ["tcp/[::]:0"]);
+        assert_eq!(warned("router"), ["tcp/[::]:7447"]);
+        assert!(warned("client").is_empty());
+        // A file's lists per mode: the one for this mode.
+        let c = from_file(
+            "permode",
+            "{ listen: { endpoints: { peer: [\"tcp/192.0.2.7:7447\"], router: [\"tcp/127.0.0.1:7447\"] } } }",
+        );
+        let warned: Vec<String> = unencrypted_remote(&c).into_iter().map(|e| e.0).collect();
+        assert_eq!(warned, ["tcp/192.0.2.7:7447"]);
     }
 
     #[test]
