@@ -249,6 +249,17 @@ impl Link {
     pub fn record(&self) -> SendRecord {
         self.counts.record()
     }
+
+    /// Whether this link has logged a failure (see [`SendCounts::told`]).
+    pub fn told(&self) -> bool {
+        self.counts.told()
+    }
+
+    /// Its failures are only counted from now on: several links send to
+    /// one destination (one per remote sender) and one of them said it.
+    pub fn hush(&mut self) {
+        self.counts.hush();
+    }
 }
 
 /// Every datagram to a fixed list of receivers (a bridge's `--vmc`

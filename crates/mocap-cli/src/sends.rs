@@ -147,6 +147,18 @@ impl SendCounts {
     pub fn record(&self) -> SendRecord {
         self.record
     }
+
+    /// Whether a failure has been logged (or [`Self::hush`] was called).
+    #[must_use]
+    pub fn told(&self) -> bool {
+        self.told
+    }
+
+    /// Failures from now on are only counted: another socket to the same
+    /// destination has said it already.
+    pub fn hush(&mut self) {
+        self.told = true;
+    }
 }
 
 #[cfg(test)]
@@ -183,6 +195,21 @@ mod tests {
             c.sentence(&io::Error::from(io::ErrorKind::InvalidInput))
                 .starts_with("cannot send to 127.0.0.1:39599: "),
         );
+    }
+
+    #[test]
+    fn a_hushed_destination_counts_without_telling() {
+        let log = Log::new("test", true, false);
+        let refused = io::Error::from(io::ErrorKind::ConnectionRefused);
+        let mut c = SendCounts::new(to("127.0.0.1:39599"), Receiver::Vmc);
+        assert!(!c.told());
+        c.failed(&refused, &log);
+        assert!(c.told(), "the first failure is told");
+        let mut quiet = SendCounts::new(to("127.0.0.1:39599"), Receiver::Vmc);
+        quiet.hush();
+        assert!(quiet.told());
+        quiet.failed(&refused, &log);
+        assert_eq!(quiet.record().failed, 1, "still counted");
     }
 
     #[test]

@@ -98,28 +98,23 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
     let config = session::config(&o.zenoh, o.mode.name(), &o.listen)?;
     let session = session::open(config, &log)?;
     for r in &o.to {
+        // A destination no socket can reach (IPv6 on a host without it) is
+        // said now, not at the first sample.
+        drop(Link::new(r.to, Receiver::Vmc)?);
         match &r.only {
             Some(sel) => log.info(format_args!("sending {sel} to {}", r.to)),
             None => log.info(format_args!("sending to {}", r.to)),
         }
     }
     let shared = Arc::new(Shared {
-        forward: Mutex::new(Forward {
-            routes: o.to.clone(),
-            max_lag: o.max_lag,
-            json: o.format == Format::Json,
-            streams: Streams::default(),
-            outlets: Senders::new(),
-            retired: o.to.iter().map(|r| record(r.to)).collect(),
-            keys: Senders::new(),
-            undeclared: false,
-            out: Output::stdout(true),
+        forward: Mutex::new(Forward::new(
+            o.to.clone(),
+            o.max_lag,
+            o.format == Format::Json,
+            Output::stdout(true),
             log,
-            samples: 0,
-            stale: 0,
-            count: o.stop.budget(),
-            failed: None,
-        }),
+            o.stop.budget(),
+        )),
         attention: Condvar::new(),
     });
     let on_sample = shared.clone();
@@ -244,8 +239,11 @@ struct Forward {
     /// By performer (or the whole key of a foreign one), then remote
     /// sender; looked up by borrowed name, bounded as every per-sender map.
     outlets: Senders<Outlet, (String, Option<SocketAddr>)>,
-    /// Counts of evicted outlets, per route.
+    /// Counts no live outlet holds, per route: those of evicted outlets,
+    /// and datagrams for which no socket could be opened.
     retired: Vec<SendRecord>,
+    /// Per route: a failure has been logged (by any outlet's socket).
+    told: Vec<bool>,
     /// Every stream key seen (bounded), and whether the run loop has
     /// declared it to Zenoh yet (see [`Subscribe::declare_keys`]).
     keys: Senders<bool, String>,
@@ -275,6 +273,33 @@ fn add(total: &mut SendRecord, r: SendRecord) {
 }
 
 impl Forward {
+    fn new(
+        routes: Vec<Route>,
+        max_lag: Option<Duration>,
+        json: bool,
+        out: Output,
+        log: Log,
+        count: mocap_cli::Budget,
+    ) -> Self {
+        Self {
+            retired: routes.iter().map(|r| record(r.to)).collect(),
+            told: vec![false; routes.len()],
+            routes,
+            max_lag,
+            json,
+            streams: Streams::default(),
+            outlets: Senders::new(),
+            keys: Senders::new(),
+            undeclared: false,
+            out,
+            log,
+            samples: 0,
+            stale: 0,
+            count,
+            failed: None,
+        }
+    }
+
     /// Whether samples stop here: `--count` reached, or a failure to report.
     fn done(&self) -> bool {
         self.count.spent() || self.failed.is_some()
@@ -324,15 +349,37 @@ impl Forward {
             self.stale += 1;
             self.streams.stale(performer, protocol);
         } else {
-            for (route, link) in self.routes.iter().zip(outlet.links.iter_mut()) {
+            let per_route = self.routes.iter().zip(outlet.links.iter_mut());
+            for ((route, link), (told, apart)) in
+                per_route.zip(self.told.iter_mut().zip(&mut self.retired))
+            {
                 if !route.takes(performer, protocol) {
                     continue;
                 }
                 let link = match link {
                     Some(l) => l,
-                    None => link.insert(Link::new(route.to, receiver_for(protocol))?),
+                    None => match Link::new(route.to, receiver_for(protocol)) {
+                        Ok(l) => link.insert(l),
+                        // Out of sockets, say (a socket per remote sender and
+                        // route): this datagram is counted as failed and the
+                        // next one tries again; the run goes on.
+                        Err(e) => {
+                            apart.failed += 1;
+                            if !std::mem::replace(told, true) {
+                                self.log
+                                    .info(format_args!("{e}; further failures are only counted"));
+                            }
+                            continue;
+                        }
+                    },
                 };
+                // One line per destination, whichever remote sender's socket
+                // fails first.
+                if *told {
+                    link.hush();
+                }
                 link.send(payload, &self.log);
+                *told |= link.told();
             }
         }
         if self.json {
@@ -557,6 +604,53 @@ impl Record for SubscribeRecord {
 mod tests {
     use super::*;
 
+    fn quiet(routes: Vec<Route>) -> Forward {
+        Forward::new(
+            routes,
+            None,
+            false,
+            Output::stdout(false),
+            Log::new(crate::TOOL, true, false),
+            mocap_cli::Budget::default(),
+        )
+    }
+
+    /// Nothing listens at the destination: each remote sender's socket
+    /// fails there, and only the first failure of the destination is told
+    /// (the later sockets are hushed); every failure is counted.
+    #[test]
+    fn a_destination_that_fails_is_told_once_for_all_remote_senders() {
+        let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = closed.local_addr().unwrap();
+        drop(closed);
+        let mut f = quiet(vec![Route::parse(&to.to_string()).unwrap()]);
+        let a: SocketAddr = "192.0.2.1:1000".parse().unwrap();
+        let b: SocketAddr = "192.0.2.2:1000".parse().unwrap();
+        // Linux and macOS refuse the send after the "port unreachable";
+        // Windows reads it off the socket now and then: bounded either way.
+        for _ in 0..100 {
+            f.sample("mocap/default/alice/vmc", b"x", Some(a), None, 1.0)
+                .unwrap();
+            if f.told[0] {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(f.told[0], "the destination's failure was told");
+        f.sample("mocap/default/alice/vmc", b"x", Some(b), None, 1.0)
+            .unwrap();
+        let outlet = f
+            .outlets
+            .get(mocap_cli::pair(&("alice", &Some(b))))
+            .unwrap();
+        let link = outlet.links[0].as_ref().unwrap();
+        assert!(link.told(), "a second sender's socket is hushed");
+        let sends = f.sends();
+        assert_eq!(sends.len(), 1);
+        assert!(sends[0].failed >= 1, "{sends:?}");
+        assert_eq!(sends[0].sent + sends[0].failed, f.samples, "{sends:?}");
+    }
+
     #[test]
     fn routes_pick_by_protocol_performer_or_both() {
         let all = Route::parse("127.0.0.1:9").unwrap();
@@ -576,22 +670,7 @@ mod tests {
     /// no more than the bound of them.
     #[test]
     fn new_stream_keys_are_handed_out_once_and_bounded() {
-        let mut f = Forward {
-            routes: Vec::new(),
-            max_lag: None,
-            json: false,
-            streams: Streams::default(),
-            outlets: Senders::new(),
-            retired: Vec::new(),
-            keys: Senders::new(),
-            undeclared: false,
-            out: Output::stdout(false),
-            log: Log::new(crate::TOOL, true, false),
-            samples: 0,
-            stale: 0,
-            count: mocap_cli::Budget::default(),
-            failed: None,
-        };
+        let mut f = quiet(Vec::new());
         f.sample("mocap/default/alice/vmc", b"x", None, None, 1.0)
             .unwrap();
         f.sample("mocap/default/alice/vmc", b"x", None, None, 1.1)

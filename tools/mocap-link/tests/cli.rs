@@ -339,6 +339,85 @@ fn one_publisher_on_two_sockets_carries_both_unchanged_with_their_senders() {
     assert_eq!(sum["queue_full"], 0, "{sum}");
 }
 
+/// A socket per remote sender: a subscriber that runs out of file
+/// descriptors (a stranger with many sender addresses, a low limit) counts
+/// the datagrams it cannot send, says so once, and goes on; the senders
+/// that have a socket are still served.
+#[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "limits open files with util-linux prlimit: Linux only"
+)]
+fn a_subscriber_out_of_sockets_counts_and_goes_on() {
+    let (rx, to) = common::receiver();
+    let ep = endpoint();
+    let room = room("nofile");
+    // Seven descriptors open when it waits (stdio, Zenoh's listener and
+    // wake-up handles), one more for the publisher's link: room for a few
+    // senders' sockets, not twenty.
+    let mut sub = Proc::spawn(
+        "prlimit",
+        &[
+            "--nofile=16:16",
+            BIN,
+            "subscribe",
+            "--room",
+            &room,
+            "--to",
+            &to,
+            "--probe-interval",
+            "100ms",
+            "--format",
+            "json",
+            "--no-multicast",
+            "-l",
+            &ep,
+        ],
+        None,
+    );
+    sub.log_line("subscribed to");
+    let (publ, addr) = publisher(&room, "erin", &["--no-multicast", "--connect", &ep]);
+    sub.log_line("erin answers");
+    let phones: Vec<UdpSocket> = (0..20)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let mut sources = std::collections::BTreeSet::new();
+    let mut buf = [0u8; 2048];
+    for round in 0..3u32 {
+        for (i, phone) in phones.iter().enumerate() {
+            phone
+                .send_to(&mocopi_frame(round * 100 + i as u32), addr)
+                .unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_millis(500);
+        while Instant::now() < deadline {
+            if let Ok((_, from)) = rx.recv_from(&mut buf) {
+                sources.insert(from);
+            }
+        }
+    }
+    stop(publ);
+    let sub = stop(sub);
+    assert!(
+        !sources.is_empty() && sources.len() < phones.len(),
+        "{} of {} senders served",
+        sources.len(),
+        phones.len()
+    );
+    let told = sub.stderr.matches("Too many open files").count();
+    assert_eq!(told, 1, "said once: {}", sub.stderr);
+    let sum: Value = serde_json::from_str(sub.stdout.last().unwrap()).unwrap();
+    assert_eq!(sum["type"], "summary", "{sum}");
+    assert_eq!(sum["samples"], 60, "{sum}");
+    let sends = &sum["sends"][0];
+    let (sent, failed) = (
+        sends["sent"].as_u64().unwrap(),
+        sends["failed"].as_u64().unwrap(),
+    );
+    assert!(failed > 0, "{sum}");
+    assert_eq!(sent + failed, 60, "{sum}");
+}
+
 /// `subscribe -n 5` sends five samples on, prints five records, and ends by
 /// itself with the count as its reason, while the publisher goes on.
 #[test]
