@@ -90,6 +90,59 @@ impl Staleness {
     }
 }
 
+/// How many clocks a sender's staleness is kept for at once.
+const CLOCKS: usize = 4;
+
+/// [`Staleness`] per clock that stamped a sender's samples. Offsets are
+/// comparable only between samples stamped by one clock, and one sender's
+/// samples can carry two: a Zenoh router replaces a timestamp more than
+/// 500 ms ahead of its own clock with one of its own (a publisher whose
+/// clock runs fast, some of its samples only when near that bound), and
+/// stamps samples that came without one (a foreign publisher's).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Clocks {
+    /// Clock id, its staleness, when it was last used (arrival, seconds).
+    by_clock: Vec<(u128, Staleness, f64)>,
+}
+
+impl Clocks {
+    /// [`Staleness::is_stale`] among the samples stamped by `clock`.
+    pub(crate) fn is_stale(
+        &mut self,
+        clock: u128,
+        capture_s: f64,
+        arrival_s: f64,
+        max_lag_s: f64,
+    ) -> bool {
+        let i = match self.by_clock.iter().position(|(c, ..)| *c == clock) {
+            Some(i) => i,
+            None => {
+                if self.by_clock.len() >= CLOCKS {
+                    // The clock heard from least recently makes room.
+                    let oldest = self
+                        .by_clock
+                        .iter()
+                        .enumerate()
+                        .min_by(|(_, a), (_, b)| a.2.total_cmp(&b.2))
+                        .map(|(k, _)| k);
+                    if let Some(o) = oldest {
+                        self.by_clock.swap_remove(o);
+                    }
+                }
+                self.by_clock.push((clock, Staleness::default(), arrival_s));
+                self.by_clock.len() - 1
+            }
+        };
+        match self.by_clock.get_mut(i) {
+            Some((_, staleness, used)) => {
+                *used = arrival_s;
+                staleness.is_stale(capture_s, arrival_s, max_lag_s)
+            }
+            None => false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +211,44 @@ mod tests {
         }
         let since = fresh_at.unwrap() - 6.0;
         assert!(since <= 2.0 * BASE_WINDOW_S + 0.2, "{since}");
+    }
+
+    /// A publisher whose clock is near 500 ms ahead of a router's: the
+    /// router stamps some samples itself. Each clock's samples are judged
+    /// among themselves: none of the fresh ones is stale, a backlog on
+    /// either clock is.
+    #[test]
+    fn samples_stamped_by_two_clocks_are_judged_apart() {
+        let (publisher, router) = (1u128, 2u128);
+        let mut c = Clocks::default();
+        let lag = 0.1;
+        for i in 0..120 {
+            let t = f64::from(i) / 60.0;
+            // The router's clock is 0.5 s behind the publisher's.
+            let (clock, capture) = if i % 3 == 0 {
+                (router, t - 0.5)
+            } else {
+                (publisher, t)
+            };
+            assert!(!c.is_stale(clock, capture, t + 0.001, lag), "{i}");
+        }
+        assert!(c.is_stale(publisher, 1.0, 2.5, lag));
+        assert!(c.is_stale(router, 0.5, 2.5, lag));
+        // One clock's staleness alone would have dropped the router's.
+        let mut one = Staleness::default();
+        assert!(!one.is_stale(1.0, 1.001, lag));
+        assert!(one.is_stale(0.5, 1.001, lag));
+    }
+
+    #[test]
+    fn clocks_are_bounded() {
+        let mut c = Clocks::default();
+        for clock in 0..100u128 {
+            let t = clock as f64;
+            let _ = c.is_stale(clock, t, t, 0.1);
+        }
+        assert_eq!(c.by_clock.len(), CLOCKS);
+        // The most recent ones are kept.
+        assert!(c.by_clock.iter().all(|(id, ..)| *id >= 96));
     }
 }

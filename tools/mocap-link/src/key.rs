@@ -50,10 +50,11 @@ pub(crate) fn probe(room: &str, performer: &str) -> String {
     format!("{ROOT}/{room}/{performer}/{PROBE}")
 }
 
-/// The performer and protocol chunks of a stream key (`mocap/<room>/<performer>/<protocol>`);
-/// a key of another shape (a Python publisher's own) keeps its whole text as
-/// the performer and `unknown` as the protocol.
-pub(crate) fn split(key: &str) -> (&str, &str) {
+/// The room, performer and protocol chunks of a stream key
+/// (`mocap/<room>/<performer>/<protocol>`); a key of another shape (a Python
+/// publisher's own) has no room, its whole text as the performer and
+/// `unknown` as the protocol.
+pub(crate) fn split(key: &str) -> (Option<&str>, &str, &str) {
     let mut chunks = key.split('/');
     match (
         chunks.next(),
@@ -62,8 +63,10 @@ pub(crate) fn split(key: &str) -> (&str, &str) {
         chunks.next(),
         chunks.next(),
     ) {
-        (Some(ROOT), Some(_), Some(performer), Some(protocol), None) => (performer, protocol),
-        _ => (key, UNKNOWN),
+        (Some(ROOT), Some(room), Some(performer), Some(protocol), None) => {
+            (Some(room), performer, protocol)
+        }
+        _ => (None, key, UNKNOWN),
     }
 }
 
@@ -75,9 +78,9 @@ mod tests {
     fn keys_split_back_into_their_chunks() {
         let k = stream("studio", "alice", "vmc");
         assert_eq!(k, "mocap/studio/alice/vmc");
-        assert_eq!(split(&k), ("alice", "vmc"));
-        assert_eq!(split("robots/arm"), ("robots/arm", UNKNOWN));
-        assert_eq!(split("mocap/a/b/c/d"), ("mocap/a/b/c/d", UNKNOWN));
+        assert_eq!(split(&k), (Some("studio"), "alice", "vmc"));
+        assert_eq!(split("robots/arm"), (None, "robots/arm", UNKNOWN));
+        assert_eq!(split("mocap/a/b/c/d"), (None, "mocap/a/b/c/d", UNKNOWN));
         assert_eq!(probe("r", "p"), "mocap/r/p/_probe");
     }
 

@@ -19,7 +19,7 @@ use mocap_cli::{
 use serde::Serialize;
 use zenoh::Wait as _;
 
-use crate::delay::Staleness;
+use crate::delay::Clocks;
 use crate::key;
 use crate::session::{self, Endpoint, ZenohArgs};
 use crate::streams::{StreamRecord, Streams};
@@ -108,6 +108,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
     }
     let shared = Arc::new(Shared {
         forward: Mutex::new(Forward::new(
+            o.room.clone(),
             o.to.clone(),
             o.max_lag,
             o.format == Format::Json,
@@ -181,9 +182,10 @@ impl Shared {
     fn sample(&self, sample: &zenoh::sample::Sample) {
         let arrival = mocap_cli::unix_now();
         let payload = sample.payload().to_bytes();
-        let capture = sample
-            .timestamp()
-            .map(|t| t.get_time().to_duration().as_secs_f64());
+        let capture = sample.timestamp().map(|t| Capture {
+            at: t.get_time().to_duration().as_secs_f64(),
+            clock: u128::from_le_bytes(t.get_id().to_le_bytes()),
+        });
         let mut f = self.lock();
         if f.done() {
             return;
@@ -227,11 +229,23 @@ impl Feed for Attention {
 /// samples, so each remote sender has a source address of its own here.
 struct Outlet {
     links: Vec<Option<Link>>,
-    staleness: Staleness,
+    staleness: Clocks,
+}
+
+/// When a sample was captured, by the clock that stamped it (the
+/// publisher's, or a router's: see [`Clocks`]).
+#[derive(Clone, Copy, Debug)]
+struct Capture {
+    /// Unix seconds on that clock.
+    at: f64,
+    /// The id of the clock (Zenoh's timestamp id).
+    clock: u128,
 }
 
 /// Everything a sample changes.
 struct Forward {
+    /// The subscriber's room: its performers go by their bare names.
+    room: String,
     routes: Vec<Route>,
     max_lag: Option<Duration>,
     json: bool,
@@ -274,6 +288,7 @@ fn add(total: &mut SendRecord, r: SendRecord) {
 
 impl Forward {
     fn new(
+        room: String,
         routes: Vec<Route>,
         max_lag: Option<Duration>,
         json: bool,
@@ -284,6 +299,7 @@ impl Forward {
         Self {
             retired: routes.iter().map(|r| record(r.to)).collect(),
             told: vec![false; routes.len()],
+            room,
             routes,
             max_lag,
             json,
@@ -311,7 +327,7 @@ impl Forward {
         k: &str,
         payload: &[u8],
         sender: Option<SocketAddr>,
-        capture: Option<f64>,
+        capture: Option<Capture>,
         arrival: f64,
     ) -> anyhow::Result<()> {
         self.samples += 1;
@@ -319,10 +335,17 @@ impl Forward {
         if !self.keys.contains_key(k) && self.keys.try_insert_with(k, || false).is_some() {
             self.undeclared = true;
         }
-        let (performer, protocol) = key::split(k);
+        let (room, bare, protocol) = key::split(k);
+        // Performers of another room (a key expression over several) are
+        // other performers: their health and sockets are apart.
+        let performer: std::borrow::Cow<'_, str> = match room {
+            Some(r) if r != self.room => format!("{r}/{bare}").into(),
+            _ => bare.into(),
+        };
+        let performer = &*performer;
         self.streams
             .datagram(performer, protocol, sender, payload, arrival);
-        let age_ms = capture.map(|c| (arrival - c) * 1000.0);
+        let age_ms = capture.map(|c| (arrival - c.at) * 1000.0);
         if let Some(ms) = age_ms {
             self.streams.one_way(performer, protocol, ms);
         }
@@ -331,7 +354,7 @@ impl Forward {
             self.outlets
                 .get_or_insert_evicting(mocap_cli::pair(&(performer, &sender)), || Outlet {
                     links: (0..routes).map(|_| None).collect(),
-                    staleness: Staleness::default(),
+                    staleness: Clocks::default(),
                 });
         // An evicted outlet's sockets close here; its counts stay in the totals.
         if let Some(gone) = gone {
@@ -342,7 +365,11 @@ impl Forward {
             }
         }
         let stale = match (capture, self.max_lag) {
-            (Some(c), Some(lag)) => outlet.staleness.is_stale(c, arrival, lag.as_secs_f64()),
+            (Some(c), Some(lag)) => {
+                outlet
+                    .staleness
+                    .is_stale(c.clock, c.at, arrival, lag.as_secs_f64())
+            }
             _ => false,
         };
         if stale {
@@ -353,7 +380,7 @@ impl Forward {
             for ((route, link), (told, apart)) in
                 per_route.zip(self.told.iter_mut().zip(&mut self.retired))
             {
-                if !route.takes(performer, protocol) {
+                if !route.takes(bare, protocol) {
                     continue;
                 }
                 let link = match link {
@@ -499,7 +526,7 @@ impl Subscribe<'_> {
             .get(sel)
             .callback(move |reply| {
                 if let Ok(sample) = reply.result() {
-                    let (performer, _) = key::split(sample.key_expr().as_str());
+                    let (_, performer, _) = key::split(sample.key_expr().as_str());
                     shared.lock().round_trip(performer, sent.elapsed());
                 }
             })
@@ -606,6 +633,7 @@ mod tests {
 
     fn quiet(routes: Vec<Route>) -> Forward {
         Forward::new(
+            "default".to_owned(),
             routes,
             None,
             false,
@@ -649,6 +677,31 @@ mod tests {
         assert_eq!(sends.len(), 1);
         assert!(sends[0].failed >= 1, "{sends:?}");
         assert_eq!(sends[0].sent + sends[0].failed, f.samples, "{sends:?}");
+    }
+
+    /// A key expression over several rooms: the same performer name in two
+    /// rooms is two performers, each with health of its own (their frame
+    /// numbers interleaved would count as lost and reordered).
+    #[test]
+    fn one_name_in_two_rooms_is_two_performers() {
+        let mut f = quiet(Vec::new());
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures/mocopi/");
+        let frame = std::fs::read(format!("{dir}seed-frame-1575.bin")).unwrap();
+        for (i, k) in ["mocap/default/alice/mocopi", "mocap/studio/alice/mocopi"]
+            .iter()
+            .cycle()
+            .take(6)
+            .enumerate()
+        {
+            f.sample(k, &frame, None, None, 1.0 + i as f64 / 60.0)
+                .unwrap();
+        }
+        let streams = f.streams.records();
+        let names: Vec<&str> = streams.iter().map(|s| s.performer.as_str()).collect();
+        assert_eq!(names, ["alice", "studio/alice"]);
+        for s in &streams {
+            assert_eq!((s.datagrams, s.reordered, s.lost), (3, 0, 0), "{s:?}");
+        }
     }
 
     #[test]
