@@ -26,6 +26,11 @@ use crate::{Feed, Step, Stopped, net};
 /// reading thread drops the datagram and counts it ([`Inbox::dropped`]).
 const QUEUE: usize = 16_384;
 
+/// Their bytes, bounded too: a sender of the largest datagrams would fill
+/// [`QUEUE`] with a gigabyte. 32 MiB hold the whole queue of 2 kB datagrams
+/// (mocopi's are 1.6 kB).
+const QUEUE_BYTES: usize = 32 << 20;
+
 /// Queued datagrams at which a reading thread wakes a handler that asked
 /// to be woken on its deadline: a quarter of the queue, so a flood is
 /// taken in batches long before anything is dropped.
@@ -58,6 +63,8 @@ type Queued = (usize, SocketAddr, Instant, Vec<u8>);
 #[derive(Debug, Default)]
 struct Queue {
     items: VecDeque<Queued>,
+    /// The payload bytes of `items`.
+    bytes: usize,
     /// Reading threads still running; none left and nothing queued is the end.
     readers: usize,
     /// The handler is waiting on [`Shared::ready`] (a notify is needed).
@@ -73,6 +80,25 @@ struct Shared {
     closed: AtomicBool,
     /// Wake the handler for every datagram (else only when the queue fills).
     eager: AtomicBool,
+}
+
+impl Queue {
+    /// Queues `item` unless that would pass [`QUEUE`] or [`QUEUE_BYTES`].
+    fn push(&mut self, item: Queued) -> bool {
+        let bytes = self.bytes.saturating_add(item.3.len());
+        if self.items.len() >= QUEUE || bytes > QUEUE_BYTES {
+            return false;
+        }
+        self.bytes = bytes;
+        self.items.push_back(item);
+        true
+    }
+
+    fn pop(&mut self) -> Option<Queued> {
+        let item = self.items.pop_front()?;
+        self.bytes = self.bytes.saturating_sub(item.3.len());
+        Some(item)
+    }
 }
 
 impl Shared {
@@ -183,12 +209,11 @@ fn read(i: usize, socket: &UdpSocket, shared: &Shared) {
                     buf.get(..n).unwrap_or_default().to_vec(),
                 );
                 let mut q = shared.lock();
-                if q.items.len() >= QUEUE {
+                if !q.push(item) {
                     drop(q);
                     shared.dropped.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
-                q.items.push_back(item);
                 let wake =
                     q.waiting && (shared.eager.load(Ordering::Relaxed) || q.items.len() >= FILLING);
                 if wake {
@@ -299,12 +324,13 @@ impl Inbox {
         if self.shared.eager.load(Ordering::Relaxed) {
             // One at a time: the queue stays the one bound on what waits, and
             // the run loop ticks between datagrams as before.
-            self.batch.extend(q.items.pop_front());
+            self.batch.extend(q.pop());
         } else {
             // Swapped, not copied: the emptied batch keeps its capacity for
             // the readers' next pushes. What waits is then at most twice the
             // queue (the batch being handed out, and the queue refilling).
             std::mem::swap(&mut self.batch, &mut q.items);
+            q.bytes = 0;
         }
         !(self.batch.is_empty() && q.readers == 0)
     }
@@ -393,6 +419,38 @@ mod tests {
             assert!(!feed.holding());
             assert_eq!(feed.dropped(), 0);
         }
+    }
+
+    #[test]
+    fn the_queue_is_bounded_in_datagrams_and_in_bytes() {
+        let item = |n: usize| {
+            (
+                0,
+                "127.0.0.1:1".parse().unwrap(),
+                Instant::now(),
+                vec![0u8; n],
+            )
+        };
+        let mut q = Queue::default();
+        // The largest datagrams: the byte bound comes first.
+        let big = mocap_core::MAX_DATAGRAM;
+        let mut queued = 0;
+        while q.push(item(big)) {
+            queued += 1;
+        }
+        assert_eq!(queued, QUEUE_BYTES / big);
+        assert!(q.bytes <= QUEUE_BYTES);
+        assert!(q.push(item(QUEUE_BYTES - q.bytes)), "what still fits");
+        assert!(!q.push(item(1)));
+        // Taking one out makes room for as many bytes.
+        let out = q.pop().unwrap();
+        assert!(q.push(item(out.3.len())));
+        // Small datagrams: the count bound.
+        let mut q = Queue::default();
+        while q.push(item(100)) {}
+        assert_eq!(q.items.len(), QUEUE);
+        while q.pop().is_some() {}
+        assert_eq!(q.bytes, 0);
     }
 
     /// Blocks until the handler thread is waiting on the inbox, so a test
