@@ -40,6 +40,18 @@ pub(crate) fn parse_chunk(text: &str) -> Result<String, mocap_cli::ValueError> {
     }
 }
 
+/// A key expression `subscribe` can take (`mocap/show/**`,
+/// `mocap/*/alice/vmc`): checked here, so a wrong one is a usage error.
+pub(crate) fn parse_key_expr(text: &str) -> Result<String, mocap_cli::ValueError> {
+    match zenoh::key_expr::KeyExpr::try_from(text) {
+        Ok(_) => Ok(text.to_owned()),
+        Err(e) => Err(mocap_cli::ValueError(format!(
+            "not a Zenoh key expression ({}); e.g. mocap/show/** or mocap/*/alice/vmc",
+            crate::session::said(&e)
+        ))),
+    }
+}
+
 /// The key of one performer's stream of one protocol.
 pub(crate) fn stream(room: &str, performer: &str, protocol: &str) -> String {
     format!("{ROOT}/{room}/{performer}/{protocol}")
@@ -82,6 +94,28 @@ mod tests {
         assert_eq!(split("robots/arm"), (None, "robots/arm", UNKNOWN));
         assert_eq!(split("mocap/a/b/c/d"), (None, "mocap/a/b/c/d", UNKNOWN));
         assert_eq!(probe("r", "p"), "mocap/r/p/_probe");
+    }
+
+    #[test]
+    fn key_expressions_are_checked_as_zenoh_does() {
+        for good in [
+            "mocap/**",
+            "mocap/*/alice/vmc",
+            "mocap/show/**",
+            "robots/arm",
+        ] {
+            assert_eq!(parse_key_expr(good).unwrap(), good);
+        }
+        for bad in [
+            "",
+            "mocap//x",
+            "mocap/",
+            "/mocap",
+            "mocap/**/**",
+            "mocap/a#b",
+        ] {
+            assert!(parse_key_expr(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

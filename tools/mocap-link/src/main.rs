@@ -135,7 +135,7 @@ struct PublishArgs {
 #[derive(Debug, clap::Args)]
 struct SubscribeArgs {
     /// Key expression to receive [default: mocap/<room>/**].
-    #[arg(value_name = "KEY_EXPR")]
+    #[arg(value_name = "KEY_EXPR", value_parser = key::parse_key_expr)]
     key: Option<String>,
 
     /// Send payloads to HOST:PORT (repeatable); `vmc=HOST:PORT` takes one

@@ -68,7 +68,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
             let _ = query.reply(reply_key.clone(), Vec::<u8>::new()).wait();
         })
         .wait()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        .map_err(|e| anyhow::anyhow!(session::said(&e)))
         .context("failed to declare the probe")?;
     log.info(format_args!(
         "publishing as {} (zenoh id {})",
@@ -132,7 +132,7 @@ impl Publish<'_> {
                 .session
                 .declare_keyexpr(k.clone())
                 .wait()
-                .map_err(|e| anyhow::anyhow!("{e}"))
+                .map_err(|e| anyhow::anyhow!(session::said(&e)))
                 .with_context(|| format!("failed to declare the key {k}"))?;
             let p = self
                 .session
@@ -143,7 +143,7 @@ impl Publish<'_> {
                 .express(true)
                 .priority(Priority::InteractiveHigh)
                 .wait()
-                .map_err(|e| anyhow::anyhow!("{e}"))
+                .map_err(|e| anyhow::anyhow!(session::said(&e)))
                 .with_context(|| format!("failed to declare a publisher on {k}"))?;
             self.log.info(format_args!("publishing {k}"));
             self.publishers.insert(protocol, p);

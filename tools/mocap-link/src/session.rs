@@ -10,6 +10,17 @@ use clap::ValueEnum;
 use mocap_cli::Log;
 use zenoh::Wait as _;
 
+/// A Zenoh error in words for the user: Zenoh ends its messages with the
+/// source file and line that raised them (` at /…/endpoint.rs:674.`), which
+/// is cut here.
+pub(crate) fn said(e: &dyn std::fmt::Display) -> String {
+    let text = e.to_string();
+    match text.rsplit_once(" at ") {
+        Some((words, place)) if place.contains(".rs:") => words.to_owned(),
+        _ => text,
+    }
+}
+
 /// How a session joins the Zenoh network.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Mode {
@@ -41,7 +52,23 @@ impl Endpoint {
     pub(crate) fn parse(text: &str) -> Result<Self, mocap_cli::ValueError> {
         match text.split_once('/') {
             Some((proto, addr)) if PROTOCOLS.contains(&proto) && !addr.is_empty() => {
-                Ok(Self(text.to_owned()))
+                // A malformed one is a usage error now, not a session that
+                // fails to open later: Zenoh's own reading of it, and a
+                // HOST:PORT address (Zenoh's reading leaves that to the link).
+                text.parse::<zenoh::config::EndPoint>().map_err(|e| {
+                    mocap_cli::ValueError(format!("not a Zenoh endpoint: {text:?}: {}", said(&e)))
+                })?;
+                let e = Self(text.to_owned());
+                let port = e.address().rsplit_once(':').map(|(_, p)| p.parse::<u16>());
+                if e.host().is_empty()
+                    || e.host().contains(char::is_whitespace)
+                    || !matches!(port, Some(Ok(_)))
+                {
+                    return Err(mocap_cli::ValueError(format!(
+                        "expected PROTO/HOST:PORT, such as tcp/192.168.1.10:7447, got {text:?}"
+                    )));
+                }
+                Ok(e)
             }
             _ => Err(mocap_cli::ValueError(format!(
                 "expected a Zenoh endpoint such as tcp/192.168.1.10:7447 (tcp, udp, quic or tls), got {text:?}"
@@ -53,10 +80,15 @@ impl Endpoint {
         self.0.split_once('/').map_or("", |(p, _)| p)
     }
 
-    /// The host part, without port, brackets or `#` options.
-    fn host(&self) -> &str {
+    /// The address part, without `?` metadata or `#` options.
+    fn address(&self) -> &str {
         let addr = self.0.split_once('/').map_or("", |(_, a)| a);
-        let addr = addr.split(['#', '?']).next().unwrap_or(addr);
+        addr.split(['#', '?']).next().unwrap_or(addr)
+    }
+
+    /// The host part, without port or brackets.
+    fn host(&self) -> &str {
+        let addr = self.address();
         let host = match addr.rsplit_once(':') {
             Some((h, _)) => h,
             None => addr,
@@ -109,13 +141,13 @@ pub(crate) fn config(
 ) -> anyhow::Result<zenoh::Config> {
     let mut config = match &args.zenoh_config {
         Some(path) => zenoh::Config::from_file(path)
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
+            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), said(&e)))?,
         None => zenoh::Config::default(),
     };
     let set = |config: &mut zenoh::Config, key: &str, value: serde_json::Value| {
         config
             .insert_json5(key, &value.to_string())
-            .map_err(|e| anyhow::anyhow!("zenoh configuration {key}: {e}"))
+            .map_err(|e| anyhow::anyhow!("zenoh configuration {key}: {}", said(&e)))
     };
     // A mode given in the file stays unless a flag asked for one.
     if args.zenoh_config.is_none() || mode != Mode::Peer.name() {
@@ -221,7 +253,7 @@ pub(crate) fn open(config: zenoh::Config, log: &Log) -> anyhow::Result<zenoh::Se
     }
     let session = zenoh::open(config)
         .wait()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        .map_err(|e| anyhow::anyhow!(said(&e)))
         .context("failed to open the Zenoh session")?;
     Ok(session)
 }
@@ -246,10 +278,32 @@ mod tests {
     }
 
     #[test]
+    fn zenoh_errors_lose_their_source_location() {
+        let e = "Invalid Key Expr `a//b`: empty chunks are forbidden at /root/.cargo/registry/src/x/zenoh-keyexpr-1.10.2/src/key_expr/borrowed.rs:777.";
+        assert_eq!(
+            said(&e),
+            "Invalid Key Expr `a//b`: empty chunks are forbidden"
+        );
+        assert_eq!(said(&"looked at it"), "looked at it");
+    }
+
+    #[test]
     fn endpoints_name_a_transport_of_this_build() {
         assert!(Endpoint::parse("tcp/127.0.0.1:7447").is_ok());
         assert!(Endpoint::parse("quic/[::1]:7447").is_ok());
-        for bad in ["127.0.0.1:7447", "ws/host:80", "tcp/", "serial/dev"] {
+        assert!(Endpoint::parse("tls/studio.example:7447#iface=eth0").is_ok());
+        for bad in [
+            "127.0.0.1:7447",
+            "ws/host:80",
+            "tcp/",
+            "serial/dev",
+            "tcp/host",
+            "tcp/:7447",
+            "tcp/a b:7447",
+            "tcp/host:7447#",
+            "tcp/host:99999",
+            "quic/[::1]",
+        ] {
             assert!(Endpoint::parse(bad).is_err(), "{bad}");
         }
     }

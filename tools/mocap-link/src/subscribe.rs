@@ -123,7 +123,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         .declare_subscriber(o.key.clone())
         .callback(move |sample| on_sample.sample(&sample))
         .wait()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        .map_err(|e| anyhow::anyhow!(session::said(&e)))
         .with_context(|| format!("failed to subscribe to {}", o.key))?;
     shared.lock().log.info(format_args!(
         "subscribed to {} (zenoh id {})",

@@ -339,6 +339,37 @@ fn one_publisher_on_two_sockets_carries_both_unchanged_with_their_senders() {
     assert_eq!(sum["queue_full"], 0, "{sum}");
 }
 
+/// A key expression or an endpoint Zenoh cannot take is a usage error
+/// (exit 2), said before any session opens, without Zenoh's source path.
+#[test]
+fn malformed_key_expressions_and_endpoints_are_usage_errors() {
+    for args in [
+        &["subscribe", "mocap//x", "--to", "127.0.0.1:9"][..],
+        &[
+            "subscribe",
+            "--to",
+            "127.0.0.1:9",
+            "--connect",
+            "tcp/studio",
+        ],
+        &[
+            "publish",
+            "--name",
+            "a",
+            "-l",
+            "127.0.0.1:0",
+            "--listen",
+            "quic/:7447",
+        ],
+    ] {
+        let out = std::process::Command::new(BIN).args(args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("invalid value"), "{args:?}: {stderr}");
+        assert!(!stderr.contains(".rs:"), "{args:?}: {stderr}");
+    }
+}
+
 /// A socket per remote sender: a subscriber that runs out of file
 /// descriptors (a stranger with many sender addresses, a low limit) counts
 /// the datagrams it cannot send, says so once, and goes on; the senders
