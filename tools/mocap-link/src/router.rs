@@ -37,13 +37,11 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         }
         std::thread::sleep(mocap_cli::POLL);
     };
-    let peers = session.info().peers_zid().wait().count();
     let _ = session.close().wait();
     let r = RouterRecord {
         kind: "summary",
         stopped,
         seconds: mocap_cli::round3(started.elapsed().as_secs_f64()),
-        peers,
     };
     mocap_cli::report(
         &mut Output::stdout(true),
@@ -61,18 +59,15 @@ struct RouterRecord {
     kind: &'static str,
     stopped: Stopped,
     seconds: f64,
-    /// Peer sessions connected at the end.
-    peers: usize,
 }
 
 impl Record for RouterRecord {
     fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}: routed for {:.1} s, {} peers connected at the end",
+            "{}: routed for {:.1} s",
             mocap_cli::summary_head(Some(self.stopped)),
             self.seconds,
-            self.peers
         )
     }
 }
