@@ -82,6 +82,14 @@ pub(crate) fn split(key: &str) -> (Option<&str>, &str, &str) {
     }
 }
 
+/// `<room>/<performer>` of a stream key, borrowed from it: how a performer
+/// of another room than the subscriber's is named.
+pub(crate) fn room_and_performer(key: &str) -> Option<&str> {
+    let (_, rest) = key.split_once('/')?;
+    rest.rsplit_once('/')
+        .map(|(room_performer, _)| room_performer)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,6 +99,7 @@ mod tests {
         let k = stream("studio", "alice", "vmc");
         assert_eq!(k, "mocap/studio/alice/vmc");
         assert_eq!(split(&k), (Some("studio"), "alice", "vmc"));
+        assert_eq!(room_and_performer(&k), Some("studio/alice"));
         assert_eq!(split("robots/arm"), (None, "robots/arm", UNKNOWN));
         assert_eq!(split("mocap/a/b/c/d"), (None, "mocap/a/b/c/d", UNKNOWN));
         assert_eq!(probe("r", "p"), "mocap/r/p/_probe");

@@ -338,11 +338,10 @@ impl Forward {
         let (room, bare, protocol) = key::split(k);
         // Performers of another room (a key expression over several) are
         // other performers: their health and sockets are apart.
-        let performer: std::borrow::Cow<'_, str> = match room {
-            Some(r) if r != self.room => format!("{r}/{bare}").into(),
-            _ => bare.into(),
+        let performer = match room {
+            Some(r) if r != self.room => key::room_and_performer(k).unwrap_or(bare),
+            _ => bare,
         };
-        let performer = &*performer;
         self.streams
             .datagram(performer, protocol, sender, payload, arrival);
         let age_ms = capture.map(|c| (arrival - c.at) * 1000.0);

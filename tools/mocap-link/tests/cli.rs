@@ -386,26 +386,13 @@ fn a_subscriber_out_of_sockets_counts_and_goes_on() {
     // Seven descriptors open when it waits (stdio, Zenoh's listener and
     // wake-up handles), one more for the publisher's link: room for a few
     // senders' sockets, not twenty.
-    let mut sub = Proc::spawn(
-        "prlimit",
-        &[
-            "--nofile=16:16",
-            BIN,
-            "subscribe",
-            "--room",
-            &room,
-            "--to",
-            &to,
-            "--probe-interval",
-            "100ms",
-            "--format",
-            "json",
-            "--no-multicast",
-            "-l",
-            &ep,
-        ],
-        None,
-    );
+    let mut args = vec!["--nofile=16:16", BIN];
+    args.extend(common::subscriber_args(
+        &room,
+        &to,
+        &["--no-multicast", "-l", &ep],
+    ));
+    let mut sub = Proc::spawn("prlimit", &args, None);
     sub.log_line("subscribed to");
     let (publ, addr) = publisher(&room, "erin", &["--no-multicast", "--connect", &ep]);
     sub.log_line("erin answers");

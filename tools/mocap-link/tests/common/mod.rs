@@ -60,6 +60,13 @@ pub(crate) fn publisher(room: &str, name: &str, extra: &[&str]) -> (Proc, Socket
 /// `mocap-link subscribe` sending to `to`, probing every 100 ms, records
 /// in JSON on stdout, once it has subscribed.
 pub(crate) fn subscriber(room: &str, to: &str, extra: &[&str]) -> Proc {
+    let mut p = Proc::spawn(BIN, &subscriber_args(room, to, extra), None);
+    p.log_line("subscribed to");
+    p
+}
+
+/// The arguments [`subscriber`] runs `mocap-link` with.
+pub(crate) fn subscriber_args<'a>(room: &'a str, to: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "subscribe",
         "--room",
@@ -72,9 +79,7 @@ pub(crate) fn subscriber(room: &str, to: &str, extra: &[&str]) -> Proc {
         "json",
     ];
     args.extend_from_slice(extra);
-    let mut p = Proc::spawn(BIN, &args, None);
-    p.log_line("subscribed to");
-    p
+    args
 }
 
 /// A loopback UDP receiver whose reads give up after 100 ms (a lost datagram
