@@ -108,15 +108,15 @@ pub struct SmoothArgs {
     pub smooth: bool,
 
     /// 1€ cutoff at rest in Hz, for every kind [default: 0.5 bones, 1 blendshapes].
-    #[arg(long, value_name = "HZ", requires = "smooth", value_parser = parse_positive)]
+    #[arg(long, value_name = "HZ", requires = "smooth", value_parser = parse_cutoff)]
     pub smooth_min_cutoff: Option<f64>,
 
     /// 1€ speed coefficient for rotations, per rad/s [default: 3].
-    #[arg(long, value_name = "B", requires = "smooth", value_parser = parse_non_negative)]
+    #[arg(long, value_name = "B", requires = "smooth", value_parser = parse_beta)]
     pub smooth_beta: Option<f64>,
 
     /// 1€ cutoff of the speed estimate in Hz [default: 1].
-    #[arg(long, value_name = "HZ", requires = "smooth", value_parser = parse_positive)]
+    #[arg(long, value_name = "HZ", requires = "smooth", value_parser = parse_cutoff)]
     pub smooth_dcutoff: Option<f64>,
 
     /// Smooth only these bones (comma-separated HumanBodyBones names).
@@ -159,7 +159,7 @@ pub struct TrackerArgs {
     pub height: Option<f32>,
 
     /// At most HZ tracker bundles per second [default: one per input frame].
-    #[arg(long, value_name = "HZ", value_parser = parse_positive)]
+    #[arg(long, value_name = "HZ", value_parser = parse_rate)]
     pub tracker_rate: Option<f64>,
 
     /// With --vrchat: also send the head reference (/tracking/trackers/head/…).
@@ -325,30 +325,56 @@ impl std::fmt::Display for ValueError {
 
 impl std::error::Error for ValueError {}
 
-/// A finite number above zero.
-///
-/// # Errors
-/// A message when it is not.
-pub fn parse_positive(text: &str) -> Result<f64, ValueError> {
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+/// A finite number in `lo..=hi`; the message names `what` and the range.
+fn parse_within(text: &str, lo: f64, hi: f64, what: &str) -> Result<f64, ValueError> {
+    match text.trim().parse::<f64>() {
+        Ok(v) if (lo..=hi).contains(&v) => Ok(v),
         _ => Err(ValueError(format!(
-            "expected a number above 0, got {text:?}"
+            "expected {what} from {lo} to {hi}, got {text:?}"
         ))),
     }
 }
 
-/// A finite number, zero or above.
+/// An update rate in Hz (`--max-rate`, `--tracker-rate`, `--rate`): 0.01
+/// (one every 100 s) to 10 000, beyond any sender's frame rate.
 ///
 /// # Errors
-/// A message when it is not.
-pub fn parse_non_negative(text: &str) -> Result<f64, ValueError> {
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(ValueError(format!(
-            "expected a number of 0 or more, got {text:?}"
-        ))),
-    }
+/// A message with the range when it is not one.
+pub fn parse_rate(text: &str) -> Result<f64, ValueError> {
+    parse_within(text, 0.01, 10_000.0, "a rate in Hz")
+}
+
+/// A 1€ cutoff frequency in Hz (`--smooth-min-cutoff`, `--smooth-dcutoff`):
+/// 0.001 to 1000.
+///
+/// # Errors
+/// A message with the range when it is not one.
+pub fn parse_cutoff(text: &str) -> Result<f64, ValueError> {
+    parse_within(text, 0.001, 1000.0, "a cutoff in Hz")
+}
+
+/// The 1€ speed coefficient (`--smooth-beta`): 0 (no speed adaptation) to 1000.
+///
+/// # Errors
+/// A message with the range when it is not one.
+pub fn parse_beta(text: &str) -> Result<f64, ValueError> {
+    parse_within(text, 0.0, 1000.0, "a speed coefficient")
+}
+
+/// Datagrams per second (`--max-pps`, `--pps`): 0.01 to 10 000 000.
+///
+/// # Errors
+/// A message with the range when it is not one.
+pub fn parse_pps(text: &str) -> Result<f64, ValueError> {
+    parse_within(text, 0.01, 10_000_000.0, "datagrams per second")
+}
+
+/// A playback speed factor (`--speed`): 0.001 to 1000.
+///
+/// # Errors
+/// A message with the range when it is not one.
+pub fn parse_speed(text: &str) -> Result<f64, ValueError> {
+    parse_within(text, 0.001, 1000.0, "a speed factor")
 }
 
 /// Recording what a sniffing tool receives, the same in every tool.
@@ -437,5 +463,25 @@ mod tests {
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("").is_err());
         assert!(parse_duration("4000000000000000h").is_err());
+    }
+
+    #[test]
+    fn rates_are_finite_and_in_range() {
+        assert_eq!(parse_rate("30"), Ok(30.0));
+        assert_eq!(parse_rate("0.01"), Ok(0.01));
+        assert_eq!(parse_rate(" 60 "), Ok(60.0));
+        for bad in [
+            "0", "-5", "nan", "NaN", "inf", "-inf", "0.001", "1e-9", "1e300", "", "x",
+        ] {
+            let e = parse_rate(bad).expect_err(bad);
+            assert!(e.0.contains("0.01 to 10000"), "{bad}: {e}");
+        }
+        assert!(parse_pps("0").is_err() && parse_pps("nan").is_err());
+        assert_eq!(parse_pps("1000"), Ok(1000.0));
+        assert!(parse_speed("1e-9").is_err() && parse_speed("0").is_err());
+        assert_eq!(parse_speed("0.5"), Ok(0.5));
+        assert!(parse_cutoff("0").is_err() && parse_cutoff("inf").is_err());
+        assert_eq!(parse_beta("0"), Ok(0.0));
+        assert!(parse_beta("-1").is_err() && parse_beta("nan").is_err());
     }
 }

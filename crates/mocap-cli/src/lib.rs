@@ -32,8 +32,8 @@ pub use addr::{any_ipv4, parse_addr, parse_host_port, parse_listen};
 pub use allow::{AllowArgs, Cidr, Guard, Refusals, RefusedSender};
 pub use args::{
     BlendCaseArg, Budget, FaceArgs, Format, LogArgs, OnLostArg, PaceArgs, STATUS_INTERVAL,
-    SmoothArgs, StopArgs, TrackerArgs, ValueError, WriteArgs, parse_duration, parse_height,
-    parse_non_negative, parse_positive, smooth_options,
+    SmoothArgs, StopArgs, TrackerArgs, ValueError, WriteArgs, parse_beta, parse_cutoff,
+    parse_duration, parse_height, parse_pps, parse_rate, parse_speed, smooth_options,
 };
 pub use exit::{
     EXIT_INTERRUPTED_TWICE, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, UsageError, exit, exit_codes_help,

@@ -43,6 +43,42 @@ impl Rng {
         (self.next() % n.max(1) as u64) as usize
     }
 
+    /// A number of the kinds that break time arithmetic: zero, signs, NaN,
+    /// infinities, the smallest and largest, and any bit pattern.
+    pub fn any_f64(&mut self) -> f64 {
+        const EDGES: [f64; 12] = [
+            0.0,
+            -0.0,
+            -5.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MIN_POSITIVE,
+            5e-324,
+            1e-9,
+            f64::MAX,
+            f64::MIN,
+            30.0,
+        ];
+        match self.below(3) {
+            0 => EDGES[self.below(EDGES.len())],
+            1 => f64::from_bits(self.next()),
+            _ => (self.next() % 100_000) as f64 / 100.0,
+        }
+    }
+
+    /// A clock reading of the kinds that break time arithmetic: zero, the
+    /// largest, just below it, and any count of nanoseconds or seconds.
+    pub fn any_duration(&mut self) -> Duration {
+        match self.below(5) {
+            0 => Duration::ZERO,
+            1 => Duration::MAX,
+            2 => Duration::MAX - Duration::from_nanos(self.next() % 1_000_000_000),
+            3 => Duration::from_secs(self.next()),
+            _ => Duration::from_nanos(self.next()),
+        }
+    }
+
     /// One to `most` edits of the kinds that break binary framing: a byte
     /// replaced, a byte inserted, four bytes made a small big-endian size
     /// (bundle element and blob sizes), the tail cut.
@@ -473,6 +509,110 @@ pub fn output(mut command: Command) -> std::process::Output {
         stdout: collect(out, "stdout"),
         stderr: collect(err, "stderr"),
     }
+}
+
+/// Values that break number parsing and time arithmetic.
+pub const HOSTILE_VALUES: [&str; 12] = [
+    "0",
+    "-5",
+    "nan",
+    "inf",
+    "-inf",
+    "1e-9",
+    "0.001",
+    "1e300",
+    "18446744073709551616",
+    "0ms",
+    "0s",
+    "99999999999h",
+];
+
+/// The value names (`--flag <NAME>`) of flags that take a number.
+const NUMBER_VALUES: [&str; 11] = [
+    "HZ", "N", "DUR", "M", "B", "BASE", "SPEED", "PORT", "MS", "W", "SECS",
+];
+
+/// The number-valued flags that `bin [sub] --help` lists (`--max-rate`, …).
+#[must_use]
+pub fn number_flags(bin: &str, sub: &[&str]) -> Vec<String> {
+    let mut c = Command::new(bin);
+    c.args(sub).arg("--help");
+    let out = output(c);
+    assert!(out.status.success(), "{bin} --help");
+    let mut flags = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let line = line.trim_start();
+        let line = line
+            .strip_prefix('-')
+            .and_then(|l| l.get(1..))
+            .and_then(|l| l.strip_prefix(", "))
+            .unwrap_or(line);
+        let Some(rest) = line.strip_prefix("--") else {
+            continue;
+        };
+        let Some((name, value)) = rest.split_once(" <") else {
+            continue;
+        };
+        let value = value.split('>').next().unwrap_or_default();
+        if NUMBER_VALUES.contains(&value) {
+            flags.push(format!("--{name}"));
+        }
+    }
+    flags
+}
+
+/// Runs `bin sub… base… FLAG VALUE` for every number-valued flag of
+/// `--help` and every [`HOSTILE_VALUES`] entry: no run may panic or hang.
+/// A value the tool refuses exits 2 with a message naming the flag; one it
+/// takes runs as `base` asks (which must end by itself: `-r` a capture, or
+/// `--duration`). `which` picks the flags (`|_| true`: all of them), so
+/// that a flag of `base` is swept with another base.
+/// Returns how many runs there were.
+pub fn sweep_number_flags(
+    bin: &str,
+    sub: &[&str],
+    base: &[&str],
+    which: impl Fn(&str) -> bool,
+) -> usize {
+    let flags: Vec<String> = number_flags(bin, sub)
+        .into_iter()
+        .filter(|f| which(f))
+        .collect();
+    assert!(!flags.is_empty(), "{bin}: no number-valued flag in --help");
+    let runs: Vec<(&str, &str)> = flags
+        .iter()
+        .flat_map(|f| HOSTILE_VALUES.iter().map(move |v| (f.as_str(), *v)))
+        .collect();
+    let failures: Vec<String> = thread::scope(|s| {
+        let workers: Vec<_> = runs
+            .chunks(runs.len().div_ceil(4))
+            .map(|chunk| {
+                s.spawn(move || {
+                    let mut bad = Vec::new();
+                    for (flag, value) in chunk {
+                        let mut c = Command::new(bin);
+                        c.args(sub).args(base).arg(format!("{flag}={value}"));
+                        let out = output(c);
+                        let err = String::from_utf8_lossy(&out.stderr);
+                        let code = out.status.code();
+                        let name = flag.trim_start_matches('-');
+                        if !matches!(code, Some(0..=2)) || err.contains("panicked") {
+                            bad.push(format!("{flag}={value}: exit {code:?}: {err}"));
+                        } else if code == Some(2) && !err.contains(name) && !err.contains("usage") {
+                            bad.push(format!("{flag}={value}: exit 2 without naming it: {err}"));
+                        }
+                    }
+                    bad
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
+    });
+    assert!(failures.is_empty(), "{bin}:\n{}", failures.join("\n"));
+    runs.len()
 }
 
 /// The Windows builds of the tools, run under Wine on this machine

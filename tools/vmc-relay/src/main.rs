@@ -81,7 +81,7 @@ struct Args {
 
     /// At most HZ updates per second per bone, expression or device (newest wins;
     /// the held value goes out at the next slot). Apply, OK, T and events always pass.
-    #[arg(long, value_name = "HZ", action = ArgAction::Append)]
+    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_rate, action = ArgAction::Append)]
     max_rate: Vec<f64>,
 
     /// Send every message in its own datagram (for receivers without bundle support).
@@ -94,15 +94,15 @@ struct Args {
     smooth: Vec<bool>,
 
     /// 1€ cutoff at rest in Hz, for every kind [default: 0.5 bones, 1 blendshapes].
-    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_positive, action = ArgAction::Append)]
+    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_cutoff, action = ArgAction::Append)]
     smooth_min_cutoff: Vec<f64>,
 
     /// 1€ speed coefficient for rotations, per rad/s [default: 3].
-    #[arg(long, value_name = "B", value_parser = mocap_cli::parse_non_negative, action = ArgAction::Append)]
+    #[arg(long, value_name = "B", value_parser = mocap_cli::parse_beta, action = ArgAction::Append)]
     smooth_beta: Vec<f64>,
 
     /// 1€ cutoff of the speed estimate in Hz [default: 1].
-    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_positive, action = ArgAction::Append)]
+    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_cutoff, action = ArgAction::Append)]
     smooth_dcutoff: Vec<f64>,
 
     /// Smooth only these bones (comma-separated).
@@ -131,7 +131,7 @@ struct Args {
     height: Vec<f32>,
 
     /// At most HZ tracker bundles per second [default: one per input frame].
-    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_positive, action = ArgAction::Append)]
+    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_rate, action = ArgAction::Append)]
     tracker_rate: Vec<f64>,
 
     /// With --as vrchat: also send the head reference (/tracking/trackers/head/…).
@@ -146,7 +146,7 @@ struct Args {
     allow: mocap_cli::AllowArgs,
 
     /// Drop datagrams above this many per second (all sources together), counted.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = mocap_cli::parse_pps)]
     max_pps: Option<f64>,
 
     /// Print what arrives (human lines, or JSON Lines with --format json).

@@ -278,7 +278,9 @@ pub struct Limiter {
 const MAX_STREAMS: usize = 4096;
 
 impl Limiter {
-    /// At most `rate` updates per second per stream.
+    /// At most `rate` updates per second per stream. Total for any value: a
+    /// rate below 0.001 (or NaN) is one update per 1000 s, an infinite one
+    /// lets every update through.
     pub fn new(rate: f64) -> Self {
         let interval = Duration::try_from_secs_f64(1.0 / rate.max(1e-3)).unwrap_or(Duration::MAX);
         Self {
@@ -306,7 +308,8 @@ impl Limiter {
             pending: None,
         });
         if now >= slot.next {
-            slot.next = now + self.interval;
+            // Saturating: the relay flushes at `Duration::MAX` when input ends.
+            slot.next = now.saturating_add(self.interval);
             if slot.pending.take().is_some() {
                 self.held += 1;
             }
@@ -325,7 +328,7 @@ impl Limiter {
             if now >= slot.next
                 && let Some(m) = slot.pending.take()
             {
-                slot.next = now + self.interval;
+                slot.next = now.saturating_add(self.interval);
                 out.push(m);
             }
         }
@@ -404,5 +407,65 @@ mod tests {
         assert_eq!(l.poll_due(ms(100)), [bone("Hips", 3.0)]);
         assert_eq!(l.superseded(), 1);
         assert_eq!(l.poll_timeout(), None);
+    }
+
+    /// Any rate, any clock (backwards, at `Duration::MAX`, as the relay's
+    /// end-of-input flush reads it): no panic, and every offered update is
+    /// sent or counted as superseded. On a clock that only goes forward, one
+    /// stream's sends are an interval apart (or pinned at the clock's end).
+    #[test]
+    fn any_rate_and_any_clock() {
+        let mut rng = mocap_testutil::Rng(0x5eed_1e55);
+        for _ in 0..2_000 {
+            let rate = rng.any_f64();
+            let mut l = Limiter::new(rate);
+            let forward = rng.below(2) == 0;
+            let mut now = Duration::ZERO;
+            let mut last: HashMap<String, Duration> = HashMap::new();
+            let (mut offered, mut sent) = (0u64, 0u64);
+            let mut note = |m: &Message, now: Duration| {
+                let name = first_string(m).unwrap_or_default().to_owned();
+                if let Some(prev) = last.insert(name, now)
+                    && forward
+                {
+                    let gap = now.saturating_sub(prev);
+                    assert!(
+                        gap >= l_interval(rate) || now == Duration::MAX,
+                        "rate {rate}: sent {gap:?} after the last"
+                    );
+                }
+            };
+            for _ in 0..1 + rng.below(40) {
+                now = if forward {
+                    now.saturating_add(rng.any_duration() / (1 + rng.below(1 << 20) as u32))
+                } else {
+                    rng.any_duration()
+                };
+                let m = bone(["Hips", "Head"][rng.below(2)], 0.0);
+                offered += 1;
+                if let Some(m) = l.handle_message(now, m) {
+                    sent += 1;
+                    note(&m, now);
+                }
+                if rng.below(3) == 0 {
+                    for m in l.poll_due(now) {
+                        sent += 1;
+                        note(&m, now);
+                    }
+                }
+                let _ = l.poll_timeout();
+            }
+            for m in l.poll_due(Duration::MAX) {
+                sent += 1;
+                note(&m, Duration::MAX);
+            }
+            assert_eq!(l.poll_timeout(), None, "rate {rate}: held after the end");
+            assert_eq!(offered, sent + l.superseded(), "rate {rate}: updates lost");
+        }
+    }
+
+    /// The interval `Limiter::new` derives, for the test's own check.
+    fn l_interval(rate: f64) -> Duration {
+        Duration::try_from_secs_f64(1.0 / rate.max(1e-3)).unwrap_or(Duration::MAX)
     }
 }
