@@ -1,11 +1,13 @@
 //! Who may send: `--allow CIDR` on every tool that receives. A datagram from
 //! outside the ranges is refused before anything else sees it (not decoded,
 //! not forwarded, not recorded unless `--record-refused`), counted per
-//! source, and the first refusal of each source is logged once.
+//! source, and logged at a bounded rate ([`crate::refusals`]).
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
+use super::refusals::{REFUSAL_LOG_INTERVAL, RefusalLog, unsaid_line};
 use super::{Log, Senders, ValueError};
 
 /// An address range for `--allow`: `192.168.1.0/24`, `fe80::/10`, or one
@@ -103,11 +105,29 @@ pub struct Guard {
     log: Option<Arc<Log>>,
 }
 
-#[derive(Default)]
 struct Refused {
     by_source: Senders<u64>,
     total: u64,
+    /// Which refusals are logged: per address, once per interval.
+    lines: RefusalLog,
+    /// When the addresses' counted-only refusals are next looked at.
+    next_look: Option<Instant>,
 }
+
+impl Default for Refused {
+    fn default() -> Self {
+        Self {
+            by_source: Senders::default(),
+            total: 0,
+            lines: RefusalLog::new(REFUSAL_LOG_INTERVAL),
+            next_look: None,
+        }
+    }
+}
+
+/// How often the counted-only refusals are looked at (a pass over at most
+/// 257 addresses), so a flood does not pay for it per datagram.
+const LOOK_EVERY: Duration = Duration::from_secs(1);
 
 impl std::fmt::Debug for Guard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -154,27 +174,46 @@ impl Guard {
         self.ranges.is_empty()
     }
 
-    /// Whether `src` may send; a refusal is counted (and logged, the first
-    /// time for this source). Input without a sender (text lines, a raw
-    /// datagram) is never refused.
+    /// Whether `src` may send; a refusal is counted, and logged at a
+    /// bounded rate: the first of an address, then one count line per
+    /// address every [`REFUSAL_LOG_INTERVAL`] while it goes on (a flood from
+    /// many source ports of one host costs a line per 10 s, not one per
+    /// port). Input without a sender (text lines, a raw datagram) is never
+    /// refused.
     pub fn admit(&self, src: Option<SocketAddr>) -> bool {
+        self.admit_at(src, Instant::now())
+    }
+
+    fn admit_at(&self, src: Option<SocketAddr>, now: Instant) -> bool {
         let Some(addr) = src else {
             return true;
         };
         if self.ranges.is_empty() || self.ranges.iter().any(|c| c.contains(addr.ip())) {
             return true;
         }
-        let first = {
+        let (say, unsaid) = {
             let mut st = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             st.total += 1;
-            let count = st.by_source.get_or_insert_with(&src, || 0);
-            *count += 1;
-            *count == 1
+            *st.by_source.get_or_insert_with(&src, || 0) += 1;
+            let say = st.lines.count(addr.ip(), now);
+            let unsaid = if st.next_look.is_none_or(|t| now >= t) {
+                st.next_look = now.checked_add(LOOK_EVERY);
+                st.lines.due(now)
+            } else {
+                Vec::new()
+            };
+            (say, unsaid)
         };
-        if first && let Some(log) = &self.log {
-            log.info(format_args!(
-                "refused datagrams from {addr}: not in --allow (counting them as refused)"
-            ));
+        if let Some(log) = &self.log {
+            if say {
+                log.info(format_args!(
+                    "refused datagrams from {addr}: not in --allow (counted; an address is named here once every {} s)",
+                    REFUSAL_LOG_INTERVAL.as_secs()
+                ));
+            }
+            for (ip, n) in unsaid {
+                log.info(format_args!("{}", unsaid_line(ip, n, "datagram")));
+            }
         }
         false
     }

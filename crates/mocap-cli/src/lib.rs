@@ -19,6 +19,7 @@ mod output;
 #[cfg(feature = "realtime")]
 mod realtime;
 mod records;
+pub mod refusals;
 mod runner;
 mod senders;
 mod sends;

@@ -638,3 +638,40 @@ fn vmc_reaches_ipv6_and_a_closed_port_is_reported() {
     let said = format!("nothing is listening at {closed} (is VSeeFace's receiver on?)");
     assert_eq!(run.stderr.matches(&said).count(), 1, "{}", run.stderr);
 }
+
+/// `--allow` under a flood from one host on many source ports (the held-out
+/// run wrote a line per port: 193 k lines in 5 s): one line names the host,
+/// every datagram is counted, and the friend is served all along.
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn refusals_are_logged_once_per_host_not_per_port() {
+    let mut t = tool(&[
+        "-l",
+        "127.0.0.1:0",
+        "--allow",
+        "127.0.0.1",
+        "--format",
+        "json",
+    ]);
+    let (_, addr) = t.log_line("listening on");
+    let addr = addr.unwrap();
+    let ports = 400;
+    for k in 0..ports {
+        let stranger = UdpSocket::bind("127.0.0.2:0").unwrap();
+        stranger.send_to(&by_hand("S", k, &[]), addr).unwrap();
+    }
+    let friend = UdpSocket::bind("127.0.0.1:0").unwrap();
+    friend.send_to(&by_hand("F", 1, &[]), addr).unwrap();
+    t.stdout_line("livelink.noface");
+    t.interrupt();
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let sum = run.json().pop().unwrap();
+    assert_eq!(sum["refused"], ports);
+    assert_eq!(sum["packets"], 1, "only the friend's datagram is decoded");
+    let lines = run
+        .stderr
+        .matches("refused datagrams from 127.0.0.2:")
+        .count();
+    assert_eq!(lines, 1, "{}", run.stderr);
+}

@@ -95,9 +95,9 @@ impl Handshake {
         match self.transport {
             Transport::Udp => {
                 let quiet = self.last_frame.map_or(sent, |f| f.max(sent));
-                Some(quiet + self.keepalive)
+                Some(quiet.saturating_add(self.keepalive))
             }
-            Transport::Tcp if self.conn.is_none() => Some(sent + self.keepalive),
+            Transport::Tcp if self.conn.is_none() => Some(sent.saturating_add(self.keepalive)),
             Transport::Tcp => None,
         }
     }
