@@ -164,6 +164,19 @@ fn main() {
     // pairs: time, timeout, frame, connect, disconnect, stop.
     out.put("ifm_handshake", "udp", &[0, 99, 0, 0, 50, 1, 0, 2, 0, 0, 200, 1, 0, 0, 100, 1, 0, 5, 0]);
     out.put("ifm_handshake", "tcp", &[1, 99, 4, 1, 0, 3, 0, 0, 200, 1, 0, 3, 0, 4, 2, 1, 0, 4, 3, 1, 0, 5, 0]);
+    // timers: a rate (f64 bits, big-endian), two durations (ns), the
+    // mixer's, handshake's and pacer's choice bytes, then (clock, op) steps:
+    // 60 Hz-ish steps through each op, one jump to Duration::MAX, the flush.
+    let mut timers = Vec::new();
+    timers.extend_from_slice(&30.0f64.to_bits().to_be_bytes());
+    timers.extend_from_slice(&500_000_000u64.to_be_bytes());
+    timers.extend_from_slice(&50_000_000u64.to_be_bytes());
+    timers.extend_from_slice(&[1, 0, 0]);
+    for op in 0..7u8 {
+        timers.extend_from_slice(&[4, 17, op, 4, 17, op | 0x88]);
+    }
+    timers.extend_from_slice(&[0, 0, 1]);
+    out.put("timers", "rate-30", &timers);
     // health: mode byte (even: model, odd: free), then frame numbers.
     let mut health = vec![0u8];
     for f in [0u16, 1, 2, 5, 3, 3, 4, 9, 8, 8, 10] {

@@ -16,6 +16,7 @@ use libfuzzer_sys::fuzz_target;
 use mocap_core::health::Health;
 use mocap_core::ifm::handshake::{Handshake, Transport};
 use mocap_core::ifm::{Command, Version};
+use mocap_core::osc::{self, Arg};
 use mocap_core::pcap::{Pace, Schedule};
 use mocap_core::vmc::{Limiter, Message, Method, MixConfig, MixSchedule, Mixer};
 
@@ -61,6 +62,13 @@ fn bone(name: &str, x: f32) -> Message {
     }
 }
 
+/// The same bone as the limiter sees it: an OSC message.
+fn osc_bone(name: &str, x: f32) -> osc::Message {
+    let mut a = vec![Arg::String(name.into())];
+    a.extend([x, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0].map(Arg::Float));
+    osc::Message::new("/VMC/Ext/Bone/Pos", a)
+}
+
 fuzz_target!(|data: &[u8]| {
     let mut b = Bytes(data);
     let rate = b.f64();
@@ -88,14 +96,26 @@ fuzz_target!(|data: &[u8]| {
         2,
     );
 
-    let transport = if b.u8() % 2 == 0 { Transport::Udp } else { Transport::Tcp };
-    let start = Command::StartUdp { version: Version::V2 };
+    let transport = if b.u8() % 2 == 0 {
+        Transport::Udp
+    } else {
+        Transport::Tcp
+    };
+    let start = Command::StartUdp {
+        version: Version::V2,
+    };
     let mut hs = Handshake::new(transport, start, span, Duration::ZERO);
 
     let pace = match b.u8() % 3 {
         0 => Pace::Rate(rate),
-        1 => Pace::Recorded { speed: rate, max_gap: Some(gap) },
-        _ => Pace::Recorded { speed: rate, max_gap: None },
+        1 => Pace::Recorded {
+            speed: rate,
+            max_gap: Some(gap),
+        },
+        _ => Pace::Recorded {
+            speed: rate,
+            max_gap: None,
+        },
     };
     let mut replay = Schedule::new(pace);
     let mut health = Health::new();
@@ -109,18 +129,33 @@ fuzz_target!(|data: &[u8]| {
         match op % 7 {
             0 => {
                 offered += 1;
-                sent += u64::from(limiter.handle_message(now, bone("Hips", x)).is_some());
+                sent += u64::from(
+                    limiter
+                        .handle_message(now, osc_bone(["Hips", "Head"][usize::from(op >> 7)], x))
+                        .is_some(),
+                );
             }
             1 => sent += limiter.poll_due(now).len() as u64,
             2 => {
                 mixer.handle_message(source, now, bone("Hips", x));
-                mixer.handle_message(source, now, Message::Available { loaded: 1, calibration: None, tracking: None });
+                mixer.handle_message(
+                    source,
+                    now,
+                    Message::Available {
+                        loaded: 1,
+                        calibration: None,
+                        tracking: None,
+                    },
+                );
             }
             3 => {
                 if let Some(due) = mixer.poll_timeout() {
                     // Polled at its own deadline, the mixer emits (a tick or window schedule).
                     let at = due.max(now);
-                    assert!(mixer.poll_frame(at).is_some(), "due at {due:?}, nothing at {at:?}");
+                    assert!(
+                        mixer.poll_frame(at).is_some(),
+                        "due at {due:?}, nothing at {at:?}"
+                    );
                 }
                 let _ = mixer.poll_frame(now);
             }
@@ -145,5 +180,9 @@ fuzz_target!(|data: &[u8]| {
     }
     sent += limiter.poll_due(Duration::MAX).len() as u64;
     assert_eq!(limiter.poll_timeout(), None, "held after the clock's end");
-    assert_eq!(offered, sent + limiter.superseded(), "updates lost to the limit");
+    assert_eq!(
+        offered,
+        sent + limiter.superseded(),
+        "updates lost to the limit"
+    );
 });
