@@ -2,7 +2,9 @@
 //! rates and jitter from frame numbers and clocks.
 //!
 //! The first byte picks the mode. In the model mode, frame numbers stay
-//! within 600 of the first one (no restart can be inferred) and the
+//! within 600 of the first one (no jump is large enough for a restart; a
+//! run of `RESYNC_RUN` consecutive numbers behind the newest is one, and
+//! ends the comparison, as random numbers rarely make one) and the
 //! counters are checked against a model written here from the definitions:
 //! a frame number seen before is a duplicate; a new one below the newest is
 //! reordered; lost is the numbers between the first and the newest never
@@ -27,7 +29,9 @@ fn model(data: &[u8]) {
     for (i, c) in data.chunks_exact(2).enumerate() {
         let fnum = BASE + u32::from(u16::from_le_bytes([c[0], c[1]])) % 600;
         let t = i as f64 / 60.0;
-        h.frame(fnum, t, Some(Duration::from_secs_f64(t + 0.01)));
+        if let FrameEvent::Resync { .. } = h.frame(fnum, t, Some(Duration::from_secs_f64(t + 0.01))) {
+            return;
+        }
         if !seen.insert(fnum) {
             dups += 1;
         } else if first.is_some() && fnum < newest {
@@ -61,6 +65,11 @@ fn free(data: &[u8]) {
             FrameEvent::Duplicate => dups += 1,
             FrameEvent::Late => late += 1,
             FrameEvent::Restart => restarts += 1,
+            FrameEvent::Resync { duplicates, late: l } => {
+                restarts += 1;
+                dups -= u64::from(duplicates);
+                late -= u64::from(l);
+            }
             FrameEvent::Unnumbered => assert_eq!(fnum, UNNUMBERED),
             _ => {}
         }

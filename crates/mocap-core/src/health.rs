@@ -25,6 +25,13 @@ pub const RESTART_JUMP: u32 = 1000;
 /// A forward `fnum` jump at least this large is a new session too (about 28
 /// minutes at 60 Hz: no Wi-Fi outage is that long and the stream still on).
 pub const RESTART_FORWARD: u32 = 100_000;
+/// A run of this many consecutive frame numbers behind the newest one that
+/// fill no counted gap is a sender that restarted (an app restarted mid-take,
+/// a looping sender), as RFC 3550 A.1 resynchronises on in-order packets
+/// after a jump: counted once as a restart, not as duplicates for ever.
+/// Four frames are 67 ms at 60 Hz; late frames of the same session fill
+/// gaps and never count towards it.
+pub const RESYNC_RUN: u32 = 4;
 /// BVH Sender numbers every frame -1; such frames carry no sequence.
 pub const UNNUMBERED: u32 = u32::MAX;
 /// Clock steps longer than this are outages, not frame intervals, and are left
@@ -47,6 +54,16 @@ pub enum FrameEvent {
     Late,
     /// A large jump: the sender restarted.
     Restart,
+    /// The sender restarted: this frame completes a run of
+    /// [`RESYNC_RUN`] consecutive frame numbers behind the newest one. The
+    /// run's earlier frames, returned as [`Duplicate`](Self::Duplicate) or
+    /// [`Late`](Self::Late), are taken back off those counters.
+    Resync {
+        /// Frames of the run that had been counted as duplicates.
+        duplicates: u32,
+        /// Frames of the run that had been counted as reordered.
+        late: u32,
+    },
     /// A late frame of the session before the last restart; not counted in this one.
     Stale,
     /// `fnum` is -1 (BVH Sender): no sequence to check.
@@ -71,6 +88,9 @@ pub struct Health {
     missing: Vec<u64>,
     /// The newest fnum of the session before the last restart.
     previous: Option<u32>,
+    /// A run of consecutive frames behind the newest one, on probation as
+    /// a restarted sender.
+    probe: Option<Probe>,
     first_arrival: Option<f64>,
     last_arrival: Option<f64>,
     arrived: u64,
@@ -79,6 +99,19 @@ pub struct Health {
     clock_frames: u64,
     last_transit: Option<f64>,
     jitter: Option<f64>,
+}
+
+/// Consecutive frames behind the newest one (see [`RESYNC_RUN`]).
+#[derive(Clone, Copy, Debug, Default)]
+struct Probe {
+    /// The frame number that continues the run.
+    next: u32,
+    /// Frames of the run that filled no gap.
+    run: u32,
+    /// Frames of the run in all.
+    len: u32,
+    duplicates: u32,
+    late: u32,
 }
 
 /// A snapshot of [`Health`].
@@ -177,7 +210,7 @@ impl Health {
             // A NaN or infinite clock (decoded with a warning) says nothing
             // about rate or jitter; it must not poison the sums either.
             _ if !clock.is_finite() => {}
-            FrameEvent::First | FrameEvent::Restart => {
+            FrameEvent::First | FrameEvent::Restart | FrameEvent::Resync { .. } => {
                 self.last_clock = Some(clock);
                 self.last_transit = arrival.map(|at| at - clock);
             }
@@ -255,6 +288,70 @@ impl Health {
     }
 
     fn sequence(&mut self, newest: u32, fnum: u32, clock: f64) -> FrameEvent {
+        let fills_gap = fnum < newest
+            && Self::is_marked(&self.missing, fnum)
+            && !Self::is_marked(&self.seen, fnum);
+        let event = self.judge(newest, fnum, clock);
+        match event {
+            FrameEvent::Duplicate | FrameEvent::Late if fnum < newest => {
+                self.on_probation(fnum, event, fills_gap)
+            }
+            _ => {
+                self.probe = None;
+                event
+            }
+        }
+    }
+
+    /// A frame behind the newest one, judged `event` (a late one already
+    /// counted as reordered, a duplicate not yet): it starts or continues a
+    /// run, and completes a restart at [`RESYNC_RUN`].
+    fn on_probation(&mut self, fnum: u32, event: FrameEvent, fills_gap: bool) -> FrameEvent {
+        let mut p = match self.probe {
+            Some(p) if p.next == fnum => p,
+            _ => Probe::default(),
+        };
+        p.next = fnum.wrapping_add(1);
+        p.len += 1;
+        match event {
+            FrameEvent::Duplicate => {
+                p.duplicates += 1;
+                p.run += 1;
+            }
+            // A late frame that filled a gap of this session continues a
+            // run without counting towards it: reordering, not a restart.
+            _ if fills_gap => {}
+            _ => {
+                p.late += 1;
+                p.run += 1;
+            }
+        }
+        if p.run < RESYNC_RUN {
+            self.probe = Some(p);
+            return event;
+        }
+        self.probe = None;
+        let this_dup = u32::from(event == FrameEvent::Duplicate);
+        let this_late = u32::from(event == FrameEvent::Late && !fills_gap);
+        // This frame's late count is in `reordered` already, its duplicate
+        // count not yet: it is the restart instead.
+        self.duplicates = self
+            .duplicates
+            .saturating_sub(u64::from(p.duplicates - this_dup));
+        self.reordered = self.reordered.saturating_sub(u64::from(p.late));
+        self.restarts += 1;
+        self.previous = self.newest;
+        self.start(fnum);
+        for back in 1..p.len {
+            Self::mark(&mut self.seen, fnum.wrapping_sub(back));
+        }
+        FrameEvent::Resync {
+            duplicates: p.duplicates - this_dup,
+            late: p.late - this_late,
+        }
+    }
+
+    fn judge(&mut self, newest: u32, fnum: u32, clock: f64) -> FrameEvent {
         let delta = i64::from(fnum) - i64::from(newest);
         let clock_went_back = self.last_clock.is_some_and(|c| clock < c);
         if delta == 0 {
@@ -407,6 +504,81 @@ mod tests {
             (r.frames, r.lost, r.duplicates, r.restarts, r.reordered),
             (7, 2, 1, 1, 0)
         );
+    }
+
+    /// Held out: an app restarted mid-take (frame numbers back by less than
+    /// 1000) was counted as duplicates for ever. A run of in-order frames
+    /// after the jump is one restart (RFC 3550 A.1's resynchronisation).
+    #[test]
+    fn a_small_jump_back_then_in_order_frames_is_one_restart() {
+        let mut h = Health::new();
+        let old: Vec<u32> = (100..=700).collect();
+        feed(&mut h, &old);
+        let ev = feed(&mut h, &[300, 301, 302, 303, 304]);
+        assert_eq!(ev[..3], [FrameEvent::Duplicate; 3]);
+        assert_eq!(
+            ev[3],
+            FrameEvent::Resync {
+                duplicates: 3,
+                late: 0
+            }
+        );
+        assert_eq!(ev[4], FrameEvent::InOrder { lost: 0 });
+        let new: Vec<u32> = (305..=400).collect();
+        assert!(
+            feed(&mut h, &new)
+                .iter()
+                .all(|e| *e == FrameEvent::InOrder { lost: 0 })
+        );
+        let r = h.report();
+        assert_eq!(
+            (r.restarts, r.duplicates, r.reordered, r.lost),
+            (1, 0, 0, 0)
+        );
+        assert_eq!(
+            feed(&mut h, &[302])[0],
+            FrameEvent::Duplicate,
+            "a copy of the run"
+        );
+    }
+
+    #[test]
+    fn a_looping_sender_restarts_once_per_loop() {
+        let mut h = Health::new();
+        let lap: Vec<u32> = (0..100).collect();
+        for _ in 0..3 {
+            feed(&mut h, &lap);
+        }
+        let r = h.report();
+        assert_eq!((r.restarts, r.duplicates, r.lost, r.frames), (2, 0, 0, 300));
+    }
+
+    #[test]
+    fn a_jump_back_past_the_first_frame_resyncs_on_late_frames() {
+        let mut h = Health::new();
+        feed(&mut h, &[5000, 5001, 5002]);
+        let ev = feed(&mut h, &[4500, 4501, 4502, 4503]);
+        assert_eq!(ev[..3], [FrameEvent::Late; 3]);
+        assert_eq!(
+            ev[3],
+            FrameEvent::Resync {
+                duplicates: 0,
+                late: 3
+            }
+        );
+        assert_eq!((h.report().reordered, h.report().restarts), (0, 1));
+    }
+
+    #[test]
+    fn late_frames_filling_gaps_and_single_copies_are_no_restart() {
+        let mut h = Health::new();
+        feed(&mut h, &[10, 16, 11, 12, 13, 14, 15, 17]);
+        let r = h.report();
+        assert_eq!((r.lost, r.reordered, r.restarts), (0, 5, 0));
+        // Copies that are not a run stay duplicates.
+        feed(&mut h, &[12, 14, 12, 16, 18]);
+        let r = h.report();
+        assert_eq!((r.duplicates, r.restarts), (4, 0));
     }
 
     #[test]

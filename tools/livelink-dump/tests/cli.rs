@@ -675,3 +675,33 @@ fn refusals_are_logged_once_per_host_not_per_port() {
         .count();
     assert_eq!(lines, 1, "{}", run.stderr);
 }
+
+/// Held out: an app restarted mid-take, its frame numbers back by less
+/// than 1000, was counted as duplicates for ever (and mocap-top's rate fell
+/// to 0). A run of in-order frames after the jump is one restart.
+#[test]
+fn an_app_restart_mid_take_is_one_restart_not_duplicates() {
+    let hex: Vec<String> = (0..=400)
+        .chain(100..=200)
+        .map(|f| mocap_core_hex(&by_hand("A", f, &[])))
+        .collect();
+    let run = Proc::spawn(
+        BIN,
+        &["-r", "-", "--format", "json"],
+        Some(hex.join("\n").into_bytes()),
+    )
+    .finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let sum = run.json().pop().unwrap();
+    assert_eq!(sum["packets"], 502);
+    assert_eq!(
+        (
+            sum["restarts"].as_u64(),
+            sum["duplicates"].as_u64(),
+            sum["reordered"].as_u64(),
+            sum["lost"].as_u64()
+        ),
+        (Some(1), Some(0), Some(0), Some(0)),
+        "{sum}"
+    );
+}
