@@ -29,6 +29,21 @@ pub fn parse_host_port(text: &str) -> Result<SocketAddr, ValueError> {
     parse_addr(text, IpAddr::V4(Ipv4Addr::LOCALHOST))
 }
 
+/// A destination (`--to`, `--vmc`, …): [`parse_host_port`], but not port 0,
+/// which no receiver listens on (every send to it fails).
+///
+/// # Errors
+/// As [`parse_host_port`], and for port 0.
+pub fn parse_dest(text: &str) -> Result<SocketAddr, ValueError> {
+    let a = parse_host_port(text)?;
+    if a.port() == 0 {
+        return Err(ValueError(format!(
+            "{text:?}: port 0 is no receiver's port (1 to 65535)"
+        )));
+    }
+    Ok(a)
+}
+
 /// A listening address: a bare port means 0.0.0.0 (every interface), as
 /// the tools' default `-l` does.
 ///
@@ -121,6 +136,18 @@ mod tests {
 
     fn err(text: &str) -> String {
         parse_host_port(text).unwrap_err().0
+    }
+
+    #[test]
+    fn a_destination_has_a_port() {
+        assert!(parse_dest("127.0.0.1:0").unwrap_err().0.contains("port 0"));
+        assert!(parse_dest("0").is_err());
+        assert_eq!(parse_dest("39540").unwrap().to_string(), "127.0.0.1:39540");
+        assert_eq!(
+            parse_host_port("127.0.0.1:0").unwrap().port(),
+            0,
+            "a listener may take any port"
+        );
     }
 
     #[test]

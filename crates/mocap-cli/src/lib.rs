@@ -29,7 +29,7 @@ pub mod take;
 mod view;
 
 pub use accept::Accept;
-pub use addr::{any_ipv4, parse_addr, parse_host_port, parse_listen};
+pub use addr::{any_ipv4, parse_addr, parse_dest, parse_host_port, parse_listen};
 pub use allow::{AllowArgs, Cidr, Guard, Refusals, RefusedSender};
 pub use args::{
     BlendCaseArg, Budget, FaceArgs, Format, LogArgs, OnLostArg, PaceArgs, STATUS_INTERVAL,

@@ -120,7 +120,7 @@ struct Args {
     format: Option<FormatArg>,
 
     /// Also send every frame as VMC (perfect sync) to HOST:PORT (repeatable).
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest)]
     vmc: Vec<SocketAddr>,
 
     #[command(flatten)]

@@ -57,7 +57,7 @@ struct Args {
     subject: Option<String>,
 
     /// Also send every face frame as VMC perfect sync to HOST:PORT (repeatable).
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest)]
     vmc: Vec<SocketAddr>,
 
     #[command(flatten)]

@@ -46,7 +46,7 @@ impl Route {
         };
         Ok(Self {
             only,
-            to: mocap_cli::parse_host_port(addr)?,
+            to: mocap_cli::parse_dest(addr)?,
         })
     }
 

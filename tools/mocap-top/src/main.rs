@@ -55,7 +55,7 @@ struct Args {
 
     /// Pass every datagram of the N-th -l address on, unchanged, to the
     /// N-th --to (repeatable; sends are counted, failures logged).
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port, requires = "listen")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest, requires = "listen")]
     to: Vec<SocketAddr>,
 
     /// Output format [default: human (the screen) on a terminal, json otherwise].

@@ -67,17 +67,17 @@ struct Args {
 
     /// Also send the body as VMC to HOST:PORT (repeatable): retargeted onto
     /// HumanBodyBones in Unity's axes, once a skeleton packet has arrived.
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest)]
     vmc: Vec<SocketAddr>,
 
     /// Also send the body as VRChat OSC trackers to HOST:PORT (repeatable;
     /// VRChat listens on 9000): solved from the same retargeted body.
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest)]
     vrchat: Vec<SocketAddr>,
 
     /// Also send the body as Virtual Motion Tracker trackers to HOST:PORT
     /// (repeatable; the SteamVR driver listens on 39570).
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest)]
     vmt: Vec<SocketAddr>,
 
     #[command(flatten)]

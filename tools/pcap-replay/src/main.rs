@@ -50,7 +50,7 @@ struct Args {
     file: PathBuf,
 
     /// Send every datagram to HOST:PORT (default: 127.0.0.1 at its original port).
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port, conflicts_with = "trigger")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest, conflicts_with = "trigger")]
     to: Option<SocketAddr>,
 
     /// Rewrite destination port FROM to TO (repeatable).

@@ -676,8 +676,8 @@ impl<'o, O: Fn() -> anyhow::Result<Source>> Playback<'o, O> {
             if !self.opts.renumber && r.streams() > 0 && !self.hinted {
                 self.hinted = true;
                 self.log.info(format_args!(
-                    "pass 2 repeats the capture's frame numbers: a receiver counts them as \
-                     duplicates; --renumber carries them on (mocopi, Live Link Face)"
+                    "pass 2 repeats the capture's frame numbers: a receiver counts a sender \
+                     restart per pass; --renumber carries them on (mocopi, Live Link Face)"
                 ));
             }
         }

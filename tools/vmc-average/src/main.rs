@@ -71,7 +71,7 @@ struct Args {
     listen: Vec<SocketAddr>,
 
     /// Receiver of the mixed stream (repeatable).
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port, required_unless_present = "bvh")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest, required_unless_present = "bvh")]
     to: Vec<SocketAddr>,
 
     /// Name a source: NAME=ADDR, where ADDR is a listening address or a sender's address.

@@ -52,7 +52,7 @@ struct Args {
     record: WriteArgs,
 
     /// A receiver (repeatable). Filter options after it apply to it alone.
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_host_port, action = ArgAction::Append)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest, action = ArgAction::Append)]
     to: Vec<SocketAddr>,
 
     /// Forward only messages whose address matches this OSC pattern (repeatable).
