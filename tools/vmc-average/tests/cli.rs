@@ -611,3 +611,78 @@ fn status_lines_report_the_interval_and_silence_is_explained_once() {
     assert!(never[0].contains(&format!("firewall blocks UDP port {p2}")));
     assert!(run.stderr.contains("done (duration)"), "{}", run.stderr);
 }
+
+/// Issue 57: a stranger heard first whose Hips are NaN (or infinite) became
+/// the primary, stayed live on its T alone and froze frame mode at one mixed
+/// frame while the performer sent 240. The output now follows the good
+/// sender frame for frame.
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn a_first_sender_of_nan_hips_does_not_black_out_frame_mode() {
+    for bad in [f32::NAN, f32::INFINITY] {
+        let l = format!("127.0.0.1:{}", free_port());
+        let rx = receiver();
+        let to = rx.local_addr().unwrap().to_string();
+        let tool = start(&["-l", &l, "--to", &to, "--format", "json"]);
+        let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let nan = vmc::frame_datagrams(
+            &[
+                Message::BonePos {
+                    name: "Hips".into(),
+                    pos: [0.0, bad, 0.0],
+                    rot: [0.0, 0.0, 0.0, 1.0],
+                },
+                Message::Available {
+                    loaded: 1,
+                    calibration: None,
+                    tracking: None,
+                },
+                Message::Time(0.0),
+            ],
+            vmc::MAX_BUNDLE,
+        )
+        .unwrap();
+        let send_nan = || {
+            for d in &nan {
+                stranger.send_to(d, &l).unwrap();
+            }
+        };
+        // Heard first, so it is the first source (the default primary).
+        send_nan();
+        thread::sleep(Duration::from_millis(50));
+        let performer = UdpSocket::bind("127.0.0.1:0").unwrap();
+        const FRAMES: usize = 60;
+        for i in 0..FRAMES {
+            send_nan();
+            for d in frame(20.0, 1000.0 + i as f32) {
+                performer.send_to(&d, &l).unwrap();
+            }
+            thread::sleep(Duration::from_millis(8));
+        }
+        let got = receive(&rx, Duration::from_millis(300));
+        let sum = finish(tool).json().pop().unwrap();
+        let times: Vec<f32> = got
+            .iter()
+            .filter_map(|m| match m {
+                Message::Time(t) => Some(*t),
+                _ => None,
+            })
+            .collect();
+        // Loopback rarely drops; a few datagrams may be.
+        assert!(
+            times.len() >= FRAMES - 3,
+            "{bad}: {} of {FRAMES}: {sum}",
+            times.len()
+        );
+        assert!(
+            times.iter().all(|t| *t >= 1000.0),
+            "the stranger's T passed through: {times:?}"
+        );
+        assert!((last_head(&got) - 20.0).abs() < 1e-3);
+        let stranger = &sum["sources"][0];
+        assert!(
+            stranger["non_finite"].as_u64().unwrap() >= FRAMES as u64,
+            "{sum}"
+        );
+    }
+}
