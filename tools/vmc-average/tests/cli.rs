@@ -179,6 +179,41 @@ fn usage_errors() {
     .finish();
     assert_eq!(f.code, Some(2));
     assert!(f.stderr.contains("nobody"));
+    // Issue 57: `--rate 0|nan|1e-9` ran and mixed nothing, `--rate inf`
+    // mixed ~780 frames/s; zero durations left nothing to mix.
+    for (flag, value, range) in [
+        ("--rate", "0", "1 to 1000 Hz"),
+        ("--rate", "nan", "1 to 1000 Hz"),
+        ("--rate", "1e-9", "1 to 1000 Hz"),
+        ("--rate", "inf", "1 to 1000 Hz"),
+        ("--rate", "-5", "1 to 1000 Hz"),
+        ("--window", "0", "1ms to 60s"),
+        ("--window", "100h", "1ms to 60s"),
+        ("--gap", "10m", "0 to 60s"),
+        ("--stale", "0", "1ms to 1h"),
+        ("--stale", "nan", "1ms to 1h"),
+    ] {
+        let f = Proc::spawn(
+            BIN,
+            &[
+                "-l",
+                "127.0.0.1:0",
+                "--to",
+                "127.0.0.1:9",
+                "--duration",
+                "1s",
+                &format!("{flag}={value}"),
+            ],
+            None,
+        )
+        .finish();
+        assert_eq!(f.code, Some(2), "{flag} {value}: {}", f.stderr);
+        assert!(
+            f.stderr.contains(flag) && f.stderr.contains(range),
+            "{flag} {value}: {}",
+            f.stderr
+        );
+    }
 }
 
 #[test]

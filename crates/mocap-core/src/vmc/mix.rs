@@ -399,7 +399,7 @@ impl Mixer {
         let period = match self.cfg.schedule {
             MixSchedule::Frame => return self.poll_driven(now),
             MixSchedule::Tick { rate } => Duration::try_from_secs_f64(1.0 / rate.max(1e-3)).ok()?,
-            MixSchedule::Window { window, gap } => window + gap,
+            MixSchedule::Window { window, gap } => window.saturating_add(gap),
         };
         // A zero period (a zero window and gap, an infinite rate) would emit
         // on every poll and the catch-up below would never end.
