@@ -102,7 +102,7 @@ struct Args {
     #[arg(long, value_name = "DUR", default_value = "500ms", value_parser = parse_stale)]
     stale: Duration,
 
-    /// Weight of a named source: NAME=W (repeatable; default 1).
+    /// Weight of a named source: NAME=W, 0 to 1e6 (repeatable; default 1).
     #[arg(long, value_name = "NAME=W", value_parser = parse_weight)]
     weight: Vec<(String, f64)>,
 
@@ -216,9 +216,11 @@ fn parse_weight(s: &str) -> Result<(String, f64), String> {
     let (name, w) = s
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=W, got {s:?}"))?;
+    // Bounded so that sums of weighted values stay finite (two weights
+    // of 1e308 summed to infinity and mixed NaN positions).
     match w.parse::<f64>() {
-        Ok(w) if w.is_finite() && w >= 0.0 => Ok((name.to_owned(), w)),
-        _ => Err(format!("weight must be a number >= 0, got {w:?}")),
+        Ok(w) if (0.0..=1e6).contains(&w) => Ok((name.to_owned(), w)),
+        _ => Err(format!("weight must be a number from 0 to 1e6, got {w:?}")),
     }
 }
 
@@ -297,6 +299,8 @@ mod tests {
         assert!(parse_source("nope").is_err());
         assert_eq!(parse_weight("a=0.5"), Ok(("a".into(), 0.5)));
         assert!(parse_weight("a=-1").is_err());
+        assert!(parse_weight("a=1e308").is_err());
+        assert!(parse_weight("a=nan").is_err());
         assert_eq!(parse_prefer("face:Head,Neck").unwrap().1, ["Head", "Neck"]);
         assert_eq!(parse_rate("60"), Ok(60.0));
         assert_eq!(parse_rate("1000"), Ok(1000.0));
