@@ -446,6 +446,37 @@ fn usage_errors() {
         let run = Proc::spawn(BIN, &args, None).finish();
         assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
     }
+    // Issue 57: every duration and size flag has a range. Before, a huge
+    // --queue aborted at the first client, --idle 0 streamed nothing,
+    // --segment 0 ended every stream after one frame.
+    for (flag, value, range) in [
+        ("--queue", "100000000000000", "8..=10000"),
+        ("--queue", "0", "8..=10000"),
+        ("--idle", "0", "1ms to 1h"),
+        ("--segment", "0", "100ms to 24h"),
+        ("--learn", "1h", "0 to 60s"),
+        ("--head-timeout", "0", "1ms to 10m"),
+        ("--head-timeout", "nan", "1ms to 10m"),
+    ] {
+        let arg = format!("{flag}={value}");
+        let args = [
+            "serve",
+            "-l",
+            "127.0.0.1:0",
+            "--vmc",
+            "127.0.0.1:0",
+            "--duration",
+            "1s",
+            &arg,
+        ];
+        let run = Proc::spawn(BIN, &args, None).finish();
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(flag) && run.stderr.contains(range),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
     // Nothing listening: a runtime error.
     let run = Proc::spawn(
         BIN,

@@ -179,7 +179,7 @@ impl Session {
     /// When [`Self::handle_timeout`] has something to do (the input going
     /// idle), if anything is pending.
     pub fn poll_timeout(&self) -> Option<Duration> {
-        self.last_input.map(|t| t + self.cfg.idle)
+        self.last_input.map(|t| t.saturating_add(self.cfg.idle))
     }
 
     /// Counters now.
