@@ -721,3 +721,38 @@ fn a_first_sender_of_nan_hips_does_not_black_out_frame_mode() {
         );
     }
 }
+
+/// Issue 57: with 256 senders the human summary was one 20 kB line. Now a
+/// line per source for the busiest 16, then how many more.
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn the_human_summary_lists_a_bounded_number_of_sources_a_line_each() {
+    let l: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let tool = start(&["-l", &l.to_string(), "--to", "127.0.0.1:9", "--rate", "50"]);
+    let datagrams = frame(10.0, 0.0);
+    // Kept open, so no two senders share a port.
+    let mut held = Vec::new();
+    for k in 0..40 {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        // The first sender sends twice: the busiest, so always listed.
+        for _ in 0..if k == 0 { 2 } else { 1 } {
+            for d in &datagrams {
+                s.send_to(d, l).unwrap();
+            }
+        }
+        held.push(s);
+    }
+    let first = held[0].local_addr().unwrap().to_string();
+    thread::sleep(Duration::from_millis(200));
+    let done = finish(tool);
+    let err = &done.stderr;
+    let longest = err.lines().map(str::len).max().unwrap();
+    assert!(longest < 300, "a {longest}-byte line:\n{err}");
+    let listed: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("stale periods"))
+        .collect();
+    assert_eq!(listed.len(), 16, "{err}");
+    assert!(listed[0].contains(&first), "{err}");
+    assert!(err.contains("… and 24 more sources (24 frames, "), "{err}");
+}
