@@ -629,7 +629,19 @@ fn dump_of_a_damaged_recording_is_an_error() {
         let recs = run.json();
         assert_eq!(recs[0]["type"], "dlp3d.request_id", "{name}");
         assert!(recs.iter().any(|r| r["type"] == "error"), "{name}");
+        // A file, not a stream: said so, naming the file.
+        assert!(
+            run.stderr.contains("recording") && run.stderr.contains(name),
+            "{name}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("the stream carried"), "{}", run.stderr);
     }
+    // Issue 57: a directory said "the stream carried a message we refused".
+    let run = Proc::spawn(BIN, &["dump", "-r", dir.to_str().unwrap()], None).finish();
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("is a directory"), "{}", run.stderr);
+    assert!(!run.stderr.contains("the stream carried"), "{}", run.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
