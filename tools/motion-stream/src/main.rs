@@ -165,10 +165,11 @@ struct ServeArgs {
     idle: Duration,
 
     /// Messages queued per client before it is dropped as too slow (3 per
-    /// frame); 8 to 10000.
+    /// frame); 8 to 1000000 (each client's queue is allocated when it
+    /// joins, about 50 bytes a message).
     #[arg(long, value_name = "N", default_value_t = 90,
-          value_parser = clap::value_parser!(u16).range(8..=10_000))]
-    queue: u16,
+          value_parser = clap::value_parser!(u32).range(8..=1_000_000))]
+    queue: u32,
 
     /// How long the input runs before streams start, so every sender's
     /// blendshape names are in the face start (not with --blendshapes); 0 to 60s.
@@ -353,7 +354,7 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
             sender_clock: a.sender_clock,
             learn: a.learn,
         },
-        queue: usize::from(a.queue),
+        queue: usize::try_from(a.queue).unwrap_or(usize::MAX),
         allow: a.allow,
         head_timeout: a.head_timeout,
         max_per_address: usize::from(a.max_per_address),

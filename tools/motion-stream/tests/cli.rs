@@ -450,8 +450,8 @@ fn usage_errors() {
     // --queue aborted at the first client, --idle 0 streamed nothing,
     // --segment 0 ended every stream after one frame.
     for (flag, value, range) in [
-        ("--queue", "100000000000000", "8..=10000"),
-        ("--queue", "0", "8..=10000"),
+        ("--queue", "100000000000000", "8..=1000000"),
+        ("--queue", "0", "8..=1000000"),
         ("--idle", "0", "1ms to 1h"),
         ("--segment", "0", "100ms to 24h"),
         ("--learn", "1h", "0 to 60s"),
