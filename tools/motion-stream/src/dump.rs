@@ -83,7 +83,15 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         names: 0,
     };
     let started = Instant::now();
-    let (stopped, d) = if let Some(path) = &opts.read {
+    let (stopped, d, damaged) = if let Some(path) = &opts.read {
+        // Linux opens a directory and fails only at the first read, which
+        // would read as a damaged recording.
+        if path.is_dir() {
+            bail!(
+                "{} is a directory; dump -r reads one recording written by dump -w",
+                path.display()
+            );
+        }
         let mut feed = Messages::Recording {
             reader: BufReader::new(
                 File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
@@ -97,9 +105,10 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
             log: &log,
             writer: None,
             until_ended: false,
+            damaged: None,
         };
         let stopped = drive(&mut feed, opts.stop.duration, None, &mut client)?;
-        (stopped, client.d)
+        (stopped, client.d, client.damaged)
     } else {
         let url = opts.url.as_deref().context("a URL or -r FILE")?;
         let mut socket = ws::connect(url, opts.ca.as_deref(), Duration::from_secs(10))
@@ -120,12 +129,13 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
             log: &log,
             writer: writer.as_mut(),
             until_ended: true,
+            damaged: None,
         };
         let stopped = drive(&mut feed, opts.stop.duration, None, &mut client);
         if let Messages::Socket(socket) = &mut feed {
             close(socket, CloseCode::Normal, "done");
         }
-        (stopped?, client.d)
+        (stopped?, client.d, None)
     };
     if let Some(w) = &mut writer {
         w.flush()?;
@@ -145,8 +155,17 @@ pub(crate) fn dump(opts: &DumpOptions) -> anyhow::Result<()> {
         stopped,
     };
     report(&mut out, &log, opts.format == Format::Json, &rec, true)?;
+    if let Some(why) = damaged {
+        bail!("the recording cannot be read to its end: {why}");
+    }
     if s.errors > 0 && stopped == BAD_MESSAGE {
-        bail!("the stream carried a message we refused (see the error record)");
+        match &opts.read {
+            Some(p) => bail!(
+                "the recording {} holds a message we refused (see the error record)",
+                p.display()
+            ),
+            None => bail!("the stream carried a message we refused (see the error record)"),
+        }
     }
     Ok(())
 }
@@ -218,6 +237,8 @@ struct Client<'a, 'o> {
     writer: Option<&'a mut BufWriter<File>>,
     /// Stop once every stream has ended (a connection; a recording is read whole).
     until_ended: bool,
+    /// Why a recording could not be read on, for the last line.
+    damaged: Option<String>,
 }
 
 impl FeedHandler<Messages> for Client<'_, '_> {
@@ -255,6 +276,7 @@ impl FeedHandler<Messages> for Client<'_, '_> {
             Incoming::Damaged(why) => {
                 self.d.stats.errors += 1;
                 error(self.out, format, &why)?;
+                self.damaged = Some(why);
                 BAD_MESSAGE
             }
         };

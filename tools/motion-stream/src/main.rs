@@ -123,8 +123,8 @@ struct ServeArgs {
 
     /// A connection must finish its request head (and any TLS handshake)
     /// within this long or it is closed, so that idle or trickling
-    /// connections cannot hold the server's places.
-    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration, default_value = "5s")]
+    /// connections cannot hold the server's places; 1ms to 10m.
+    #[arg(long, value_name = "DUR", value_parser = parse_head_timeout, default_value = "5s")]
     head_timeout: Duration,
 
     /// Connections one address may have open at once (pages, handshakes,
@@ -155,21 +155,25 @@ struct ServeArgs {
     #[arg(long, value_name = "FILE.wav")]
     audio: Option<PathBuf>,
 
-    /// End each client's streams after this long (DLP3D clients expect finite clips).
-    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration)]
+    /// End each client's streams after this long (DLP3D clients expect
+    /// finite clips); 100ms to 24h.
+    #[arg(long, value_name = "DUR", value_parser = parse_segment)]
     segment: Option<Duration>,
 
-    /// Input silent this long ends the streaming clients' streams.
-    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration, default_value = "1s")]
+    /// Input silent this long ends the streaming clients' streams; 1ms to 1h.
+    #[arg(long, value_name = "DUR", value_parser = parse_idle, default_value = "1s")]
     idle: Duration,
 
-    /// Messages queued per client before it is dropped as too slow (3 per frame; at least 8).
-    #[arg(long, value_name = "N", default_value_t = 90)]
-    queue: usize,
+    /// Messages queued per client before it is dropped as too slow (3 per
+    /// frame); 8 to 1000000 (each client's queue is allocated when it
+    /// joins, about 50 bytes a message).
+    #[arg(long, value_name = "N", default_value_t = 90,
+          value_parser = clap::value_parser!(u32).range(8..=1_000_000))]
+    queue: u32,
 
     /// How long the input runs before streams start, so every sender's
-    /// blendshape names are in the face start (not with --blendshapes).
-    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration, default_value = "500ms")]
+    /// blendshape names are in the face start (not with --blendshapes); 0 to 60s.
+    #[arg(long, value_name = "DUR", value_parser = parse_learn, default_value = "500ms")]
     learn: Duration,
 
     /// Resample on the VMC sender's clock (`/VMC/Ext/T` in each frame's
@@ -270,10 +274,46 @@ fn read_lines(path: &PathBuf) -> anyhow::Result<Vec<String>> {
     Ok(names)
 }
 
-fn serve(a: ServeArgs) -> anyhow::Result<()> {
-    if a.head_timeout.is_zero() {
-        return Err(UsageError("--head-timeout: must be more than 0".into()).into());
+/// A duration from `min` to `max`, named as `range` in the message.
+fn duration_in(
+    text: &str,
+    min: Duration,
+    max: Duration,
+    range: &str,
+) -> Result<Duration, mocap_cli::ValueError> {
+    match mocap_cli::parse_duration(text) {
+        Ok(d) if (min..=max).contains(&d) => Ok(d),
+        Ok(_) => Err(mocap_cli::ValueError(format!(
+            "expected {range}, got {text:?}"
+        ))),
+        Err(e) => Err(mocap_cli::ValueError(format!("{e} ({range})"))),
     }
+}
+
+const MS: Duration = Duration::from_millis(1);
+const MINUTE: Duration = Duration::from_secs(60);
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// Zero would close every connection before its head.
+fn parse_head_timeout(text: &str) -> Result<Duration, mocap_cli::ValueError> {
+    duration_in(text, MS, 10 * MINUTE, "1ms to 10m")
+}
+
+/// Below 100 ms a segment rounds to no 30 fps frame at all.
+fn parse_segment(text: &str) -> Result<Duration, mocap_cli::ValueError> {
+    duration_in(text, 100 * MS, 24 * HOUR, "100ms to 24h")
+}
+
+/// Zero would take the input as idle as soon as it arrives: nothing streams.
+fn parse_idle(text: &str) -> Result<Duration, mocap_cli::ValueError> {
+    duration_in(text, MS, HOUR, "1ms to 1h")
+}
+
+fn parse_learn(text: &str) -> Result<Duration, mocap_cli::ValueError> {
+    duration_in(text, Duration::ZERO, MINUTE, "0 to 60s")
+}
+
+fn serve(a: ServeArgs) -> anyhow::Result<()> {
     let rig = match &a.joints {
         Some(p) => {
             let text = std::fs::read_to_string(p)
@@ -314,7 +354,7 @@ fn serve(a: ServeArgs) -> anyhow::Result<()> {
             sender_clock: a.sender_clock,
             learn: a.learn,
         },
-        queue: a.queue.max(8),
+        queue: usize::try_from(a.queue).unwrap_or(usize::MAX),
         allow: a.allow,
         head_timeout: a.head_timeout,
         max_per_address: usize::from(a.max_per_address),
@@ -396,5 +436,28 @@ mod tests {
     fn cli_definition_is_valid() {
         use clap::CommandFactory;
         super::Args::command().debug_assert();
+    }
+
+    #[test]
+    fn durations_are_held_to_their_ranges() {
+        use super::*;
+        assert_eq!(parse_head_timeout("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_learn("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse_segment("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_idle("1s"), Ok(Duration::from_secs(1)));
+        type Parse = fn(&str) -> Result<Duration, mocap_cli::ValueError>;
+        for (parse, bad, range) in [
+            (parse_head_timeout as Parse, "0", "1ms to 10m"),
+            (parse_head_timeout, "100h", "1ms to 10m"),
+            (parse_segment, "0", "100ms to 24h"),
+            (parse_segment, "10ms", "100ms to 24h"),
+            (parse_idle, "0", "1ms to 1h"),
+            (parse_idle, "nan", "1ms to 1h"),
+            (parse_learn, "2h", "0 to 60s"),
+            (parse_learn, "-1s", "0 to 60s"),
+        ] {
+            let e = parse(bad).unwrap_err().0;
+            assert!(e.contains(range), "{bad}: {e}");
+        }
     }
 }

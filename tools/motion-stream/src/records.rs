@@ -154,6 +154,10 @@ pub(crate) struct ServeSummary {
     /// Of `refused`: connections without a whole request head within `--head-timeout`.
     #[serde(skip_serializing_if = "is_zero")]
     pub(crate) head_timeouts: u64,
+    /// Of `refused`: connections closed with their request head unfinished,
+    /// the oldest, when a new connection needed the place.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) unfinished_closed: u64,
     pub(crate) pages: u64,
     pub(crate) vmc_datagrams: u64,
     pub(crate) vmc_frames: u64,

@@ -446,6 +446,37 @@ fn usage_errors() {
         let run = Proc::spawn(BIN, &args, None).finish();
         assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
     }
+    // Issue 57: every duration and size flag has a range. Before, a huge
+    // --queue aborted at the first client, --idle 0 streamed nothing,
+    // --segment 0 ended every stream after one frame.
+    for (flag, value, range) in [
+        ("--queue", "100000000000000", "8..=1000000"),
+        ("--queue", "0", "8..=1000000"),
+        ("--idle", "0", "1ms to 1h"),
+        ("--segment", "0", "100ms to 24h"),
+        ("--learn", "1h", "0 to 60s"),
+        ("--head-timeout", "0", "1ms to 10m"),
+        ("--head-timeout", "nan", "1ms to 10m"),
+    ] {
+        let arg = format!("{flag}={value}");
+        let args = [
+            "serve",
+            "-l",
+            "127.0.0.1:0",
+            "--vmc",
+            "127.0.0.1:0",
+            "--duration",
+            "1s",
+            &arg,
+        ];
+        let run = Proc::spawn(BIN, &args, None).finish();
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(flag) && run.stderr.contains(range),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
     // Nothing listening: a runtime error.
     let run = Proc::spawn(
         BIN,
@@ -598,7 +629,19 @@ fn dump_of_a_damaged_recording_is_an_error() {
         let recs = run.json();
         assert_eq!(recs[0]["type"], "dlp3d.request_id", "{name}");
         assert!(recs.iter().any(|r| r["type"] == "error"), "{name}");
+        // A file, not a stream: said so, naming the file.
+        assert!(
+            run.stderr.contains("recording") && run.stderr.contains(name),
+            "{name}: {}",
+            run.stderr
+        );
+        assert!(!run.stderr.contains("the stream carried"), "{}", run.stderr);
     }
+    // Issue 57: a directory said "the stream carried a message we refused".
+    let run = Proc::spawn(BIN, &["dump", "-r", dir.to_str().unwrap()], None).finish();
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.contains("is a directory"), "{}", run.stderr);
+    assert!(!run.stderr.contains("the stream carried"), "{}", run.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -961,6 +1004,81 @@ fn a_legitimate_client_is_served_while_one_address_holds_many_half_open_connecti
         about.len(),
         done.stderr
     );
+}
+
+/// Issue 57: slowloris from 16-20 addresses took all 256 places and a
+/// legitimate `dump` was refused. Now strangers on 32 addresses (16 each,
+/// the per-address limit) hold unfinished heads and keep opening more,
+/// and a client that sends its head at once is served every time: the
+/// oldest unfinished connection makes room, counted in `unfinished_closed`.
+#[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "binds 127.0.0.2-33: Linux's loopback takes all of 127/8"
+)]
+fn a_legitimate_client_is_served_while_32_addresses_hold_unfinished_heads() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (server, http, udp) =
+        serve(&["--format", "json", "--learn", "0s", "--head-timeout", "60s"]);
+    let addresses: Vec<String> = (2..=33).map(|i| format!("127.0.0.{i}")).collect();
+    let mut held: Vec<TcpStream> = addresses
+        .iter()
+        .flat_map(|a| half_open(http, a, 16))
+        .collect();
+    // Let the server take them all in.
+    thread::sleep(Duration::from_millis(300));
+    // More strangers keep coming (about 100 a second) while clients connect.
+    let stop = Arc::new(AtomicBool::new(false));
+    let more = {
+        let stop = Arc::clone(&stop);
+        let addresses = addresses.clone();
+        thread::spawn(move || {
+            let mut kept = Vec::new();
+            for a in addresses.iter().cycle() {
+                if stop.load(Ordering::SeqCst) || kept.len() > 2000 {
+                    break;
+                }
+                kept.extend(half_open(http, a, 1));
+                thread::sleep(Duration::from_millis(10));
+            }
+            kept.len()
+        })
+    };
+    for _ in 0..5 {
+        let start = Instant::now();
+        assert_eq!(page_status(http, "/"), 200);
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+    let url = format!("ws://{http}/api/v4/text_generate");
+    assert_eq!(upgrade_status(&url, &[]), 101);
+    // And a whole stream.
+    let mut ws = client(http, "/api/v4/text_generate");
+    ws.send(start_request("hi")).unwrap();
+    send_vmc(udp, 30).join().unwrap();
+    stop.store(true, Ordering::SeqCst);
+    let opened = more.join().unwrap();
+    server.interrupt();
+    let events = collect(&mut ws);
+    assert!(events.len() > 3, "{events:?}");
+    let done = server.finish();
+    held.clear();
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    let sum = done.json().pop().unwrap();
+    // Each page, upgrade and stream above needed a place: at least 7.
+    let closed = sum["unfinished_closed"].as_u64().unwrap_or(0);
+    assert!(closed >= 7, "{opened} more strangers: {sum}");
+    // Logged at a bounded rate: a line or two per address, not one each.
+    let lines = done
+        .stderr
+        .lines()
+        .filter(|l| l.contains("unfinished"))
+        .count();
+    assert!(lines <= 2 * 33, "{lines} lines:\n{}", done.stderr);
 }
 
 /// `--head-timeout`: a connection that trickles its head a byte at a time

@@ -82,27 +82,27 @@ struct Args {
     #[arg(long, value_enum)]
     mode: Option<Mode>,
 
-    /// Mixed frames per second in tick mode [default: 60].
-    #[arg(long, value_name = "HZ")]
+    /// Mixed frames per second in tick mode, 1 to 1000 [default: 60].
+    #[arg(long, value_name = "HZ", value_parser = parse_rate)]
     rate: Option<f64>,
 
-    /// Window length in window mode.
-    #[arg(long, value_name = "DUR", default_value = "450ms", value_parser = mocap_cli::parse_duration)]
+    /// Window length in window mode, 1ms to 60s.
+    #[arg(long, value_name = "DUR", default_value = "450ms", value_parser = parse_window)]
     window: Duration,
 
-    /// Pause after each window in window mode.
-    #[arg(long, value_name = "DUR", default_value = "50ms", value_parser = mocap_cli::parse_duration)]
+    /// Pause after each window in window mode, 0 to 60s.
+    #[arg(long, value_name = "DUR", default_value = "50ms", value_parser = parse_gap)]
     gap: Duration,
 
     /// Rotation averaging.
     #[arg(long, value_enum, default_value_t = MethodArg::Markley)]
     method: MethodArg,
 
-    /// A source silent this long drops out of the mix until it returns.
-    #[arg(long, value_name = "DUR", default_value = "500ms", value_parser = mocap_cli::parse_duration)]
+    /// A source silent this long drops out of the mix until it returns, 1ms to 1h.
+    #[arg(long, value_name = "DUR", default_value = "500ms", value_parser = parse_stale)]
     stale: Duration,
 
-    /// Weight of a named source: NAME=W (repeatable; default 1).
+    /// Weight of a named source: NAME=W, 0 to 1e6 (repeatable; default 1).
     #[arg(long, value_name = "NAME=W", value_parser = parse_weight)]
     weight: Vec<(String, f64)>,
 
@@ -165,13 +165,62 @@ fn parse_source(s: &str) -> Result<(String, SocketAddr), String> {
     ))
 }
 
+/// The tick rates `--rate` accepts: the mixer's shortest period is 1 ms
+/// ([`mocap_core::vmc::MIN_PERIOD`]); below 1 Hz is no longer a motion stream.
+const RATES: std::ops::RangeInclusive<f64> = 1.0..=1000.0;
+
+fn parse_rate(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(r) if RATES.contains(&r) => Ok(r),
+        _ => Err(format!(
+            "expected a rate of {} to {} Hz, got {s:?}",
+            RATES.start(),
+            RATES.end()
+        )),
+    }
+}
+
+/// A duration from `min` to `max`, named as `range` in the message.
+fn duration_in(s: &str, min: Duration, max: Duration, range: &str) -> Result<Duration, String> {
+    match mocap_cli::parse_duration(s) {
+        Ok(d) if (min..=max).contains(&d) => Ok(d),
+        Ok(_) => Err(format!("expected {range}, got {s:?}")),
+        Err(e) => Err(format!("{e} ({range})")),
+    }
+}
+
+const MINUTE: Duration = Duration::from_secs(60);
+
+/// A zero window holds no frame; past a minute, a window's frames are
+/// capped ([`mocap_core::vmc::MAX_WINDOW_FRAMES`]) and the mix comes too
+/// rarely to follow a body.
+fn parse_window(s: &str) -> Result<Duration, String> {
+    duration_in(s, Duration::from_millis(1), MINUTE, "1ms to 60s")
+}
+
+fn parse_gap(s: &str) -> Result<Duration, String> {
+    duration_in(s, Duration::ZERO, MINUTE, "0 to 60s")
+}
+
+/// A zero `--stale` leaves no source ever live: nothing would be mixed.
+fn parse_stale(s: &str) -> Result<Duration, String> {
+    duration_in(
+        s,
+        Duration::from_millis(1),
+        Duration::from_secs(3600),
+        "1ms to 1h",
+    )
+}
+
 fn parse_weight(s: &str) -> Result<(String, f64), String> {
     let (name, w) = s
         .split_once('=')
         .ok_or_else(|| format!("expected NAME=W, got {s:?}"))?;
+    // Bounded so that sums of weighted values stay finite (two weights
+    // of 1e308 summed to infinity and mixed NaN positions).
     match w.parse::<f64>() {
-        Ok(w) if w.is_finite() && w >= 0.0 => Ok((name.to_owned(), w)),
-        _ => Err(format!("weight must be a number >= 0, got {w:?}")),
+        Ok(w) if (0.0..=1e6).contains(&w) => Ok((name.to_owned(), w)),
+        _ => Err(format!("weight must be a number from 0 to 1e6, got {w:?}")),
     }
 }
 
@@ -250,6 +299,28 @@ mod tests {
         assert!(parse_source("nope").is_err());
         assert_eq!(parse_weight("a=0.5"), Ok(("a".into(), 0.5)));
         assert!(parse_weight("a=-1").is_err());
+        assert!(parse_weight("a=1e308").is_err());
+        assert!(parse_weight("a=nan").is_err());
         assert_eq!(parse_prefer("face:Head,Neck").unwrap().1, ["Head", "Neck"]);
+        assert_eq!(parse_rate("60"), Ok(60.0));
+        assert_eq!(parse_rate("1000"), Ok(1000.0));
+        for bad in ["0", "nan", "1e-9", "inf", "-5", "0.5", "1000.5", "x"] {
+            let e = parse_rate(bad).unwrap_err();
+            assert!(e.contains("1 to 1000 Hz"), "{bad}: {e}");
+        }
+        assert_eq!(parse_window("450ms"), Ok(Duration::from_millis(450)));
+        assert_eq!(parse_gap("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_stale("500ms"), Ok(Duration::from_millis(500)));
+        for (parse, bad) in [
+            (parse_window as fn(&str) -> Result<Duration, String>, "0"),
+            (parse_window, "61s"),
+            (parse_gap, "2m"),
+            (parse_stale, "0"),
+            (parse_stale, "2h"),
+            (parse_stale, "-1s"),
+            (parse_stale, "nan"),
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -86,8 +86,11 @@ struct Evicted {
     non_finite: u64,
 }
 
-/// How many sources a periodic stats line lists (the busiest).
+/// How many sources a periodic stats record lists (the busiest).
 const STATS_SOURCES: usize = 8;
+/// How many sources the human summary lists, a line each (the busiest):
+/// 256 senders made one 20 kB line. JSON lists them all.
+const SUMMARY_LINES: usize = 16;
 
 /// Runs the mixer until stopped and prints the summary.
 ///
@@ -258,6 +261,11 @@ impl Mix<'_> {
             listed.sort_unstable();
         }
         let rec = SummaryRecord {
+            human_lines: if stopped.is_some() {
+                SUMMARY_LINES
+            } else {
+                STATS_SOURCES
+            },
             kind: summary_kind(stopped),
             tool: TOOL,
             frames_out: self.frames_out,
@@ -510,11 +518,20 @@ impl Record for SummaryRecord<'_> {
     fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         mocap_cli::dump::counters_head(f, self.stopped, self.interval)?;
         write!(f, "{} mixed frames", self.frames_out)?;
-        for s in &self.sources {
+        // A line per source, the busiest few, in the order they came.
+        let mut shown: Vec<usize> = (0..self.sources.len()).collect();
+        shown.sort_by_key(|i| std::cmp::Reverse(self.sources.get(*i).map_or(0, |s| s.datagrams)));
+        let rest: Vec<&SourceRecord<'_>> = shown
+            .split_off(shown.len().min(self.human_lines))
+            .into_iter()
+            .filter_map(|i| self.sources.get(i))
+            .collect();
+        shown.sort_unstable();
+        for s in shown.into_iter().filter_map(|i| self.sources.get(i)) {
             write!(
                 f,
-                "; {} {} frames, {} stale periods, {} decode errors",
-                s.name, s.frames, s.stale_periods, s.decode_errors
+                "\n  {}: {} frames, {} datagrams, {} stale periods, {} decode errors",
+                s.name, s.frames, s.datagrams, s.stale_periods, s.decode_errors
             )?;
             if s.dropped + s.non_finite > 0 {
                 write!(
@@ -524,27 +541,34 @@ impl Record for SummaryRecord<'_> {
                 )?;
             }
         }
-        if self.more_sources > 0 {
-            write!(f, "; +{} more sources", self.more_sources)?;
+        let more = rest.len() + self.more_sources;
+        if more > 0 {
+            write!(f, "\n  … and {more} more sources")?;
+            if !rest.is_empty() {
+                let (frames, datagrams) = rest
+                    .iter()
+                    .fold((0u64, 0u64), |(fr, d), s| (fr + s.frames, d + s.datagrams));
+                write!(f, " ({frames} frames, {datagrams} datagrams)")?;
+            }
         }
         if let Some(e) = self.evicted {
             write!(
                 f,
-                "; {} senders evicted past {MAX_SENDERS} ({} frames, {} datagrams)",
+                "\n  {} senders evicted past {MAX_SENDERS} ({} frames, {} datagrams)",
                 e.senders, e.frames, e.datagrams
             )?;
         }
         if self.refused > 0 {
             write!(
                 f,
-                "; {} datagrams not mixed (refused by --allow, or past {MAX_SENDERS} named sources)",
+                "\n  {} datagrams not mixed (refused by --allow, or past {MAX_SENDERS} named sources)",
                 self.refused
             )?;
         }
         if self.behind > 0 {
             write!(
                 f,
-                "; {} datagrams dropped (mixing fell behind receiving)",
+                "\n  {} datagrams dropped (mixing fell behind receiving)",
                 self.behind
             )?;
         }
@@ -555,6 +579,9 @@ impl Record for SummaryRecord<'_> {
 /// `stats` and `summary`.
 #[derive(Serialize)]
 struct SummaryRecord<'a> {
+    /// How many sources the human form lists, a line each.
+    #[serde(skip)]
+    human_lines: usize,
     #[serde(rename = "type")]
     kind: &'static str,
     tool: &'static str,

@@ -179,6 +179,41 @@ fn usage_errors() {
     .finish();
     assert_eq!(f.code, Some(2));
     assert!(f.stderr.contains("nobody"));
+    // Issue 57: `--rate 0|nan|1e-9` ran and mixed nothing, `--rate inf`
+    // mixed ~780 frames/s; zero durations left nothing to mix.
+    for (flag, value, range) in [
+        ("--rate", "0", "1 to 1000 Hz"),
+        ("--rate", "nan", "1 to 1000 Hz"),
+        ("--rate", "1e-9", "1 to 1000 Hz"),
+        ("--rate", "inf", "1 to 1000 Hz"),
+        ("--rate", "-5", "1 to 1000 Hz"),
+        ("--window", "0", "1ms to 60s"),
+        ("--window", "100h", "1ms to 60s"),
+        ("--gap", "10m", "0 to 60s"),
+        ("--stale", "0", "1ms to 1h"),
+        ("--stale", "nan", "1ms to 1h"),
+    ] {
+        let f = Proc::spawn(
+            BIN,
+            &[
+                "-l",
+                "127.0.0.1:0",
+                "--to",
+                "127.0.0.1:9",
+                "--duration",
+                "1s",
+                &format!("{flag}={value}"),
+            ],
+            None,
+        )
+        .finish();
+        assert_eq!(f.code, Some(2), "{flag} {value}: {}", f.stderr);
+        assert!(
+            f.stderr.contains(flag) && f.stderr.contains(range),
+            "{flag} {value}: {}",
+            f.stderr
+        );
+    }
 }
 
 #[test]
@@ -610,4 +645,114 @@ fn status_lines_report_the_interval_and_silence_is_explained_once() {
     assert_eq!(never.len(), 1, "{}", run.stderr);
     assert!(never[0].contains(&format!("firewall blocks UDP port {p2}")));
     assert!(run.stderr.contains("done (duration)"), "{}", run.stderr);
+}
+
+/// Issue 57: a stranger heard first whose Hips are NaN (or infinite) became
+/// the primary, stayed live on its T alone and froze frame mode at one mixed
+/// frame while the performer sent 240. The output now follows the good
+/// sender frame for frame.
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn a_first_sender_of_nan_hips_does_not_black_out_frame_mode() {
+    for bad in [f32::NAN, f32::INFINITY] {
+        let l = format!("127.0.0.1:{}", free_port());
+        let rx = receiver();
+        let to = rx.local_addr().unwrap().to_string();
+        let tool = start(&["-l", &l, "--to", &to, "--format", "json"]);
+        let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let nan = vmc::frame_datagrams(
+            &[
+                Message::BonePos {
+                    name: "Hips".into(),
+                    pos: [0.0, bad, 0.0],
+                    rot: [0.0, 0.0, 0.0, 1.0],
+                },
+                Message::Available {
+                    loaded: 1,
+                    calibration: None,
+                    tracking: None,
+                },
+                Message::Time(0.0),
+            ],
+            vmc::MAX_BUNDLE,
+        )
+        .unwrap();
+        let send_nan = || {
+            for d in &nan {
+                stranger.send_to(d, &l).unwrap();
+            }
+        };
+        // Heard first, so it is the first source (the default primary).
+        send_nan();
+        thread::sleep(Duration::from_millis(50));
+        let performer = UdpSocket::bind("127.0.0.1:0").unwrap();
+        const FRAMES: usize = 60;
+        for i in 0..FRAMES {
+            send_nan();
+            for d in frame(20.0, 1000.0 + i as f32) {
+                performer.send_to(&d, &l).unwrap();
+            }
+            thread::sleep(Duration::from_millis(8));
+        }
+        let got = receive(&rx, Duration::from_millis(300));
+        let sum = finish(tool).json().pop().unwrap();
+        let times: Vec<f32> = got
+            .iter()
+            .filter_map(|m| match m {
+                Message::Time(t) => Some(*t),
+                _ => None,
+            })
+            .collect();
+        // Loopback rarely drops; a few datagrams may be.
+        assert!(
+            times.len() >= FRAMES - 3,
+            "{bad}: {} of {FRAMES}: {sum}",
+            times.len()
+        );
+        assert!(
+            times.iter().all(|t| *t >= 1000.0),
+            "the stranger's T passed through: {times:?}"
+        );
+        assert!((last_head(&got) - 20.0).abs() < 1e-3);
+        let stranger = &sum["sources"][0];
+        assert!(
+            stranger["non_finite"].as_u64().unwrap() >= FRAMES as u64,
+            "{sum}"
+        );
+    }
+}
+
+/// Issue 57: with 256 senders the human summary was one 20 kB line. Now a
+/// line per source for the busiest 16, then how many more.
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn the_human_summary_lists_a_bounded_number_of_sources_a_line_each() {
+    let l: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let tool = start(&["-l", &l.to_string(), "--to", "127.0.0.1:9", "--rate", "50"]);
+    let datagrams = frame(10.0, 0.0);
+    // Kept open, so no two senders share a port.
+    let mut held = Vec::new();
+    for k in 0..40 {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        // The first sender sends twice: the busiest, so always listed.
+        for _ in 0..if k == 0 { 2 } else { 1 } {
+            for d in &datagrams {
+                s.send_to(d, l).unwrap();
+            }
+        }
+        held.push(s);
+    }
+    let first = held[0].local_addr().unwrap().to_string();
+    thread::sleep(Duration::from_millis(200));
+    let done = finish(tool);
+    let err = &done.stderr;
+    let longest = err.lines().map(str::len).max().unwrap();
+    assert!(longest < 300, "a {longest}-byte line:\n{err}");
+    let listed: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("stale periods"))
+        .collect();
+    assert_eq!(listed.len(), 16, "{err}");
+    assert!(listed[0].contains(&first), "{err}");
+    assert!(err.contains("… and 24 more sources (24 frames, "), "{err}");
 }

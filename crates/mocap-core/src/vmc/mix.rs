@@ -27,7 +27,9 @@ pub const MAX_WINDOW_FRAMES: usize = 1024;
 pub enum MixSchedule {
     /// As soon as the driving source completes a frame, from the latest
     /// complete frame of each live source: no wait for a tick. The driver is
-    /// the primary source while it is live, else the first live source.
+    /// the primary source while it is live, else the first live source (a
+    /// source is live while its latest frame carries a finite value and is
+    /// no older than `stale`).
     Frame,
     /// Every `1/rate` s, from the latest complete frame of each live source.
     Tick {
@@ -59,7 +61,8 @@ pub struct MixConfig {
     pub bones: Option<Vec<String>>,
     /// Bones taken from one source instead of averaged: (source, bones).
     pub prefer: Vec<(usize, Vec<String>)>,
-    /// The source whose other messages (Root, blendshapes, OK, T, …) pass through.
+    /// The source whose other messages (Root, blendshapes, OK, T, …) pass
+    /// through; while it is not live, the first live source stands in.
     pub primary: usize,
     /// Average blendshape values by name across sources instead of passing
     /// the primary's through.
@@ -125,6 +128,12 @@ impl Frame {
         self.rest_bytes = 0;
     }
 
+    /// Whether the frame carries a value: a bone, or a message other than
+    /// a frame end (values with NaN or infinity never enter a frame).
+    fn has_values(&self) -> bool {
+        self.bone_count > 0 || self.rest.iter().any(|m| !m.ends_frame())
+    }
+
     /// Messages and names held.
     fn held(&self) -> usize {
         self.bones.len() + self.rest.len()
@@ -164,6 +173,17 @@ struct Source {
     was_live: bool,
     /// A frame completed since the last mix (frame mode).
     fresh: bool,
+}
+
+impl Source {
+    /// Live: its latest frame carries a value and is no older than `stale`.
+    /// A sender whose bones are all NaN completes frames of nothing but
+    /// ends; such a source neither drives nor passes through.
+    fn live(&self, now: Duration, stale: Duration) -> bool {
+        self.latest
+            .as_ref()
+            .is_some_and(|(t, f)| f.has_values() && now.saturating_sub(*t) <= stale)
+    }
 }
 
 /// Per-source counters.
@@ -336,17 +356,18 @@ impl Mixer {
             // to that frame, not to a new, empty one.
             if s.open.bone_count == 0
                 && s.open.rest.iter().all(Message::ends_frame)
-                && let Some((at, latest)) = &mut s.latest
+                && let Some((_, latest)) = &mut s.latest
             {
                 // Bounded like any frame: a sender of nothing but ends
-                // must not grow the frame they join.
+                // must not grow the frame they join. Nor do they keep it
+                // live: a sender whose bones are all NaN sends nothing but
+                // ends, and must go stale like a silent one.
                 for m in s.open.rest.drain(..) {
                     if !latest.push(m) {
                         s.dropped += 1;
                     }
                 }
                 s.open.rest_bytes = 0;
-                *at = now;
                 return;
             }
             let frame = std::mem::replace(&mut s.open, std::mem::take(&mut s.spare));
@@ -400,17 +421,8 @@ impl Mixer {
     /// Frame mode: mix when the driving source has a fresh frame.
     fn poll_driven(&mut self, now: Duration) -> Option<Vec<Message>> {
         let stale = self.cfg.stale;
-        let is_live = |s: &Source| {
-            s.latest
-                .as_ref()
-                .is_some_and(|(t, _)| now.saturating_sub(*t) <= stale)
-        };
-        let driver = self
-            .sources
-            .get(self.cfg.primary)
-            .filter(|s| is_live(s))
-            .map(|_| self.cfg.primary)
-            .or_else(|| self.sources.iter().position(is_live))?;
+        let live: Vec<bool> = self.sources.iter().map(|s| s.live(now, stale)).collect();
+        let driver = self.lead(&live)?;
         if !self.sources.get(driver).is_some_and(|s| s.fresh) {
             return None;
         }
@@ -420,15 +432,21 @@ impl Mixer {
         Some(self.mix(now))
     }
 
+    /// The source that stands as primary: the configured one while it is
+    /// live, else the first live source.
+    fn lead(&self, live: &[bool]) -> Option<usize> {
+        if live.get(self.cfg.primary) == Some(&true) {
+            return Some(self.cfg.primary);
+        }
+        live.iter().position(|l| *l)
+    }
+
     fn live(&mut self, now: Duration) -> Vec<bool> {
         let stale = self.cfg.stale;
         self.sources
             .iter_mut()
             .map(|s| {
-                let live = s
-                    .latest
-                    .as_ref()
-                    .is_some_and(|(t, _)| now.saturating_sub(*t) <= stale);
+                let live = s.live(now, stale);
                 if s.was_live && !live {
                     s.stale_periods += 1;
                 }
@@ -440,6 +458,7 @@ impl Mixer {
 
     fn mix(&mut self, now: Duration) -> Vec<Message> {
         let live = self.live(now);
+        let lead = self.lead(&live);
         let window = match self.cfg.schedule {
             MixSchedule::Window { window, .. } => Some(window),
             MixSchedule::Tick { .. } | MixSchedule::Frame => None,
@@ -505,7 +524,7 @@ impl Mixer {
             let only: Option<usize> = match preferred {
                 Some(src) if here.iter().any(|(i, _)| *i == src) => Some(src),
                 _ if averaged => None,
-                _ => Some(self.cfg.primary),
+                _ => Some(lead.unwrap_or(self.cfg.primary)),
             };
             rots.clear();
             poss.clear();
@@ -559,11 +578,10 @@ impl Mixer {
                 .collect();
         }
         // Everything else passes through from the primary source's latest
-        // frame; averaged blendshapes take the place of its own, before Apply.
+        // frame (or its stand-in's); averaged blendshapes take the place of
+        // its own, before Apply.
         let mut applied = false;
-        if live.get(self.cfg.primary) == Some(&true)
-            && let Some(Some((_, f))) = self.sources.get(self.cfg.primary).map(|s| &s.latest)
-        {
+        if let Some(Some((_, f))) = lead.and_then(|i| self.sources.get(i)).map(|s| &s.latest) {
             for m in &f.rest {
                 match m {
                     Message::BlendVal { .. } if self.cfg.average_blends => {}
@@ -830,6 +848,70 @@ mod tests {
         frame(&mut m, 1, 700, 40.0, 3.0);
         let out = m.poll_frame(ms(700)).unwrap();
         assert!((head_angle(&out) - 40.0).abs() < 1e-3);
+    }
+
+    /// Issue 57: a sender heard first whose bones are all NaN became the
+    /// primary; its lone T kept it live, it never completed a fresh frame,
+    /// and frame mode mixed once while the performer sent 240 frames. A
+    /// source whose frames carry no finite value neither drives nor passes
+    /// its messages through; the primary falls over to a good source.
+    #[test]
+    fn a_primary_without_finite_values_falls_over_to_a_good_source() {
+        for bad in [f32::NAN, f32::INFINITY] {
+            let mut m = Mixer::new(cfg(MixSchedule::Frame), 2);
+            let mut out = 0;
+            for k in 0..240u64 {
+                let now = ms(k * 4);
+                m.handle_message(
+                    0,
+                    now,
+                    Message::BonePos {
+                        name: "Hips".into(),
+                        pos: [0.0, bad, 0.0],
+                        rot: [0.0, 0.0, 0.0, 1.0],
+                    },
+                );
+                m.handle_message(
+                    0,
+                    now,
+                    Message::Available {
+                        loaded: 1,
+                        calibration: None,
+                        tracking: None,
+                    },
+                );
+                m.handle_message(0, now, Message::Time(k as f32));
+                frame(&mut m, 1, k * 4, 30.0, 1000.0 + k as f32);
+                if let Some(f) = m.poll_frame(now) {
+                    assert!((head_angle(&f) - 30.0).abs() < 1e-3);
+                    // The good source's messages pass through, not the stranger's.
+                    assert!(f.contains(&Message::Time(1000.0 + k as f32)), "{f:?}");
+                    out += 1;
+                }
+            }
+            assert_eq!(out, 240, "{bad}");
+            assert_eq!(m.counters(0).non_finite, 240);
+        }
+    }
+
+    /// A source whose good frame is followed by frames of nothing but NaN:
+    /// the good frame ages and goes stale like a silent source's.
+    #[test]
+    fn frames_of_only_non_finite_values_do_not_keep_a_source_live() {
+        let mut m = Mixer::new(cfg(MixSchedule::Frame), 2);
+        frame(&mut m, 0, 0, 10.0, 0.0);
+        assert!(m.poll_frame(ms(0)).is_some());
+        let mut out = 0;
+        for k in 1..300u64 {
+            let now = ms(k * 4);
+            m.handle_bone(0, "Head", [f32::NAN; 3], [0.0, 0.0, 0.0, 1.0]);
+            m.handle_message(0, now, Message::Time(k as f32));
+            frame(&mut m, 1, k * 4, 30.0, 1.0);
+            out += usize::from(m.poll_frame(now).is_some());
+        }
+        // Past --stale (500 ms) the good source drives every frame.
+        assert!(out >= 299 - 500 / 4, "{out}");
+        assert_eq!(m.counters(0).stale_periods, 1);
     }
 
     #[test]

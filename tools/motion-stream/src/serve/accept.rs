@@ -44,7 +44,7 @@ pub(super) fn connection(
         return;
     };
     let _ = conn.set_write_timeout(Some(Duration::from_secs(5)));
-    let Some((head_bytes, head)) = read_head(&mut conn, peer, accepted, ctx) else {
+    let Some((head_bytes, head)) = read_head(&mut conn, id, peer, accepted, ctx) else {
         return;
     };
     let _ = conn.set_read_timeout(Some(Duration::from_secs(10)));
@@ -88,12 +88,20 @@ pub(super) fn connection(
 /// a byte now and then cannot hold its place before any check.
 fn read_head(
     conn: &mut Conn,
+    id: u64,
     peer: SocketAddr,
     accepted: Instant,
     ctx: &Context,
 ) -> Option<(Vec<u8>, Head)> {
-    let deadline = accepted + ctx.head_timeout;
-    match http::read_head_by(&mut conn.until(deadline), Some(deadline)) {
+    let deadline = accepted
+        .checked_add(ctx.head_timeout)
+        .unwrap_or_else(Instant::now);
+    let read = http::read_head_by(&mut conn.until(deadline), Some(deadline));
+    // Finished or not, it no longer waits; one given up to make room was
+    // counted and logged by the acceptor, and its socket is shut.
+    let kept = ctx.heads.lock().map(|mut h| h.finished(id)).unwrap_or(true);
+    match read {
+        _ if !kept => None,
         Ok(h) => Some(h),
         Err(e) if net::is_timeout(&e) => {
             ctx.refuse(

@@ -44,50 +44,50 @@ const KEEPALIVE: Duration = Duration::from_secs(5);
 /// Connections (pages, handshakes, streams) open at once; more are refused.
 const MAX_CONNECTIONS: usize = 256;
 
+/// Connections whose request head is not complete, at most: half the
+/// places, so that heads never finished (from however many addresses)
+/// cannot hold them all; past it the oldest unfinished one makes room.
+const MAX_UNFINISHED: usize = MAX_CONNECTIONS / 2;
+
+/// An unfinished connection, as the acceptor may close it to make room.
+struct Waiting {
+    /// A handle on the connection's socket: shut down, its thread's read ends.
+    socket: TcpStream,
+    peer: SocketAddr,
+    accepted: Instant,
+}
+
+/// The unfinished connections, shared by the acceptor and the connections.
+type Heads = Arc<Mutex<limits::Unfinished<Waiting>>>;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// An address whose connections are refused gets one log line per this long.
 const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Largest message a client may send (start requests are a few hundred bytes).
 const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
 
-/// A connection's place: counted among the live threads and its address's
-/// connections for as long as its thread holds it.
+/// A connection's place: counted among the live threads, its address's
+/// connections and (until its head is read) the unfinished ones for as long
+/// as its thread holds it.
 struct Slot {
     active: Arc<AtomicUsize>,
     open: Arc<Mutex<limits::Open>>,
+    heads: Heads,
     ip: IpAddr,
-}
-
-impl Slot {
-    /// A place for a connection of `ip`, unless it holds `max` already.
-    fn take(
-        active: &Arc<AtomicUsize>,
-        open: &Arc<Mutex<limits::Open>>,
-        ip: IpAddr,
-        max: usize,
-    ) -> Option<Self> {
-        let mut o = open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if !o.take(ip, max) {
-            return None;
-        }
-        active.fetch_add(1, Ordering::Relaxed);
-        Some(Self {
-            active: Arc::clone(active),
-            open: Arc::clone(open),
-            ip,
-        })
-    }
+    id: u64,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
+        // No longer closing before no longer active: the acceptor counts the
+        // places held as active minus closing, which must not dip.
+        lock(&self.heads).ended(self.id);
         self.active.fetch_sub(1, Ordering::Relaxed);
-        self.open
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .give_back(self.ip);
+        lock(&self.open).give_back(self.ip);
     }
 }
 
@@ -155,6 +155,9 @@ struct Shared {
     over_limit: u64,
     /// Of `refused`: no complete request head within `--head-timeout`.
     head_timeouts: u64,
+    /// Of `refused`: closed with the request head unfinished, the oldest,
+    /// to make room for a new connection.
+    unfinished_closed: u64,
     /// `refused` per address, and when to log them.
     refusals: limits::Refusals,
 }
@@ -168,6 +171,7 @@ impl Default for Shared {
             forbidden: 0,
             over_limit: 0,
             head_timeouts: 0,
+            unfinished_closed: 0,
             refusals: limits::Refusals::new(REFUSAL_LOG_INTERVAL),
         }
     }
@@ -183,6 +187,8 @@ struct Context {
     /// The viewer's `rig.json`.
     page: String,
     head_timeout: Duration,
+    /// Connections still reading their head.
+    heads: Heads,
 }
 
 impl Context {
@@ -287,6 +293,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         queue: opts.queue,
         page: viewer_info(opts),
         head_timeout: opts.head_timeout,
+        heads: Arc::new(Mutex::new(limits::Unfinished::new(MAX_UNFINISHED))),
     });
     let mut acceptor = Acceptor {
         ctx: Arc::clone(&ctx),
@@ -360,8 +367,9 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
 }
 
 /// The accept thread on the run loop: each connection gets a thread of its
-/// own (bounded by [`MAX_CONNECTIONS`] and `--max-per-address`), which reads
-/// the HTTP head and serves the page or joins the session.
+/// own (bounded by [`MAX_CONNECTIONS`], `--max-per-address` and
+/// [`MAX_UNFINISHED`]), which reads the HTTP head and serves the page or
+/// joins the session.
 struct Acceptor {
     ctx: Arc<Context>,
     /// `--allow`: a connection from elsewhere is closed unread.
@@ -389,20 +397,10 @@ impl FeedHandler<Accept> for Acceptor {
             );
             return Ok(Flow::Continue);
         }
-        // Bounded: a connection flood costs refusals, not threads; and one
-        // address cannot take every place.
-        if self.active.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
-            drop(tcp);
-            self.ctx.refuse(
-                peer,
-                |s| s.over_limit += 1,
-                format_args!(
-                    "{peer}: refused a connection: {MAX_CONNECTIONS} connections already open"
-                ),
-            );
-            return Ok(Flow::Continue);
-        }
-        let Some(slot) = Slot::take(&self.active, &self.open, ip, self.max_per_address) else {
+        // Bounded: a connection flood costs refusals, not threads; one
+        // address cannot take every place, and many addresses holding
+        // heads they never finish give up the oldest to a newcomer.
+        if !lock(&self.open).take(ip, self.max_per_address) {
             drop(tcp);
             self.ctx.refuse(
                 peer,
@@ -414,8 +412,67 @@ impl FeedHandler<Accept> for Acceptor {
                 ),
             );
             return Ok(Flow::Continue);
+        }
+        let refuse = |why: std::fmt::Arguments<'_>| {
+            lock(&self.open).give_back(ip);
+            self.ctx.refuse(peer, |s| s.over_limit += 1, why);
         };
-        let (id, ctx, join) = (self.next_id, Arc::clone(&self.ctx), self.join_tx.clone());
+        let Ok(socket) = tcp.try_clone() else {
+            refuse(format_args!(
+                "{peer}: refused a connection: out of descriptors"
+            ));
+            return Ok(Flow::Continue);
+        };
+        let given_up = {
+            let mut heads = lock(&self.ctx.heads);
+            let held = self
+                .active
+                .load(Ordering::Relaxed)
+                .saturating_sub(heads.closing());
+            if held >= MAX_CONNECTIONS || heads.full() {
+                let Some(old) = heads.make_room() else {
+                    drop(heads);
+                    refuse(format_args!(
+                        "{peer}: refused a connection: {MAX_CONNECTIONS} connections already open"
+                    ));
+                    return Ok(Flow::Continue);
+                };
+                Some(old)
+            } else {
+                None
+            }
+        };
+        if let Some((_, old)) = given_up {
+            // Its thread's read ends at once, and it leaves quietly: counted here.
+            let _ = old.socket.shutdown(std::net::Shutdown::Both);
+            self.ctx.refuse(
+                old.peer,
+                |s| s.unfinished_closed += 1,
+                format_args!(
+                    "{}: closed a connection whose request head was unfinished after {:.1} s: its place was needed ({MAX_UNFINISHED} unfinished at most)",
+                    old.peer,
+                    accepted.saturating_duration_since(old.accepted).as_secs_f64()
+                ),
+            );
+        }
+        let id = self.next_id;
+        lock(&self.ctx.heads).push(
+            id,
+            Waiting {
+                socket,
+                peer,
+                accepted,
+            },
+        );
+        self.active.fetch_add(1, Ordering::Relaxed);
+        let slot = Slot {
+            active: Arc::clone(&self.active),
+            open: Arc::clone(&self.open),
+            heads: Arc::clone(&self.ctx.heads),
+            ip,
+            id,
+        };
+        let (ctx, join) = (Arc::clone(&self.ctx), self.join_tx.clone());
         let spawned = thread::Builder::new()
             .name(format!("client-{id}"))
             .spawn(move || {
@@ -620,20 +677,22 @@ fn summary(
     shared: &Mutex<Shared>,
     guard: &mocap_cli::Guard,
 ) -> anyhow::Result<()> {
-    let (pages, connections, unauthorized, forbidden, over_limit, head_timeouts, peers) = shared
-        .lock()
-        .map(|s| {
-            (
-                s.pages,
-                s.refused,
-                s.unauthorized,
-                s.forbidden,
-                s.over_limit,
-                s.head_timeouts,
-                s.refusals.totals(),
-            )
-        })
-        .unwrap_or_default();
+    let (pages, connections, unauthorized, forbidden, over_limit, head_timeouts, closed, peers) =
+        shared
+            .lock()
+            .map(|s| {
+                (
+                    s.pages,
+                    s.refused,
+                    s.unauthorized,
+                    s.forbidden,
+                    s.over_limit,
+                    s.head_timeouts,
+                    s.unfinished_closed,
+                    s.refusals.totals(),
+                )
+            })
+            .unwrap_or_default();
     let refusals = guard.summary();
     let st = session.stats();
     let rec = ServeSummary {
@@ -648,6 +707,7 @@ fn summary(
         forbidden,
         over_limit,
         head_timeouts,
+        unfinished_closed: closed,
         pages,
         vmc_datagrams: datagrams,
         vmc_frames: st.vmc_frames,
