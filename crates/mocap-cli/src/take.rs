@@ -8,7 +8,7 @@
 //! any reader up to its last flush (at most a second of frames lost).
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use std::net::SocketAddr;
@@ -71,18 +71,42 @@ impl BvhOut {
 }
 
 /// Frames between flushes (one second at 60 fps).
-const FLUSH_EVERY: u32 = 60;
+const FLUSH_EVERY: usize = 60;
+
+/// What a take is written to: a file, or in tests a disk that fills.
+pub trait TakeFile: Write + Seek {
+    /// Cuts the file to `len` bytes (a frame line the disk had no room to
+    /// finish).
+    ///
+    /// # Errors
+    /// The file cannot be cut.
+    fn set_len(&mut self, len: u64) -> io::Result<()>;
+}
+
+impl TakeFile for File {
+    fn set_len(&mut self, len: u64) -> io::Result<()> {
+        Self::set_len(self, len)
+    }
+}
 
 /// One take in progress.
-pub struct Take {
+pub struct Take<F: TakeFile = File> {
     path: PathBuf,
-    file: BufWriter<File>,
+    file: F,
     frames_at: u64,
     time_at: u64,
     encoder: FrameEncoder,
-    frames: u64,
-    unflushed: u32,
+    /// Bytes in the file and frames among them, as of the last write.
+    written: u64,
+    written_frames: u64,
+    /// Frame lines not written yet, and where each ends in `pending`: a
+    /// disk that fills mid-line leaves whole frames, cut there.
+    pending: String,
+    ends: Vec<usize>,
     last: String,
+    /// A write failed: the file holds the frames up to it, counted, and
+    /// takes no more.
+    broken: bool,
     finished: bool,
 }
 
@@ -95,7 +119,6 @@ impl Take {
         joints: &[Joint],
         frame_time: f64,
     ) -> anyhow::Result<Self> {
-        let header = bvh::header(joints, frame_time)?;
         let mut options = OpenOptions::new();
         options.write(true);
         if force {
@@ -114,7 +137,21 @@ impl Take {
                 }
             )
         })?;
-        let mut file = BufWriter::new(file);
+        let regular = file.metadata().is_ok_and(|m| m.is_file());
+        Self::start(path, file, joints, frame_time).inspect_err(|_| {
+            // A header cut short (a full disk) is no take; a device
+            // (`/dev/full`) is not ours to remove.
+            if regular {
+                let _ = std::fs::remove_file(path);
+            }
+        })
+    }
+}
+
+impl<F: TakeFile> Take<F> {
+    /// Writes the header and the rest pose to `file`, known as `path`.
+    fn start(path: &Path, mut file: F, joints: &[Joint], frame_time: f64) -> anyhow::Result<Self> {
+        let header = bvh::header(joints, frame_time)?;
         file.write_all(header.text.as_bytes())
             .map_err(|e| named(path, &e))?;
         let frames_at = header.frames_at as u64;
@@ -125,9 +162,12 @@ impl Take {
             frames_at,
             time_at,
             encoder: FrameEncoder::new(joints),
-            frames: 0,
-            unflushed: 0,
+            written: header.text.len() as u64,
+            written_frames: 0,
+            pending: String::new(),
+            ends: Vec::with_capacity(FLUSH_EVERY),
             last: String::new(),
+            broken: false,
             finished: false,
         };
         let rest: Vec<[f64; 3]> = joints.iter().map(|j| j.offset).collect();
@@ -140,22 +180,36 @@ impl Take {
         &self.path
     }
 
+    /// Frames in the take so far, the rest pose included.
+    pub fn frames(&self) -> u64 {
+        self.written_frames + self.ends.len() as u64
+    }
+
     /// Appends one frame (positions and `[x, y, z, w]` rotations by joint index).
+    ///
+    /// # Errors
+    /// A failed write (the take then holds the frames before it, counted,
+    /// and refuses more).
     pub fn frame(&mut self, positions: &[[f64; 3]], rotations: &[[f64; 4]]) -> io::Result<()> {
         self.last = self.encoder.line(positions, rotations);
         self.push_last().map_err(|e| named(&self.path, &e))
     }
 
     /// Appends the last frame again (a lost frame held, so time stays right).
+    ///
+    /// # Errors
+    /// As [`Self::frame`].
     pub fn repeat(&mut self) -> io::Result<()> {
         self.push_last().map_err(|e| named(&self.path, &e))
     }
 
     fn push_last(&mut self) -> io::Result<()> {
-        self.file.write_all(self.last.as_bytes())?;
-        self.frames += 1;
-        self.unflushed += 1;
-        if self.unflushed >= FLUSH_EVERY {
+        if self.broken {
+            return Err(io::Error::other("stopped after an earlier write error"));
+        }
+        self.pending.push_str(&self.last);
+        self.ends.push(self.pending.len());
+        if self.ends.len() >= FLUSH_EVERY {
             self.sync()?;
         }
         Ok(())
@@ -163,34 +217,81 @@ impl Take {
 
     /// Writes out the frames so far and makes the header's count say so.
     fn sync(&mut self) -> io::Result<()> {
-        self.file.flush()?;
-        self.unflushed = 0;
-        let file = self.file.get_mut();
-        file.seek(SeekFrom::Start(self.frames_at))?;
-        file.write_all(bvh::frames_field(self.frames).as_bytes())?;
-        file.seek(SeekFrom::End(0))?;
-        Ok(())
+        if self.broken {
+            return Ok(());
+        }
+        if !self.pending.is_empty() {
+            if let Err(e) = self.file.write_all(self.pending.as_bytes()) {
+                self.salvage();
+                return Err(e);
+            }
+            self.written += self.pending.len() as u64;
+            self.written_frames += self.ends.len() as u64;
+            self.pending.clear();
+            self.ends.clear();
+        }
+        self.patch_count().inspect_err(|_| self.broken = true)
+    }
+
+    fn patch_count(&mut self) -> io::Result<()> {
+        self.file.seek(SeekFrom::Start(self.frames_at))?;
+        self.file
+            .write_all(bvh::frames_field(self.written_frames).as_bytes())?;
+        self.file.seek(SeekFrom::End(0))?;
+        self.file.flush()
+    }
+
+    /// After a failed write (a full disk): keeps the whole frames that
+    /// reached the file, cuts a line left half written, and counts them in
+    /// the header, which is written over in place (no new space needed).
+    /// Best effort: the write's own error is what the caller reports.
+    fn salvage(&mut self) {
+        self.broken = true;
+        let Ok(on_disk) = self.file.seek(SeekFrom::End(0)) else {
+            return;
+        };
+        let reached = on_disk.saturating_sub(self.written);
+        let whole = self
+            .ends
+            .iter()
+            .take_while(|&&end| end as u64 <= reached)
+            .count();
+        let kept = whole
+            .checked_sub(1)
+            .and_then(|i| self.ends.get(i))
+            .map_or(0, |&end| end as u64);
+        self.written += kept;
+        self.written_frames += whole as u64;
+        self.pending.clear();
+        self.ends.clear();
+        if on_disk > self.written {
+            let _ = self.file.set_len(self.written);
+        }
+        let _ = self.patch_count();
     }
 
     /// Flushes and patches the header: the frame count, and the frame time
-    /// when the sender's rate is known.
+    /// when the sender's rate is known. A take a write error stopped is
+    /// closed the same way, with the frames it holds.
+    ///
+    /// # Errors
+    /// A failed write (the take then holds the frames before it, counted).
     pub fn finish(mut self, frame_time: Option<f64>) -> io::Result<(PathBuf, u64)> {
         self.finished = true;
         let path = self.path.clone();
         self.finish_file(frame_time).map_err(|e| named(&path, &e))?;
-        Ok((path, self.frames))
+        Ok((path, self.written_frames))
     }
 
     fn finish_file(&mut self, frame_time: Option<f64>) -> io::Result<()> {
         self.sync()?;
-        let file = self.file.get_mut();
         // `0.016667` and `0.020000` are both eight characters: the field
         // width stays the same for any rate above 1 fps.
         if let Some(t) = frame_time.filter(|t| t.is_finite() && *t > 0.0 && *t < 1.0) {
-            file.seek(SeekFrom::Start(self.time_at))?;
-            file.write_all(format!("{t:.6}").as_bytes())?;
+            self.file.seek(SeekFrom::Start(self.time_at))?;
+            self.file.write_all(format!("{t:.6}").as_bytes())?;
         }
-        file.flush()
+        self.file.flush()
     }
 }
 
@@ -200,7 +301,7 @@ fn named(path: &Path, e: &io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("writing {}: {e}", path.display()))
 }
 
-impl Drop for Take {
+impl<F: TakeFile> Drop for Take<F> {
     /// A take ended by an error (a closed pipe, a failed send) still gets
     /// its count; the frame time stays as created.
     fn drop(&mut self) {
@@ -451,13 +552,122 @@ mod tests {
         // Flushed and patched every FLUSH_EVERY frames, before any finish:
         // what a SIGKILL would leave (the frame past the flush not yet).
         let b = read(&p);
-        assert_eq!(b.frames_declared, u64::from(FLUSH_EVERY));
-        assert_eq!(b.frames.len(), FLUSH_EVERY as usize);
+        assert_eq!(b.frames_declared, FLUSH_EVERY as u64);
+        assert_eq!(b.frames.len(), FLUSH_EVERY);
         t.repeat().unwrap();
         drop(t);
         let b = read(&p);
-        assert_eq!(b.frames_declared, u64::from(FLUSH_EVERY) + 2);
-        assert_eq!(b.frames.len(), FLUSH_EVERY as usize + 2);
+        assert_eq!(b.frames_declared, FLUSH_EVERY as u64 + 2);
+        assert_eq!(b.frames.len(), FLUSH_EVERY + 2);
+    }
+
+    /// A disk with room for `room` bytes: a write past it is cut short and
+    /// the next fails, as on a full disk; writing over bytes it holds works.
+    struct Disk {
+        data: std::rc::Rc<std::cell::RefCell<Vec<u8>>>,
+        pos: usize,
+        room: usize,
+    }
+
+    impl Write for Disk {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let mut data = self.data.borrow_mut();
+            let n = buf.len().min(self.room.saturating_sub(self.pos));
+            if n == 0 && !buf.is_empty() {
+                return Err(io::Error::new(io::ErrorKind::StorageFull, "disk full"));
+            }
+            let end = self.pos + n;
+            if data.len() < end {
+                data.resize(end, 0);
+            }
+            data[self.pos..end].copy_from_slice(&buf[..n]);
+            self.pos = end;
+            Ok(n)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl Seek for Disk {
+        fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+            let len = self.data.borrow().len() as u64;
+            self.pos = match to {
+                SeekFrom::Start(n) => n,
+                SeekFrom::End(d) => len.saturating_add_signed(d),
+                SeekFrom::Current(d) => (self.pos as u64).saturating_add_signed(d),
+            } as usize;
+            Ok(self.pos as u64)
+        }
+    }
+
+    impl TakeFile for Disk {
+        fn set_len(&mut self, len: u64) -> io::Result<()> {
+            self.data.borrow_mut().resize(len as usize, 0);
+            Ok(())
+        }
+    }
+
+    /// The disk fills mid-line between two flushes (the held-out run: 15
+    /// frames written, `Frames: 0`): the take keeps the whole frames, cuts
+    /// the half line, counts them in its header, refuses more, and still
+    /// closes with its frame time.
+    #[test]
+    fn a_disk_that_fills_leaves_whole_frames_counted() {
+        let data = std::rc::Rc::default();
+        let header = bvh::header(&joints(), 1.0 / 60.0).unwrap().text.len();
+        let mut encoder = FrameEncoder::new(&joints());
+        let rest = encoder
+            .line(&[[0.0, 90.0, 0.0], [0.0, 10.0, 0.0]], &[])
+            .len();
+        let line = encoder
+            .line(
+                &[[1.0, 90.0, 2.0], [0.0, 10.0, 0.0]],
+                &[[0.0, 0.0, 0.0, 1.0]; 2],
+            )
+            .len();
+        // Room for the header, the rest pose and 14 and a half frame lines.
+        let disk = Disk {
+            data: std::rc::Rc::clone(&data),
+            pos: 0,
+            room: header + rest + 14 * line + line / 2,
+        };
+        let mut t = Take::start(Path::new("full.bvh"), disk, &joints(), 1.0 / 60.0).unwrap();
+        let pos = [[1.0, 90.0, 2.0], [0.0, 10.0, 0.0]];
+        let rot = [[0.0, 0.0, 0.0, 1.0]; 2];
+        let mut failed = None;
+        for i in 0..FLUSH_EVERY {
+            if let Err(e) = t.frame(&pos, &rot) {
+                failed = Some((i, e));
+                break;
+            }
+        }
+        let (i, e) = failed.expect("the disk fills at the first flush");
+        assert_eq!(i, FLUSH_EVERY - 2, "the rest pose and 58 frames pending");
+        assert!(e.to_string().starts_with("writing full.bvh: "), "{e}");
+        let text = String::from_utf8(data.borrow().clone()).unwrap();
+        let b = bvh::parse(&text).unwrap();
+        assert!(text.ends_with('\n'), "no half line");
+        assert_eq!(b.frames.len(), 15);
+        assert_eq!(b.frames_declared, 15);
+        assert!(t.frame(&pos, &rot).is_err(), "nothing after the error");
+        let (_, frames) = t.finish(Some(0.02)).unwrap();
+        assert_eq!(frames, 15);
+        let b = bvh::parse(&String::from_utf8(data.borrow().clone()).unwrap()).unwrap();
+        assert_eq!((b.frames_declared, b.frames.len()), (15, 15));
+        assert!((b.frame_time - 0.02).abs() < 1e-9);
+    }
+
+    /// A full disk from the start: no take and no file left behind.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_take_on_a_full_disk_fails_at_once_and_names_it() {
+        let e = Take::create(Path::new("/dev/full"), true, &joints(), 0.1)
+            .err()
+            .unwrap();
+        assert!(format!("{e:#}").contains("writing /dev/full: "), "{e:#}");
+        assert!(Path::new("/dev/full").exists(), "a device is not removed");
     }
 
     #[test]
