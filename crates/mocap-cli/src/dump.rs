@@ -142,7 +142,7 @@ impl Core {
         let mut source = Source::open(spec.input)?;
         if let Some(path) = &args.record.write {
             let port = spec.protocol.default_ports().first().copied().unwrap_or(0);
-            source.record_to(path, port)?;
+            source.record_to(path, port, Log::new(spec.tool, args.log.quiet, false))?;
         }
         if spec.sends && !args.pace.topspeed {
             source.pace_recorded();
@@ -340,11 +340,11 @@ pub fn run<T: DumpTool>(
     let stopped = stopped?;
     core.view.finish(&mut core.out)?;
     core.log.finish();
-    source.finish(&core.log)?;
+    let recorded = source.finish(&core.log);
     core.capture = source.capture_stats();
     tool.summary(core, Some(stopped))?;
     core.out.flush()?;
-    Ok(())
+    recorded
 }
 
 struct Harness<'a, T> {

@@ -274,8 +274,9 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     relay.view.finish(&mut relay.out)?;
     relay.flush_due(true)?;
     relay.log.finish();
-    source.finish(&relay.log)?;
-    relay.summary(Some(stopped))
+    let recorded = source.finish(&relay.log);
+    relay.summary(Some(stopped))?;
+    recorded
 }
 
 /// The relay opened and ready to run.
@@ -318,7 +319,11 @@ fn prepare(opts: Options) -> anyhow::Result<Prepared> {
     source.guard_with(guard.clone());
     let recording = opts.record.write.is_some();
     if let Some(path) = &opts.record.write {
-        source.record_to(path, vmc::MARIONETTE_PORT)?;
+        source.record_to(
+            path,
+            vmc::MARIONETTE_PORT,
+            Log::new(TOOL, opts.log.quiet, false),
+        )?;
     }
     // Sending to a socket from a capture plays it at its recorded timing.
     if !opts.destinations.is_empty() && !opts.topspeed {

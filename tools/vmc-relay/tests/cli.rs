@@ -642,6 +642,68 @@ fn read_a_capture_and_record_what_arrives() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `-w` on a full disk (`/dev/full` fails every write with ENOSPC, here
+/// once its buffer fills mid-burst) stops the recording with one loud line;
+/// forwarding goes on to the end (the receiver gets every datagram, those
+/// after the failure and after a quiet spell too), and the run exits 1 after
+/// its summary. It used to exit 1 at the failure and forward nothing more.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_recording_on_a_full_disk_stops_alone_and_forwarding_goes_on() {
+    let input: Vec<Vec<u8>> = (0..30).flat_map(|i| frame(i as f32, 0.0)).collect();
+    let (first, second) = input.split_at(input.len() / 2);
+    assert!(
+        first.iter().map(Vec::len).sum::<usize>() > 8192,
+        "past the buffer"
+    );
+    let rx = receiver();
+    let (p, at) = relay(&[
+        "--to",
+        &addr(&rx),
+        "-w",
+        "/dev/full",
+        "-n",
+        &input.len().to_string(),
+    ]);
+    // Read as it comes: a socket left unread drops past its buffer.
+    let n = input.len();
+    let reader = thread::spawn(move || collect(&rx, n));
+    send_all(at, first);
+    // Quiet for longer than the poll: the recording is flushed when idle.
+    thread::sleep(Duration::from_millis(400));
+    send_all(at, second);
+    let got = reader.join().unwrap();
+    let done = p.finish();
+    assert!(
+        got == input,
+        "{} of {} forwarded: {}",
+        got.len(),
+        input.len(),
+        done.stderr
+    );
+    assert_eq!(done.code, Some(1), "{}", done.stderr);
+    let loud: Vec<&str> = done
+        .stderr
+        .lines()
+        .filter(|l| l.contains("RECORDING STOPPED"))
+        .collect();
+    assert_eq!(loud.len(), 1, "{}", done.stderr);
+    assert!(loud[0].contains("/dev/full"), "{}", loud[0]);
+    assert!(
+        done.stderr
+            .contains(&format!("{} datagrams in", input.len())),
+        "the summary comes: {}",
+        done.stderr
+    );
+    let last = done.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("vmc-relay: error: the -w recording stopped early: ")
+            && last.contains("/dev/full"),
+        "{}",
+        done.stderr
+    );
+}
+
 #[test]
 fn completions_man_page_and_version() {
     mocap_testutil::check_generate(BIN, "vmc-relay", "--vrm0-to-vrm1");
