@@ -308,10 +308,10 @@ pub trait DumpTool {
     fn summary(&mut self, core: &mut Core, stopped: Option<Stopped>) -> anyhow::Result<()>;
 
     /// The run ended, however it ended (a closed pipe too): close what must
-    /// be closed (takes). Before the summary.
+    /// be closed (takes). Before the summary; an error is returned after it.
     ///
     /// # Errors
-    /// Files that cannot be finished.
+    /// Files that could not be written.
     fn finish(&mut self, core: &mut Core) -> anyhow::Result<()> {
         let _ = core;
         Ok(())
@@ -336,7 +336,7 @@ pub fn run<T: DumpTool>(
     };
     let stopped = crate::run(&mut source, stop, every, &mut h);
     let Harness { core, tool } = h;
-    tool.finish(core)?;
+    let finished = tool.finish(core);
     let stopped = stopped?;
     core.view.finish(&mut core.out)?;
     core.log.finish();
@@ -344,7 +344,7 @@ pub fn run<T: DumpTool>(
     core.capture = source.capture_stats();
     tool.summary(core, Some(stopped))?;
     core.out.flush()?;
-    recorded
+    finished.and(recorded)
 }
 
 struct Harness<'a, T> {

@@ -267,8 +267,9 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         mocap_cli::run(&mut source, &stop, stats_interval, &mut relay)
     };
     // Takes are closed whatever ended the run (a closed pipe included).
+    let mut taken = Ok(());
     if let Some(takes) = relay.takes.take() {
-        relay.takes_done = takes.finish(&relay.log)?;
+        (relay.takes_done, taken) = takes.finish(&relay.log);
     }
     let stopped = stopped?;
     relay.view.finish(&mut relay.out)?;
@@ -276,7 +277,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     relay.log.finish();
     let recorded = source.finish(&relay.log);
     relay.summary(Some(stopped))?;
-    recorded
+    recorded.and(taken)
 }
 
 /// The relay opened and ready to run.
@@ -624,7 +625,7 @@ impl Relay {
             let at = d.ts.unwrap_or(now);
             for m in &messages {
                 if let Ok(m) = Message::from_osc(m) {
-                    takes.push(d.src, &m, at, &self.log)?;
+                    takes.push(d.src, &m, at, &self.log);
                 }
             }
         }

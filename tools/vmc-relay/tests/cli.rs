@@ -928,6 +928,49 @@ fn bvh_takes_of_live_senders() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// 300 strangers sending one Blend/Val + Apply each take no take slot and
+/// no file: the performer, who comes after them, gets the plain `--bvh`
+/// name. They used to use up every slot (the performer got no take).
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn strangers_without_a_frame_take_no_bvh_slot() {
+    use mocap_core::bvh;
+    let dir = take_dir("bvh-strangers");
+    let path = dir.join("take.bvh");
+    let (mut p, relay) = relay(&["--bvh", path.to_str().unwrap()]);
+    let blend = vmc::frame_datagrams(
+        &[
+            Message::BlendVal {
+                name: "Joy".into(),
+                value: 1.0,
+            },
+            Message::BlendApply,
+        ],
+        vmc::MAX_BUNDLE,
+    )
+    .unwrap();
+    for _ in 0..300 {
+        let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for d in &blend {
+            stranger.send_to(d, relay).unwrap();
+        }
+        thread::sleep(Duration::from_micros(200));
+    }
+    let performer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    send_humanoid(&performer, relay, 0..31, 30.0);
+    p.log_line("recording a BVH take");
+    thread::sleep(Duration::from_millis(200));
+    p.interrupt();
+    let done = p.finish();
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    let take = bvh::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // The rest pose and frames 1..=30 (frame 0 shows where frames end).
+    assert_eq!((take.frames_declared, take.frames.len()), (31, 31));
+    let files = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(files, 1, "{}", done.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A take ends complete however the relay stops: `-n` (datagrams), and a
 /// closed stdout pipe; SIGKILL leaves a file whose header counts the frames
 /// up to the last flush (one a second of frames), which load as they are.
