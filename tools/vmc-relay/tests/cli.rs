@@ -704,6 +704,49 @@ fn a_recording_on_a_full_disk_stops_alone_and_forwarding_goes_on() {
     );
 }
 
+/// `--bvh` on a full disk: the take cannot be written, which is said once
+/// and loudly; forwarding goes on (every datagram reaches the receiver) and
+/// the run exits 1 after its summary.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_bvh_take_on_a_full_disk_stops_alone_and_forwarding_goes_on() {
+    use mocap_testutil::humanoid;
+    let input: Vec<Vec<u8>> = (0..40)
+        .flat_map(|k| vmc::frame_datagrams(&humanoid::frame(k, 60.0), vmc::MAX_BUNDLE).unwrap())
+        .collect();
+    let rx = receiver();
+    let (p, at) = relay(&[
+        "--to",
+        &addr(&rx),
+        "--bvh",
+        "/dev/full",
+        "--force",
+        "-n",
+        &input.len().to_string(),
+    ]);
+    let n = input.len();
+    let reader = thread::spawn(move || collect(&rx, n));
+    send_all(at, &input);
+    let got = reader.join().unwrap();
+    let done = p.finish();
+    assert!(
+        got == input,
+        "{} of {} forwarded: {}",
+        got.len(),
+        n,
+        done.stderr
+    );
+    assert_eq!(done.code, Some(1), "{}", done.stderr);
+    let loud = done.stderr.matches("BVH RECORDING STOPPED").count();
+    assert_eq!(loud, 1, "{}", done.stderr);
+    let last = done.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("vmc-relay: error: the BVH recording stopped early: writing /dev/full: "),
+        "{}",
+        done.stderr
+    );
+}
+
 #[test]
 fn completions_man_page_and_version() {
     mocap_testutil::check_generate(BIN, "vmc-relay", "--vrm0-to-vrm1");
