@@ -5,7 +5,9 @@
 //! Ctrl-C, a closed pipe, an error: a take dropped unfinished patches its
 //! count too). Every second of frames the lines written so far are flushed
 //! and the count patched to match, so a take killed with SIGKILL loads in
-//! any reader up to its last flush (at most a second of frames lost).
+//! any reader up to its last flush (at most a second of frames lost). A
+//! full disk keeps the whole frames written, counted. [`TakeSlots`] decides
+//! which senders get a take.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
@@ -23,8 +25,10 @@ use mocap_core::vmc::{self, humanoid::Recorder};
 /// `--bvh FILE` and `--force`, the same in every tool that records takes.
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct BvhArgs {
-    /// Record the take as BVH (Z-X-Y Euler degrees, centimetres); a further
-    /// sender goes to FILE with its address in the name. The header's frame
+    /// Record the take as BVH (Z-X-Y Euler degrees, centimetres). A sender
+    /// gets a take once it sends a complete frame; the first writes FILE, a
+    /// further one FILE with its address in the name; 30 s without frames
+    /// closes a take. Name the performer with --allow. The header's frame
     /// count is patched when the take ends.
     #[arg(long, value_name = "FILE.bvh")]
     pub bvh: Option<PathBuf>,
