@@ -459,12 +459,16 @@ impl<T> TakeSlots<T> {
     }
 
     /// The plain name for the first take; then the sender's address in it,
-    /// and a number after that for a sender's later takes.
+    /// and a number after that for a sender's later takes, or when a file
+    /// of that name exists (without `--force`): an old file is no reason to
+    /// stop recording.
     fn name(&self, src: Option<SocketAddr>) -> PathBuf {
         let first = self.open.is_empty() && self.done.is_empty();
         let base = path_for(&self.out.path, src, first);
         let used = |p: &Path| {
-            self.done.iter().any(|d| d.path == p) || self.open.values().any(|t| t.take.path() == p)
+            self.done.iter().any(|d| d.path == p)
+                || self.open.values().any(|t| t.take.path() == p)
+                || (!self.out.force && p.exists())
         };
         if !used(&base) {
             return base;
@@ -1142,6 +1146,33 @@ mod tests {
             // The rest pose and frames 1..=3 (frame 0 shows where frames end).
             assert_eq!(read(p).frames_declared, 4, "{}", p.display());
         }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A file left by an earlier run under a further sender's name is kept
+    /// (no --force), and the take goes to the next free name instead of
+    /// stopping the recording.
+    #[test]
+    fn an_old_file_under_a_senders_name_is_kept_and_the_take_numbered() {
+        let dir = scratch_dir("old");
+        let path = dir.join("take.bvh");
+        let old = dir.join("take-10.0.0.1-5000.bvh");
+        std::fs::write(&old, "yesterday").unwrap();
+        let mut takes = VmcTakes::new(BvhOut {
+            path: path.clone(),
+            force: false,
+        });
+        for k in 0..3 {
+            let now = Duration::from_millis(17 * u64::from(k));
+            send(&mut takes, sender(0), &vmc_frame(k), now);
+            send(&mut takes, sender(1), &vmc_frame(k), now);
+        }
+        let (done, failed) = takes.finish(&log());
+        failed.unwrap();
+        let mut paths: Vec<PathBuf> = done.iter().map(|d| d.path.clone()).collect();
+        paths.sort();
+        assert_eq!(paths, [dir.join("take-10.0.0.1-5000-2.bvh"), path]);
+        assert_eq!(std::fs::read_to_string(&old).unwrap(), "yesterday");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
