@@ -973,7 +973,8 @@ fn bvh_takes_of_live_senders() {
 
 /// 300 strangers sending one Blend/Val + Apply each take no take slot and
 /// no file: the performer, who comes after them, gets the plain `--bvh`
-/// name. They used to use up every slot (the performer got no take).
+/// name, closed by SIGTERM with its count and frame time. They used to use
+/// up every slot (the performer got no take).
 #[test]
 #[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn strangers_without_a_frame_take_no_bvh_slot() {
@@ -1003,12 +1004,18 @@ fn strangers_without_a_frame_take_no_bvh_slot() {
     send_humanoid(&performer, relay, 0..31, 30.0);
     p.log_line("recording a BVH take");
     thread::sleep(Duration::from_millis(200));
-    p.interrupt();
+    // A service stop: the header is patched as for Ctrl-C.
+    p.signal(mocap_testutil::Signal::SIGTERM);
     let done = p.finish();
     assert_eq!(done.code, Some(0), "{}", done.stderr);
     let take = bvh::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
     // The rest pose and frames 1..=30 (frame 0 shows where frames end).
     assert_eq!((take.frames_declared, take.frames.len()), (31, 31));
+    assert!(
+        (take.frame_time - 1.0 / 30.0).abs() < 1e-6,
+        "{}",
+        take.frame_time
+    );
     let files = std::fs::read_dir(&dir).unwrap().count();
     assert_eq!(files, 1, "{}", done.stderr);
     let _ = std::fs::remove_dir_all(&dir);
