@@ -77,6 +77,11 @@ impl BvhOut {
 /// Frames between flushes (one second at 60 fps).
 const FLUSH_EVERY: usize = 60;
 
+/// Bytes of frame lines held before a flush, whatever their count: a
+/// skeleton of a thousand bones (a stranger's mocopi packet can hold that
+/// many) makes 60 kB lines, and 256 takes hold their lines at once.
+const FLUSH_BYTES: usize = 64 * 1024;
+
 /// What a take is written to: a file, or in tests a disk that fills.
 pub trait TakeFile: Write + Seek {
     /// Cuts the file to `len` bytes (a frame line the disk had no room to
@@ -213,7 +218,7 @@ impl<F: TakeFile> Take<F> {
         }
         self.pending.push_str(&self.last);
         self.ends.push(self.pending.len());
-        if self.ends.len() >= FLUSH_EVERY {
+        if self.ends.len() >= FLUSH_EVERY || self.pending.len() >= FLUSH_BYTES {
             self.sync()?;
         }
         Ok(())
@@ -957,6 +962,35 @@ mod tests {
             .unwrap();
         assert!(format!("{e:#}").contains("writing /dev/full: "), "{e:#}");
         assert!(Path::new("/dev/full").exists(), "a device is not removed");
+    }
+
+    /// Long frame lines are written out by size, not held for a second of
+    /// frames: what a take holds in memory stays under FLUSH_BYTES and a line.
+    #[test]
+    fn long_lines_are_flushed_by_size() {
+        let p = scratch("long.bvh");
+        let many: Vec<Joint> = (0..1000usize)
+            .map(|i| Joint {
+                name: format!("bone_{i}"),
+                parent: i.checked_sub(1),
+                offset: [1.0, 2.0, 3.0],
+            })
+            .collect();
+        let mut t = Take::create(&p, false, &many, 1.0 / 60.0).unwrap();
+        let pos = vec![[123.456, 234.567, 345.678]; 1000];
+        let rot = vec![[0.1, 0.2, 0.3, 0.9]; 1000];
+        for _ in 0..3 {
+            t.frame(&pos, &rot).unwrap();
+        }
+        assert!(t.pending.len() < FLUSH_BYTES, "{}", t.pending.len());
+        let b = read(&p);
+        assert!(
+            b.frames_declared >= 1,
+            "written before {FLUSH_EVERY} frames"
+        );
+        assert_eq!(b.frames_declared, b.frames.len() as u64);
+        t.finish(None).unwrap();
+        assert_eq!(read(&p).frames_declared, 4);
     }
 
     #[test]
