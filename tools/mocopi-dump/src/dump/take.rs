@@ -17,8 +17,9 @@ pub(super) struct Skeleton(Vec<(u16, i16, [f32; 3])>);
 /// One sender's take state: joint index by bone id, one frame's values, the
 /// last frame number.
 pub(super) struct BvhTake {
-    /// Joint index by bone id.
-    index: Vec<Option<usize>>,
+    /// Joint index by bone id, sorted by id: a table indexed by id would
+    /// take a megabyte for a stranger's bone 65535.
+    index: Vec<(u16, usize)>,
     /// One frame's values by joint index, reused from frame to frame.
     positions: Vec<[f64; 3]>,
     rotations: Vec<[f64; 4]>,
@@ -56,16 +57,15 @@ impl Skeleton {
                 offset: pos.map(|v| f64::from(v) * 100.0),
             })
             .collect();
-        let mut index = Vec::new();
-        for (i, &id) in ids.iter().enumerate() {
-            let id = usize::from(id);
-            if index.len() <= id {
-                index.resize(id + 1, None);
-            }
-            if let Some(slot) = index.get_mut(id) {
-                *slot = Some(i);
-            }
-        }
+        // A bone id sent twice maps to its last joint.
+        let mut index: Vec<(u16, usize)> = ids
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, &id)| (id, i))
+            .collect();
+        index.sort_by_key(|&(id, _)| id);
+        index.dedup_by_key(|&mut (id, _)| id);
         let take = BvhTake {
             index,
             positions: vec![[0.0; 3]; ids.len()],
@@ -154,13 +154,43 @@ fn append(t: &mut TakeSlot<BvhTake>, f: &smf::Frame<'_>) -> io::Result<()> {
     s.positions.fill([0.0; 3]);
     s.rotations.fill([0.0, 0.0, 0.0, 1.0]);
     for b in f.bones() {
-        let Some(Some(i)) = s.index.get(usize::from(b.id)) else {
+        let Ok(k) = s.index.binary_search_by_key(&b.id, |&(id, _)| id) else {
             continue;
         };
-        if let (Some(p), Some(r)) = (s.positions.get_mut(*i), s.rotations.get_mut(*i)) {
+        let Some(&(_, i)) = s.index.get(k) else {
+            continue;
+        };
+        if let (Some(p), Some(r)) = (s.positions.get_mut(i), s.rotations.get_mut(i)) {
             *p = b.pos.map(|v| f64::from(v) * 100.0);
             *r = b.rot.map(f64::from);
         }
     }
     t.take.frame(&s.positions, &s.rotations)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::indexing_slicing,
+        reason = "test code: a panic is how a test reports"
+    )]
+
+    use super::*;
+
+    /// A stranger's bone 65535 costs one entry, not a table of 65536; a
+    /// bone id sent twice maps to its last joint, as before.
+    #[test]
+    fn the_bone_index_holds_only_the_bones_sent() {
+        let sk = Skeleton(vec![
+            (0, -1, [0.0; 3]),
+            (65535, 0, [0.0, 0.1, 0.0]),
+            (7, 0, [0.0, 0.2, 0.0]),
+            (7, 0, [0.0, 0.3, 0.0]),
+        ]);
+        let (joints, take) = sk.joints();
+        assert_eq!(joints.len(), 4);
+        assert_eq!(joints[1].parent, Some(0));
+        assert_eq!(take.index, [(0, 0), (7, 3), (65535, 1)]);
+    }
 }
