@@ -142,7 +142,7 @@ impl Core {
         let mut source = Source::open(spec.input)?;
         if let Some(path) = &args.record.write {
             let port = spec.protocol.default_ports().first().copied().unwrap_or(0);
-            source.record_to(path, port)?;
+            source.record_to(path, port, Log::new(spec.tool, args.log.quiet, false))?;
         }
         if spec.sends && !args.pace.topspeed {
             source.pace_recorded();
@@ -308,10 +308,10 @@ pub trait DumpTool {
     fn summary(&mut self, core: &mut Core, stopped: Option<Stopped>) -> anyhow::Result<()>;
 
     /// The run ended, however it ended (a closed pipe too): close what must
-    /// be closed (takes). Before the summary.
+    /// be closed (takes). Before the summary; an error is returned after it.
     ///
     /// # Errors
-    /// Files that cannot be finished.
+    /// Files that could not be written.
     fn finish(&mut self, core: &mut Core) -> anyhow::Result<()> {
         let _ = core;
         Ok(())
@@ -336,15 +336,15 @@ pub fn run<T: DumpTool>(
     };
     let stopped = crate::run(&mut source, stop, every, &mut h);
     let Harness { core, tool } = h;
-    tool.finish(core)?;
+    let finished = tool.finish(core);
     let stopped = stopped?;
     core.view.finish(&mut core.out)?;
     core.log.finish();
-    source.finish(&core.log)?;
+    let recorded = source.finish(&core.log);
     core.capture = source.capture_stats();
     tool.summary(core, Some(stopped))?;
     core.out.flush()?;
-    Ok(())
+    finished.and(recorded)
 }
 
 struct Harness<'a, T> {

@@ -56,5 +56,8 @@ pub use source::{
     Datagram, Event, Input, InputError, Recorder, Source, TextInput, unix_now, unix_time,
 };
 pub use status::{Activity, Interval, SILENCE, Silence};
-pub use take::{BvhArgs, BvhOut, Take, TakeSummary, VmcTakes, log_no_take, path_for};
+pub use take::{
+    BvhArgs, BvhOut, MAX_TAKES, TAKE_QUIET, Take, TakeFile, TakeSlot, TakeSlots, TakeSummary,
+    VmcTakes, path_for,
+};
 pub use view::{FrameView, MAX_FRAME_TEXT, Pace, TERMINAL_FPS, ViewArgs};

@@ -177,6 +177,16 @@ impl<T, K: Ord + Clone> Senders<T, K> {
         }
     }
 
+    /// Forgets `key`, handing back its state (a sender moved to another
+    /// table, a take closed).
+    pub fn remove<Q>(&mut self, key: &Q) -> Option<T>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ?Sized,
+    {
+        self.map.remove(key).map(|s| s.state)
+    }
+
     /// Keeps the senders `keep` says to (forgetting stale ones frees room).
     pub fn retain(&mut self, mut keep: impl FnMut(&K, &mut T) -> bool) {
         self.map.retain(|k, slot| keep(k, &mut slot.state));

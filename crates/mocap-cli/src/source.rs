@@ -89,6 +89,10 @@ pub struct Source {
     /// full size, so receiving never clears or reallocates it).
     len: usize,
     recorder: Option<Recorder>,
+    /// Where a `-w` failure is said, and what it was: the recording stops,
+    /// the run goes on, and [`Source::finish`] returns it.
+    recording_log: Option<super::Log>,
+    recording_failed: Option<String>,
     pacing: Option<Pacing>,
     /// A paced datagram read but not yet due (it stays in `buf`).
     held: Option<(Got, Instant)>,
@@ -189,6 +193,8 @@ impl Source {
             buf,
             len: 0,
             recorder: None,
+            recording_log: None,
+            recording_failed: None,
             pacing: None,
             held: None,
             port_unreachable: 0,
@@ -203,11 +209,33 @@ impl Source {
     /// protocol's own port, so Wireshark dissects the recording (it hands a
     /// datagram between two port-0 ends to no dissector).
     ///
+    /// A write that fails later (a full disk) stops the recording with one
+    /// line on `log` (even under `--quiet`); the run goes on, and
+    /// [`Source::finish`] returns the failure so the tool exits 1 after its
+    /// summary.
+    ///
     /// # Errors
-    /// The file cannot be created or written.
-    pub fn record_to(&mut self, path: &Path, port: u16) -> anyhow::Result<()> {
+    /// The file cannot be created.
+    pub fn record_to(&mut self, path: &Path, port: u16, log: super::Log) -> anyhow::Result<()> {
         self.recorder = Some(Recorder::create(path, port)?);
+        self.recording_log = Some(log);
         Ok(())
+    }
+
+    /// A `-w` write failed: the recording ends here, said once; what follows
+    /// is still read, decoded and forwarded.
+    fn stop_recording(&mut self, e: &anyhow::Error) {
+        if self.recorder.take().is_none() {
+            return;
+        }
+        let what = format!("{e:#}");
+        if let Some(log) = &self.recording_log {
+            log.always(format_args!(
+                "error: {what}: RECORDING STOPPED, the rest of the run is not recorded \
+                 (the run goes on; exit status 1 at the end)"
+            ));
+        }
+        self.recording_failed = Some(what);
     }
 
     /// Delivers file input at its recorded timing (idle gaps over 1 s cut
@@ -308,9 +336,12 @@ impl Source {
     }
 
     /// Flushes the recording, if any, and reports datagrams it could not hold.
+    /// Call it before the summary, and return its error after: a recording
+    /// that failed (now or earlier) is a failed run, but the summary of
+    /// what was received still comes.
     ///
     /// # Errors
-    /// Write errors on the recording.
+    /// The recording failed.
     pub fn finish(&mut self, log: &super::Log) -> anyhow::Result<()> {
         if self.port_unreachable > 0 {
             log.info(format_args!(
@@ -318,10 +349,15 @@ impl Source {
                 self.port_unreachable
             ));
         }
-        if let Some(r) = &mut self.recorder {
-            r.finish(log)?;
+        if let Some(r) = &mut self.recorder
+            && let Err(e) = r.finish(log)
+        {
+            self.stop_recording(&e);
         }
-        Ok(())
+        match &self.recording_failed {
+            Some(what) => bail!("the -w recording stopped early: {what}"),
+            None => Ok(()),
+        }
     }
 
     /// The next datagram, or why there is none: [`Step::Idle`] when a live
@@ -361,8 +397,12 @@ impl Source {
                 }
                 Err(e) => match net::recv_failure(&e) {
                     net::RecvFailure::Idle => {
-                        if let Some(r) = &mut self.recorder {
-                            r.writer.flush().context("failed to write the recording")?;
+                        if let Some(r) = &mut self.recorder
+                            && let Err(e) = r.writer.flush()
+                        {
+                            let e = anyhow::Error::new(e)
+                                .context(format!("failed to write {}", r.path.display()));
+                            self.stop_recording(&e);
                         }
                         Got::Idle
                     }
@@ -488,14 +528,16 @@ impl Source {
                 arrival,
                 ts,
             } => {
-                let payload = self.buf.get(..self.len).unwrap_or_default();
                 // Refused before anything else sees it, the recording included.
                 let admitted = self.guard.admit(src);
                 if let Some(r) = &mut self.recorder
                     && (admitted || self.guard.records_refused())
+                    && let Err(e) =
+                        r.record(src, dst, ts, self.buf.get(..self.len).unwrap_or_default())
                 {
-                    r.record(src, dst, ts, payload)?;
+                    self.stop_recording(&e);
                 }
+                let payload = self.buf.get(..self.len).unwrap_or_default();
                 if !admitted {
                     return Ok(Step::Idle);
                 }

@@ -1034,6 +1034,60 @@ fn vmc_smooth_keeps_up_with_the_wave() {
     assert_eq!(usage.code, Some(2), "{}", usage.stderr);
 }
 
+/// A stranger's skeleton packet with no frame after it takes neither the
+/// plain `--bvh` name nor a slot: the performer (skeleton, then frames) is
+/// written to `take.bvh` and no other file is made. The stranger used to
+/// take `take.bvh` (empty) and the performer went to `take-IP-PORT.bvh`.
+#[test]
+fn a_strangers_skeleton_takes_no_bvh_name() {
+    use mocap_core::{bvh, smf};
+    let dir = std::env::temp_dir().join(format!("mocopi-bvh-stranger-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let payloads = mocap_testutil::capture_payloads("mocopi/wave-60hz.pcapng");
+    let skeleton = payloads
+        .iter()
+        .find(|p| matches!(smf::parse(p).map(|p| p.body), Ok(smf::Body::Skeleton(_))))
+        .unwrap();
+    let cap = dir.join("stranger-first.pcapng");
+    let file = std::fs::File::create(&cap).unwrap();
+    let mut w = mocap_core::pcap::PcapNgWriter::new(file).unwrap();
+    let dst: SocketAddr = "192.168.1.9:12351".parse().unwrap();
+    let stranger: SocketAddr = "192.168.1.66:40000".parse().unwrap();
+    let performer: SocketAddr = "192.168.1.5:50000".parse().unwrap();
+    w.write(Duration::from_secs(1), stranger, dst, skeleton)
+        .unwrap();
+    for (i, p) in payloads.iter().enumerate() {
+        let at = Duration::from_secs(2) + Duration::from_millis(16 * i as u64);
+        w.write(at, performer, dst, p).unwrap();
+    }
+    w.flush().unwrap();
+    drop(w);
+    let path = dir.join("take.bvh");
+    let run = offline(
+        &[
+            "-r",
+            cap.to_str().unwrap(),
+            "--bvh",
+            path.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let take = bvh::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // A rest-pose frame, then the 240 frames.
+    assert_eq!((take.frames_declared, take.frames.len()), (241, 241));
+    let files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".bvh"))
+        .collect();
+    assert_eq!(files, ["take.bvh"], "{}", run.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `--bvh`: the wave capture as a take in the app's layout, checked against
 /// the capture generator's formula (the forearm waves about +Z by
 /// 30° + 25°·sin 2πt, so its Zrotation is that angle and X, Y stay 0), the

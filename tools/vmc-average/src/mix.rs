@@ -209,11 +209,12 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         &mut mix,
     );
     mix.behind = inbox.dropped();
-    let done = match mix.takes.take() {
-        Some(t) => t.finish(&mix.log)?,
-        None => Vec::new(),
+    let (done, taken) = match mix.takes.take() {
+        Some(t) => t.finish(&mix.log),
+        None => (Vec::new(), Ok(())),
     };
-    mix.summary(Some(stopped?), &done)
+    mix.summary(Some(stopped?), &done)?;
+    taken
 }
 
 /// The mixer on the run loop: datagrams in, mixed frames out.
@@ -390,7 +391,7 @@ impl FeedHandler<mocap_cli::Listeners> for Mix<'_> {
             }
             self.datagrams_out = self.fanout.sent();
             if let Some(t) = &mut self.takes {
-                t.push_frame(&frame, self.start.elapsed(), &self.log)?;
+                t.push_frame(&frame, self.start.elapsed(), &self.log);
             }
             self.frames_out += 1;
             if self.opts.dump {

@@ -267,15 +267,17 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
         mocap_cli::run(&mut source, &stop, stats_interval, &mut relay)
     };
     // Takes are closed whatever ended the run (a closed pipe included).
+    let mut taken = Ok(());
     if let Some(takes) = relay.takes.take() {
-        relay.takes_done = takes.finish(&relay.log)?;
+        (relay.takes_done, taken) = takes.finish(&relay.log);
     }
     let stopped = stopped?;
     relay.view.finish(&mut relay.out)?;
     relay.flush_due(true)?;
     relay.log.finish();
-    source.finish(&relay.log)?;
-    relay.summary(Some(stopped))
+    let recorded = source.finish(&relay.log);
+    relay.summary(Some(stopped))?;
+    recorded.and(taken)
 }
 
 /// The relay opened and ready to run.
@@ -318,7 +320,11 @@ fn prepare(opts: Options) -> anyhow::Result<Prepared> {
     source.guard_with(guard.clone());
     let recording = opts.record.write.is_some();
     if let Some(path) = &opts.record.write {
-        source.record_to(path, vmc::MARIONETTE_PORT)?;
+        source.record_to(
+            path,
+            vmc::MARIONETTE_PORT,
+            Log::new(TOOL, opts.log.quiet, false),
+        )?;
     }
     // Sending to a socket from a capture plays it at its recorded timing.
     if !opts.destinations.is_empty() && !opts.topspeed {
@@ -619,7 +625,7 @@ impl Relay {
             let at = d.ts.unwrap_or(now);
             for m in &messages {
                 if let Ok(m) = Message::from_osc(m) {
-                    takes.push(d.src, &m, at, &self.log)?;
+                    takes.push(d.src, &m, at, &self.log);
                 }
             }
         }

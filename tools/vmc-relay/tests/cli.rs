@@ -642,6 +642,111 @@ fn read_a_capture_and_record_what_arrives() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `-w` on a full disk (`/dev/full` fails every write with ENOSPC, here
+/// once its buffer fills mid-burst) stops the recording with one loud line;
+/// forwarding goes on to the end (the receiver gets every datagram, those
+/// after the failure and after a quiet spell too), and the run exits 1 after
+/// its summary. It used to exit 1 at the failure and forward nothing more.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_recording_on_a_full_disk_stops_alone_and_forwarding_goes_on() {
+    let input: Vec<Vec<u8>> = (0..30).flat_map(|i| frame(i as f32, 0.0)).collect();
+    let (first, second) = input.split_at(input.len() / 2);
+    assert!(
+        first.iter().map(Vec::len).sum::<usize>() > 8192,
+        "past the buffer"
+    );
+    let rx = receiver();
+    let (p, at) = relay(&[
+        "--to",
+        &addr(&rx),
+        "-w",
+        "/dev/full",
+        "-n",
+        &input.len().to_string(),
+    ]);
+    // Read as it comes: a socket left unread drops past its buffer.
+    let n = input.len();
+    let reader = thread::spawn(move || collect(&rx, n));
+    send_all(at, first);
+    // Quiet for longer than the poll: the recording is flushed when idle.
+    thread::sleep(Duration::from_millis(400));
+    send_all(at, second);
+    let got = reader.join().unwrap();
+    let done = p.finish();
+    assert!(
+        got == input,
+        "{} of {} forwarded: {}",
+        got.len(),
+        input.len(),
+        done.stderr
+    );
+    assert_eq!(done.code, Some(1), "{}", done.stderr);
+    let loud: Vec<&str> = done
+        .stderr
+        .lines()
+        .filter(|l| l.contains("RECORDING STOPPED"))
+        .collect();
+    assert_eq!(loud.len(), 1, "{}", done.stderr);
+    assert!(loud[0].contains("/dev/full"), "{}", loud[0]);
+    assert!(
+        done.stderr
+            .contains(&format!("{} datagrams in", input.len())),
+        "the summary comes: {}",
+        done.stderr
+    );
+    let last = done.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("vmc-relay: error: the -w recording stopped early: ")
+            && last.contains("/dev/full"),
+        "{}",
+        done.stderr
+    );
+}
+
+/// `--bvh` on a full disk: the take cannot be written, which is said once
+/// and loudly; forwarding goes on (every datagram reaches the receiver) and
+/// the run exits 1 after its summary.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_bvh_take_on_a_full_disk_stops_alone_and_forwarding_goes_on() {
+    use mocap_testutil::humanoid;
+    let input: Vec<Vec<u8>> = (0..40)
+        .flat_map(|k| vmc::frame_datagrams(&humanoid::frame(k, 60.0), vmc::MAX_BUNDLE).unwrap())
+        .collect();
+    let rx = receiver();
+    let (p, at) = relay(&[
+        "--to",
+        &addr(&rx),
+        "--bvh",
+        "/dev/full",
+        "--force",
+        "-n",
+        &input.len().to_string(),
+    ]);
+    let n = input.len();
+    let reader = thread::spawn(move || collect(&rx, n));
+    send_all(at, &input);
+    let got = reader.join().unwrap();
+    let done = p.finish();
+    assert!(
+        got == input,
+        "{} of {} forwarded: {}",
+        got.len(),
+        n,
+        done.stderr
+    );
+    assert_eq!(done.code, Some(1), "{}", done.stderr);
+    let loud = done.stderr.matches("BVH RECORDING STOPPED").count();
+    assert_eq!(loud, 1, "{}", done.stderr);
+    let last = done.stderr.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("vmc-relay: error: the BVH recording stopped early: writing /dev/full: "),
+        "{}",
+        done.stderr
+    );
+}
+
 #[test]
 fn completions_man_page_and_version() {
     mocap_testutil::check_generate(BIN, "vmc-relay", "--vrm0-to-vrm1");
@@ -863,6 +968,56 @@ fn bvh_takes_of_live_senders() {
         151,
         "kept"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// 300 strangers sending one Blend/Val + Apply each take no take slot and
+/// no file: the performer, who comes after them, gets the plain `--bvh`
+/// name, closed by SIGTERM with its count and frame time. They used to use
+/// up every slot (the performer got no take).
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn strangers_without_a_frame_take_no_bvh_slot() {
+    use mocap_core::bvh;
+    let dir = take_dir("bvh-strangers");
+    let path = dir.join("take.bvh");
+    let (mut p, relay) = relay(&["--bvh", path.to_str().unwrap()]);
+    let blend = vmc::frame_datagrams(
+        &[
+            Message::BlendVal {
+                name: "Joy".into(),
+                value: 1.0,
+            },
+            Message::BlendApply,
+        ],
+        vmc::MAX_BUNDLE,
+    )
+    .unwrap();
+    for _ in 0..300 {
+        let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for d in &blend {
+            stranger.send_to(d, relay).unwrap();
+        }
+        thread::sleep(Duration::from_micros(200));
+    }
+    let performer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    send_humanoid(&performer, relay, 0..31, 30.0);
+    p.log_line("recording a BVH take");
+    thread::sleep(Duration::from_millis(200));
+    // A service stop: the header is patched as for Ctrl-C.
+    p.signal(mocap_testutil::Signal::SIGTERM);
+    let done = p.finish();
+    assert_eq!(done.code, Some(0), "{}", done.stderr);
+    let take = bvh::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // The rest pose and frames 1..=30 (frame 0 shows where frames end).
+    assert_eq!((take.frames_declared, take.frames.len()), (31, 31));
+    assert!(
+        (take.frame_time - 1.0 / 30.0).abs() < 1e-6,
+        "{}",
+        take.frame_time
+    );
+    let files = std::fs::read_dir(&dir).unwrap().count();
+    assert_eq!(files, 1, "{}", done.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

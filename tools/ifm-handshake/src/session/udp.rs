@@ -142,7 +142,11 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
     // Text files hold one frame per line, as the captures of this protocol do.
     let mut source = Source::open_as(&input, TextInput::Literal)?;
     if let Some(path) = &opts.record.write {
-        source.record_to(path, ifm::PC_UDP_PORT)?;
+        source.record_to(
+            path,
+            ifm::PC_UDP_PORT,
+            mocap_cli::Log::new(super::TOOL, opts.log.quiet, false),
+        )?;
     }
     // Sending to a socket from a capture plays it at its recorded timing.
     if opts.vmc.is_some() && !opts.topspeed {
@@ -194,8 +198,9 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
     };
     let stopped = mocap_cli::run(&mut source, &limits, opts.stats_every(), &mut mode)?;
     mode.dec.log.finish();
-    source.finish(&mode.dec.log)?;
-    mode.dec.summary(Some(stopped), None, None)
+    let recorded = source.finish(&mode.dec.log);
+    mode.dec.summary(Some(stopped), None, None)?;
+    recorded
 }
 
 #[cfg(test)]

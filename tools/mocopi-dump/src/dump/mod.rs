@@ -14,7 +14,7 @@ use records::{
     SensorRecord, SkeletonRecord, SummaryRecord, TimecodeRecord, TrackerRecord, UnknownRecord,
     VmcRecord, WarningRecord, smf_error,
 };
-use take::BvhTake;
+use take::{BvhTake, Skeleton};
 pub(crate) use vmc_out::{VmcOut, parse_mapping_arg};
 use vmc_out::{VmcSink, list};
 
@@ -84,8 +84,8 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         opts,
         senders: Senders::folding(SenderStats::fold),
         vmc: opts.vmc.as_ref().map(VmcSink::new).transpose()?,
-        takes: Senders::new(),
-        takes_full_logged: false,
+        takes: opts.bvh.clone().map(mocap_cli::TakeSlots::new),
+        skeletons: Senders::new(),
         takes_done: Vec::new(),
     };
     dump::run(source, core, &opts.common, &mut dump)
@@ -127,9 +127,10 @@ struct Dump<'o> {
     opts: &'o Options,
     senders: Senders<SenderStats>,
     vmc: Option<VmcSink>,
-    takes: Senders<BvhTake>,
-    /// Whether a sender past the bound was told it gets no take.
-    takes_full_logged: bool,
+    /// `--bvh`: the takes open, by sender.
+    takes: Option<mocap_cli::TakeSlots<BvhTake>>,
+    /// Skeletons of senders without a take yet, until their first frame.
+    skeletons: Senders<Skeleton>,
     takes_done: Vec<mocap_cli::TakeSummary>,
 }
 
@@ -157,8 +158,9 @@ impl DumpTool for Dump<'_> {
         if let (Some(sink), Some(v), Ok(p)) = (&mut self.vmc, &self.opts.vmc, &parsed) {
             sink.packet(p, d.arrival, &core.log, v)?;
         }
-        if let (Some(b), Ok(p)) = (&self.opts.bvh, &parsed) {
-            self.take_packet(&core.log, b, d.src, p)?;
+        if let Ok(p) = &parsed {
+            let now = d.ts.unwrap_or_else(|| core.started.elapsed());
+            self.take_packet(&core.log, d.src, p, now);
         }
         match core.mode {
             Mode::Json => match &parsed {

@@ -1,142 +1,196 @@
 //! `--bvh`: one take per sender in the mocopi app's layout; lost frames
-//! held, late and duplicate ones skipped.
+//! held, late and duplicate ones skipped. A sender's take (its slot, and the
+//! plain `--bvh` name if it is the first) begins at its first frame after a
+//! skeleton: a skeleton alone, a stranger's, takes neither.
 
-use super::{Body, BvhOut, Dump, Log, Packet};
+use super::{Body, Dump, Log, Packet, SenderStats};
+use mocap_cli::{Senders, TakeSlot};
 use mocap_core::smf;
+use std::io;
 use std::net::SocketAddr;
+use std::time::Duration;
 
-/// One sender's BVH take: the file, joint index → bone id, the last frame number.
+/// A sender's skeleton, kept until its first frame: each bone's id, parent
+/// id and offset (bounded by the datagram it came in).
+pub(super) struct Skeleton(Vec<(u16, i16, [f32; 3])>);
+
+/// One sender's take state: joint index by bone id, one frame's values, the
+/// last frame number.
 pub(super) struct BvhTake {
-    pub(super) take: mocap_cli::Take,
-    /// Joint index by bone id.
-    pub(super) index: Vec<Option<usize>>,
+    /// Joint index by bone id, sorted by id: a table indexed by id would
+    /// take a megabyte for a stranger's bone 65535.
+    index: Vec<(u16, usize)>,
     /// One frame's values by joint index, reused from frame to frame.
-    pub(super) positions: Vec<[f64; 3]>,
-    pub(super) rotations: Vec<[f64; 4]>,
-    pub(super) last_fnum: Option<u32>,
-    pub(super) held: u64,
+    positions: Vec<[f64; 3]>,
+    rotations: Vec<[f64; 4]>,
+    last_fnum: Option<u32>,
 }
 
 /// Lost frames held (repeated) to keep a take's timeline; longer gaps (a
 /// restart, a pause) are not filled.
 const MAX_HELD: u32 = 60;
 
+/// The frame time a take is closed with: the sender's measured rate.
+fn frame_time(senders: &Senders<SenderStats>, src: &Option<SocketAddr>) -> Option<f64> {
+    senders
+        .get(src)
+        .and_then(|s| s.health.report().sender_fps)
+        .map(|f| 1.0 / f)
+}
+
+impl Skeleton {
+    fn new(s: &smf::Skeleton<'_>) -> Self {
+        Self(s.bones().map(|d| (d.id, d.parent, d.pos)).collect())
+    }
+
+    /// The BVH joints and the take state that maps bone ids to them.
+    fn joints(&self) -> (Vec<mocap_core::bvh::Joint>, BvhTake) {
+        let ids: Vec<u16> = self.0.iter().map(|b| b.0).collect();
+        let joints = self
+            .0
+            .iter()
+            .map(|&(id, parent, pos)| mocap_core::bvh::Joint {
+                name: smf::bone_name(id).map_or_else(|| format!("bone_{id}"), str::to_owned),
+                parent: u16::try_from(parent)
+                    .ok()
+                    .and_then(|pid| ids.iter().position(|&i| i == pid)),
+                offset: pos.map(|v| f64::from(v) * 100.0),
+            })
+            .collect();
+        // A bone id sent twice maps to its last joint.
+        let mut index: Vec<(u16, usize)> = ids
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, &id)| (id, i))
+            .collect();
+        index.sort_by_key(|&(id, _)| id);
+        index.dedup_by_key(|&mut (id, _)| id);
+        let take = BvhTake {
+            index,
+            positions: vec![[0.0; 3]; ids.len()],
+            rotations: vec![[0.0, 0.0, 0.0, 1.0]; ids.len()],
+            last_fnum: None,
+        };
+        (joints, take)
+    }
+}
+
 impl Dump<'_> {
-    /// `--bvh`: a skeleton starts the sender's take; frames are appended,
-    /// lost ones held, late and duplicate ones skipped.
+    /// `--bvh`: a skeleton is kept until the sender's first frame, which
+    /// opens its take; frames are appended, lost ones held, late and
+    /// duplicate ones skipped. `now` is the datagram's time.
     pub(super) fn take_packet(
         &mut self,
         log: &Log,
-        b: &BvhOut,
         src: Option<SocketAddr>,
         p: &Packet<'_>,
-    ) -> anyhow::Result<()> {
+        now: Duration,
+    ) {
+        let Some(takes) = &mut self.takes else {
+            return;
+        };
+        if !takes.recording() {
+            return;
+        }
+        let senders = &self.senders;
+        let ft = |src: &Option<SocketAddr>, _: &BvhTake| frame_time(senders, src);
+        takes.sweep(now, log, ft);
         match &p.body {
-            Body::Skeleton(s) if !self.takes.contains_key(&src) => {
-                // A new sender past the bound gets no take (and no file).
-                if !self.takes.admits(&src) {
-                    if !self.takes_full_logged {
-                        self.takes_full_logged = true;
-                        mocap_cli::log_no_take(log, src);
-                    }
-                    return Ok(());
-                }
-                let defs: Vec<_> = s.bones().collect();
-                let ids: Vec<u16> = defs.iter().map(|d| d.id).collect();
-                let joints: Vec<mocap_core::bvh::Joint> = defs
-                    .iter()
-                    .map(|d| mocap_core::bvh::Joint {
-                        name: smf::bone_name(d.id)
-                            .map_or_else(|| format!("bone_{}", d.id), str::to_owned),
-                        parent: u16::try_from(d.parent)
-                            .ok()
-                            .and_then(|pid| ids.iter().position(|&i| i == pid)),
-                        offset: d.pos.map(|v| f64::from(v) * 100.0),
-                    })
-                    .collect();
-                let path = mocap_cli::path_for(&b.path, src, self.takes.is_empty());
-                let take = mocap_cli::Take::create(&path, b.force, &joints, 1.0 / 60.0)?;
-                log.info(format_args!(
-                    "recording a BVH take{} to {}",
-                    src.map_or_else(String::new, |s| format!(" of {s}")),
-                    take.path().display()
-                ));
-                let mut index = Vec::new();
-                for (i, &id) in ids.iter().enumerate() {
-                    let id = usize::from(id);
-                    if index.len() <= id {
-                        index.resize(id + 1, None);
-                    }
-                    if let Some(slot) = index.get_mut(id) {
-                        *slot = Some(i);
-                    }
-                }
-                self.takes.get_or_insert_with(&src, || BvhTake {
-                    take,
-                    index,
-                    positions: vec![[0.0; 3]; ids.len()],
-                    rotations: vec![[0.0, 0.0, 0.0, 1.0]; ids.len()],
-                    last_fnum: None,
-                    held: 0,
-                });
+            Body::Skeleton(s) if takes.get_mut(&src, now).is_none() => {
+                *self
+                    .skeletons
+                    .get_or_insert_with(&src, || Skeleton(Vec::new())) = Skeleton::new(s);
             }
             Body::Frame(f) => {
-                let Some(t) = self.takes.get_mut(&src) else {
-                    return Ok(());
-                };
-                if let Some(last) = t.last_fnum {
-                    if f.fnum <= last && last - f.fnum < MAX_HELD {
-                        return Ok(()); // late or duplicate: already past it
-                    }
-                    let gap = f.fnum.wrapping_sub(last);
-                    if gap > 1 && gap <= MAX_HELD {
-                        for _ in 1..gap {
-                            t.take.repeat()?;
-                            t.held += 1;
-                        }
-                    }
-                }
-                t.last_fnum = Some(f.fnum);
-                // Bones the frame lacks keep the rest pose.
-                t.positions.fill([0.0; 3]);
-                t.rotations.fill([0.0, 0.0, 0.0, 1.0]);
-                for b in f.bones() {
-                    let Some(Some(i)) = t.index.get(usize::from(b.id)) else {
-                        continue;
+                if takes.get_mut(&src, now).is_none() {
+                    // A skeleton, then this frame: the sender may have a take.
+                    let Some(skeleton) = self.skeletons.get(&src) else {
+                        return;
                     };
-                    if let (Some(p), Some(r)) = (t.positions.get_mut(*i), t.rotations.get_mut(*i)) {
-                        *p = b.pos.map(|v| f64::from(v) * 100.0);
-                        *r = b.rot.map(f64::from);
+                    let (joints, state) = skeleton.joints();
+                    if takes.open(src, now, &joints, state, log, ft).is_none() {
+                        return;
                     }
+                    self.skeletons.remove(&src);
                 }
-                t.take.frame(&t.positions, &t.rotations)?;
+                takes.write(&src, log, ft, |t| append(t, f));
             }
             _ => {}
         }
-        Ok(())
     }
 
-    /// Patches and closes every take, with the sender's measured frame time.
+    /// Closes every take, with the sender's measured frame time; a failed
+    /// write is returned (after the summary: exit status 1).
     pub(super) fn finish_takes(&mut self, log: &Log) -> anyhow::Result<()> {
-        for (src, t) in std::mem::take(&mut self.takes).into_entries() {
-            let fps = self
-                .senders
-                .get(&src)
-                .and_then(|s| s.health.report().sender_fps);
-            let (path, frames) = t.take.finish(fps.map(|f| 1.0 / f))?;
-            log.always(format_args!(
-                "BVH take: {} frames ({} lost frames held) in {}",
-                frames,
-                t.held,
-                path.display()
-            ));
-            self.takes_done.push(mocap_cli::TakeSummary {
-                src,
-                path,
-                frames,
-                held: t.held,
-            });
+        let Some(takes) = self.takes.take() else {
+            return Ok(());
+        };
+        let senders = &self.senders;
+        let (done, result) = takes.finish(log, |src, _| frame_time(senders, src));
+        self.takes_done = done;
+        result
+    }
+}
+
+/// Appends frame `f` to a take: lost frames before it held, a late or
+/// duplicate one skipped.
+fn append(t: &mut TakeSlot<BvhTake>, f: &smf::Frame<'_>) -> io::Result<()> {
+    let s = &mut t.state;
+    if let Some(last) = s.last_fnum {
+        if f.fnum <= last && last - f.fnum < MAX_HELD {
+            return Ok(()); // late or duplicate: already past it
         }
-        Ok(())
+        let gap = f.fnum.wrapping_sub(last);
+        if gap > 1 && gap <= MAX_HELD {
+            for _ in 1..gap {
+                t.take.repeat()?;
+                t.held += 1;
+            }
+        }
+    }
+    s.last_fnum = Some(f.fnum);
+    // Bones the frame lacks keep the rest pose.
+    s.positions.fill([0.0; 3]);
+    s.rotations.fill([0.0, 0.0, 0.0, 1.0]);
+    for b in f.bones() {
+        let Ok(k) = s.index.binary_search_by_key(&b.id, |&(id, _)| id) else {
+            continue;
+        };
+        let Some(&(_, i)) = s.index.get(k) else {
+            continue;
+        };
+        if let (Some(p), Some(r)) = (s.positions.get_mut(i), s.rotations.get_mut(i)) {
+            *p = b.pos.map(|v| f64::from(v) * 100.0);
+            *r = b.rot.map(f64::from);
+        }
+    }
+    t.take.frame(&s.positions, &s.rotations)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::unwrap_used,
+        clippy::indexing_slicing,
+        reason = "test code: a panic is how a test reports"
+    )]
+
+    use super::*;
+
+    /// A stranger's bone 65535 costs one entry, not a table of 65536; a
+    /// bone id sent twice maps to its last joint, as before.
+    #[test]
+    fn the_bone_index_holds_only_the_bones_sent() {
+        let sk = Skeleton(vec![
+            (0, -1, [0.0; 3]),
+            (65535, 0, [0.0, 0.1, 0.0]),
+            (7, 0, [0.0, 0.2, 0.0]),
+            (7, 0, [0.0, 0.3, 0.0]),
+        ]);
+        let (joints, take) = sk.joints();
+        assert_eq!(joints.len(), 4);
+        assert_eq!(joints[1].parent, Some(0));
+        assert_eq!(take.index, [(0, 0), (7, 3), (65535, 1)]);
     }
 }
