@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::screen::{Action, Note, View};
 use crate::state::{Row, Top};
-use crate::term::Screen;
+use crate::term::{Heard, Screen};
 
 /// The tool's name, as it prefixes log lines.
 pub(crate) const TOOL: &str = "mocap-top";
@@ -29,6 +29,10 @@ pub(crate) const TOOL: &str = "mocap-top";
 /// Longest time between two screen redraws, and the shortest: a person
 /// reads a table a few times a second, whatever the datagram rate.
 const REDRAW: Duration = Duration::from_millis(100);
+
+/// Why a run ends when its terminal hangs up (a closed tmux pane or ssh
+/// session): as `q` does, with the summary on stderr if that is still there.
+const TERMINAL_GONE: Stopped = Stopped::Tool("terminal closed");
 
 /// Everything `mocap-top` was asked to do.
 #[derive(Clone, Debug)]
@@ -393,13 +397,21 @@ impl Handler {
         let Some(screen) = &mut self.screen else {
             return Ok(None);
         };
-        let keys = screen.keys()?;
+        let keys = match screen.input() {
+            Heard::Keys(keys) => keys,
+            Heard::Gone => return Ok(Some(TERMINAL_GONE)),
+        };
         let now = self.now();
         for key in keys {
             match self.view.key(key, &self.top, now) {
                 Action::None => {}
                 Action::Quit => return Ok(Some(Stopped::Tool("quit"))),
                 Action::ToggleRecording => self.toggle_recording()?,
+                Action::Redraw => {
+                    if let Some(screen) = &mut self.screen {
+                        screen.clear()?;
+                    }
+                }
             }
         }
         Ok(None)
@@ -502,7 +514,13 @@ impl FeedHandler<Inlet> for Handler {
             if let Some(why) = self.keys()? {
                 return Ok(Some(why));
             }
-            self.draw()?;
+            if let Err(e) = self.draw() {
+                // Hung up between the look at the keys and the draw.
+                return match self.keys()? {
+                    Some(why) => Ok(Some(why)),
+                    None => Err(e),
+                };
+            }
         } else {
             self.next_out = later(self.next_out, self.interval, now);
             self.records()?;

@@ -34,6 +34,8 @@ pub(crate) enum Action {
     None,
     Quit,
     ToggleRecording,
+    /// Paint the whole screen again (Ctrl-L).
+    Redraw,
 }
 
 /// The drill-down views.
@@ -109,6 +111,7 @@ impl View {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Char('c') if ctrl => return Action::Quit,
+            KeyCode::Char('l') if ctrl => return Action::Redraw,
             KeyCode::Char('q') => return Action::Quit,
             KeyCode::Char('w') => return Action::ToggleRecording,
             KeyCode::Char('p' | ' ') => {
@@ -971,6 +974,9 @@ mod tests {
             view.key(KeyEvent::from(KeyCode::Char('w')), &top, now),
             Action::ToggleRecording
         );
+        // Ctrl-L paints the screen afresh (another program wrote over it).
+        let ctrl_l = KeyEvent::new(KeyCode::Char('l'), KeyModifiers::CONTROL);
+        assert_eq!(view.key(ctrl_l, &top, now), Action::Redraw);
     }
 
     #[test]

@@ -218,3 +218,49 @@ fn four_streams_in_a_real_terminal_update_in_place_drill_down_and_quit() {
     assert_eq!(code, "0");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A terminal that goes away (a tmux pane or ssh session killed) ends
+/// mocap-top as `q` does, and its ports are free again. The shell it runs
+/// under stays the session leader, so the hangup's SIGHUP goes to the shell
+/// alone: mocap-top has only its terminal's end to go by. Before the fix it
+/// was left spinning on `read(0) = 0`, holding the port, in about half
+/// the runs (six runs here).
+#[test]
+#[ignore = "needs tmux: scripts/test-all.sh"]
+fn a_terminal_that_goes_away_ends_it_and_frees_the_port() {
+    for run in 0..6 {
+        let port = std::net::UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let tmux = Tmux {
+            socket: format!("mocap-top-hangup-{}-{run}", std::process::id()),
+        };
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "top",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            &format!("{BIN} -l 127.0.0.1:{port}; sleep 60"),
+        ]);
+        tmux.wait_for("listening line", |s| {
+            s.iter().any(|l| l.starts_with("listening on"))
+        });
+        // As in the report: a second of the screen being up.
+        sleep(Duration::from_secs(1));
+        tmux.run(&["kill-server"]);
+        let until = Instant::now() + Duration::from_secs(5);
+        while std::net::UdpSocket::bind(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < until,
+                "run {run}: port {port} still held 5 s after the terminal went away"
+            );
+            sleep(Duration::from_millis(50));
+        }
+    }
+}
