@@ -23,15 +23,17 @@ Examples:
       iFacialMocap 49983, Live Link Face 11111, VRChat 9000, VMT 39570)
   mocap-top -l 39539 --to 127.0.0.1:39541
       watch VMC on 39539 and pass every datagram on to VSeeFace moved to 39541
-  sudo tcpdump -i any -U -w - udp | mocap-top -r -
+  sudo tcpdump -i any -U -w - udp 2>/dev/null | mocap-top -r -
       watch what other programs receive, without taking their ports
+      (tcpdump's stderr would write over the screen)
   mocap-top -r take1.pcapng
       a capture at its recorded timing
   mocap-top --format json --duration 10s | jq -c 'select(.type==\"top.stream\")'
       one top.stream record per stream every second, then a summary
 
 Keys: Up/Down pick a row, Enter drills down (Tab: next view), Esc back,
-p pauses the screen, w records to a pcapng, q or Ctrl-C quits.";
+p pauses the screen, w records to a pcapng, Ctrl-L redraws, q or Ctrl-C
+quits.";
 
 /// The whole rig, live, in one terminal: every mocap stream on every port,
 /// recognised by content (mocopi, VMC, iFacialMocap, Live Link Face, VRChat

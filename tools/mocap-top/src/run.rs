@@ -7,6 +7,7 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -79,7 +80,70 @@ struct Listening {
 /// Sockets, or a capture.
 enum Inlet {
     Listen(Inbox),
-    Read(Box<Source>, Hold),
+    Read(Reading),
+}
+
+/// A capture read on a thread of its own: a live `tcpdump -w - | mocap-top
+/// -r -` blocks in its read while nothing is captured, and keys, redraws
+/// and staleness must not wait for the next datagram.
+struct Reading {
+    rx: Receiver<anyhow::Result<Read>>,
+    /// The datagram handed out last (borrowed until the next call).
+    payload: Vec<u8>,
+    hold: Hold,
+}
+
+/// What the reading thread took from the capture.
+enum Read {
+    Datagram {
+        listen: Option<SocketAddr>,
+        sender: Option<SocketAddr>,
+        payload: Vec<u8>,
+    },
+    Unreadable,
+    End(Stopped),
+}
+
+/// Datagrams read ahead of the run loop; the capture is paced, so the
+/// thread waits here only when handling fell far behind.
+const READ_AHEAD: usize = 1024;
+
+impl Reading {
+    fn start(mut source: Source, hold: Hold) -> anyhow::Result<Self> {
+        source.pace_recorded();
+        let (tx, rx) = sync_channel(READ_AHEAD);
+        std::thread::Builder::new()
+            .name("capture".into())
+            .spawn(move || {
+                loop {
+                    let read = match source.next(mocap_cli::POLL) {
+                        Ok(Step::Item(Event::Datagram(d))) => Read::Datagram {
+                            listen: d.dst,
+                            sender: d.src,
+                            payload: d.payload.to_vec(),
+                        },
+                        Ok(Step::Item(Event::Unreadable(_))) => Read::Unreadable,
+                        Ok(Step::Idle) => continue,
+                        Ok(Step::End(why)) => Read::End(why),
+                        Err(e) => {
+                            let _ = tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    let end = matches!(read, Read::End(_));
+                    // The run is over when no one takes what was read.
+                    if tx.send(Ok(read)).is_err() || end {
+                        return;
+                    }
+                }
+            })
+            .context("failed to start reading the capture")?;
+        Ok(Self {
+            rx,
+            payload: Vec::new(),
+            hold,
+        })
+    }
 }
 
 /// Whether a capture that ended leaves the screen up until `q`.
@@ -101,6 +165,8 @@ enum Got<'a> {
         payload: &'a [u8],
     },
     Unreadable,
+    /// The capture ended; the screen stays up until `q`.
+    Ended,
 }
 
 impl Feed for Inlet {
@@ -119,25 +185,37 @@ impl Feed for Inlet {
                 Step::Idle => Step::Idle,
                 Step::End(why) => Step::End(why),
             },
-            Self::Read(_, Hold::Ended) => {
+            Self::Read(r) if r.hold == Hold::Ended => {
                 std::thread::sleep(wait);
                 Step::Idle
             }
-            Self::Read(source, hold) => match source.next(wait)? {
-                Step::Item(Event::Datagram(d)) => Step::Item(Got::Datagram {
-                    socket: None,
-                    listen: d.dst,
-                    sender: d.src,
-                    at: None,
-                    payload: d.payload,
-                }),
-                Step::Item(Event::Unreadable(_)) => Step::Item(Got::Unreadable),
-                Step::Idle => Step::Idle,
-                Step::End(_) if *hold == Hold::Open => {
-                    *hold = Hold::Ended;
-                    Step::Idle
+            Self::Read(r) => match r.rx.recv_timeout(wait) {
+                Ok(read) => match read? {
+                    Read::Datagram {
+                        listen,
+                        sender,
+                        payload,
+                    } => {
+                        r.payload = payload;
+                        Step::Item(Got::Datagram {
+                            socket: None,
+                            listen,
+                            sender,
+                            at: None,
+                            payload: &r.payload,
+                        })
+                    }
+                    Read::Unreadable => Step::Item(Got::Unreadable),
+                    Read::End(_) if r.hold == Hold::Open => {
+                        r.hold = Hold::Ended;
+                        Step::Item(Got::Ended)
+                    }
+                    Read::End(why) => Step::End(why),
+                },
+                Err(RecvTimeoutError::Timeout) => Step::Idle,
+                Err(RecvTimeoutError::Disconnected) => {
+                    anyhow::bail!("the capture's reading thread ended")
                 }
-                Step::End(why) => Step::End(why),
             },
         })
     }
@@ -163,10 +241,9 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     let mut listens = Vec::new();
     let mut inlet = match &opts.read {
         Some(path) => {
-            let mut source = Source::open(&Input::Read(path.clone()))?;
-            source.pace_recorded();
+            let source = Source::open(&Input::Read(path.clone()))?;
             let hold = if opts.screen { Hold::Open } else { Hold::No };
-            Inlet::Read(Box::new(source), hold)
+            Inlet::Read(Reading::start(source, hold)?)
         }
         None => {
             let mut sockets = Vec::new();
@@ -275,10 +352,9 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     let stopped = mocap_cli::drive(&mut inlet, opts.stop.duration, None, &mut h);
     // The terminal is given back before anything else is printed.
     h.screen = None;
+    // A capture's source records nothing (`-w` is the handler's): there is
+    // nothing of it to finish.
     let stopped = stopped?;
-    if let Inlet::Read(source, _) = &mut inlet {
-        source.finish(&h.log)?;
-    }
     let dropped = match &inlet {
         Inlet::Listen(inbox) => inbox.dropped(),
         Inlet::Read(..) => 0,
@@ -468,17 +544,24 @@ impl Handler {
 
 impl FeedHandler<Inlet> for Handler {
     fn item(&mut self, got: Got<'_>) -> anyhow::Result<Flow> {
+        if matches!(got, Got::Ended) {
+            self.view.ended = true;
+            return Ok(Flow::Continue);
+        }
         self.budget.spend(1);
-        let Got::Datagram {
-            socket,
-            listen,
-            sender,
-            at,
-            payload,
-        } = got
-        else {
-            self.unreadable += 1;
-            return Ok(self.flow());
+        let (socket, listen, sender, at, payload) = match got {
+            Got::Datagram {
+                socket,
+                listen,
+                sender,
+                at,
+                payload,
+            } => (socket, listen, sender, at, payload),
+            Got::Unreadable => {
+                self.unreadable += 1;
+                return Ok(self.flow());
+            }
+            Got::Ended => return Ok(Flow::Continue),
         };
         let now = at.map_or_else(|| self.now(), |at| at.saturating_duration_since(self.start));
         let listening = socket.and_then(|i| self.listens.get_mut(i));

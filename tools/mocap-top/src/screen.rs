@@ -87,6 +87,8 @@ pub(crate) struct View {
     pub(crate) paused: Option<(Top, Duration)>,
     /// The file being recorded to.
     pub(crate) recording: Option<String>,
+    /// The capture read with `-r` has ended (the screen stays until `q`).
+    pub(crate) ended: bool,
     pub(crate) notes: Vec<Note>,
 }
 
@@ -255,6 +257,12 @@ fn header(rows: &[Row], view: &View) -> Line<'static> {
     ];
     if view.paused.is_some() {
         spans.push(Span::styled("  PAUSED", Style::new().fg(Color::Yellow)));
+    }
+    if view.ended {
+        spans.push(Span::styled(
+            "  END OF INPUT (q quits)",
+            Style::new().fg(Color::Yellow),
+        ));
     }
     if let Some(path) = &view.recording {
         spans.push(Span::styled(

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use mocap_cli::SendRecord;
 use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{Backend as _, CrosstermBackend};
 use ratatui::crossterm::event::{self, Event, KeyEvent};
 use ratatui::crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -100,7 +100,11 @@ impl Screen {
     /// Forgets what is on the screen, so the next draw paints every cell
     /// (Ctrl-L: another program wrote over it).
     pub(crate) fn clear(&mut self) -> io::Result<()> {
-        self.terminal.clear()
+        // Not `Terminal::clear`: it asks the terminal where the cursor is,
+        // and the answer goes to the keys thread's reader (an error after
+        // 2 s). An empty frame makes the next draw one of every cell.
+        self.terminal.draw(|_| {})?;
+        self.terminal.backend_mut().clear()
     }
 
     /// The keys pressed since the last call, without waiting; or that the
