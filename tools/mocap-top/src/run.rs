@@ -21,7 +21,7 @@ use mocap_core::protocol::Protocol;
 use serde::Serialize;
 
 use crate::screen::{Action, Note, View};
-use crate::state::{Row, Top};
+use crate::state::{MAX_STREAMS, Row, Top};
 use crate::term::{Heard, Screen};
 
 /// The tool's name, as it prefixes log lines.
@@ -43,6 +43,8 @@ pub(crate) struct Options {
     pub(crate) to: Vec<SocketAddr>,
     pub(crate) screen: bool,
     pub(crate) interval: Duration,
+    /// `--expire`.
+    pub(crate) expire: Duration,
     pub(crate) write: Option<PathBuf>,
     pub(crate) record_refused: bool,
     pub(crate) allow: mocap_cli::AllowArgs,
@@ -338,6 +340,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         screen,
         view,
         interval: opts.interval,
+        expire: opts.expire,
         next_out: now + if opts.screen { REDRAW } else { opts.interval },
         budget: opts.stop.budget(),
         recorder: recorder.take(),
@@ -402,6 +405,7 @@ struct Handler {
     screen: Option<Screen>,
     view: View,
     interval: Duration,
+    expire: Duration,
     /// When the next records are written or the screen is drawn.
     next_out: Instant,
     /// `-n` datagrams.
@@ -483,6 +487,7 @@ impl Handler {
                 Action::None => {}
                 Action::Quit => return Ok(Some(Stopped::Tool("quit"))),
                 Action::ToggleRecording => self.toggle_recording()?,
+                Action::ClearQuiet => self.top.clear_quiet(now),
                 Action::Redraw => {
                     if let Some(screen) = &mut self.screen {
                         screen.clear()?;
@@ -528,8 +533,10 @@ impl Handler {
             elapsed_s: round3(self.now().as_secs_f64()),
             datagrams: self.top.datagrams,
             streams: self.top.len(),
+            per_stream: self.top.rows(self.now()),
             refused: self.guard.refused(),
             evicted: self.top.evicted,
+            expired: self.top.expired,
             unreadable: self.unreadable,
             dropped,
             listening: self.listens.iter().map(|l| l.addr).collect(),
@@ -608,7 +615,9 @@ impl FeedHandler<Inlet> for Handler {
             self.next_out = later(self.next_out, self.interval, now);
             self.records()?;
         }
-        self.top.forget(self.now());
+        let now = self.now();
+        self.top.forget(now);
+        self.top.expire(now, self.expire);
         Ok(None)
     }
 
@@ -633,10 +642,14 @@ struct Summary<'a> {
     elapsed_s: f64,
     datagrams: u64,
     streams: usize,
+    /// Each stream still in the table, as its `top.stream` record.
+    per_stream: Vec<Row>,
     /// Datagrams from senders `--allow` does not admit.
     refused: u64,
     /// Streams dropped to stay within the bound (the least recent first).
     evicted: u64,
+    /// Streams removed after `--expire` without a datagram, or by `c`.
+    expired: u64,
     /// Capture input that was not a datagram.
     unreadable: u64,
     /// Datagrams dropped because handling fell behind receiving.
@@ -651,14 +664,30 @@ impl Record for Summary<'_> {
     fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "done ({}): {} datagrams, {} streams in {:.1} s",
-            self.stopped, self.datagrams, self.streams, self.elapsed_s
+            "done ({}): {} datagrams, {} in {:.1} s",
+            self.stopped,
+            self.datagrams,
+            if self.streams == 1 {
+                "1 stream".to_owned()
+            } else {
+                format!("{} streams", self.streams)
+            },
+            self.elapsed_s
         )?;
+        if self.expired > 0 {
+            write!(f, ", {} expired", self.expired)?;
+        }
+        if self.evicted > 0 {
+            write!(f, ", {} evicted (over {MAX_STREAMS})", self.evicted)?;
+        }
         if self.dropped > 0 {
             write!(f, ", {} dropped (handling fell behind)", self.dropped)?;
         }
         if self.unreadable > 0 {
             write!(f, ", {} unreadable input", self.unreadable)?;
+        }
+        for r in &self.per_stream {
+            write!(f, "\n  {}", StreamLine(r))?;
         }
         for t in self.taken {
             write!(f, "\n  {}", t.advice())?;
@@ -671,6 +700,55 @@ impl Record for Summary<'_> {
     }
 }
 
+/// One stream in the human summary.
+struct StreamLine<'a>(&'a Row);
+
+impl fmt::Display for StreamLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        let addr = |a: Option<SocketAddr>| a.map_or_else(|| "-".to_owned(), |a| a.to_string());
+        let n = |n: u64, one: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {one}s")
+            }
+        };
+        write!(
+            f,
+            "{} on {} from {}: {}, {}",
+            r.key.kind.name(),
+            addr(r.listen),
+            addr(r.sender),
+            n(r.datagrams, "datagram"),
+            n(r.frames, "frame")
+        )?;
+        if let Some(pct) = r.loss_pct {
+            write!(f, ", {} lost ({pct:.1} %)", r.lost)?;
+            if r.duplicates + r.reordered + r.restarts > 0 {
+                write!(
+                    f,
+                    ", {} duplicated, {} reordered, {}",
+                    r.duplicates,
+                    r.reordered,
+                    n(r.restarts, "restart")
+                )?;
+            }
+        }
+        if r.errors > 0 {
+            write!(f, ", {}", n(r.errors, "error"))?;
+        }
+        if r.non_unit_rotations > 0 {
+            write!(
+                f,
+                ", {} not unit quaternions",
+                n(r.non_unit_rotations, "rotation")
+            )?;
+        }
+        Ok(())
+    }
+}
+
 fn show(p: &Path) -> impl fmt::Display + '_ {
     p.display()
 }
@@ -678,6 +756,68 @@ fn show(p: &Path) -> impl fmt::Display + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_human_summary_has_a_line_per_stream_with_loss_in_percent() {
+        let mocopi = {
+            let file = std::fs::File::open(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../captures/mocopi/mocopi-frame-loss.pcapng"
+            ))
+            .unwrap();
+            let mut d = mocap_core::pcap::Datagrams::new(file).unwrap();
+            let mut out = Vec::new();
+            while let Some(c) = d.next_datagram() {
+                out.push(c.unwrap().payload.to_vec());
+            }
+            out
+        };
+        let mut top = Top::new();
+        let at = |s: &str| Some(s.parse::<SocketAddr>().unwrap());
+        for (i, d) in mocopi.iter().enumerate() {
+            let t = Duration::from_millis(16 * i as u64);
+            top.handle_datagram(t, at("0.0.0.0:12351"), at("10.0.0.5:50000"), d);
+        }
+        top.handle_datagram(
+            Duration::ZERO,
+            at("0.0.0.0:9000"),
+            at("10.0.0.6:1"),
+            b"junk",
+        );
+        let rec = Summary {
+            kind: "summary",
+            tool: TOOL,
+            stopped: Stopped::Tool("quit"),
+            elapsed_s: 1.0,
+            datagrams: top.datagrams,
+            streams: top.len(),
+            per_stream: top.rows(Duration::from_secs(1)),
+            refused: 0,
+            evicted: 0,
+            expired: 3,
+            unreadable: 0,
+            dropped: 0,
+            listening: Vec::new(),
+            taken: &[],
+            sends: Vec::new(),
+            recorded: &[],
+        };
+        let text = mocap_cli::Human(&rec).to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "done (quit): 9 datagrams, 2 streams in 1.0 s, 3 expired",
+                "  unknown on 0.0.0.0:9000 from 10.0.0.6:1: 1 datagram, 0 frames",
+                "  mocopi on 0.0.0.0:12351 from 10.0.0.5:50000: 8 datagrams, 7 frames, 2 lost \
+                 (25.0 %), 1 duplicated, 0 reordered, 1 restart",
+            ],
+            "{text}"
+        );
+        let json = serde_json::to_value(&rec).unwrap();
+        assert_eq!(json["per_stream"][1]["loss_pct"], 25.0);
+        assert_eq!(json["per_stream"][0]["protocol"], "unknown");
+    }
 
     #[test]
     fn no_listen_address_means_every_default_port_of_every_protocol() {
