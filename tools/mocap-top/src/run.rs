@@ -58,16 +58,24 @@ pub(crate) struct Taken {
     pub(crate) listen: SocketAddr,
     pub(crate) protocol: &'static str,
     pub(crate) reason: String,
+    /// The program holding the port, as the OS says (`NAME (pid N)`), or
+    /// `unknown`; only when the port is in use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) program: Option<String>,
 }
 
 impl Taken {
     /// What it means and how to watch that port anyway.
     pub(crate) fn advice(&self) -> String {
         let port = self.listen.port();
+        let program = self
+            .program
+            .as_ref()
+            .map_or_else(String::new, |p| format!(" ({p})"));
         format!(
-            "{} port {port} not watched: {}; to watch it anyway, move that program to another \
-             port and run `mocap-top -l {port} --to 127.0.0.1:OTHER`, or capture it: \
-             `tcpdump -i any -U -w - udp port {port} | mocap-top -r -`",
+            "{} port {port} not watched: {}{program}; to watch it anyway, move that program to \
+             another port and run `mocap-top -l {port} --to 127.0.0.1:OTHER`, or capture it: \
+             `tcpdump -i any -U -w - udp port {port} 2>/dev/null | mocap-top -r -`",
             self.protocol, self.reason
         )
     }
@@ -257,6 +265,8 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                             listen: addr,
                             protocol,
                             reason: reason(&e),
+                            program: (kind(&e) == Some(io::ErrorKind::AddrInUse))
+                                .then(|| holder(addr.port())),
                         };
                         log.info(format_args!("{}", t.advice()));
                         taken.push(t);
@@ -380,13 +390,31 @@ fn listen_addresses(given: &[SocketAddr]) -> Vec<(SocketAddr, &'static str)> {
         .collect()
 }
 
+/// The kind of the I/O error behind `e`.
+fn kind(e: &anyhow::Error) -> Option<io::ErrorKind> {
+    e.chain()
+        .find_map(|c| c.downcast_ref::<io::Error>())
+        .map(io::Error::kind)
+}
+
+/// The program holding UDP `port`, as the OS's socket table says:
+/// `NAME (pid N)`, or `unknown` when it does not say (a process of another
+/// user without the rights to see it, a platform it cannot read).
+fn holder(port: u16) -> String {
+    /// Longest name kept (a Windows path name can be long).
+    const MAX_NAME: usize = 64;
+    match listeners::get_process_by_port(port, listeners::Protocol::UDP) {
+        Ok(p) if !p.name.is_empty() => {
+            let name: String = p.name.chars().take(MAX_NAME).collect();
+            format!("{name} (pid {})", p.pid)
+        }
+        _ => "unknown".into(),
+    }
+}
+
 /// Why a bind failed, in a few words.
 fn reason(e: &anyhow::Error) -> String {
-    let kind = e
-        .chain()
-        .find_map(|c| c.downcast_ref::<io::Error>())
-        .map(io::Error::kind);
-    match kind {
+    match kind(e) {
         Some(io::ErrorKind::AddrInUse) => "another program has it".into(),
         Some(io::ErrorKind::PermissionDenied) => "not permitted".into(),
         _ => format!("{e:#}"),
@@ -817,6 +845,24 @@ mod tests {
         let json = serde_json::to_value(&rec).unwrap();
         assert_eq!(json["per_stream"][1]["loss_pct"], 25.0);
         assert_eq!(json["per_stream"][0]["protocol"], "unknown");
+    }
+
+    #[test]
+    fn the_program_holding_a_port_is_named() {
+        let held = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = held.local_addr().unwrap().port();
+        let name = std::fs::read_to_string("/proc/self/comm");
+        let got = holder(port);
+        // Linux names it (from /proc); elsewhere the OS's table does.
+        assert!(
+            got.ends_with(&format!("(pid {})", std::process::id())),
+            "{got}"
+        );
+        if let Ok(name) = name {
+            assert!(got.starts_with(name.trim()), "{got} {name}");
+        }
+        drop(held);
+        assert_eq!(holder(port), "unknown");
     }
 
     #[test]

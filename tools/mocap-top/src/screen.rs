@@ -1039,6 +1039,7 @@ mod tests {
                 listen: "0.0.0.0:39540".parse().unwrap(),
                 protocol: "VMC (OSC)",
                 reason: "another program has it".into(),
+                program: None,
             }),
         ];
         let s = screen(&top, &view, now, 160, 45);
@@ -1501,6 +1502,47 @@ mod tests {
             "{}",
             s.join("\n")
         );
+    }
+
+    #[test]
+    fn the_taken_port_line_wraps_and_names_the_program() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        let taken = Taken {
+            listen: "0.0.0.0:39539".parse().unwrap(),
+            protocol: "VMC (OSC)",
+            reason: "another program has it".into(),
+            program: Some("VSeeFace.exe (pid 4242)".into()),
+        };
+        let advice = taken.advice();
+        assert!(
+            advice.starts_with(
+                "VMC (OSC) port 39539 not watched: another program has it (VSeeFace.exe \
+                 (pid 4242)); to watch it anyway"
+            ),
+            "{advice}"
+        );
+        view.notes = vec![Note::Taken(taken)];
+        for (w, h) in [(80, 24), (160, 45)] {
+            let s = screen(&top, &view, now, w, h);
+            let lines: Vec<&str> = s
+                .iter()
+                .skip(1)
+                .take_while(|l| !l.starts_with("PROTO"))
+                .map(|l| l.trim_end())
+                .collect();
+            assert!(lines.len() > 1, "{w}: {lines:?}");
+            assert_eq!(lines.join(" "), advice, "{w}");
+            assert!(lines.iter().all(|l| l.chars().count() <= usize::from(w)));
+        }
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_cuts_a_word_longer_than_a_line() {
+        assert_eq!(wrap("ab cd ef", 5), ["ab cd", "ef"]);
+        assert_eq!(wrap("abcdefgh ij", 3), ["abc", "def", "gh", "ij"]);
+        assert_eq!(wrap("", 3), Vec::<String>::new());
+        assert_eq!(wrap("a b", 0), ["a", "b"]);
     }
 
     #[test]

@@ -433,6 +433,12 @@ fn default_ports_are_listened_on_and_a_held_one_is_reported() {
         .unwrap_or_else(|| panic!("39570 not reported taken: {summary}"));
     assert_eq!(vmt["protocol"], "VMT");
     assert_eq!(vmt["reason"], "another program has it");
+    // Named as the OS says: this test holds it.
+    let program = vmt["program"].as_str().unwrap();
+    assert!(
+        program.ends_with(&format!("(pid {})", std::process::id())),
+        "{program}"
+    );
     assert!(
         run.stderr.contains("VMT port 39570 not watched"),
         "{}",
