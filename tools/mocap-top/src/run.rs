@@ -714,8 +714,17 @@ impl Record for Summary<'_> {
         if self.unreadable > 0 {
             write!(f, ", {} unreadable input", self.unreadable)?;
         }
-        for r in &self.per_stream {
+        // Live streams come first; past a screenful, strangers are counted.
+        for r in self.per_stream.iter().take(SUMMARY_STREAMS) {
             write!(f, "\n  {}", StreamLine(r))?;
+        }
+        if let Some(more) = self.per_stream.len().checked_sub(SUMMARY_STREAMS)
+            && more > 0
+        {
+            write!(
+                f,
+                "\n  … and {more} more streams (--format json lists every one)"
+            )?;
         }
         for t in self.taken {
             write!(f, "\n  {}", t.advice())?;
@@ -727,6 +736,9 @@ impl Record for Summary<'_> {
         Ok(())
     }
 }
+
+/// Most streams the human summary has a line for.
+const SUMMARY_STREAMS: usize = 40;
 
 /// One stream in the human summary.
 struct StreamLine<'a>(&'a Row);
@@ -845,6 +857,30 @@ mod tests {
         let json = serde_json::to_value(&rec).unwrap();
         assert_eq!(json["per_stream"][1]["loss_pct"], 25.0);
         assert_eq!(json["per_stream"][0]["protocol"], "unknown");
+        // 256 strangers: a screenful of lines, the rest counted.
+        for i in 0..300u16 {
+            let sender = SocketAddr::from(([10, 0, 0, 9], 1000 + i));
+            top.handle_datagram(Duration::ZERO, at("0.0.0.0:9000"), Some(sender), b"x");
+        }
+        let rows = top.rows(Duration::from_secs(1));
+        let rec = Summary {
+            streams: rows.len(),
+            per_stream: rows,
+            ..rec
+        };
+        let text = mocap_cli::Human(&rec).to_string();
+        assert_eq!(text.lines().count(), 1 + SUMMARY_STREAMS + 1, "{text}");
+        assert!(
+            text.ends_with("… and 216 more streams (--format json lists every one)"),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::to_value(&rec).unwrap()["per_stream"]
+                .as_array()
+                .unwrap()
+                .len(),
+            256
+        );
     }
 
     #[test]
