@@ -29,7 +29,24 @@ pub(crate) struct Bone {
     pub(crate) pos: [f32; 3],
 }
 
+/// How far a rotation's length may be from 1 before it is flagged. f32
+/// quaternions a sender normalised are within about 1e-6 of it; 1e-2 lets
+/// through rounding and senders that normalise in half precision, and
+/// catches what moves an avatar wrongly: an unnormalised or zero
+/// quaternion, or Euler angles sent in its place.
+pub(crate) const UNIT_TOLERANCE: f64 = 1e-2;
+
 impl Bone {
+    /// Whether the rotation is a unit quaternion (within [`UNIT_TOLERANCE`]).
+    pub(crate) fn unit(&self) -> bool {
+        is_unit(self.rot)
+    }
+
+    /// The rotation's length.
+    pub(crate) fn norm(&self) -> f64 {
+        norm(self.rot)
+    }
+
     /// The rotation as Unity's Euler angles in degrees (x, y, z).
     pub(crate) fn euler(&self) -> [f64; 3] {
         vmc::trackers::unity_euler(mocap_core::quat::wide(self.rot))
@@ -113,6 +130,8 @@ pub(crate) struct Content {
     pub(crate) slots: Vec<Slot>,
     /// Names left out because a list was full.
     pub(crate) dropped: u64,
+    /// Bone rotations received that were not unit quaternions.
+    pub(crate) non_unit: u64,
     /// The sender ends its frames with [`vmc::FRAME_ENDS`] (VMC).
     frame_marks: bool,
     /// Live Link Face subjects seen, in order: [`Decoded::Numbered`]'s part.
@@ -410,6 +429,9 @@ impl Content {
     }
 
     fn bone(&mut self, name: &str, rot: [f32; 4], pos: [f32; 3]) {
+        if !is_unit(rot) {
+            self.non_unit += 1;
+        }
         // A sender names its bones in the same order every frame: the one
         // after the last is tried first, so a frame costs no search.
         let hint = self.next_bone;
@@ -458,6 +480,15 @@ impl Content {
             self.angles.push((what, v, unit));
         }
     }
+}
+
+fn norm(q: [f32; 4]) -> f64 {
+    q.iter().map(|c| f64::from(*c).powi(2)).sum::<f64>().sqrt()
+}
+
+/// A NaN or infinite component is not a unit quaternion either.
+fn is_unit(q: [f32; 4]) -> bool {
+    (norm(q) - 1.0).abs() <= UNIT_TOLERANCE
 }
 
 fn arg_text(out: &mut String, arg: &Arg) {

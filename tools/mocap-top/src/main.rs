@@ -23,15 +23,17 @@ Examples:
       iFacialMocap 49983, Live Link Face 11111, VRChat 9000, VMT 39570)
   mocap-top -l 39539 --to 127.0.0.1:39541
       watch VMC on 39539 and pass every datagram on to VSeeFace moved to 39541
-  sudo tcpdump -i any -U -w - udp | mocap-top -r -
+  sudo tcpdump -i any -U -w - udp 2>/dev/null | mocap-top -r -
       watch what other programs receive, without taking their ports
+      (tcpdump's stderr would write over the screen)
   mocap-top -r take1.pcapng
       a capture at its recorded timing
   mocap-top --format json --duration 10s | jq -c 'select(.type==\"top.stream\")'
       one top.stream record per stream every second, then a summary
 
-Keys: Up/Down pick a row, Enter drills down (Tab: next view), Esc back,
-p pauses the screen, w records to a pcapng, q or Ctrl-C quits.";
+Keys: Up/Down/PgUp/PgDn/Home/End pick a row, Enter drills down (Tab: next
+view), Esc back, / filters, c clears quiet rows, p pauses the screen, w
+records to a pcapng, Ctrl-L redraws, ? lists the keys, q or Ctrl-C quits.";
 
 /// The whole rig, live, in one terminal: every mocap stream on every port,
 /// recognised by content (mocopi, VMC, iFacialMocap, Live Link Face, VRChat
@@ -66,6 +68,12 @@ struct Args {
     #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::parse_duration)]
     interval: Duration,
 
+    /// Remove a stream from the table once it has sent nothing for DUR
+    /// (5s or more: it is quiet after 5 s); the `c` key removes every quiet
+    /// one at once.
+    #[arg(long, value_name = "DUR", default_value = "60s", value_parser = parse_expire)]
+    expire: Duration,
+
     #[command(flatten)]
     record: WriteArgs,
 
@@ -80,6 +88,17 @@ struct Args {
 
     #[command(flatten)]
     _generate: mocap_cli::GenerateArgs,
+}
+
+/// `--expire`: a duration of at least [`state::QUIET`].
+fn parse_expire(text: &str) -> Result<Duration, mocap_cli::ValueError> {
+    let d = mocap_cli::parse_duration(text)?;
+    if d < state::QUIET {
+        return Err(mocap_cli::ValueError(format!(
+            "{text:?} is too short: 5s or more (a stream is quiet after 5 s)"
+        )));
+    }
+    Ok(d)
 }
 
 fn main() -> ExitCode {
@@ -121,6 +140,7 @@ fn start(args: Args) -> anyhow::Result<()> {
         to: args.to,
         screen,
         interval: args.interval,
+        expire: args.expire,
         write: args.record.write,
         record_refused: args.record.record_refused,
         allow: args.allow,
@@ -131,6 +151,16 @@ fn start(args: Args) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn expire_is_at_least_the_quiet_time() {
+        use std::time::Duration;
+        assert_eq!(super::parse_expire("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(super::parse_expire("2m"), Ok(Duration::from_secs(120)));
+        for bad in ["0", "4.9s", "100ms", "x"] {
+            assert!(super::parse_expire(bad).is_err(), "{bad}");
+        }
+    }
+
     #[test]
     fn cli_definition_is_valid() {
         use clap::CommandFactory;

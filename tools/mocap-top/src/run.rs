@@ -7,6 +7,7 @@ use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -20,8 +21,8 @@ use mocap_core::protocol::Protocol;
 use serde::Serialize;
 
 use crate::screen::{Action, Note, View};
-use crate::state::{Row, Top};
-use crate::term::Screen;
+use crate::state::{MAX_STREAMS, Row, Top};
+use crate::term::{Heard, Screen};
 
 /// The tool's name, as it prefixes log lines.
 pub(crate) const TOOL: &str = "mocap-top";
@@ -29,6 +30,10 @@ pub(crate) const TOOL: &str = "mocap-top";
 /// Longest time between two screen redraws, and the shortest: a person
 /// reads a table a few times a second, whatever the datagram rate.
 const REDRAW: Duration = Duration::from_millis(100);
+
+/// Why a run ends when its terminal hangs up (a closed tmux pane or ssh
+/// session): as `q` does, with the summary on stderr if that is still there.
+const TERMINAL_GONE: Stopped = Stopped::Tool("terminal closed");
 
 /// Everything `mocap-top` was asked to do.
 #[derive(Clone, Debug)]
@@ -38,6 +43,8 @@ pub(crate) struct Options {
     pub(crate) to: Vec<SocketAddr>,
     pub(crate) screen: bool,
     pub(crate) interval: Duration,
+    /// `--expire`.
+    pub(crate) expire: Duration,
     pub(crate) write: Option<PathBuf>,
     pub(crate) record_refused: bool,
     pub(crate) allow: mocap_cli::AllowArgs,
@@ -51,16 +58,24 @@ pub(crate) struct Taken {
     pub(crate) listen: SocketAddr,
     pub(crate) protocol: &'static str,
     pub(crate) reason: String,
+    /// The program holding the port, as the OS says (`NAME (pid N)`), or
+    /// `unknown`; only when the port is in use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) program: Option<String>,
 }
 
 impl Taken {
     /// What it means and how to watch that port anyway.
     pub(crate) fn advice(&self) -> String {
         let port = self.listen.port();
+        let program = self
+            .program
+            .as_ref()
+            .map_or_else(String::new, |p| format!(" ({p})"));
         format!(
-            "{} port {port} not watched: {}; to watch it anyway, move that program to another \
-             port and run `mocap-top -l {port} --to 127.0.0.1:OTHER`, or capture it: \
-             `tcpdump -i any -U -w - udp port {port} | mocap-top -r -`",
+            "{} port {port} not watched: {}{program}; to watch it anyway, move that program to \
+             another port and run `mocap-top -l {port} --to 127.0.0.1:OTHER`, or capture it: \
+             `tcpdump -i any -U -w - udp port {port} 2>/dev/null | mocap-top -r -`",
             self.protocol, self.reason
         )
     }
@@ -75,7 +90,70 @@ struct Listening {
 /// Sockets, or a capture.
 enum Inlet {
     Listen(Inbox),
-    Read(Box<Source>, Hold),
+    Read(Reading),
+}
+
+/// A capture read on a thread of its own: a live `tcpdump -w - | mocap-top
+/// -r -` blocks in its read while nothing is captured, and keys, redraws
+/// and staleness must not wait for the next datagram.
+struct Reading {
+    rx: Receiver<anyhow::Result<Read>>,
+    /// The datagram handed out last (borrowed until the next call).
+    payload: Vec<u8>,
+    hold: Hold,
+}
+
+/// What the reading thread took from the capture.
+enum Read {
+    Datagram {
+        listen: Option<SocketAddr>,
+        sender: Option<SocketAddr>,
+        payload: Vec<u8>,
+    },
+    Unreadable,
+    End(Stopped),
+}
+
+/// Datagrams read ahead of the run loop; the capture is paced, so the
+/// thread waits here only when handling fell far behind.
+const READ_AHEAD: usize = 1024;
+
+impl Reading {
+    fn start(mut source: Source, hold: Hold) -> anyhow::Result<Self> {
+        source.pace_recorded();
+        let (tx, rx) = sync_channel(READ_AHEAD);
+        std::thread::Builder::new()
+            .name("capture".into())
+            .spawn(move || {
+                loop {
+                    let read = match source.next(mocap_cli::POLL) {
+                        Ok(Step::Item(Event::Datagram(d))) => Read::Datagram {
+                            listen: d.dst,
+                            sender: d.src,
+                            payload: d.payload.to_vec(),
+                        },
+                        Ok(Step::Item(Event::Unreadable(_))) => Read::Unreadable,
+                        Ok(Step::Idle) => continue,
+                        Ok(Step::End(why)) => Read::End(why),
+                        Err(e) => {
+                            let _ = tx.send(Err(e));
+                            return;
+                        }
+                    };
+                    let end = matches!(read, Read::End(_));
+                    // The run is over when no one takes what was read.
+                    if tx.send(Ok(read)).is_err() || end {
+                        return;
+                    }
+                }
+            })
+            .context("failed to start reading the capture")?;
+        Ok(Self {
+            rx,
+            payload: Vec::new(),
+            hold,
+        })
+    }
 }
 
 /// Whether a capture that ended leaves the screen up until `q`.
@@ -97,6 +175,8 @@ enum Got<'a> {
         payload: &'a [u8],
     },
     Unreadable,
+    /// The capture ended; the screen stays up until `q`.
+    Ended,
 }
 
 impl Feed for Inlet {
@@ -115,25 +195,37 @@ impl Feed for Inlet {
                 Step::Idle => Step::Idle,
                 Step::End(why) => Step::End(why),
             },
-            Self::Read(_, Hold::Ended) => {
+            Self::Read(r) if r.hold == Hold::Ended => {
                 std::thread::sleep(wait);
                 Step::Idle
             }
-            Self::Read(source, hold) => match source.next(wait)? {
-                Step::Item(Event::Datagram(d)) => Step::Item(Got::Datagram {
-                    socket: None,
-                    listen: d.dst,
-                    sender: d.src,
-                    at: None,
-                    payload: d.payload,
-                }),
-                Step::Item(Event::Unreadable(_)) => Step::Item(Got::Unreadable),
-                Step::Idle => Step::Idle,
-                Step::End(_) if *hold == Hold::Open => {
-                    *hold = Hold::Ended;
-                    Step::Idle
+            Self::Read(r) => match r.rx.recv_timeout(wait) {
+                Ok(read) => match read? {
+                    Read::Datagram {
+                        listen,
+                        sender,
+                        payload,
+                    } => {
+                        r.payload = payload;
+                        Step::Item(Got::Datagram {
+                            socket: None,
+                            listen,
+                            sender,
+                            at: None,
+                            payload: &r.payload,
+                        })
+                    }
+                    Read::Unreadable => Step::Item(Got::Unreadable),
+                    Read::End(_) if r.hold == Hold::Open => {
+                        r.hold = Hold::Ended;
+                        Step::Item(Got::Ended)
+                    }
+                    Read::End(why) => Step::End(why),
+                },
+                Err(RecvTimeoutError::Timeout) => Step::Idle,
+                Err(RecvTimeoutError::Disconnected) => {
+                    anyhow::bail!("the capture's reading thread ended")
                 }
-                Step::End(why) => Step::End(why),
             },
         })
     }
@@ -159,10 +251,9 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     let mut listens = Vec::new();
     let mut inlet = match &opts.read {
         Some(path) => {
-            let mut source = Source::open(&Input::Read(path.clone()))?;
-            source.pace_recorded();
+            let source = Source::open(&Input::Read(path.clone()))?;
             let hold = if opts.screen { Hold::Open } else { Hold::No };
-            Inlet::Read(Box::new(source), hold)
+            Inlet::Read(Reading::start(source, hold)?)
         }
         None => {
             let mut sockets = Vec::new();
@@ -174,6 +265,8 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                             listen: addr,
                             protocol,
                             reason: reason(&e),
+                            program: (kind(&e) == Some(io::ErrorKind::AddrInUse))
+                                .then(|| holder(addr.port())),
                         };
                         log.info(format_args!("{}", t.advice()));
                         taken.push(t);
@@ -257,6 +350,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         screen,
         view,
         interval: opts.interval,
+        expire: opts.expire,
         next_out: now + if opts.screen { REDRAW } else { opts.interval },
         budget: opts.stop.budget(),
         recorder: recorder.take(),
@@ -271,10 +365,9 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     let stopped = mocap_cli::drive(&mut inlet, opts.stop.duration, None, &mut h);
     // The terminal is given back before anything else is printed.
     h.screen = None;
+    // A capture's source records nothing (`-w` is the handler's): there is
+    // nothing of it to finish.
     let stopped = stopped?;
-    if let Inlet::Read(source, _) = &mut inlet {
-        source.finish(&h.log)?;
-    }
     let dropped = match &inlet {
         Inlet::Listen(inbox) => inbox.dropped(),
         Inlet::Read(..) => 0,
@@ -297,13 +390,31 @@ fn listen_addresses(given: &[SocketAddr]) -> Vec<(SocketAddr, &'static str)> {
         .collect()
 }
 
+/// The kind of the I/O error behind `e`.
+fn kind(e: &anyhow::Error) -> Option<io::ErrorKind> {
+    e.chain()
+        .find_map(|c| c.downcast_ref::<io::Error>())
+        .map(io::Error::kind)
+}
+
+/// The program holding UDP `port`, as the OS's socket table says:
+/// `NAME (pid N)`, or `unknown` when it does not say (a process of another
+/// user without the rights to see it, a platform it cannot read).
+fn holder(port: u16) -> String {
+    /// Longest name kept (a Windows path name can be long).
+    const MAX_NAME: usize = 64;
+    match listeners::get_process_by_port(port, listeners::Protocol::UDP) {
+        Ok(p) if !p.name.is_empty() => {
+            let name: String = p.name.chars().take(MAX_NAME).collect();
+            format!("{name} (pid {})", p.pid)
+        }
+        _ => "unknown".into(),
+    }
+}
+
 /// Why a bind failed, in a few words.
 fn reason(e: &anyhow::Error) -> String {
-    let kind = e
-        .chain()
-        .find_map(|c| c.downcast_ref::<io::Error>())
-        .map(io::Error::kind);
-    match kind {
+    match kind(e) {
         Some(io::ErrorKind::AddrInUse) => "another program has it".into(),
         Some(io::ErrorKind::PermissionDenied) => "not permitted".into(),
         _ => format!("{e:#}"),
@@ -322,6 +433,7 @@ struct Handler {
     screen: Option<Screen>,
     view: View,
     interval: Duration,
+    expire: Duration,
     /// When the next records are written or the screen is drawn.
     next_out: Instant,
     /// `-n` datagrams.
@@ -393,13 +505,22 @@ impl Handler {
         let Some(screen) = &mut self.screen else {
             return Ok(None);
         };
-        let keys = screen.keys()?;
+        let keys = match screen.input() {
+            Heard::Keys(keys) => keys,
+            Heard::Gone => return Ok(Some(TERMINAL_GONE)),
+        };
         let now = self.now();
         for key in keys {
             match self.view.key(key, &self.top, now) {
                 Action::None => {}
                 Action::Quit => return Ok(Some(Stopped::Tool("quit"))),
                 Action::ToggleRecording => self.toggle_recording()?,
+                Action::ClearQuiet => self.top.clear_quiet(now),
+                Action::Redraw => {
+                    if let Some(screen) = &mut self.screen {
+                        screen.clear()?;
+                    }
+                }
             }
         }
         Ok(None)
@@ -440,8 +561,10 @@ impl Handler {
             elapsed_s: round3(self.now().as_secs_f64()),
             datagrams: self.top.datagrams,
             streams: self.top.len(),
+            per_stream: self.top.rows(self.now()),
             refused: self.guard.refused(),
             evicted: self.top.evicted,
+            expired: self.top.expired,
             unreadable: self.unreadable,
             dropped,
             listening: self.listens.iter().map(|l| l.addr).collect(),
@@ -456,17 +579,24 @@ impl Handler {
 
 impl FeedHandler<Inlet> for Handler {
     fn item(&mut self, got: Got<'_>) -> anyhow::Result<Flow> {
+        if matches!(got, Got::Ended) {
+            self.view.ended = true;
+            return Ok(Flow::Continue);
+        }
         self.budget.spend(1);
-        let Got::Datagram {
-            socket,
-            listen,
-            sender,
-            at,
-            payload,
-        } = got
-        else {
-            self.unreadable += 1;
-            return Ok(self.flow());
+        let (socket, listen, sender, at, payload) = match got {
+            Got::Datagram {
+                socket,
+                listen,
+                sender,
+                at,
+                payload,
+            } => (socket, listen, sender, at, payload),
+            Got::Unreadable => {
+                self.unreadable += 1;
+                return Ok(self.flow());
+            }
+            Got::Ended => return Ok(Flow::Continue),
         };
         let now = at.map_or_else(|| self.now(), |at| at.saturating_duration_since(self.start));
         let listening = socket.and_then(|i| self.listens.get_mut(i));
@@ -502,12 +632,20 @@ impl FeedHandler<Inlet> for Handler {
             if let Some(why) = self.keys()? {
                 return Ok(Some(why));
             }
-            self.draw()?;
+            if let Err(e) = self.draw() {
+                // Hung up between the look at the keys and the draw.
+                return match self.keys()? {
+                    Some(why) => Ok(Some(why)),
+                    None => Err(e),
+                };
+            }
         } else {
             self.next_out = later(self.next_out, self.interval, now);
             self.records()?;
         }
-        self.top.forget(self.now());
+        let now = self.now();
+        self.top.forget(now);
+        self.top.expire(now, self.expire);
         Ok(None)
     }
 
@@ -532,10 +670,14 @@ struct Summary<'a> {
     elapsed_s: f64,
     datagrams: u64,
     streams: usize,
+    /// Each stream still in the table, as its `top.stream` record.
+    per_stream: Vec<Row>,
     /// Datagrams from senders `--allow` does not admit.
     refused: u64,
     /// Streams dropped to stay within the bound (the least recent first).
     evicted: u64,
+    /// Streams removed after `--expire` without a datagram, or by `c`.
+    expired: u64,
     /// Capture input that was not a datagram.
     unreadable: u64,
     /// Datagrams dropped because handling fell behind receiving.
@@ -550,14 +692,39 @@ impl Record for Summary<'_> {
     fn human(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "done ({}): {} datagrams, {} streams in {:.1} s",
-            self.stopped, self.datagrams, self.streams, self.elapsed_s
+            "done ({}): {} datagrams, {} in {:.1} s",
+            self.stopped,
+            self.datagrams,
+            if self.streams == 1 {
+                "1 stream".to_owned()
+            } else {
+                format!("{} streams", self.streams)
+            },
+            self.elapsed_s
         )?;
+        if self.expired > 0 {
+            write!(f, ", {} expired", self.expired)?;
+        }
+        if self.evicted > 0 {
+            write!(f, ", {} evicted (over {MAX_STREAMS})", self.evicted)?;
+        }
         if self.dropped > 0 {
             write!(f, ", {} dropped (handling fell behind)", self.dropped)?;
         }
         if self.unreadable > 0 {
             write!(f, ", {} unreadable input", self.unreadable)?;
+        }
+        // Live streams come first; past a screenful, strangers are counted.
+        for r in self.per_stream.iter().take(SUMMARY_STREAMS) {
+            write!(f, "\n  {}", StreamLine(r))?;
+        }
+        if let Some(more) = self.per_stream.len().checked_sub(SUMMARY_STREAMS)
+            && more > 0
+        {
+            write!(
+                f,
+                "\n  … and {more} more streams (--format json lists every one)"
+            )?;
         }
         for t in self.taken {
             write!(f, "\n  {}", t.advice())?;
@@ -570,6 +737,58 @@ impl Record for Summary<'_> {
     }
 }
 
+/// Most streams the human summary has a line for.
+const SUMMARY_STREAMS: usize = 40;
+
+/// One stream in the human summary.
+struct StreamLine<'a>(&'a Row);
+
+impl fmt::Display for StreamLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
+        let addr = |a: Option<SocketAddr>| a.map_or_else(|| "-".to_owned(), |a| a.to_string());
+        let n = |n: u64, one: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {one}s")
+            }
+        };
+        write!(
+            f,
+            "{} on {} from {}: {}, {}",
+            r.key.kind.name(),
+            addr(r.listen),
+            addr(r.sender),
+            n(r.datagrams, "datagram"),
+            n(r.frames, "frame")
+        )?;
+        if let Some(pct) = r.loss_pct {
+            write!(f, ", {} lost ({pct:.1} %)", r.lost)?;
+            if r.duplicates + r.reordered + r.restarts > 0 {
+                write!(
+                    f,
+                    ", {} duplicated, {} reordered, {}",
+                    r.duplicates,
+                    r.reordered,
+                    n(r.restarts, "restart")
+                )?;
+            }
+        }
+        if r.errors > 0 {
+            write!(f, ", {}", n(r.errors, "error"))?;
+        }
+        if r.non_unit_rotations > 0 {
+            write!(
+                f,
+                ", {} not unit quaternions",
+                n(r.non_unit_rotations, "rotation")
+            )?;
+        }
+        Ok(())
+    }
+}
+
 fn show(p: &Path) -> impl fmt::Display + '_ {
     p.display()
 }
@@ -577,6 +796,110 @@ fn show(p: &Path) -> impl fmt::Display + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_human_summary_has_a_line_per_stream_with_loss_in_percent() {
+        let mocopi = {
+            let file = std::fs::File::open(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../captures/mocopi/mocopi-frame-loss.pcapng"
+            ))
+            .unwrap();
+            let mut d = mocap_core::pcap::Datagrams::new(file).unwrap();
+            let mut out = Vec::new();
+            while let Some(c) = d.next_datagram() {
+                out.push(c.unwrap().payload.to_vec());
+            }
+            out
+        };
+        let mut top = Top::new();
+        let at = |s: &str| Some(s.parse::<SocketAddr>().unwrap());
+        for (i, d) in mocopi.iter().enumerate() {
+            let t = Duration::from_millis(16 * i as u64);
+            top.handle_datagram(t, at("0.0.0.0:12351"), at("10.0.0.5:50000"), d);
+        }
+        top.handle_datagram(
+            Duration::ZERO,
+            at("0.0.0.0:9000"),
+            at("10.0.0.6:1"),
+            b"junk",
+        );
+        let rec = Summary {
+            kind: "summary",
+            tool: TOOL,
+            stopped: Stopped::Tool("quit"),
+            elapsed_s: 1.0,
+            datagrams: top.datagrams,
+            streams: top.len(),
+            per_stream: top.rows(Duration::from_secs(1)),
+            refused: 0,
+            evicted: 0,
+            expired: 3,
+            unreadable: 0,
+            dropped: 0,
+            listening: Vec::new(),
+            taken: &[],
+            sends: Vec::new(),
+            recorded: &[],
+        };
+        let text = mocap_cli::Human(&rec).to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "done (quit): 9 datagrams, 2 streams in 1.0 s, 3 expired",
+                "  unknown on 0.0.0.0:9000 from 10.0.0.6:1: 1 datagram, 0 frames",
+                "  mocopi on 0.0.0.0:12351 from 10.0.0.5:50000: 8 datagrams, 7 frames, 2 lost \
+                 (25.0 %), 1 duplicated, 0 reordered, 1 restart",
+            ],
+            "{text}"
+        );
+        let json = serde_json::to_value(&rec).unwrap();
+        assert_eq!(json["per_stream"][1]["loss_pct"], 25.0);
+        assert_eq!(json["per_stream"][0]["protocol"], "unknown");
+        // 256 strangers: a screenful of lines, the rest counted.
+        for i in 0..300u16 {
+            let sender = SocketAddr::from(([10, 0, 0, 9], 1000 + i));
+            top.handle_datagram(Duration::ZERO, at("0.0.0.0:9000"), Some(sender), b"x");
+        }
+        let rows = top.rows(Duration::from_secs(1));
+        let rec = Summary {
+            streams: rows.len(),
+            per_stream: rows,
+            ..rec
+        };
+        let text = mocap_cli::Human(&rec).to_string();
+        assert_eq!(text.lines().count(), 1 + SUMMARY_STREAMS + 1, "{text}");
+        assert!(
+            text.ends_with("… and 216 more streams (--format json lists every one)"),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::to_value(&rec).unwrap()["per_stream"]
+                .as_array()
+                .unwrap()
+                .len(),
+            256
+        );
+    }
+
+    #[test]
+    fn the_program_holding_a_port_is_named() {
+        let held = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = held.local_addr().unwrap().port();
+        let name = std::fs::read_to_string("/proc/self/comm");
+        let got = holder(port);
+        // Linux names it (from /proc); elsewhere the OS's table does.
+        assert!(
+            got.ends_with(&format!("(pid {})", std::process::id())),
+            "{got}"
+        );
+        if let Ok(name) = name {
+            assert!(got.starts_with(name.trim()), "{got} {name}");
+        }
+        drop(held);
+        assert_eq!(holder(port), "unknown");
+    }
 
     #[test]
     fn no_listen_address_means_every_default_port_of_every_protocol() {

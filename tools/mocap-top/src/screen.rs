@@ -4,6 +4,7 @@
 //! change only the [`View`]; drawing is a function of the model, the view
 //! and `now`, so it is tested on ratatui's `TestBackend`.
 
+use std::cell::Cell;
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -12,13 +13,16 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Row as TableRow, Table};
+use ratatui::widgets::{Paragraph, Row as TableRow, Table, TableState};
 
 use mocap_cli::SendRecord;
 
 use crate::content::Content;
 use crate::run::Taken;
-use crate::state::{Key, Kind, Liveness, Row, Top};
+use crate::state::{self, Key, Kind, Liveness, Row, Top};
+
+/// Longest `/` filter: an address with its port is 47 characters.
+const MAX_FILTER: usize = 64;
 
 /// A line under the header: a port listened on (and where it is passed
 /// on), or a default port that is not.
@@ -34,6 +38,10 @@ pub(crate) enum Action {
     None,
     Quit,
     ToggleRecording,
+    /// Paint the whole screen again (Ctrl-L).
+    Redraw,
+    /// Remove the quiet rows (`c`).
+    ClearQuiet,
 }
 
 /// The drill-down views.
@@ -83,14 +91,36 @@ pub(crate) struct View {
     pub(crate) drill: Option<Drill>,
     /// A frozen copy of the model and its time, while paused.
     pub(crate) paused: Option<(Top, Duration)>,
+    /// The `/` filter, lower case: rows whose protocol, port or sender
+    /// hold it.
+    pub(crate) filter: String,
+    /// Keys go to the filter (after `/`, until Enter or Esc).
+    pub(crate) editing: bool,
+    /// The key list (`?`) is up.
+    pub(crate) help: bool,
+    /// What the last draw found: the first table row on screen, how many
+    /// rows fit, and how far the drill-down can scroll. Keys page by it
+    /// and keep the selection on screen.
+    offset: Cell<usize>,
+    page: Cell<usize>,
+    drill_max: Cell<usize>,
     /// The file being recorded to.
     pub(crate) recording: Option<String>,
+    /// The capture read with `-r` has ended (the screen stays until `q`).
+    pub(crate) ended: bool,
     pub(crate) notes: Vec<Note>,
 }
 
 impl View {
     pub(crate) fn new() -> Self {
         Self::default()
+    }
+
+    /// The rows the table shows: the model's, through the filter.
+    fn rows(&self, shown: &Top, at: Duration) -> Vec<Row> {
+        let mut rows = shown.rows(at);
+        rows.retain(|r| state::matches(r, &self.filter));
+        rows
     }
 
     /// The model and time to draw: the frozen ones while paused.
@@ -109,6 +139,41 @@ impl View {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Char('c') if ctrl => return Action::Quit,
+            KeyCode::Char('l') if ctrl => return Action::Redraw,
+            _ if self.help => {
+                self.help = false;
+                return Action::None;
+            }
+            _ if self.editing => {
+                match key.code {
+                    KeyCode::Enter => self.editing = false,
+                    KeyCode::Esc => {
+                        self.editing = false;
+                        self.filter.clear();
+                    }
+                    KeyCode::Backspace => {
+                        self.filter.pop();
+                    }
+                    KeyCode::Char(c) if !ctrl && self.filter.chars().count() < MAX_FILTER => {
+                        self.filter.extend(c.to_lowercase());
+                    }
+                    _ => {}
+                }
+                return Action::None;
+            }
+            KeyCode::Char('?') => {
+                self.help = true;
+                return Action::None;
+            }
+            KeyCode::Char('/') if self.drill.is_none() => {
+                self.editing = true;
+                return Action::None;
+            }
+            KeyCode::Esc if self.drill.is_none() && !self.filter.is_empty() => {
+                self.filter.clear();
+                return Action::None;
+            }
+            KeyCode::Char('c') if self.drill.is_none() => return Action::ClearQuiet,
             KeyCode::Char('q') => return Action::Quit,
             KeyCode::Char('w') => return Action::ToggleRecording,
             KeyCode::Char('p' | ' ') => {
@@ -131,8 +196,9 @@ impl View {
 
     /// Moves the cursor, drills down, scrolls.
     fn navigate(&mut self, key: KeyEvent, shown: &Top, at: Duration) {
-        let rows = shown.rows(at);
+        let page = self.page.get().max(1);
         if let Some(d) = &mut self.drill {
+            let max = self.drill_max.get();
             match key.code {
                 KeyCode::Esc | KeyCode::Backspace | KeyCode::Left => self.drill = None,
                 KeyCode::Tab => {
@@ -141,31 +207,43 @@ impl View {
                         d.scroll = 0;
                     }
                 }
-                KeyCode::Down | KeyCode::Char('j') => d.scroll = d.scroll.saturating_add(1),
+                KeyCode::Down | KeyCode::Char('j') => d.scroll = (d.scroll + 1).min(max),
                 KeyCode::Up | KeyCode::Char('k') => d.scroll = d.scroll.saturating_sub(1),
-                KeyCode::PageDown => d.scroll = d.scroll.saturating_add(10),
-                KeyCode::PageUp => d.scroll = d.scroll.saturating_sub(10),
+                KeyCode::PageDown => d.scroll = d.scroll.saturating_add(page).min(max),
+                KeyCode::PageUp => d.scroll = d.scroll.saturating_sub(page),
+                KeyCode::Home => d.scroll = 0,
+                KeyCode::End => d.scroll = max,
                 _ => {}
             }
             return;
         }
+        let rows = self.rows(shown, at);
+        let last = rows.len().saturating_sub(1);
+        // With no row picked (or it went), the cursor starts from the top
+        // row on screen: whatever it lands on can be seen.
         let at_row = self
             .selected
             .and_then(|k| rows.iter().position(|r| r.key == k));
+        let from = at_row.unwrap_or_else(|| self.offset.get().min(last));
+        let to = match key.code {
+            KeyCode::Down | KeyCode::Char('j') => at_row.map_or(from, |i| (i + 1).min(last)),
+            KeyCode::Up | KeyCode::Char('k') => at_row.map_or(from, |i| i.saturating_sub(1)),
+            KeyCode::PageDown => from.saturating_add(page).min(last),
+            KeyCode::PageUp => from.saturating_sub(page),
+            KeyCode::Home => 0,
+            KeyCode::End => last,
+            _ => from,
+        };
         match key.code {
-            KeyCode::Down | KeyCode::Char('j') => {
-                let i = at_row.map_or(0, |i| (i + 1).min(rows.len().saturating_sub(1)));
-                self.selected = rows.get(i).map(|r| r.key);
-            }
-            KeyCode::Up | KeyCode::Char('k') => {
-                let i = at_row.map_or(0, |i| i.saturating_sub(1));
-                self.selected = rows.get(i).map(|r| r.key);
-            }
+            KeyCode::Down
+            | KeyCode::Char('j' | 'k')
+            | KeyCode::Up
+            | KeyCode::PageDown
+            | KeyCode::PageUp
+            | KeyCode::Home
+            | KeyCode::End => self.selected = rows.get(to).map(|r| r.key),
             KeyCode::Enter | KeyCode::Right => {
-                let key = at_row
-                    .and_then(|i| rows.get(i))
-                    .or_else(|| rows.first())
-                    .map(|r| r.key);
+                let key = rows.get(from).map(|r| r.key);
                 if let Some(key) = key {
                     self.selected = Some(key);
                     let tab = shown
@@ -222,17 +300,29 @@ pub(crate) fn draw(f: &mut Frame<'_>, top: &Top, view: &View, now: Duration, sen
         Constraint::Length(1),
     ])
     .areas(area);
-    let rows = shown.rows(at);
-    f.render_widget(Paragraph::new(header(&rows, view)), head);
+    let all = shown.rows(at);
+    let rate = shown.datagrams_per_s(at);
+    f.render_widget(Paragraph::new(header(&all, rate, view)), head);
     f.render_widget(Paragraph::new(notes), notes_area);
-    match view.drill {
-        Some(d) => drill(f, body, shown, &rows, d, at),
-        None => table(f, body, &rows, view.selected),
-    }
-    let help_text = if view.drill.is_some() {
-        " Esc back  Tab next view  ↑↓ scroll  p pause  w record  q quit"
+    let mut rows = all;
+    rows.retain(|r| state::matches(r, &view.filter));
+    // Rows of the table or the drill-down list under their header line.
+    view.page
+        .set(usize::from(body.height.saturating_sub(2)).max(1));
+    if view.help {
+        keys_help(f, body);
     } else {
-        " ↑↓ select  Enter drill down  p pause  w record  q quit"
+        match view.drill {
+            Some(d) => drill(f, body, shown, &rows, d, at, view),
+            None => table(f, body, &rows, view),
+        }
+    }
+    let help_text = if view.editing {
+        " filter: type a protocol, port or sender  Enter keep  Esc clear"
+    } else if view.drill.is_some() {
+        " Esc back  Tab next view  ↑↓ PgUp PgDn scroll  p pause  w record  ? keys  q quit"
+    } else {
+        " ↑↓ PgUp PgDn select  Enter drill down  / filter  c clear quiet  ? keys  q quit"
     };
     f.render_widget(
         Paragraph::new(help_text).style(Style::new().add_modifier(Modifier::REVERSED)),
@@ -240,18 +330,71 @@ pub(crate) fn draw(f: &mut Frame<'_>, top: &Top, view: &View, now: Duration, sen
     );
 }
 
-fn header(rows: &[Row], view: &View) -> Line<'static> {
+/// Every key, for `?`.
+const KEYS: [(&str, &str); 13] = [
+    ("Up/Down, j/k", "pick a row; in a drill-down, scroll"),
+    ("PgUp/PgDn", "a page up or down"),
+    ("Home/End", "the first or last row"),
+    ("Enter", "drill down into the row"),
+    ("Tab", "the drill-down's next view"),
+    ("Esc", "back to the table; clears the filter"),
+    ("/", "filter by protocol, port or sender (Enter keeps it)"),
+    ("c", "clear the quiet rows"),
+    ("p, Space", "pause the screen (counting goes on)"),
+    ("w", "start or stop recording to a pcapng"),
+    ("Ctrl-L", "paint the screen afresh"),
+    ("?", "this list (any key closes it)"),
+    ("q, Ctrl-C", "quit"),
+];
+
+fn keys_help(f: &mut Frame<'_>, area: Rect) {
+    let rows = KEYS
+        .iter()
+        .map(|(k, what)| TableRow::new(vec![format!(" {k}"), (*what).to_owned()]));
+    f.render_widget(
+        Table::new(rows, [Constraint::Length(14), Constraint::Fill(1)]).header(
+            TableRow::new(vec![" KEY", "WHAT IT DOES"])
+                .style(Style::new().add_modifier(Modifier::BOLD)),
+        ),
+        area,
+    );
+}
+
+/// `n` and the noun, singular or plural.
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn header(rows: &[Row], rate: f64, view: &View) -> Line<'static> {
     let live = rows.iter().filter(|r| r.state == Liveness::Live).count();
-    let rate: f64 = rows.iter().map(|r| r.datagrams_per_s).sum();
+    // + 0.0: no "-0".
+    let rate = rate.max(0.0) + 0.0;
     let mut spans = vec![
         Span::styled("mocap-top", Style::new().add_modifier(Modifier::BOLD)),
         Span::raw(format!(
-            "  {} streams ({live} live)  {rate:.0} datagrams/s",
-            rows.len()
+            "  {} ({live} live)  {rate:.0} datagrams/s",
+            count(rows.len(), "stream", "streams"),
         )),
     ];
+    if !view.filter.is_empty() || view.editing {
+        let shown = rows
+            .iter()
+            .filter(|r| state::matches(r, &view.filter))
+            .count();
+        let cursor = if view.editing { "_" } else { "" };
+        spans.push(Span::styled(
+            format!("  /{}{cursor} ({shown} shown)", view.filter),
+            Style::new().fg(Color::Cyan),
+        ));
+    }
     if view.paused.is_some() {
         spans.push(Span::styled("  PAUSED", Style::new().fg(Color::Yellow)));
+    }
+    if view.ended {
+        spans.push(Span::styled(
+            "  END OF INPUT (q quits)",
+            Style::new().fg(Color::Yellow),
+        ));
     }
     if let Some(path) = &view.recording {
         spans.push(Span::styled(
@@ -276,10 +419,11 @@ fn note_lines(view: &View, sends: &[SendRecord], width: u16) -> Vec<Line<'static
                     (None, _) => addr.to_string(),
                 })
             }
-            Note::Taken(t) => lines.push(Line::styled(
-                truncate(&t.advice(), usize::from(width)),
-                Style::new().fg(Color::Yellow),
-            )),
+            Note::Taken(t) => lines.extend(
+                wrap(&t.advice(), usize::from(width))
+                    .into_iter()
+                    .map(|l| Line::styled(l, Style::new().fg(Color::Yellow))),
+            ),
         }
     }
     if !ports.is_empty() {
@@ -290,6 +434,39 @@ fn note_lines(view: &View, sends: &[SendRecord], width: u16) -> Vec<Line<'static
                 usize::from(width),
             )),
         );
+    }
+    lines
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces (a word
+/// longer than a line is broken where the line ends).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    let mut len = 0;
+    for word in text.split(' ') {
+        let mut word: Vec<char> = word.chars().collect();
+        if len > 0 && len + 1 + word.len() > width {
+            lines.push(std::mem::take(&mut line));
+            len = 0;
+        }
+        if len > 0 {
+            line.push(' ');
+            len += 1;
+        }
+        while len + word.len() > width {
+            let rest = word.split_off(width - len);
+            line.extend(word);
+            lines.push(std::mem::take(&mut line));
+            len = 0;
+            word = rest;
+        }
+        len += word.len();
+        line.extend(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
     }
     lines
 }
@@ -330,47 +507,76 @@ fn age_text(r: &Row) -> String {
     }
 }
 
-fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], selected: Option<Key>) {
-    let wide = area.width >= 120;
-    let header: Vec<&str> = if wide {
-        vec![
-            "PROTOCOL", "PORT", "SENDER", "RATE/s", "JITTER", "LOST", "DUP", "REORD", "RST", "AGE",
-            "ERR", "BYTES/s", "NOTE",
-        ]
-    } else {
-        vec![
-            "PROTO", "PORT", "SENDER", "RATE", "JIT", "LOST", "AGE", "ERR", "B/s", "NOTE",
-        ]
+/// How much of a row the table's width has room for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Width {
+    /// 120 columns and more: every column, full names.
+    Wide,
+    /// 80 and more.
+    Normal,
+    /// Under 80: protocol, port, rate, age and as much of the sender as fits.
+    Narrow,
+}
+
+fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], view: &View) {
+    let width = match area.width {
+        120.. => Width::Wide,
+        80.. => Width::Normal,
+        _ => Width::Narrow,
     };
-    let widths: Vec<Constraint> = if wide {
-        [14, 5, 21, 7, 6, 6, 5, 5, 4, 6, 5, 8]
-            .into_iter()
-            .map(Constraint::Length)
-            .chain([Constraint::Fill(1)])
-            .collect()
-    } else {
-        [8, 5, 21, 6, 5, 5, 5, 4, 6]
-            .into_iter()
-            .map(Constraint::Length)
-            .chain([Constraint::Fill(1)])
-            .collect()
+    let (header, lengths): (Vec<&str>, &[u16]) = match width {
+        Width::Wide => (
+            vec![
+                "PROTOCOL", "PORT", "SENDER", "RATE/s", "JITTER", "LOST", "DUP", "REORD", "RST",
+                "AGE", "ERR", "BYTES/s", "NOTE",
+            ],
+            &[14, 5, 21, 7, 6, 6, 5, 5, 4, 6, 5, 8],
+        ),
+        Width::Normal => (
+            vec![
+                "PROTO", "PORT", "SENDER", "RATE", "JIT", "LOST", "AGE", "ERR", "B/s", "NOTE",
+            ],
+            &[8, 5, 21, 6, 5, 5, 5, 4, 6],
+        ),
+        Width::Narrow => (
+            vec!["PROTO", "PORT", "RATE", "AGE", "SENDER"],
+            &[8, 5, 6, 6],
+        ),
     };
+    let widths: Vec<Constraint> = lengths
+        .iter()
+        .copied()
+        .map(Constraint::Length)
+        .chain([Constraint::Fill(1)])
+        .collect();
+    // The sender's cell, cut with an ellipsis rather than by the table.
+    let fixed: u16 = lengths.iter().sum::<u16>() + u16::try_from(lengths.len()).unwrap_or(0);
+    let sender_w = match width {
+        Width::Narrow => usize::from(area.width.saturating_sub(fixed)),
+        Width::Wide | Width::Normal => 21,
+    };
+    let selected = view.selected;
     let body: Vec<TableRow<'_>> = rows
         .iter()
         .map(|r| {
             let port = r
                 .listen
                 .map_or_else(|| "-".into(), |l| l.port().to_string());
-            let sender = r.sender.map_or_else(|| "-".into(), |s| s.to_string());
+            let sender = truncate(
+                &r.sender.map_or_else(|| "-".into(), |s| s.to_string()),
+                sender_w,
+            );
             let jitter = r
                 .jitter_ms
                 .map_or_else(|| "-".into(), |j| format!("{j:.1}"));
             let note = if r.shared {
-                if wide {
+                if width == Width::Wide {
                     "2+ SENDERS on this port".into()
                 } else {
                     "SHARED".into()
                 }
+            } else if let Some(bone) = &r.non_unit_bone {
+                format!("|q|≠1 {bone}")
             } else if let (Some(size), Some(hex)) = (r.size, &r.head_hex) {
                 format!("{size}B {hex}")
             } else {
@@ -380,12 +586,13 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], selected: Option<Key>) {
                     Liveness::Quiet => "quiet".into(),
                 }
             };
-            let cells: Vec<String> = if wide {
-                vec![
+            let rate = format!("{:.1}", r.rate_hz);
+            let cells: Vec<String> = match width {
+                Width::Wide => vec![
                     r.key.kind.name().into(),
                     port,
                     sender,
-                    format!("{:.1}", r.rate_hz),
+                    rate,
                     jitter,
                     r.lost.to_string(),
                     r.duplicates.to_string(),
@@ -395,20 +602,20 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], selected: Option<Key>) {
                     r.errors.to_string(),
                     si(r.bytes_per_s),
                     note,
-                ]
-            } else {
-                vec![
+                ],
+                Width::Normal => vec![
                     short(r.key.kind).into(),
                     port,
                     sender,
-                    format!("{:.1}", r.rate_hz),
+                    rate,
                     jitter,
                     r.lost.to_string(),
                     age_text(r),
                     r.errors.to_string(),
                     si(r.bytes_per_s),
                     note,
-                ]
+                ],
+                Width::Narrow => vec![short(r.key.kind).into(), port, rate, age_text(r), sender],
             };
             let mut style = match r.state {
                 Liveness::Live => Style::new(),
@@ -424,10 +631,17 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], selected: Option<Key>) {
             TableRow::new(cells).style(style)
         })
         .collect();
+    // The selection is kept on screen: the table scrolls to it, from where
+    // the last draw left off.
+    let at = selected.and_then(|k| rows.iter().position(|r| r.key == k));
+    let mut state = TableState::new()
+        .with_offset(view.offset.get().min(rows.len().saturating_sub(1)))
+        .with_selected(at);
     let empty = rows.is_empty();
     let t = Table::new(body, widths)
         .header(TableRow::new(header).style(Style::new().add_modifier(Modifier::BOLD)));
-    f.render_widget(t, area);
+    f.render_stateful_widget(t, area, &mut state);
+    view.offset.set(state.offset());
     if empty && area.height > 2 {
         let msg = Paragraph::new(
             " no datagrams yet: is the app sending to this machine's IPv4 address and one of \
@@ -445,7 +659,15 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], selected: Option<Key>) {
     }
 }
 
-fn drill(f: &mut Frame<'_>, area: Rect, top: &Top, rows: &[Row], d: Drill, now: Duration) {
+fn drill(
+    f: &mut Frame<'_>,
+    area: Rect,
+    top: &Top,
+    rows: &[Row],
+    d: Drill,
+    now: Duration,
+    view: &View,
+) {
     let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
     let row = rows.iter().find(|r| r.key == d.key);
     let mut spans = vec![Span::styled(
@@ -476,7 +698,8 @@ fn drill(f: &mut Frame<'_>, area: Rect, top: &Top, rows: &[Row], d: Drill, now: 
         spans.push(Span::styled(t.title(), style));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), title);
-    match d.tab {
+    // A list scrolls no further than its last line at the bottom.
+    let max = match d.tab {
         Some(Tab::Bones) => bones(f, body, c, d.scroll),
         Some(Tab::Face) => face(f, body, c, d.scroll),
         Some(Tab::Addresses) => addresses(f, body, c, d.scroll, now),
@@ -485,7 +708,7 @@ fn drill(f: &mut Frame<'_>, area: Rect, top: &Top, rows: &[Row], d: Drill, now: 
             let text = match (d.key.kind, stream.last_size()) {
                 (Kind::Unknown, size) => format!(
                     " unknown bytes: newest datagram {size} bytes, starting {}",
-                    crate::state::hex_head(stream.head())
+                    state::hex_head(stream.head())
                 ),
                 _ => " nothing decoded yet".into(),
             };
@@ -493,22 +716,30 @@ fn drill(f: &mut Frame<'_>, area: Rect, top: &Top, rows: &[Row], d: Drill, now: 
                 Paragraph::new(text).wrap(ratatui::widgets::Wrap { trim: true }),
                 body,
             );
+            0
         }
-    }
+    };
+    view.drill_max.set(max);
+}
+
+/// How far a list of `len` lines under a header line can scroll in `area`.
+fn scroll_max(len: usize, area: Rect) -> usize {
+    len.saturating_sub(usize::from(area.height.saturating_sub(1)))
 }
 
 fn f3(v: f32) -> String {
     format!("{v:.3}")
 }
 
-fn bones(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
+fn bones(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) -> usize {
+    let max = scroll_max(c.bones.len(), area);
     let header = TableRow::new(vec![
-        "BONE", "ROT X°", "ROT Y°", "ROT Z°", "POS X", "POS Y", "POS Z",
+        "BONE", "ROT X°", "ROT Y°", "ROT Z°", "POS X", "POS Y", "POS Z", "NOTE",
     ])
     .style(Style::new().add_modifier(Modifier::BOLD));
-    let rows = c.bones.iter().skip(scroll).map(|b| {
+    let rows = c.bones.iter().skip(scroll.min(max)).map(|b| {
         let e = b.euler();
-        TableRow::new(vec![
+        let row = TableRow::new(vec![
             b.name.clone(),
             format!("{:.1}", e[0]),
             format!("{:.1}", e[1]),
@@ -516,7 +747,17 @@ fn bones(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
             f3(b.pos[0]),
             f3(b.pos[1]),
             f3(b.pos[2]),
-        ])
+            if b.unit() {
+                String::new()
+            } else {
+                format!("not a unit quaternion: |q|={:.3}", b.norm())
+            },
+        ]);
+        if b.unit() {
+            row
+        } else {
+            row.style(Style::new().fg(Color::Red))
+        }
     });
     let widths = [
         Constraint::Length(20),
@@ -526,11 +767,13 @@ fn bones(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
         Constraint::Length(8),
         Constraint::Length(8),
         Constraint::Length(8),
+        Constraint::Fill(1),
     ];
     f.render_widget(Table::new(rows, widths).header(header), area);
+    max
 }
 
-fn face(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
+fn face(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) -> usize {
     let angle_lines = u16::try_from(c.angles.len())
         .unwrap_or(0)
         .min(area.height / 3);
@@ -552,12 +795,16 @@ fn face(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
     let cell = usize::from(bars.width) / cols;
     let height = usize::from(bars.height);
     if height == 0 {
-        return;
+        return 0;
     }
-    // ARKit's longest name (`MouthLowerDownRight`) is 19 characters.
-    let name_w = 19.min(cell.saturating_sub(8));
-    let bar_w = cell.saturating_sub(name_w + 8);
-    let values: Vec<&(String, f32)> = c.face.iter().skip(scroll * cols).collect();
+    // ARKit's longest name (`MouthLowerDownRight`) is 19 characters; a
+    // space keeps it off its bar.
+    let name_w = 19.min(cell.saturating_sub(9));
+    let bar_w = cell.saturating_sub(name_w + 9);
+    // Scrolled a line (one value of each column) at a time, no further
+    // than the last line at the bottom.
+    let max = c.face.len().div_ceil(cols).saturating_sub(height);
+    let values: Vec<&(String, f32)> = c.face.iter().skip(scroll.min(max) * cols).collect();
     // Columns filled evenly, top to bottom, as far as the height allows.
     let height = height.min(values.len().div_ceil(cols)).max(1);
     let mut lines = Vec::with_capacity(height);
@@ -568,7 +815,7 @@ fn face(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
                 continue;
             };
             let filled = bar_cells(*v, bar_w);
-            spans.push(Span::raw(format!(" {:<name_w$}", truncate(name, name_w))));
+            spans.push(Span::raw(format!(" {:<name_w$} ", truncate(name, name_w))));
             spans.push(Span::styled(
                 "█".repeat(filled),
                 Style::new().fg(Color::Cyan),
@@ -579,6 +826,7 @@ fn face(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
         lines.push(Line::from(spans));
     }
     f.render_widget(Paragraph::new(lines), bars);
+    max
 }
 
 /// Cells of a bar `width` long filled for `v` in 0..1 (clamped; NaN empty).
@@ -596,7 +844,9 @@ pub(crate) fn bar_cells(v: f32, width: usize) -> usize {
     n.min(width)
 }
 
-fn addresses(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize, now: Duration) {
+fn addresses(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize, now: Duration) -> usize {
+    let max = scroll_max(c.addresses.len(), area);
+    let scroll = scroll.min(max);
     let header = TableRow::new(vec!["ADDRESS", "VALUE", "RATE/s", "COUNT"])
         .style(Style::new().add_modifier(Modifier::BOLD));
     let rows = c.addresses.iter().skip(scroll).map(|a| {
@@ -614,9 +864,12 @@ fn addresses(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize, now: Dur
         Constraint::Length(8),
     ];
     f.render_widget(Table::new(rows, widths).header(header), area);
+    max
 }
 
-fn trackers(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
+fn trackers(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) -> usize {
+    let max = scroll_max(c.slots.len(), area);
+    let scroll = scroll.min(max);
     let header = TableRow::new(vec![
         "SLOT", "POS X", "POS Y", "POS Z", "ROT X", "ROT Y", "ROT Z",
     ])
@@ -639,6 +892,7 @@ fn trackers(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) {
         Constraint::Length(9),
     ];
     f.render_widget(Table::new(rows, widths).header(header), area);
+    max
 }
 
 #[cfg(test)]
@@ -785,6 +1039,7 @@ mod tests {
                 listen: "0.0.0.0:39540".parse().unwrap(),
                 protocol: "VMC (OSC)",
                 reason: "another program has it".into(),
+                program: None,
             }),
         ];
         let s = screen(&top, &view, now, 160, 45);
@@ -846,7 +1101,7 @@ mod tests {
                 head,
                 [
                     "BONE", "ROT", "X°", "ROT", "Y°", "ROT", "Z°", "POS", "X", "POS", "Y", "POS",
-                    "Z"
+                    "Z", "NOTE"
                 ]
             );
             // The left upper arm is raised 70° sideways in this capture.
@@ -885,7 +1140,7 @@ mod tests {
             let cell = &line[at..];
             assert!(cell.contains(&format!("{v:.2}")), "{cell}");
             let cols = usize::from(w / 40);
-            let bar_w = usize::from(w) / cols - 19 - 8;
+            let bar_w = usize::from(w) / cols - 19 - 9;
             let filled = cell.chars().filter(|c| *c == '█').count();
             assert!(filled >= bar_cells(*v, bar_w), "{cell}");
         }
@@ -971,6 +1226,323 @@ mod tests {
             view.key(KeyEvent::from(KeyCode::Char('w')), &top, now),
             Action::ToggleRecording
         );
+        // Ctrl-L paints the screen afresh (another program wrote over it).
+        let ctrl_l = KeyEvent::new(KeyCode::Char('l'), KeyModifiers::CONTROL);
+        assert_eq!(view.key(ctrl_l, &top, now), Action::Redraw);
+    }
+
+    /// `n` VMC senders on port 39539, each one datagram at `t`.
+    fn strangers(top: &mut Top, n: u16, t: f64) {
+        let m = osc::message(&Message::new("/x", vec![])).unwrap();
+        for i in 0..n {
+            let sender = SocketAddr::from(([10, 0, 0, 9], 1000 + i));
+            top.handle_datagram(
+                Duration::from_secs_f64(t),
+                addr("0.0.0.0:39539"),
+                Some(sender),
+                &m,
+            );
+        }
+    }
+
+    #[test]
+    fn the_header_counts_right() {
+        // No "-0 datagrams/s", no "1 streams".
+        let s = screen(&Top::new(), &View::new(), Duration::ZERO, 80, 24);
+        assert!(
+            s[0].starts_with("mocap-top  0 streams (0 live)  0 datagrams/s"),
+            "{}",
+            s[0]
+        );
+        let mut top = Top::new();
+        strangers(&mut top, 1, 0.0);
+        let s = screen(&top, &View::new(), Duration::from_secs(10), 80, 24);
+        assert!(
+            s[0].starts_with("mocap-top  1 stream (0 live)  0 datagrams/s"),
+            "{}",
+            s[0]
+        );
+        // The rate is of every datagram: 300 senders, 256 kept.
+        let mut top = Top::new();
+        strangers(&mut top, 300, 0.5);
+        let s = screen(&top, &View::new(), Duration::from_secs(1), 80, 24);
+        assert!(
+            s[0].starts_with("mocap-top  256 streams (256 live)  300 datagrams/s"),
+            "{}",
+            s[0]
+        );
+    }
+
+    #[test]
+    fn a_long_face_name_keeps_a_gap_before_its_bar() {
+        // ARKit's longest name, its bar full.
+        let m = osc::message(&Message::new(
+            "/VMC/Ext/Blend/Val",
+            vec![Arg::String("MouthLowerDownRight".into()), Arg::Float(1.0)],
+        ))
+        .unwrap();
+        let mut top = Top::new();
+        top.handle_datagram(
+            Duration::ZERO,
+            addr("0.0.0.0:39539"),
+            addr("10.0.0.5:1"),
+            &m,
+        );
+        let mut view = View::new();
+        press(&mut view, &top, Duration::ZERO, KeyCode::Enter);
+        for (w, h) in [(40, 10), (80, 24), (160, 45)] {
+            let s = screen(&top, &view, Duration::ZERO, w, h);
+            let line = line_with(&s, "MouthLowerDownRight");
+            let after = line.split("MouthLowerDownRight").nth(1).unwrap();
+            assert!(after.starts_with(" █"), "{w}: {line:?}");
+        }
+    }
+
+    #[test]
+    fn at_40_columns_a_port_is_whole_and_a_sender_ends_in_an_ellipsis() {
+        let (top, now) = rig();
+        let s = screen(&top, &View::new(), now, 40, 12);
+        let cols: Vec<&str> = line_with(&s, "PROTO").split_whitespace().collect();
+        assert_eq!(cols, ["PROTO", "PORT", "RATE", "AGE", "SENDER"]);
+        let live: Vec<&str> = line_with(&s, "livelink").split_whitespace().collect();
+        assert_eq!(live[..3], ["livelink", "11111", "60.0"], "{live:?}");
+        // 40 - 29 columns for the sender, the last an ellipsis.
+        assert_eq!(live[4], "192.168.1.…", "{live:?}");
+        // At 80 and 120 the port is whole too.
+        for w in [80, 120] {
+            let s = screen(&top, &View::new(), now, w, 24);
+            assert!(line_with(&s, "192.168.1.21:61000").contains(" 11111 "));
+        }
+    }
+
+    #[test]
+    fn the_drill_down_scrolls_no_further_than_its_end() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        for _ in 0..3 {
+            press(&mut view, &top, now, KeyCode::Down);
+        }
+        press(&mut view, &top, now, KeyCode::Enter);
+        let bones = &top.stream(&view.drill.unwrap().key).unwrap().content.bones;
+        let last = &bones.last().unwrap().name;
+        screen(&top, &view, now, 80, 24);
+        for _ in 0..100 {
+            press(&mut view, &top, now, KeyCode::Down);
+        }
+        let s = screen(&top, &view, now, 80, 24);
+        // The last bone on the last line of the list, no empty lines under it.
+        assert!(s[22].starts_with(last.as_str()), "{}", s.join("\n"));
+        // One Up moves the list at once (no presses to take back).
+        press(&mut view, &top, now, KeyCode::Up);
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(!s[22].starts_with(last.as_str()), "{}", s.join("\n"));
+        press(&mut view, &top, now, KeyCode::End);
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(s[22].starts_with(last.as_str()), "{}", s.join("\n"));
+        press(&mut view, &top, now, KeyCode::Home);
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(s[3].starts_with("root"), "{}", s.join("\n"));
+    }
+
+    #[test]
+    fn the_table_scrolls_and_the_selection_stays_on_screen() {
+        let mut top = Top::new();
+        strangers(&mut top, 100, 0.0);
+        let now = Duration::from_secs_f64(0.5);
+        let mut view = View::new();
+        let on_screen =
+            |s: &[String], port: u16| s.iter().any(|l| l.contains(&format!(":{port} ")));
+        screen(&top, &view, now, 80, 24);
+        press(&mut view, &top, now, KeyCode::End);
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(on_screen(&s, 1099), "{}", s.join("\n"));
+        assert!(!on_screen(&s, 1000));
+        press(&mut view, &top, now, KeyCode::PageUp);
+        let s = screen(&top, &view, now, 80, 24);
+        let selected = view.selected.unwrap().sender.unwrap().port();
+        assert_eq!(selected, 1099 - 20, "a page is the 20 rows that fit");
+        assert!(on_screen(&s, selected), "{}", s.join("\n"));
+        // Enter opens the row the cursor is on, which is on screen.
+        press(&mut view, &top, now, KeyCode::Enter);
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(
+            s[1].contains(&format!("from 10.0.0.9:{selected}")),
+            "{}",
+            s[1]
+        );
+        press(&mut view, &top, now, KeyCode::Esc);
+        press(&mut view, &top, now, KeyCode::Home);
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(on_screen(&s, 1000));
+        for _ in 0..30 {
+            press(&mut view, &top, now, KeyCode::Down);
+            let s = screen(&top, &view, now, 80, 24);
+            let at = view.selected.unwrap().sender.unwrap().port();
+            assert!(on_screen(&s, at), "{at}\n{}", s.join("\n"));
+        }
+        press(&mut view, &top, now, KeyCode::PageDown);
+        let s = screen(&top, &view, now, 80, 24);
+        let at = view.selected.unwrap().sender.unwrap().port();
+        assert_eq!(at, 1030 + 20);
+        assert!(on_screen(&s, at));
+    }
+
+    #[test]
+    fn a_filter_shows_the_rows_it_matches_and_typing_it_is_not_keys() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        for c in ['/', 'v', 'm', 'q'] {
+            assert_eq!(
+                view.key(KeyEvent::from(KeyCode::Char(c)), &top, now),
+                Action::None
+            );
+        }
+        assert!(view.editing);
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(s[0].contains("/vmq_ (0 shown)"), "{}", s[0]);
+        press(&mut view, &top, now, KeyCode::Backspace);
+        press(&mut view, &top, now, KeyCode::Char('C'));
+        press(&mut view, &top, now, KeyCode::Enter);
+        assert!(!view.editing);
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(
+            s[0].contains("6 streams") && s[0].contains("/vmc (2 shown)"),
+            "{}",
+            s[0]
+        );
+        let rows: Vec<&String> = s[2..22].iter().filter(|l| !l.trim().is_empty()).collect();
+        assert_eq!(rows.len(), 2, "{}", s.join("\n"));
+        assert!(rows.iter().all(|l| l.starts_with("vmc")));
+        // By sender and by port.
+        view.filter = "192.168.1.22".into();
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(line_with(&s, "(1 shown)").contains("mocap-top"));
+        assert!(line_with(&s, "ifm").contains("49983"));
+        view.filter = "11111".into();
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(line_with(&s, "livelink").contains("11111"));
+        // Esc clears it.
+        press(&mut view, &top, now, KeyCode::Esc);
+        assert!(view.filter.is_empty());
+        assert_eq!(
+            view.key(KeyEvent::from(KeyCode::Char('q')), &top, now),
+            Action::Quit
+        );
+    }
+
+    #[test]
+    fn question_mark_lists_the_keys_and_c_clears_quiet_rows() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        press(&mut view, &top, now, KeyCode::Char('?'));
+        let s = screen(&top, &view, now, 80, 24);
+        for (k, _) in KEYS {
+            assert!(
+                s.iter().any(|l| l.starts_with(&format!(" {k} "))),
+                "{k}\n{}",
+                s.join("\n")
+            );
+        }
+        // Any key closes it, and does nothing else.
+        assert_eq!(
+            view.key(KeyEvent::from(KeyCode::Char('q')), &top, now),
+            Action::None
+        );
+        let s = screen(&top, &view, now, 80, 24);
+        assert!(line_with(&s, "PROTO").starts_with("PROTO"));
+        assert_eq!(
+            view.key(KeyEvent::from(KeyCode::Char('c')), &top, now),
+            Action::ClearQuiet
+        );
+    }
+
+    #[test]
+    fn a_rotation_that_is_not_a_unit_quaternion_is_flagged() {
+        let m = osc::message(&Message::new(
+            "/VMC/Ext/Bone/Pos",
+            vec![
+                Arg::String("Spine".into()),
+                Arg::Float(0.0),
+                Arg::Float(1.0),
+                Arg::Float(0.0),
+                Arg::Float(10.0),
+                Arg::Float(20.0),
+                Arg::Float(0.0),
+                Arg::Float(1.0),
+            ],
+        ))
+        .unwrap();
+        let mut top = Top::new();
+        top.handle_datagram(
+            Duration::ZERO,
+            addr("0.0.0.0:39539"),
+            addr("10.0.0.5:1"),
+            &m,
+        );
+        let mut view = View::new();
+        // At 80 columns NOTE has room for the mark, at 120 for the bone.
+        let s = screen(&top, &view, Duration::ZERO, 80, 24);
+        assert!(
+            line_with(&s, "vmc").trim_end().ends_with("|q|≠1"),
+            "{}",
+            s.join("\n")
+        );
+        let s = screen(&top, &view, Duration::ZERO, 120, 24);
+        assert!(
+            line_with(&s, "VMC").trim_end().ends_with("|q|≠1 Spine"),
+            "{}",
+            s.join("\n")
+        );
+        press(&mut view, &top, Duration::ZERO, KeyCode::Enter);
+        let s = screen(&top, &view, Duration::ZERO, 120, 24);
+        assert!(
+            line_with(&s, "Spine")
+                .trim_end()
+                .ends_with("not a unit quaternion: |q|=22.383"),
+            "{}",
+            s.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_taken_port_line_wraps_and_names_the_program() {
+        let (top, now) = rig();
+        let mut view = View::new();
+        let taken = Taken {
+            listen: "0.0.0.0:39539".parse().unwrap(),
+            protocol: "VMC (OSC)",
+            reason: "another program has it".into(),
+            program: Some("VSeeFace.exe (pid 4242)".into()),
+        };
+        let advice = taken.advice();
+        assert!(
+            advice.starts_with(
+                "VMC (OSC) port 39539 not watched: another program has it (VSeeFace.exe \
+                 (pid 4242)); to watch it anyway"
+            ),
+            "{advice}"
+        );
+        view.notes = vec![Note::Taken(taken)];
+        for (w, h) in [(80, 24), (160, 45)] {
+            let s = screen(&top, &view, now, w, h);
+            let lines: Vec<&str> = s
+                .iter()
+                .skip(1)
+                .take_while(|l| !l.starts_with("PROTO"))
+                .map(|l| l.trim_end())
+                .collect();
+            assert!(lines.len() > 1, "{w}: {lines:?}");
+            assert_eq!(lines.join(" "), advice, "{w}");
+            assert!(lines.iter().all(|l| l.chars().count() <= usize::from(w)));
+        }
+    }
+
+    #[test]
+    fn wrap_breaks_at_spaces_and_cuts_a_word_longer_than_a_line() {
+        assert_eq!(wrap("ab cd ef", 5), ["ab cd", "ef"]);
+        assert_eq!(wrap("abcdefgh ij", 3), ["abc", "def", "gh", "ij"]);
+        assert_eq!(wrap("", 3), Vec::<String>::new());
+        assert_eq!(wrap("a b", 0), ["a", "b"]);
     }
 
     #[test]

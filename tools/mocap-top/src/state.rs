@@ -21,6 +21,9 @@ use crate::window::Window;
 pub(crate) const STALE: Duration = Duration::from_secs(1);
 /// After this long a row has gone quiet.
 pub(crate) const QUIET: Duration = Duration::from_secs(5);
+/// Arrivals of all streams the header's rate keeps (a 60 kHz flood for a
+/// second).
+const ALL_WINDOW: usize = 65_536;
 /// Most streams kept; past it the one heard from least recently goes.
 pub(crate) const MAX_STREAMS: usize = 256;
 /// Arrivals a stream's window keeps (a 20 kHz flood for a second and more).
@@ -118,6 +121,10 @@ pub(crate) struct Stream {
     pub(crate) errors: u64,
     pub(crate) bytes: u64,
     last: Duration,
+    /// When the current run of datagrams began (the first after a gap of
+    /// [`STALE`] or more): two senders are live at once only when their
+    /// runs overlap.
+    since: Duration,
     /// Datagrams (and their bytes) over the last second.
     window: Window,
     /// Frames over the last second.
@@ -149,6 +156,7 @@ impl Stream {
             errors: 0,
             bytes: 0,
             last: now,
+            since: now,
             window: Window::new(STREAM_WINDOW),
             frame_window: Window::new(STREAM_WINDOW),
             health: Vec::new(),
@@ -174,6 +182,10 @@ pub(crate) struct Row {
     pub(crate) datagrams: u64,
     pub(crate) frames: u64,
     pub(crate) lost: u64,
+    /// Lost frames as a share of the frames expected, in percent (numbered
+    /// protocols only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) loss_pct: Option<f64>,
     pub(crate) duplicates: u64,
     pub(crate) reordered: u64,
     pub(crate) restarts: u64,
@@ -186,8 +198,15 @@ pub(crate) struct Row {
     /// frames, else the mean deviation of arrival gaps over the last second.
     pub(crate) jitter_ms: Option<f64>,
     pub(crate) state: Liveness,
-    /// Another sender is sending to the same listen address (not quiet).
+    /// Another sender is sending to the same listen address at the same
+    /// time (both live, their runs of datagrams overlapping).
     pub(crate) shared: bool,
+    /// Bone rotations received that were not unit quaternions, and a bone
+    /// whose newest rotation is not one.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) non_unit_rotations: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) non_unit_bone: Option<String>,
     /// Unknown streams: the newest datagram's size and first bytes in hex.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) size: Option<usize>,
@@ -203,6 +222,10 @@ pub(crate) struct Top {
     pub(crate) evicted: u64,
     /// Datagrams taken in.
     pub(crate) datagrams: u64,
+    /// Streams removed after being quiet for the expiry time, or cleared.
+    pub(crate) expired: u64,
+    /// Every datagram's arrival, whichever stream (kept or not) it was of.
+    all: Option<Window>,
 }
 
 impl Top {
@@ -219,6 +242,9 @@ impl Top {
         payload: &[u8],
     ) -> Key {
         self.datagrams += 1;
+        self.all
+            .get_or_insert_with(|| Window::new(ALL_WINDOW))
+            .push(now, payload.len());
         let kind = protocol::recognise(payload).map_or(Kind::Unknown, |(p, _)| Kind::Known(p));
         let key = Key {
             listen,
@@ -231,6 +257,9 @@ impl Top {
         let s = self.streams.entry(key).or_insert_with(|| Stream::new(now));
         s.datagrams += 1;
         s.bytes += payload.len() as u64;
+        if now.saturating_sub(s.last) >= STALE {
+            s.since = now;
+        }
         s.last = now.max(s.last);
         s.window.push(now, payload.len());
         s.last_size = payload.len();
@@ -286,37 +315,62 @@ impl Top {
             s.window.forget(now);
             s.frame_window.forget(now);
         }
+        if let Some(all) = &mut self.all {
+            all.forget(now);
+        }
     }
 
-    /// One row per stream, in a stable order (listen address, protocol,
-    /// sender), so a screen keeps its layout as numbers change.
+    /// Removes the streams not heard from for `after` or longer.
+    pub(crate) fn expire(&mut self, now: Duration, after: Duration) {
+        let before = self.streams.len();
+        self.streams
+            .retain(|_, s| now.saturating_sub(s.last) < after);
+        self.expired += (before - self.streams.len()) as u64;
+    }
+
+    /// Removes the quiet streams (the `c` key).
+    pub(crate) fn clear_quiet(&mut self, now: Duration) {
+        self.expire(now, QUIET);
+    }
+
+    /// Datagrams per second over the last second, of every stream: those
+    /// evicted past [`MAX_STREAMS`] too.
+    pub(crate) fn datagrams_per_s(&self, now: Duration) -> f64 {
+        self.all.as_ref().map_or(0.0, |w| w.rate(now))
+    }
+
+    /// One row per stream: the ones not yet quiet first, then the quiet
+    /// ones, each part in a stable order (listen port, address, protocol,
+    /// sender), so a screen keeps its layout as numbers change and a live
+    /// performer is not buried under quiet strangers.
     pub(crate) fn rows(&self, now: Duration) -> Vec<Row> {
         let mut rows: Vec<Row> = self.streams.iter().map(|(k, s)| row(*k, s, now)).collect();
-        rows.sort_by(|a, b| {
+        let order = |r: &Row| {
             (
-                a.key.listen.map(|l| l.port()),
-                a.key.listen,
-                a.key.kind,
-                a.key.sender,
+                r.state == Liveness::Quiet,
+                r.key.listen.map(|l| l.port()),
+                r.key.listen,
+                r.key.kind,
+                r.key.sender,
             )
-                .cmp(&(
-                    b.key.listen.map(|l| l.port()),
-                    b.key.listen,
-                    b.key.kind,
-                    b.key.sender,
-                ))
-        });
-        // Two senders into one address: the classic "avatar twitches".
-        let live: Vec<(Option<SocketAddr>, Option<SocketAddr>)> = rows
+        };
+        rows.sort_by_key(order);
+        // Two senders into one address at once: the classic "avatar
+        // twitches". One app restarting on a new source port is not two:
+        // the old run ended before the new one began.
+        let live: Vec<(Key, Duration, Duration)> = self
+            .streams
             .iter()
-            .filter(|r| r.state != Liveness::Quiet)
-            .map(|r| (r.key.listen, r.key.sender))
+            .filter(|(_, s)| Liveness::of(now.saturating_sub(s.last)) == Liveness::Live)
+            .map(|(k, s)| (*k, s.since, s.last))
             .collect();
         for r in &mut rows {
-            r.shared = r.state != Liveness::Quiet
-                && live
-                    .iter()
-                    .any(|(l, s)| *l == r.key.listen && *s != r.key.sender);
+            let Some((_, since, last)) = live.iter().find(|(k, ..)| *k == r.key) else {
+                continue;
+            };
+            r.shared = live.iter().any(|(k, s, l)| {
+                k.listen == r.key.listen && k.sender != r.key.sender && s <= last && since <= l
+            });
         }
         rows
     }
@@ -354,6 +408,16 @@ fn row(key: Key, s: &Stream, now: Duration) -> Row {
         datagrams: s.datagrams,
         frames: s.frames,
         lost: h.lost,
+        loss_pct: (!s.health.is_empty()).then(|| {
+            // Copies are not frames the sender meant; late ones filled a
+            // gap already counted as lost, and left it.
+            let expected = h.frames.saturating_sub(h.duplicates).saturating_add(h.lost);
+            if expected == 0 {
+                0.0
+            } else {
+                round(h.lost as f64 * 100.0 / expected as f64)
+            }
+        }),
         duplicates: h.duplicates,
         reordered: h.reordered,
         restarts: h.restarts,
@@ -373,9 +437,32 @@ fn row(key: Key, s: &Stream, now: Duration) -> Row {
             .map(round),
         state: Liveness::of(age),
         shared: false,
+        non_unit_rotations: s.content.non_unit,
+        non_unit_bone: (s.content.non_unit > 0)
+            .then(|| s.content.bones.iter().find(|b| !b.unit()))
+            .flatten()
+            .map(|b| b.name.clone()),
         size: unknown.then_some(s.last_size),
         head_hex: unknown.then(|| hex_head(&s.head)),
     }
+}
+
+#[expect(clippy::trivially_copy_pass_by_ref, reason = "serde's signature")]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Whether `row` has `filter` (lower case) in its protocol, port or sender:
+/// the `/` key. An empty filter matches every row.
+pub(crate) fn matches(row: &Row, filter: &str) -> bool {
+    if filter.is_empty() {
+        return true;
+    }
+    let has = |text: &str| text.to_lowercase().contains(filter);
+    has(row.key.kind.key())
+        || has(row.key.kind.name())
+        || row.listen.is_some_and(|l| has(&l.to_string()))
+        || row.sender.is_some_and(|s| has(&s.to_string()))
 }
 
 /// Bytes as spaced hex pairs (`2f 56 4d 43`).
@@ -787,6 +874,227 @@ mod tests {
         assert_eq!(
             (c.slots[0].name.as_str(), c.slots[0].pos),
             ("3", Some([1.0, 2.0, 3.0]))
+        );
+    }
+
+    fn blend() -> Vec<u8> {
+        osc::message(&Message::new(
+            "/VMC/Ext/Blend/Val",
+            vec![Arg::String("Joy".into()), Arg::Float(0.5)],
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn live_rows_come_before_quiet_ones() {
+        let mut top = Top::new();
+        let b = blend();
+        // Strangers on low ports, heard once long ago.
+        for i in 0..20u16 {
+            let sender = SocketAddr::from(([10, 0, 0, 9], 2000 + i));
+            top.handle_datagram(secs(0.0), addr("0.0.0.0:9000"), Some(sender), &b);
+        }
+        // The performer on a higher port, live now.
+        play(
+            &mut top,
+            &vec![b; 30],
+            9.5,
+            60.0,
+            "0.0.0.0:39539",
+            "10.0.0.5:1",
+        );
+        let rows = top.rows(secs(10.0));
+        assert_eq!(rows.len(), 21);
+        assert_eq!(rows[0].listen.unwrap().port(), 39539);
+        assert_eq!(rows[0].state, Liveness::Live);
+        assert!(rows[1..].iter().all(|r| r.state == Liveness::Quiet));
+        // Among the quiet ones the order stays the stable one.
+        let ports: Vec<u16> = rows[1..].iter().map(|r| r.sender.unwrap().port()).collect();
+        assert!(ports.windows(2).all(|w| w[0] < w[1]), "{ports:?}");
+    }
+
+    #[test]
+    fn quiet_streams_expire_and_c_clears_them() {
+        let mut top = Top::new();
+        let b = blend();
+        top.handle_datagram(secs(0.0), addr("0.0.0.0:9000"), addr("10.0.0.9:1"), &b);
+        top.handle_datagram(secs(50.0), addr("0.0.0.0:9000"), addr("10.0.0.9:2"), &b);
+        top.handle_datagram(secs(59.5), addr("0.0.0.0:9000"), addr("10.0.0.9:3"), &b);
+        top.expire(secs(59.9), Duration::from_secs(60));
+        assert_eq!((top.len(), top.expired), (3, 0));
+        top.expire(secs(60.0), Duration::from_secs(60));
+        assert_eq!((top.len(), top.expired), (2, 1));
+        // `c`: the quiet one (10 s) goes, the stale one (0.5 s) stays.
+        top.clear_quiet(secs(60.0));
+        assert_eq!((top.len(), top.expired), (1, 2));
+        assert_eq!(top.rows(secs(60.0))[0].sender, addr("10.0.0.9:3"));
+    }
+
+    #[test]
+    fn the_rate_counts_every_datagram_not_only_kept_streams() {
+        // A flood from 10 000 source ports at 40 kHz: 256 rows are kept, the
+        // rate is of every datagram.
+        let mut top = Top::new();
+        let b = blend();
+        for i in 0..40_000u32 {
+            let port = u16::try_from(10_000 + i % 10_000).unwrap();
+            let sender = SocketAddr::from(([10, 0, 0, 9], port));
+            top.handle_datagram(
+                secs(f64::from(i) / 40_000.0),
+                addr("0.0.0.0:9000"),
+                Some(sender),
+                &b,
+            );
+        }
+        let now = secs(39_999.0 / 40_000.0);
+        assert_eq!(top.len(), MAX_STREAMS);
+        let rate = top.datagrams_per_s(now);
+        assert!((rate - 40_000.0).abs() < 100.0, "{rate}");
+        let rows_sum: f64 = top.rows(now).iter().map(|r| r.datagrams_per_s).sum();
+        assert!(rows_sum < 2_000.0, "{rows_sum}");
+        assert_eq!(top.datagrams_per_s(now + secs(1.5)), 0.0);
+        assert_eq!(Top::new().datagrams_per_s(now), 0.0);
+    }
+
+    #[test]
+    fn one_app_restarting_on_a_new_port_is_not_two_senders() {
+        let mut top = Top::new();
+        let d = vec![blend(); 60];
+        // Old source port until 1.0 s, the new one from 1.02 s.
+        play(&mut top, &d, 0.0, 60.0, "0.0.0.0:39539", "10.0.0.5:1000");
+        play(&mut top, &d, 1.02, 60.0, "0.0.0.0:39539", "10.0.0.5:1001");
+        for t in [1.05, 1.5, 2.0, 3.0, 5.0] {
+            let rows = top.rows(secs(t));
+            assert!(rows.iter().all(|r| !r.shared), "at {t}: {rows:?}");
+        }
+        // Two live at once are two, as long as both are live.
+        play(&mut top, &d, 10.0, 60.0, "0.0.0.0:39539", "10.0.0.5:1000");
+        play(&mut top, &d, 10.5, 60.0, "0.0.0.0:39539", "10.0.0.5:1001");
+        assert!(top.rows(secs(11.0)).iter().all(|r| r.shared));
+        // 1000 stopped at 11.0: once it is stale, 1001 is alone.
+        assert!(top.rows(secs(12.1)).iter().all(|r| !r.shared));
+    }
+
+    #[test]
+    fn a_filter_matches_protocol_port_or_sender() {
+        let mut top = Top::new();
+        let b = blend();
+        let mocopi = capture("mocopi/wave-60hz.pcapng");
+        top.handle_datagram(secs(0.0), addr("0.0.0.0:39539"), addr("10.0.0.5:1"), &b);
+        top.handle_datagram(
+            secs(0.0),
+            addr("0.0.0.0:12351"),
+            addr("192.168.1.7:50000"),
+            &mocopi[1],
+        );
+        let rows = top.rows(secs(0.0));
+        let hits = |f: &str| -> Vec<u16> {
+            rows.iter()
+                .filter(|r| matches(r, f))
+                .map(|r| r.listen.unwrap().port())
+                .collect()
+        };
+        assert_eq!(hits(""), [12351, 39539]);
+        assert_eq!(hits("vmc"), [39539]);
+        assert_eq!(hits("mocopi"), [12351]);
+        assert_eq!(hits("3953"), [39539]);
+        assert_eq!(hits("192.168."), [12351]);
+        assert_eq!(hits("50000"), [12351]);
+        assert!(hits("livelink").is_empty());
+    }
+
+    #[test]
+    fn loss_is_a_percentage_of_the_frames_expected() {
+        let d = capture("mocopi/mocopi-frame-loss.pcapng");
+        let mut top = Top::new();
+        play(&mut top, &d, 0.0, 60.0, "0.0.0.0:12351", "10.0.0.5:50000");
+        let r = &top.rows(secs(d.len() as f64 / 60.0))[0];
+        assert!(r.lost > 0);
+        let want = r.lost as f64 * 100.0 / (r.frames - r.duplicates + r.lost) as f64;
+        assert!((r.loss_pct.unwrap() - want).abs() < 0.001, "{r:?}");
+        // Not numbered: no percentage.
+        let mut top = Top::new();
+        top.handle_datagram(
+            secs(0.0),
+            addr("0.0.0.0:39539"),
+            addr("10.0.0.5:1"),
+            &blend(),
+        );
+        assert_eq!(top.rows(secs(0.0))[0].loss_pct, None);
+    }
+
+    #[test]
+    fn a_vmc_rotation_that_is_not_a_unit_quaternion_is_flagged() {
+        let bone = |name: &str, q: [f32; 4]| {
+            osc::message(&Message::new(
+                "/VMC/Ext/Bone/Pos",
+                [Arg::String(name.into())]
+                    .into_iter()
+                    .chain([0.0, 1.0, 0.0].map(Arg::Float))
+                    .chain(q.map(Arg::Float))
+                    .collect(),
+            ))
+            .unwrap()
+        };
+        let mut top = Top::new();
+        let (l, s) = ("0.0.0.0:39539", "10.0.0.5:1");
+        // Within 1e-2 of unit: fine.
+        top.handle_datagram(
+            secs(0.0),
+            addr(l),
+            addr(s),
+            &bone("Hips", [0.0, 0.0, 0.0, 1.005]),
+        );
+        let r = &top.rows(secs(0.0))[0];
+        assert_eq!(
+            (r.non_unit_rotations, r.non_unit_bone.as_deref()),
+            (0, None)
+        );
+        // Euler degrees sent as a quaternion.
+        top.handle_datagram(
+            secs(0.1),
+            addr(l),
+            addr(s),
+            &bone("Spine", [10.0, 20.0, 0.0, 1.0]),
+        );
+        top.handle_datagram(
+            secs(0.2),
+            addr(l),
+            addr(s),
+            &bone("Head", [0.0, 0.0, 0.0, f32::NAN]),
+        );
+        let r = &top.rows(secs(0.2))[0];
+        assert_eq!(
+            (r.non_unit_rotations, r.non_unit_bone.as_deref()),
+            (2, Some("Spine"))
+        );
+        // Once Spine is sent right, Head (NaN) is the one named.
+        top.handle_datagram(
+            secs(0.3),
+            addr(l),
+            addr(s),
+            &bone("Spine", [0.0, 0.0, 0.0, 1.0]),
+        );
+        let r = &top.rows(secs(0.3))[0];
+        assert_eq!(
+            (r.non_unit_rotations, r.non_unit_bone.as_deref()),
+            (2, Some("Head"))
+        );
+        // The captures' rotations are unit.
+        let mut top = Top::new();
+        play(&mut top, &capture("vmc/body-60hz.pcapng"), 0.0, 180.0, l, s);
+        play(
+            &mut top,
+            &capture("mocopi/wave-60hz.pcapng"),
+            0.0,
+            60.0,
+            "0.0.0.0:12351",
+            s,
+        );
+        assert!(
+            top.rows(secs(4.0))
+                .iter()
+                .all(|r| r.non_unit_rotations == 0)
         );
     }
 

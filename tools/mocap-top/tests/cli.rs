@@ -433,6 +433,12 @@ fn default_ports_are_listened_on_and_a_held_one_is_reported() {
         .unwrap_or_else(|| panic!("39570 not reported taken: {summary}"));
     assert_eq!(vmt["protocol"], "VMT");
     assert_eq!(vmt["reason"], "another program has it");
+    // Named as the OS says: this test holds it.
+    let program = vmt["program"].as_str().unwrap();
+    assert!(
+        program.ends_with(&format!("(pid {})", std::process::id())),
+        "{program}"
+    );
     assert!(
         run.stderr.contains("VMT port 39570 not watched"),
         "{}",
@@ -458,4 +464,28 @@ fn default_ports_are_listened_on_and_a_held_one_is_reported() {
     assert_eq!(mocopi["protocol"], "mocopi");
     assert_eq!(mocopi["datagrams"], 1);
     assert_eq!(mocopi["sender"], tx.local_addr().unwrap().to_string());
+}
+
+/// A live capture on stdin that goes quiet (`tcpdump -U -w - | mocap-top
+/// -r -` once the sender stops; the pipe stays open): records go on, the
+/// stream goes stale by the wall clock, and SIGTERM ends the run with a
+/// summary. Before, the run waited in the capture's read: no record came
+/// after the last datagram and SIGTERM was not seen.
+#[test]
+#[cfg(unix)]
+fn a_quiet_capture_on_stdin_goes_stale_and_sigterm_ends_it() {
+    let (mut top, mut stdin) =
+        Proc::spawn_with_stdin(BIN, &["-r", "-", "--format", "json", "--interval", "200ms"]);
+    let capture = std::fs::read(format!("{CAPTURES}/mocopi/mocopi-frame-loss.pcapng")).unwrap();
+    stdin.write_all(&capture).unwrap();
+    stdin.flush().unwrap();
+    let line = top.stdout_line(r#""state":"stale""#);
+    assert!(line.contains(r#""protocol":"mocopi""#), "{line}");
+    top.signal(mocap_testutil::Signal::SIGTERM);
+    let run = top.finish();
+    drop(stdin);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let summary = run.json().pop().unwrap();
+    assert_eq!(summary["stopped"], "interrupted", "{summary}");
+    assert_eq!(summary["datagrams"], 8, "{summary}");
 }
