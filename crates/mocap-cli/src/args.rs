@@ -77,7 +77,7 @@ impl Budget {
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct LogArgs {
     /// Print counters every DUR (stderr in human format, `stats` records in json).
-    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    #[arg(long, value_name = "DUR", value_parser = parse_interval)]
     pub stats_interval: Option<Duration>,
 
     /// No progress or log lines on stderr.
@@ -326,7 +326,12 @@ impl std::fmt::Display for ValueError {
 impl std::error::Error for ValueError {}
 
 /// A finite number in `lo..=hi`; the message names `what` and the range.
-fn parse_within(text: &str, lo: f64, hi: f64, what: &str) -> Result<f64, ValueError> {
+/// The shared flags' parsers below are made of it; a tool's own flag with
+/// its own range uses it too.
+///
+/// # Errors
+/// A message with the range when `text` is not such a number.
+pub fn parse_within(text: &str, lo: f64, hi: f64, what: &str) -> Result<f64, ValueError> {
     match text.trim().parse::<f64>() {
         Ok(v) if (lo..=hi).contains(&v) => Ok(v),
         _ => Err(ValueError(format!(
@@ -375,6 +380,38 @@ pub fn parse_pps(text: &str) -> Result<f64, ValueError> {
 /// A message with the range when it is not one.
 pub fn parse_speed(text: &str) -> Result<f64, ValueError> {
     parse_within(text, 0.001, 1000.0, "a speed factor")
+}
+
+/// A duration from `min` to `max` ([`parse_duration`]'s forms), named as
+/// `range` in the message (e.g. "1ms to 60s").
+///
+/// # Errors
+/// A message with the range when `text` is not such a duration.
+pub fn parse_duration_within(
+    text: &str,
+    min: Duration,
+    max: Duration,
+    range: &str,
+) -> Result<Duration, ValueError> {
+    match parse_duration(text) {
+        Ok(d) if (min..=max).contains(&d) => Ok(d),
+        Ok(_) => Err(ValueError(format!("expected {range}, got {text:?}"))),
+        Err(e) => Err(ValueError(format!("{e} ({range})"))),
+    }
+}
+
+/// How often something periodic happens (`--stats-interval`, mocap-top's
+/// `--interval`): 10 ms or more; a zero period would print without pause.
+///
+/// # Errors
+/// A message with the range when `text` is not such a duration.
+pub fn parse_interval(text: &str) -> Result<Duration, ValueError> {
+    parse_duration_within(
+        text,
+        Duration::from_millis(10),
+        Duration::MAX,
+        "10ms or more",
+    )
 }
 
 /// Recording what a sniffing tool receives, the same in every tool.
@@ -463,6 +500,12 @@ mod tests {
         assert!(parse_duration("5 parsecs").is_err());
         assert!(parse_duration("").is_err());
         assert!(parse_duration("4000000000000000h").is_err());
+        assert!(parse_interval("0").unwrap_err().0.contains("10ms or more"));
+        assert_eq!(parse_interval("1s"), Ok(Duration::from_secs(1)));
+        let w = |t| parse_duration_within(t, Duration::ZERO, Duration::from_secs(60), "0 to 60s");
+        assert_eq!(w("60s"), Ok(Duration::from_secs(60)));
+        assert!(w("61s").unwrap_err().0.contains("0 to 60s"));
+        assert!(w("x").unwrap_err().0.contains("0 to 60s"));
     }
 
     #[test]

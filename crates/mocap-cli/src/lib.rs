@@ -34,7 +34,8 @@ pub use allow::{AllowArgs, Cidr, Guard, Refusals, RefusedSender};
 pub use args::{
     BlendCaseArg, Budget, FaceArgs, Format, LogArgs, OnLostArg, PaceArgs, STATUS_INTERVAL,
     SmoothArgs, StopArgs, TrackerArgs, ValueError, WriteArgs, parse_beta, parse_cutoff,
-    parse_duration, parse_height, parse_pps, parse_rate, parse_speed, smooth_options,
+    parse_duration, parse_duration_within, parse_height, parse_interval, parse_pps, parse_rate,
+    parse_speed, parse_within, smooth_options,
 };
 pub use exit::{
     EXIT_INTERRUPTED_TWICE, EXIT_OK, EXIT_RUNTIME, EXIT_USAGE, UsageError, exit, exit_codes_help,

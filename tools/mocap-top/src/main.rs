@@ -65,7 +65,7 @@ struct Args {
     format: Option<Format>,
 
     /// How often JSON mode writes its top.stream records.
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::parse_interval)]
     interval: Duration,
 
     /// Remove a stream from the table once it has sent nothing for DUR
@@ -117,9 +117,6 @@ fn start(args: Args) -> anyhow::Result<()> {
             args.listen.len()
         ))
         .into());
-    }
-    if args.interval.is_zero() {
-        return Err(UsageError("--interval must be more than 0".into()).into());
     }
     let terminal = std::io::stdout().is_terminal();
     let screen = match args.format {

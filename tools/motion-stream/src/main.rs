@@ -274,43 +274,27 @@ fn read_lines(path: &PathBuf) -> anyhow::Result<Vec<String>> {
     Ok(names)
 }
 
-/// A duration from `min` to `max`, named as `range` in the message.
-fn duration_in(
-    text: &str,
-    min: Duration,
-    max: Duration,
-    range: &str,
-) -> Result<Duration, mocap_cli::ValueError> {
-    match mocap_cli::parse_duration(text) {
-        Ok(d) if (min..=max).contains(&d) => Ok(d),
-        Ok(_) => Err(mocap_cli::ValueError(format!(
-            "expected {range}, got {text:?}"
-        ))),
-        Err(e) => Err(mocap_cli::ValueError(format!("{e} ({range})"))),
-    }
-}
-
 const MS: Duration = Duration::from_millis(1);
 const MINUTE: Duration = Duration::from_secs(60);
 const HOUR: Duration = Duration::from_secs(3600);
 
 /// Zero would close every connection before its head.
 fn parse_head_timeout(text: &str) -> Result<Duration, mocap_cli::ValueError> {
-    duration_in(text, MS, 10 * MINUTE, "1ms to 10m")
+    mocap_cli::parse_duration_within(text, MS, 10 * MINUTE, "1ms to 10m")
 }
 
 /// Below 100 ms a segment rounds to no 30 fps frame at all.
 fn parse_segment(text: &str) -> Result<Duration, mocap_cli::ValueError> {
-    duration_in(text, 100 * MS, 24 * HOUR, "100ms to 24h")
+    mocap_cli::parse_duration_within(text, 100 * MS, 24 * HOUR, "100ms to 24h")
 }
 
 /// Zero would take the input as idle as soon as it arrives: nothing streams.
 fn parse_idle(text: &str) -> Result<Duration, mocap_cli::ValueError> {
-    duration_in(text, MS, HOUR, "1ms to 1h")
+    mocap_cli::parse_duration_within(text, MS, HOUR, "1ms to 1h")
 }
 
 fn parse_learn(text: &str) -> Result<Duration, mocap_cli::ValueError> {
-    duration_in(text, Duration::ZERO, MINUTE, "0 to 60s")
+    mocap_cli::parse_duration_within(text, Duration::ZERO, MINUTE, "0 to 60s")
 }
 
 fn serve(a: ServeArgs) -> anyhow::Result<()> {

@@ -165,28 +165,11 @@ fn parse_source(s: &str) -> Result<(String, SocketAddr), String> {
     ))
 }
 
-/// The tick rates `--rate` accepts: the mixer's shortest period is 1 ms
-/// ([`mocap_core::vmc::MIN_PERIOD`]); below 1 Hz is no longer a motion stream.
-const RATES: std::ops::RangeInclusive<f64> = 1.0..=1000.0;
-
-fn parse_rate(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(r) if RATES.contains(&r) => Ok(r),
-        _ => Err(format!(
-            "expected a rate of {} to {} Hz, got {s:?}",
-            RATES.start(),
-            RATES.end()
-        )),
-    }
-}
-
-/// A duration from `min` to `max`, named as `range` in the message.
-fn duration_in(s: &str, min: Duration, max: Duration, range: &str) -> Result<Duration, String> {
-    match mocap_cli::parse_duration(s) {
-        Ok(d) if (min..=max).contains(&d) => Ok(d),
-        Ok(_) => Err(format!("expected {range}, got {s:?}")),
-        Err(e) => Err(format!("{e} ({range})")),
-    }
+/// The tick rates `--rate` accepts, 1 to 1000 Hz: the mixer's shortest
+/// period is 1 ms ([`mocap_core::vmc::MIN_PERIOD`]); below 1 Hz is no
+/// longer a motion stream.
+fn parse_rate(s: &str) -> Result<f64, mocap_cli::ValueError> {
+    mocap_cli::parse_within(s, 1.0, 1000.0, "a rate in Hz")
 }
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -194,17 +177,17 @@ const MINUTE: Duration = Duration::from_secs(60);
 /// A zero window holds no frame; past a minute, a window's frames are
 /// capped ([`mocap_core::vmc::MAX_WINDOW_FRAMES`]) and the mix comes too
 /// rarely to follow a body.
-fn parse_window(s: &str) -> Result<Duration, String> {
-    duration_in(s, Duration::from_millis(1), MINUTE, "1ms to 60s")
+fn parse_window(s: &str) -> Result<Duration, mocap_cli::ValueError> {
+    mocap_cli::parse_duration_within(s, Duration::from_millis(1), MINUTE, "1ms to 60s")
 }
 
-fn parse_gap(s: &str) -> Result<Duration, String> {
-    duration_in(s, Duration::ZERO, MINUTE, "0 to 60s")
+fn parse_gap(s: &str) -> Result<Duration, mocap_cli::ValueError> {
+    mocap_cli::parse_duration_within(s, Duration::ZERO, MINUTE, "0 to 60s")
 }
 
 /// A zero `--stale` leaves no source ever live: nothing would be mixed.
-fn parse_stale(s: &str) -> Result<Duration, String> {
-    duration_in(
+fn parse_stale(s: &str) -> Result<Duration, mocap_cli::ValueError> {
+    mocap_cli::parse_duration_within(
         s,
         Duration::from_millis(1),
         Duration::from_secs(3600),
@@ -306,13 +289,16 @@ mod tests {
         assert_eq!(parse_rate("1000"), Ok(1000.0));
         for bad in ["0", "nan", "1e-9", "inf", "-5", "0.5", "1000.5", "x"] {
             let e = parse_rate(bad).unwrap_err();
-            assert!(e.contains("1 to 1000 Hz"), "{bad}: {e}");
+            assert!(e.0.contains("rate in Hz from 1 to 1000"), "{bad}: {e}");
         }
         assert_eq!(parse_window("450ms"), Ok(Duration::from_millis(450)));
         assert_eq!(parse_gap("0"), Ok(Duration::ZERO));
         assert_eq!(parse_stale("500ms"), Ok(Duration::from_millis(500)));
         for (parse, bad) in [
-            (parse_window as fn(&str) -> Result<Duration, String>, "0"),
+            (
+                parse_window as fn(&str) -> Result<Duration, mocap_cli::ValueError>,
+                "0",
+            ),
             (parse_window, "61s"),
             (parse_gap, "2m"),
             (parse_stale, "0"),

@@ -182,11 +182,11 @@ fn usage_errors() {
     // Issue 57: `--rate 0|nan|1e-9` ran and mixed nothing, `--rate inf`
     // mixed ~780 frames/s; zero durations left nothing to mix.
     for (flag, value, range) in [
-        ("--rate", "0", "1 to 1000 Hz"),
-        ("--rate", "nan", "1 to 1000 Hz"),
-        ("--rate", "1e-9", "1 to 1000 Hz"),
-        ("--rate", "inf", "1 to 1000 Hz"),
-        ("--rate", "-5", "1 to 1000 Hz"),
+        ("--rate", "0", "rate in Hz from 1 to 1000"),
+        ("--rate", "nan", "rate in Hz from 1 to 1000"),
+        ("--rate", "1e-9", "rate in Hz from 1 to 1000"),
+        ("--rate", "inf", "rate in Hz from 1 to 1000"),
+        ("--rate", "-5", "rate in Hz from 1 to 1000"),
         ("--window", "0", "1ms to 60s"),
         ("--window", "100h", "1ms to 60s"),
         ("--gap", "10m", "0 to 60s"),

@@ -13,6 +13,7 @@ mod limits;
 mod writer;
 
 pub(crate) use access::{Access, new_token};
+use mocap_cli::refusals::REFUSAL_LOG_INTERVAL;
 
 use accept::connection;
 
@@ -63,9 +64,6 @@ type Heads = Arc<Mutex<limits::Unfinished<Waiting>>>;
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
-
-/// An address whose connections are refused gets one log line per this long.
-const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Largest message a client may send (start requests are a few hundred bytes).
 const MAX_CLIENT_MESSAGE: usize = 64 * 1024;
@@ -159,7 +157,7 @@ struct Shared {
     /// to make room for a new connection.
     unfinished_closed: u64,
     /// `refused` per address, and when to log them.
-    refusals: limits::Refusals,
+    refusals: mocap_cli::refusals::RefusalLog,
 }
 
 impl Default for Shared {
@@ -172,7 +170,7 @@ impl Default for Shared {
             over_limit: 0,
             head_timeouts: 0,
             unfinished_closed: 0,
-            refusals: limits::Refusals::new(REFUSAL_LOG_INTERVAL),
+            refusals: mocap_cli::refusals::RefusalLog::new(REFUSAL_LOG_INTERVAL),
         }
     }
 }
@@ -230,7 +228,10 @@ impl Context {
             })
             .unwrap_or_default();
         for (ip, n) in lines {
-            info(&self.log, format_args!("{}", limits::unsaid_line(ip, n)));
+            info(
+                &self.log,
+                format_args!("{}", mocap_cli::refusals::unsaid_line(ip, n, "connection")),
+            );
         }
     }
 }
