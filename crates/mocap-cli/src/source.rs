@@ -15,7 +15,9 @@ use super::Guard;
 use crate::net;
 use crate::{Feed, Step, Stopped};
 use mocap_core::filekind::{self, FileKind};
-use mocap_core::pcap::{CaptureError, CaptureStats, Datagrams, Pace, PcapNgWriter, Schedule};
+use mocap_core::pcap::{
+    CaptureError, CaptureStats, Datagrams, Pace, PcapNgWriter, ReadErrorKind, Schedule,
+};
 use mocap_core::textcap::TextDecoder;
 
 /// Where datagrams come from.
@@ -93,6 +95,11 @@ pub struct Source {
     /// the run goes on, and [`Source::finish`] returns it.
     recording_log: Option<super::Log>,
     recording_failed: Option<String>,
+    /// Why a capture file could not be read to its end, when it was damaged
+    /// (or ended before its first record): [`Source::finish`] returns it.
+    damaged: Option<String>,
+    /// Records read from a capture file.
+    records: u64,
     pacing: Option<Pacing>,
     /// A paced datagram read but not yet due (it stays in `buf`).
     held: Option<(Got, Instant)>,
@@ -195,6 +202,8 @@ impl Source {
             recorder: None,
             recording_log: None,
             recording_failed: None,
+            damaged: None,
+            records: 0,
             pacing: None,
             held: None,
             port_unreachable: 0,
@@ -354,8 +363,20 @@ impl Source {
         {
             self.stop_recording(&e);
         }
-        match &self.recording_failed {
-            Some(what) => bail!("the -w recording stopped early: {what}"),
+        if let Some(what) = &self.recording_failed {
+            bail!("the -w recording stopped early: {what}");
+        }
+        self.damage()
+    }
+
+    /// Whether the capture file read was damaged (or ended before its first
+    /// record), so the run is to end in error once its summary is out.
+    ///
+    /// # Errors
+    /// The damage, in words.
+    pub fn damage(&self) -> anyhow::Result<()> {
+        match &self.damaged {
+            Some(what) => bail!("the capture could not be read to its end: {what}"),
             None => Ok(()),
         }
     }
@@ -467,6 +488,7 @@ impl Source {
             Kind::Capture(d) => match d.next_datagram() {
                 None => Got::End,
                 Some(Ok(c)) => {
+                    self.records += 1;
                     self.buf.clear();
                     self.buf.extend_from_slice(c.payload);
                     self.len = self.buf.len();
@@ -477,13 +499,21 @@ impl Source {
                         ts: Some(c.ts),
                     }
                 }
-                // A damaged capture: what came before was delivered; report and end.
-                Some(Err(CaptureError::Read(e))) => Got::Unreadable(InputError {
-                    line: None,
-                    column: None,
-                    file_offset: Some(e.offset),
-                    reason: with_causes(&e),
-                }),
+                // A damaged capture: what came before was delivered; report and
+                // end, and the run ends in error (a capture cut short while
+                // it was written, after its first record, is only reported).
+                Some(Err(CaptureError::Read(e))) => {
+                    let cut = matches!(e.kind, ReadErrorKind::Truncated { .. }) && self.records > 0;
+                    if !cut {
+                        self.damaged = Some(with_causes(&e));
+                    }
+                    Got::Unreadable(InputError {
+                        line: None,
+                        column: None,
+                        file_offset: Some(e.offset),
+                        reason: with_causes(&e),
+                    })
+                }
                 Some(Err(e)) => return Err(e.into()),
             },
         };

@@ -55,7 +55,7 @@ struct Args {
     listen: Option<SocketAddr>,
 
     /// Read datagrams from FILE (pcap, pcapng, hex lines) instead of listening.
-    #[arg(short, long, value_name = "FILE", conflicts_with_all = ["tcp", "bake"])]
+    #[arg(short, long, value_name = "FILE", conflicts_with_all = ["tcp", "bake", "listen"])]
     read: Option<PathBuf>,
 
     #[command(flatten)]

@@ -342,6 +342,8 @@ fn usage_errors() {
         &["--tcp", "--bake"][..],
         &["--format", "xml"],
         &["--out", "x.json"],
+        // Held out: -r with -l was accepted, the -l silently unused.
+        &["-r", "x.pcapng", "-l", "127.0.0.1:0"],
     ] {
         assert_eq!(tool(bad).finish().code, Some(2), "{bad:?}");
     }

@@ -134,7 +134,13 @@ impl Reading {
                         },
                         Ok(Step::Item(Event::Unreadable(_))) => Read::Unreadable,
                         Ok(Step::Idle) => continue,
-                        Ok(Step::End(why)) => Read::End(why),
+                        Ok(Step::End(why)) => match source.damage() {
+                            Ok(()) => Read::End(why),
+                            Err(e) => {
+                                let _ = tx.send(Err(e));
+                                return;
+                            }
+                        },
                         Err(e) => {
                             let _ = tx.send(Err(e));
                             return;

@@ -2055,3 +2055,37 @@ fn status_lines_report_the_interval_and_silence_is_explained_once() {
     mocap_testutil::status::assert_went_quiet(&run.stderr, at, 4);
     assert!(run.stderr.contains("done (duration)"), "{}", run.stderr);
 }
+
+/// Held out: a capture whose first record is corrupt exited 0 in every
+/// tool, as if it were empty. Damage ends the run in error (1) after the
+/// summary; a capture cut short after its first records (tcpdump stopped
+/// mid-write) is only reported.
+#[test]
+fn a_damaged_capture_ends_in_error_a_cut_tail_does_not() {
+    let dir = std::env::temp_dir().join(format!("mocopi-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = std::fs::read(format!("{CAPTURES}/mocopi-frame-loss.pcapng")).unwrap();
+    // The first Enhanced Packet Block (type 6), by walking the block lengths.
+    let mut at = 0;
+    while u32::from_le_bytes(good[at..at + 4].try_into().unwrap()) != 6 {
+        at += u32::from_le_bytes(good[at + 4..at + 8].try_into().unwrap()) as usize;
+    }
+    let mut corrupt = good.clone();
+    corrupt[at + 4..at + 8].copy_from_slice(&0x7fff_fff0u32.to_le_bytes());
+    let cases = [
+        ("corrupt-length.pcapng", corrupt, Some(1)),
+        ("cut-in-first.pcapng", good[..at + 40].to_vec(), Some(1)),
+        ("cut-tail.pcapng", good[..good.len() - 50].to_vec(), Some(0)),
+    ];
+    for (name, bytes, code) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let run = offline(&["-r", path.to_str().unwrap(), "--format", "json"], None);
+        assert_eq!(run.code, code, "{name}: {}", run.stderr);
+        let recs = run.json();
+        assert_eq!(recs.last().unwrap()["type"], "summary", "{name}: the summary comes first");
+        let told = run.stderr.contains("could not be read to its end");
+        assert_eq!(told, code == Some(1), "{name}: {}", run.stderr);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

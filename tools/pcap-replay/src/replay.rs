@@ -288,6 +288,8 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         );
     }
     let stats = add_stats(feed.done, feed.capture.capture_stats());
+    // A damaged capture ends the run in error once the summary is out.
+    let damage = feed.capture.damage();
     drop(feed);
     if let Some(h) = hedge {
         let theirs = h.finish();
@@ -307,7 +309,8 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
             ));
         }
     }
-    finish(opts, &log, &mut out, &counts, stats, stopped, start_wall)
+    finish(opts, &log, &mut out, &counts, stats, stopped, start_wall)?;
+    damage
 }
 
 /// Opens the capture with the reader every tool's `-r` uses: pcap, pcapng,
