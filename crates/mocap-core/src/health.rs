@@ -37,6 +37,11 @@ pub const UNNUMBERED: u32 = u32::MAX;
 /// Clock steps longer than this are outages, not frame intervals, and are left
 /// out of the rate.
 const MAX_STEP_S: f64 = 1.0;
+/// A rate needs frames spread over at least this long: a burst of a few
+/// frames microseconds apart (a stranger's, a flood) would otherwise claim
+/// hundreds of thousands of frames per second, and a summary's total, the
+/// sum over senders, read 538 442 670 fps.
+const MIN_RATE_SPAN_S: f64 = 0.05;
 
 /// What one frame meant for the stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -248,10 +253,10 @@ impl Health {
 
     /// The counters and rates so far.
     pub fn report(&self) -> HealthReport {
-        let sender_fps =
-            (self.clock_span > 0.0).then(|| self.clock_frames as f64 / self.clock_span);
+        let sender_fps = (self.clock_span >= MIN_RATE_SPAN_S)
+            .then(|| self.clock_frames as f64 / self.clock_span);
         let arrival_fps = match (self.first_arrival, self.last_arrival) {
-            (Some(a), Some(b)) if b > a && self.arrived >= 2 => {
+            (Some(a), Some(b)) if b - a >= MIN_RATE_SPAN_S && self.arrived >= 2 => {
                 Some((self.arrived - 1) as f64 / (b - a))
             }
             _ => None,
@@ -665,6 +670,28 @@ mod tests {
         assert!((r.fps.unwrap() - 60.0).abs() < 0.5);
         let j = r.jitter_ms.unwrap();
         assert!(j > 2.0 && j < 4.0, "jitter {j}");
+    }
+
+    /// Held out: mocopi-dump's "fps in all" read 538 442 670 after a burst
+    /// of strangers' frames microseconds apart.
+    #[test]
+    fn a_burst_microseconds_apart_has_no_rate() {
+        let mut total = HealthReport::default();
+        for k in 0..256u32 {
+            let mut h = Health::new();
+            for f in 0..3u32 {
+                let t = f64::from(k) + f64::from(f) * 1e-6;
+                h.frame(f, t, Some(Duration::from_secs_f64(t)));
+            }
+            let r = h.report();
+            assert_eq!((r.fps, r.sender_fps), (None, None));
+            total.merge(&r);
+        }
+        assert_eq!(total.fps, None);
+        // Fifty milliseconds of a 60 Hz sender are enough.
+        let mut h = Health::new();
+        feed(&mut h, &[0, 1, 2, 3]);
+        assert!((h.report().fps.unwrap() - 60.0).abs() < 1e-6);
     }
 
     #[test]
