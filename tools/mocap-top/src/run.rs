@@ -363,6 +363,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         write: opts.write.clone(),
         unreadable: 0,
         recorded: Vec::new(),
+        recording_failed: None,
         json: !opts.screen,
     };
     if h.screen.is_some() {
@@ -451,6 +452,9 @@ struct Handler {
     unreadable: u64,
     /// Recordings finished with the `w` key.
     recorded: Vec<PathBuf>,
+    /// Why the recording stopped early (a full disk): the run went on, and
+    /// ends in error once its summary is out.
+    recording_failed: Option<String>,
     /// JSON Lines on stdout (no screen).
     json: bool,
 }
@@ -532,10 +536,41 @@ impl Handler {
         Ok(None)
     }
 
+    /// Records one datagram, if recording; a write that fails stops the
+    /// recording, not the run.
+    fn record(&mut self, sender: Option<SocketAddr>, listen: Option<SocketAddr>, payload: &[u8]) {
+        if let Some(r) = &mut self.recorder
+            && let Err(e) = r.record(sender, listen, None, payload)
+        {
+            self.stop_recording(&e);
+        }
+    }
+
+    /// A recording whose write failed: closed, said loudly once (on the
+    /// screen, and on stderr), and the run's exit status will say so.
+    fn stop_recording(&mut self, e: &anyhow::Error) {
+        let Some(r) = self.recorder.take() else {
+            return;
+        };
+        let what = format!(
+            "{}: RECORDING STOPPED, {e:#} (the run goes on; exit status 1 at the end)",
+            r.path().display()
+        );
+        self.log.always(format_args!("error: {what}"));
+        self.view.recording = None;
+        self.view.notes.push(Note::RecordingStopped(what));
+        self.recording_failed = Some(format!("{e:#}"));
+    }
+
     fn toggle_recording(&mut self) -> anyhow::Result<()> {
         if let Some(mut r) = self.recorder.take() {
-            r.finish(&self.log)?;
-            self.recorded.push(r.path().to_owned());
+            match r.finish(&self.log) {
+                Ok(()) => self.recorded.push(r.path().to_owned()),
+                Err(e) => {
+                    self.recorder = Some(r);
+                    self.stop_recording(&e);
+                }
+            }
             self.view.recording = None;
             return Ok(());
         }
@@ -553,8 +588,13 @@ impl Handler {
 
     fn finish(&mut self, stopped: Stopped, dropped: u64) -> anyhow::Result<()> {
         if let Some(mut r) = self.recorder.take() {
-            r.finish(&self.log)?;
-            self.recorded.push(r.path().to_owned());
+            match r.finish(&self.log) {
+                Ok(()) => self.recorded.push(r.path().to_owned()),
+                Err(e) => {
+                    self.recorder = Some(r);
+                    self.stop_recording(&e);
+                }
+            }
         }
         let json = self.json;
         if json {
@@ -579,7 +619,10 @@ impl Handler {
             recorded: &self.recorded,
         };
         report(&mut self.out, &self.log, json, &rec, true)?;
-        Ok(())
+        match &self.recording_failed {
+            Some(why) => anyhow::bail!("the recording stopped early: {why}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -608,19 +651,15 @@ impl FeedHandler<Inlet> for Handler {
         let listening = socket.and_then(|i| self.listens.get_mut(i));
         let listen = listen.or_else(|| listening.as_ref().map(|l| l.addr));
         if !self.guard.admit(sender) {
-            if self.guard.records_refused()
-                && let Some(r) = &mut self.recorder
-            {
-                r.record(sender, listen, None, payload)?;
+            if self.guard.records_refused() {
+                self.record(sender, listen, payload);
             }
             return Ok(self.flow());
         }
         if let Some(link) = listening.and_then(|l| l.link.as_mut()) {
             link.send(payload, &self.log);
         }
-        if let Some(r) = &mut self.recorder {
-            r.record(sender, listen, None, payload)?;
-        }
+        self.record(sender, listen, payload);
         self.top.handle_datagram(now, listen, sender, payload);
         Ok(self.flow())
     }

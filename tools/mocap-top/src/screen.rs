@@ -30,6 +30,8 @@ const MAX_FILTER: usize = 64;
 pub(crate) enum Note {
     Listening(SocketAddr, Option<SocketAddr>),
     Taken(Taken),
+    /// A recording that failed (a full disk) and stopped; the run goes on.
+    RecordingStopped(String),
 }
 
 /// What a key asks of the run.
@@ -423,6 +425,11 @@ fn note_lines(view: &View, sends: &[SendRecord], width: u16) -> Vec<Line<'static
                 wrap(&t.advice(), usize::from(width))
                     .into_iter()
                     .map(|l| Line::styled(l, Style::new().fg(Color::Yellow))),
+            ),
+            Note::RecordingStopped(why) => lines.extend(
+                wrap(why, usize::from(width))
+                    .into_iter()
+                    .map(|l| Line::styled(l, Style::new().fg(Color::Red))),
             ),
         }
     }

@@ -489,3 +489,40 @@ fn a_quiet_capture_on_stdin_goes_stale_and_sigterm_ends_it() {
     assert_eq!(summary["stopped"], "interrupted", "{summary}");
     assert_eq!(summary["datagrams"], 8, "{summary}");
 }
+
+/// Held out (vmc-relay, and mocap-top the same): a recording on a full disk
+/// ended the run. It stops the recording alone, with one loud line; the
+/// datagrams are still counted and the run ends in error after the summary.
+#[test]
+#[cfg(target_os = "linux")]
+fn a_recording_on_a_full_disk_stops_alone() {
+    let mut top = Proc::spawn(
+        BIN,
+        &[
+            "--format",
+            "json",
+            "-l",
+            "127.0.0.1:0",
+            "-w",
+            "/dev/full",
+            "-n",
+            "40",
+            "--duration",
+            "30s",
+        ],
+        None,
+    );
+    let at = top.log_line("listening on").1.unwrap();
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    // 40 datagrams of 1 kB: past the writer's buffer, so a write fails.
+    for _ in 0..40 {
+        tx.send_to(&[7u8; 1000], at).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let run = top.finish();
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert_eq!(run.stderr.matches("RECORDING STOPPED").count(), 1, "{}", run.stderr);
+    let sum = run.json().pop().unwrap();
+    assert_eq!(sum["type"], "summary");
+    assert_eq!(sum["datagrams"], 40, "{sum}");
+}

@@ -2083,7 +2083,11 @@ fn a_damaged_capture_ends_in_error_a_cut_tail_does_not() {
         let run = offline(&["-r", path.to_str().unwrap(), "--format", "json"], None);
         assert_eq!(run.code, code, "{name}: {}", run.stderr);
         let recs = run.json();
-        assert_eq!(recs.last().unwrap()["type"], "summary", "{name}: the summary comes first");
+        assert_eq!(
+            recs.last().unwrap()["type"],
+            "summary",
+            "{name}: the summary comes first"
+        );
         let told = run.stderr.contains("could not be read to its end");
         assert_eq!(told, code == Some(1), "{name}: {}", run.stderr);
     }
