@@ -521,7 +521,12 @@ fn a_recording_on_a_full_disk_stops_alone() {
     }
     let run = top.finish();
     assert_eq!(run.code, Some(1), "{}", run.stderr);
-    assert_eq!(run.stderr.matches("RECORDING STOPPED").count(), 1, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("RECORDING STOPPED").count(),
+        1,
+        "{}",
+        run.stderr
+    );
     let sum = run.json().pop().unwrap();
     assert_eq!(sum["type"], "summary");
     assert_eq!(sum["datagrams"], 40, "{sum}");
