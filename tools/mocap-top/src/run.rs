@@ -740,11 +740,7 @@ impl Record for Summary<'_> {
             "done ({}): {} datagrams, {} in {:.1} s",
             self.stopped,
             self.datagrams,
-            if self.streams == 1 {
-                "1 stream".to_owned()
-            } else {
-                format!("{} streams", self.streams)
-            },
+            mocap_cli::plural(self.streams as u64, "stream", "streams"),
             self.elapsed_s
         )?;
         if self.expired > 0 {
@@ -792,13 +788,7 @@ impl fmt::Display for StreamLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = self.0;
         let addr = |a: Option<SocketAddr>| a.map_or_else(|| "-".to_owned(), |a| a.to_string());
-        let n = |n: u64, one: &str| {
-            if n == 1 {
-                format!("1 {one}")
-            } else {
-                format!("{n} {one}s")
-            }
-        };
+        let n = |n: u64, one: &str| mocap_cli::plural(n, one, &format!("{one}s"));
         write!(
             f,
             "{} on {} from {}: {}, {}",

@@ -362,11 +362,6 @@ fn keys_help(f: &mut Frame<'_>, area: Rect) {
     );
 }
 
-/// `n` and the noun, singular or plural.
-fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 fn header(rows: &[Row], rate: f64, view: &View) -> Line<'static> {
     let live = rows.iter().filter(|r| r.state == Liveness::Live).count();
     // + 0.0: no "-0".
@@ -375,7 +370,7 @@ fn header(rows: &[Row], rate: f64, view: &View) -> Line<'static> {
         Span::styled("mocap-top", Style::new().add_modifier(Modifier::BOLD)),
         Span::raw(format!(
             "  {} ({live} live)  {rate:.0} datagrams/s",
-            count(rows.len(), "stream", "streams"),
+            mocap_cli::plural(rows.len() as u64, "stream", "streams"),
         )),
     ];
     if !view.filter.is_empty() || view.editing {

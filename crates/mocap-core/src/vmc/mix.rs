@@ -421,8 +421,8 @@ impl Mixer {
     /// Frame mode: mix when the driving source has a fresh frame.
     fn poll_driven(&mut self, now: Duration) -> Option<Vec<Message>> {
         let stale = self.cfg.stale;
-        let live: Vec<bool> = self.sources.iter().map(|s| s.live(now, stale)).collect();
-        let driver = self.lead(&live)?;
+        // Polled per datagram: asked of the sources, not collected.
+        let driver = self.lead(|i| self.sources.get(i).is_some_and(|s| s.live(now, stale)))?;
         if !self.sources.get(driver).is_some_and(|s| s.fresh) {
             return None;
         }
@@ -434,11 +434,11 @@ impl Mixer {
 
     /// The source that stands as primary: the configured one while it is
     /// live, else the first live source.
-    fn lead(&self, live: &[bool]) -> Option<usize> {
-        if live.get(self.cfg.primary) == Some(&true) {
+    fn lead(&self, live: impl Fn(usize) -> bool) -> Option<usize> {
+        if self.cfg.primary < self.sources.len() && live(self.cfg.primary) {
             return Some(self.cfg.primary);
         }
-        live.iter().position(|l| *l)
+        (0..self.sources.len()).find(|i| live(*i))
     }
 
     fn live(&mut self, now: Duration) -> Vec<bool> {
@@ -458,7 +458,7 @@ impl Mixer {
 
     fn mix(&mut self, now: Duration) -> Vec<Message> {
         let live = self.live(now);
-        let lead = self.lead(&live);
+        let lead = self.lead(|i| live.get(i) == Some(&true));
         let window = match self.cfg.schedule {
             MixSchedule::Window { window, .. } => Some(window),
             MixSchedule::Tick { .. } | MixSchedule::Frame => None,
