@@ -43,7 +43,7 @@ pub use exit::{
 };
 pub use generate::{Generate, GenerateArgs, command, generated, parse};
 pub use inbox::{Drops, Inbox, Listeners, Received};
-pub use other::{OtherProtocolCount, OtherProtocols, tool_for};
+pub use other::{OtherProtocolCount, OtherProtocols};
 pub use output::{
     Human, Log, Output, Record, fps_text, plural, report, round3, summary_head, summary_kind,
 };

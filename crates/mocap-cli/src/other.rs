@@ -9,19 +9,6 @@ use mocap_core::protocol::{self, Protocol};
 
 use crate::{Log, Senders};
 
-/// The tool that reads `p` (what the sentence suggests).
-#[must_use]
-pub fn tool_for(p: Protocol) -> &'static str {
-    match p {
-        Protocol::Mocopi => "mocopi-dump",
-        Protocol::Vmc => "vmc-relay --dump",
-        Protocol::IFacialMocap => "ifm-handshake",
-        Protocol::LiveLink => "livelink-dump",
-        Protocol::Vrchat | Protocol::Vmt => "vmc-relay --dump",
-        _ => "another tool",
-    }
-}
-
 /// The other protocols one tool met; `other_protocol` in its summary.
 #[derive(Debug)]
 pub struct OtherProtocols {
@@ -101,7 +88,7 @@ fn sentence(p: Protocol, src: Option<SocketAddr>) -> String {
     format!(
         "this looks like {}{from}, not what this tool reads — try {}",
         p.name(),
-        tool_for(p)
+        p.spec().tool
     )
 }
 

@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 
 use serde::Serialize;
 
+use mocap_core::protocol::Protocol;
 use mocap_core::vmc::{self, trackers};
 
 use crate::output::Log;
@@ -39,6 +40,18 @@ impl Receiver {
             (_, Self::Vrchat) => "is VRChat running with OSC on?",
             (_, Self::Vmt) => "is SteamVR running with the VMT driver?",
         }
+    }
+
+    /// The receiver of a stream of `p` passed on unchanged (mocap-link):
+    /// VRChat's and VMT's own, else a VMC receiver, since every other
+    /// protocol a relay forwards as it came is read by VMC apps or by tools
+    /// that say so themselves.
+    #[must_use]
+    pub fn for_protocol(p: Protocol) -> Self {
+        [(Protocol::Vrchat, Self::Vrchat), (Protocol::Vmt, Self::Vmt)]
+            .into_iter()
+            .find_map(|(q, r)| (q == p).then_some(r))
+            .unwrap_or(Self::Vmc)
     }
 }
 
@@ -224,6 +237,9 @@ mod tests {
         assert!(hint(39540, Receiver::Vmc).contains("performer"));
         assert!(hint(1234, Receiver::Vrchat).contains("VRChat"));
         assert!(hint(1234, Receiver::Vmt).contains("VMT"));
+        assert_eq!(Receiver::for_protocol(Protocol::Vrchat), Receiver::Vrchat);
+        assert_eq!(Receiver::for_protocol(Protocol::Vmt), Receiver::Vmt);
+        assert_eq!(Receiver::for_protocol(Protocol::LiveLink), Receiver::Vmc);
     }
 
     #[test]

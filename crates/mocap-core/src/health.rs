@@ -3,19 +3,21 @@
 //! jitter, from frame numbers and clocks alone (no I/O, no clock reads).
 //!
 //! ```
-//! use mocap_core::health::{FrameEvent, Health};
+//! use mocap_core::health::{FrameEvent, Health, sender_clock};
 //!
 //! let mut h = Health::new();
 //! // Frames 1, 2, 4 at 60 Hz, then 3 late and 4 again.
 //! for (fnum, t) in [(1, 0.0), (2, 1.0 / 60.0), (4, 3.0 / 60.0), (3, 2.0 / 60.0), (4, 3.0 / 60.0)] {
-//!     h.frame(fnum, t, None);
+//!     h.frame(fnum, sender_clock(t), None);
 //! }
 //! let r = h.report();
 //! assert_eq!((r.frames, r.lost, r.reordered, r.duplicates), (5, 0, 1, 1));
-//! assert_eq!(h.frame(5, 4.0 / 60.0, None), FrameEvent::InOrder { lost: 0 });
+//! assert_eq!(h.frame(5, sender_clock(4.0 / 60.0), None), FrameEvent::InOrder { lost: 0 });
 //! ```
 
 use std::time::Duration;
+
+use crate::protocol::Stamp;
 
 /// How far back (in frames) late and duplicate frames are recognised.
 const WINDOW: u32 = 1024;
@@ -42,6 +44,31 @@ const MAX_STEP_S: f64 = 1.0;
 /// hundreds of thousands of frames per second, and a summary's total, the
 /// sum over senders, read 538 442 670 fps.
 const MIN_RATE_SPAN_S: f64 = 0.05;
+
+/// A sender's clock in seconds (wire data) as a time, when it is one: not
+/// negative, finite, within [`Duration`]'s range.
+#[must_use]
+pub fn sender_clock(seconds: f64) -> Option<Duration> {
+    Duration::try_from_secs_f64(seconds).ok()
+}
+
+/// Which unnumbered datagrams are frames: a sender that marks the end of
+/// its frames ([`Stamp::Unnumbered`]'s `ends_frame`, VMC's OK and time)
+/// sends several datagrams per frame and only the marked ones count; one
+/// that never marks sends a frame per datagram.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrameMarks {
+    seen: bool,
+}
+
+impl FrameMarks {
+    /// Whether a datagram that does (`ends_frame`) or does not carry the
+    /// mark is a frame of this sender.
+    pub fn is_frame(&mut self, ends_frame: bool) -> bool {
+        self.seen |= ends_frame;
+        ends_frame || !self.seen
+    }
+}
 
 /// What one frame meant for the stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +131,7 @@ pub struct Health {
     clock_frames: u64,
     last_transit: Option<f64>,
     jitter: Option<f64>,
+    marks: FrameMarks,
 }
 
 /// Consecutive frames behind the newest one (see [`RESYNC_RUN`]).
@@ -190,10 +218,43 @@ impl Health {
         Self::default()
     }
 
-    /// Counts a frame. `clock` is the sender's clock in seconds (`uttm` when
-    /// present, else `time`: wire data); `arrival` the receive time (any
-    /// origin, the same for every call), if known.
-    pub fn frame(&mut self, fnum: u32, clock: f64, arrival: Option<Duration>) -> FrameEvent {
+    /// Counts what one datagram's [`Stamp`] says (a frame, a skeleton, a
+    /// sensor packet, an error), arrived at `arrival` if known; the frame's
+    /// event when it was one.
+    pub fn stamp(&mut self, stamp: Stamp, arrival: Option<Duration>) -> Option<FrameEvent> {
+        match stamp {
+            Stamp::Numbered { frame, clock, .. } => Some(self.frame(frame, clock, arrival)),
+            Stamp::Unnumbered { ends_frame } => self
+                .marks
+                .is_frame(ends_frame)
+                .then(|| self.frame(UNNUMBERED, None, arrival)),
+            Stamp::Skeleton => {
+                self.skeleton();
+                None
+            }
+            Stamp::Sensor => {
+                self.sensor();
+                None
+            }
+            Stamp::Error => {
+                self.error();
+                None
+            }
+        }
+    }
+
+    /// Counts a frame. `clock` is the sender's clock (mocopi's `uttm` when
+    /// present, else `time`: wire data, see [`sender_clock`]); `arrival` the
+    /// receive time (any origin, the same for every call), if known.
+    pub fn frame(
+        &mut self,
+        fnum: u32,
+        clock: Option<Duration>,
+        arrival: Option<Duration>,
+    ) -> FrameEvent {
+        // Sums and differences are in seconds; a missing clock is NaN, which
+        // the steps below leave out of rate and jitter.
+        let clock = clock.map_or(f64::NAN, |c| c.as_secs_f64());
         let arrival = arrival.map(|a| a.as_secs_f64());
         self.frames += 1;
         let event = match self.newest {
@@ -461,7 +522,7 @@ mod tests {
             .map(|&f| {
                 h.frame(
                     f,
-                    f64::from(f) / 60.0,
+                    sender_clock(f64::from(f) / 60.0),
                     Some(Duration::from_secs_f64(f64::from(f) / 60.0)),
                 )
             })
@@ -476,8 +537,12 @@ mod tests {
     #[test]
     fn rates_are_never_infinite() {
         let mut h = Health::new();
-        h.frame(1, 0.0, Some(Duration::ZERO));
-        h.frame(2, 5e-324, Some(Duration::from_secs_f64(5e-324)));
+        h.frame(1, sender_clock(0.0), Some(Duration::ZERO));
+        h.frame(
+            2,
+            sender_clock(5e-324),
+            Some(Duration::from_secs_f64(5e-324)),
+        );
         let r = h.report();
         assert_eq!((r.fps, r.sender_fps), (None, None));
         assert_eq!(r.frames, 2);
@@ -623,13 +688,13 @@ mod tests {
     #[test]
     fn forward_jump_with_a_clock_going_back_is_a_restart() {
         let mut h = Health::new();
-        h.frame(10, 500.0, None);
-        assert_eq!(h.frame(5000, 1.0, None), FrameEvent::Restart);
+        h.frame(10, sender_clock(500.0), None);
+        assert_eq!(h.frame(5000, sender_clock(1.0), None), FrameEvent::Restart);
         // The same jump with the clock moving on is an outage: loss.
         let mut h = Health::new();
-        h.frame(10, 500.0, None);
+        h.frame(10, sender_clock(500.0), None);
         assert_eq!(
-            h.frame(5000, 583.0, None),
+            h.frame(5000, sender_clock(583.0), None),
             FrameEvent::InOrder { lost: 4989 }
         );
     }
@@ -659,7 +724,7 @@ mod tests {
             let jitter = if f % 2 == 0 { 0.002 } else { -0.002 };
             h.frame(
                 f,
-                f64::from(f) / 60.0,
+                sender_clock(f64::from(f) / 60.0),
                 Some(Duration::from_secs_f64(
                     100.0 + f64::from(f) / 60.0 + jitter,
                 )),
@@ -681,7 +746,7 @@ mod tests {
             let mut h = Health::new();
             for f in 0..3u32 {
                 let t = f64::from(k) + f64::from(f) * 1e-6;
-                h.frame(f, t, Some(Duration::from_secs_f64(t)));
+                h.frame(f, sender_clock(t), Some(Duration::from_secs_f64(t)));
             }
             let r = h.report();
             assert_eq!((r.fps, r.sender_fps), (None, None));
@@ -698,7 +763,7 @@ mod tests {
     fn sender_rate_ignores_lost_frames_and_clock_without_resolution() {
         let mut h = Health::new();
         for f in [0u32, 1, 2, 5, 6] {
-            h.frame(f, f64::from(f) / 50.0, None);
+            h.frame(f, sender_clock(f64::from(f) / 50.0), None);
         }
         let r = h.report();
         assert!((r.sender_fps.unwrap() - 50.0).abs() < 1e-9);
@@ -708,8 +773,70 @@ mod tests {
         // Early apps sent Unix seconds as f32: every step is 0 or 128 s.
         let mut h = Health::new();
         for f in 0..10u32 {
-            h.frame(f, 1_674_460_416.0, None);
+            h.frame(f, sender_clock(1_674_460_416.0), None);
         }
         assert_eq!(h.report().fps, None);
+    }
+
+    #[test]
+    fn clocks_are_times_or_nothing() {
+        assert_eq!(sender_clock(1.5), Some(Duration::from_millis(1500)));
+        assert_eq!(sender_clock(0.0), Some(Duration::ZERO));
+        for bad in [-1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300] {
+            assert_eq!(sender_clock(bad), None, "{bad}");
+        }
+        // A frame without a clock still counts, and gives no rate.
+        let mut h = Health::new();
+        for f in 0..10 {
+            h.frame(f, None, None);
+        }
+        let r = h.report();
+        assert_eq!((r.frames, r.lost, r.fps), (10, 0, None));
+    }
+
+    #[test]
+    fn stamps_count_as_their_meaning() {
+        let mut h = Health::new();
+        let at = |ms| Some(Duration::from_millis(ms));
+        let numbered = |frame| Stamp::Numbered {
+            frame,
+            clock: sender_clock(f64::from(frame) / 60.0),
+            part: 0,
+        };
+        assert_eq!(h.stamp(numbered(1), at(0)), Some(FrameEvent::First));
+        assert_eq!(
+            h.stamp(numbered(3), at(33)),
+            Some(FrameEvent::InOrder { lost: 1 })
+        );
+        assert_eq!(h.stamp(Stamp::Skeleton, None), None);
+        assert_eq!(h.stamp(Stamp::Sensor, None), None);
+        assert_eq!(h.stamp(Stamp::Error, None), None);
+        let r = h.report();
+        assert_eq!(
+            (r.frames, r.lost, r.skeletons, r.sensors, r.errors),
+            (2, 1, 1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn a_sender_that_marks_its_frames_counts_only_the_marked_ones() {
+        // Without marks, every datagram is a frame.
+        let mut h = Health::new();
+        for _ in 0..3 {
+            h.stamp(Stamp::Unnumbered { ends_frame: false }, None);
+        }
+        assert_eq!(h.report().frames, 3);
+        // Once a mark is seen, three datagrams per frame are one frame.
+        let mut h = Health::new();
+        for i in 0..9 {
+            let event = h.stamp(
+                Stamp::Unnumbered {
+                    ends_frame: i % 3 == 2,
+                },
+                None,
+            );
+            assert_eq!(event.is_some(), i < 2 || i % 3 == 2, "datagram {i}");
+        }
+        assert_eq!(h.report().frames, 5);
     }
 }

@@ -138,7 +138,11 @@ fn frame_loss_capture_health() {
     let mut h = mocap_core::health::Health::new();
     for d in datagrams(LOSS) {
         if let Body::Frame(f) = smf::parse(&d).unwrap().body {
-            h.frame(f.fnum, f.uttm.unwrap(), None);
+            h.frame(
+                f.fnum,
+                mocap_core::health::sender_clock(f.uttm.unwrap()),
+                None,
+            );
         }
     }
     let r = h.report();

@@ -8,9 +8,8 @@ use std::fmt;
 use std::net::SocketAddr;
 
 use mocap_cli::{Senders, pair};
-use mocap_core::health::{Health, UNNUMBERED};
-use mocap_core::protocol::Protocol;
-use mocap_core::{livelink, smf};
+use mocap_core::health::Health;
+use mocap_core::protocol::{Protocol, Stamp};
 use serde::Serialize;
 
 use crate::delay::{Percentiles, Recent};
@@ -134,36 +133,15 @@ impl Streams {
     }
 }
 
-/// Counts a datagram into `h` as its protocol numbers frames.
+/// Counts a datagram into `h` as the registry's decode stamps it; a
+/// datagram of no known protocol is a frame without a number.
 fn health(h: &mut Health, protocol: Option<Protocol>, payload: &[u8], arrival: f64) {
     // Health takes time as a Duration from any fixed origin: Unix time here.
     let arrival = std::time::Duration::try_from_secs_f64(arrival).ok();
-    match protocol {
-        Some(Protocol::Mocopi) => match smf::parse(payload) {
-            Ok(p) => match p.body {
-                smf::Body::Frame(f) => {
-                    let clock = f.uttm.unwrap_or_else(|| f64::from(f.time));
-                    h.frame(f.fnum, clock, arrival);
-                }
-                smf::Body::Skeleton(_) => h.skeleton(),
-                smf::Body::Sensor(_) => h.sensor(),
-            },
-            Err(_) => h.error(),
-        },
-        Some(Protocol::LiveLink) => match livelink::parse(payload) {
-            // As livelink-dump: the timecode frame count runs on while the
-            // face is lost, so no-face packets keep the sequence too.
-            Ok(p) => {
-                let clock = p.time.seconds().filter(|c| c.is_finite()).unwrap_or(0.0);
-                h.frame(p.time.frame.cast_unsigned(), clock, arrival);
-            }
-            Err(_) => h.error(),
-        },
-        // No frame numbers: datagrams and their arrival rate only.
-        _ => {
-            h.frame(UNNUMBERED, f64::NAN, arrival);
-        }
-    }
+    let stamp = protocol.map_or(Stamp::Unnumbered { ends_frame: false }, |p| {
+        p.stamp(payload)
+    });
+    h.stamp(stamp, arrival);
 }
 
 /// One stream in `stats` and `summary` records.

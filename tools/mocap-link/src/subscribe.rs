@@ -273,11 +273,7 @@ struct Forward {
 }
 
 fn receiver_for(protocol: &str) -> Receiver {
-    match key::protocol_named(protocol) {
-        Some(mocap_core::protocol::Protocol::Vrchat) => Receiver::Vrchat,
-        Some(mocap_core::protocol::Protocol::Vmt) => Receiver::Vmt,
-        _ => Receiver::Vmc,
-    }
+    key::protocol_named(protocol).map_or(Receiver::Vmc, Receiver::for_protocol)
 }
 
 fn add(total: &mut SendRecord, r: SendRecord) {

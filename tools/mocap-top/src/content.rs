@@ -6,9 +6,9 @@
 
 use std::time::Duration;
 
-use mocap_core::osc::{self, Arg};
-use mocap_core::protocol::Protocol;
-use mocap_core::{ifm, livelink, smf, vmc};
+use mocap_core::osc::Arg;
+use mocap_core::protocol::{Args, Protocol, Stamp, View};
+use mocap_core::vmc;
 
 use crate::window::Window;
 
@@ -132,10 +132,8 @@ pub(crate) struct Content {
     pub(crate) dropped: u64,
     /// Bone rotations received that were not unit quaternions.
     pub(crate) non_unit: u64,
-    /// The sender ends its frames with [`vmc::FRAME_ENDS`] (VMC).
-    frame_marks: bool,
-    /// Live Link Face subjects seen, in order: [`Decoded::Numbered`]'s part.
-    subjects: Vec<Vec<u8>>,
+    /// Numbered sequences seen, in order ([`Stamp::Numbered`]'s part).
+    parts: Vec<u64>,
     /// Address rows by key, and the key being looked up (no allocation
     /// per message once a row exists).
     index: std::collections::HashMap<String, usize>,
@@ -145,227 +143,23 @@ pub(crate) struct Content {
     next_face: usize,
 }
 
-/// What one datagram decoded to, for the stream's counters.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Decoded {
-    /// A frame with a number on the sender's clock: `(fnum, clock
-    /// seconds, part)`, where `part` tells apart the numbered sequences one
-    /// sender may interleave (Live Link Face subjects: several phones through
-    /// one relay), up to [`MAX_PARTS`] (the rest share the last).
-    Numbered(u32, f64, usize),
-    /// A frame or message without a sequence number.
-    Frame,
-    /// Decoded, but no frame (a mocopi skeleton or sensor packet).
-    Other,
-    /// It did not decode.
-    Error,
-}
-
 impl Content {
-    /// Takes in one datagram of `protocol`, arrived at `now`.
-    pub(crate) fn take(&mut self, protocol: Protocol, payload: &[u8], now: Duration) -> Decoded {
-        match protocol {
-            Protocol::Mocopi => self.mocopi(payload),
-            Protocol::LiveLink => self.livelink(payload),
-            Protocol::IFacialMocap => self.ifm(payload),
-            Protocol::Vmc | Protocol::Vrchat | Protocol::Vmt => self.osc(payload, now),
-            _ => Decoded::Error,
-        }
+    /// Takes in one datagram of `protocol`, arrived at `now`: the registry's
+    /// decode writes into this content; its stamp is the stream's.
+    pub(crate) fn take(&mut self, protocol: Protocol, payload: &[u8], now: Duration) -> Stamp {
+        protocol.decode(payload, &mut Taking { content: self, now })
     }
 
-    fn mocopi(&mut self, payload: &[u8]) -> Decoded {
-        let Ok(packet) = smf::parse(payload) else {
-            return Decoded::Error;
-        };
-        let Some(frame) = packet.frame() else {
-            // The skeleton's rest pose until frames come.
-            if let Some(sk) = packet.skeleton() {
-                for b in sk.bones() {
-                    self.mocopi_bone(b.id, b.rot, b.pos);
-                }
-            }
-            return Decoded::Other;
-        };
-        for b in frame.bones() {
-            self.mocopi_bone(b.id, b.rot, b.pos);
-        }
-        Decoded::Numbered(
-            frame.fnum,
-            frame.uttm.unwrap_or_else(|| f64::from(frame.time)),
-            0,
-        )
-    }
-
-    fn livelink(&mut self, payload: &[u8]) -> Decoded {
-        let Ok(packet) = livelink::parse(payload) else {
-            return Decoded::Error;
-        };
-        if let Some(face) = packet.face() {
-            for (name, v) in face.blendshapes() {
-                self.face_value(name, v);
-            }
-            for (what, a) in [
-                ("head", face.head()),
-                ("left eye", face.left_eye()),
-                ("right eye", face.right_eye()),
-            ] {
-                if let Some(a) = a {
-                    self.angle(what, [a.yaw, a.pitch, a.roll], "yaw/pitch/roll");
-                }
-            }
-        }
-        let clock = packet
-            .time
-            .seconds()
-            .filter(|c| c.is_finite())
-            .unwrap_or(0.0);
-        let subject = packet.subject_bytes();
-        let part = match self.subjects.iter().position(|s| s == subject) {
+    /// The index of a numbered sequence's `part` (Live Link Face subjects)
+    /// in the order seen, up to [`MAX_PARTS`]; the rest share the last.
+    pub(crate) fn part_index(&mut self, part: u64) -> usize {
+        match self.parts.iter().position(|p| *p == part) {
             Some(i) => i,
-            None if self.subjects.len() < MAX_PARTS => {
-                self.subjects.push(subject.to_vec());
-                self.subjects.len() - 1
+            None if self.parts.len() < MAX_PARTS => {
+                self.parts.push(part);
+                self.parts.len() - 1
             }
             None => MAX_PARTS,
-        };
-        Decoded::Numbered(packet.time.frame.cast_unsigned(), clock, part)
-    }
-
-    fn ifm(&mut self, payload: &[u8]) -> Decoded {
-        let Ok(frame) = ifm::parse(payload) else {
-            return Decoded::Error;
-        };
-        for (name, v) in ifm::ARKIT.iter().zip(frame.blendshapes) {
-            if let Some(v) = v {
-                // Percent on the wire.
-                #[expect(clippy::cast_precision_loss, reason = "percent values are small")]
-                self.face_value(name, v as f32 / 100.0);
-            }
-        }
-        if let Some(h) = frame.head {
-            self.angle("head", h.rot, "deg");
-        }
-        if let Some(e) = frame.left_eye {
-            self.angle("left eye", e, "deg");
-        }
-        if let Some(e) = frame.right_eye {
-            self.angle("right eye", e, "deg");
-        }
-        Decoded::Frame
-    }
-
-    fn osc(&mut self, payload: &[u8], now: Duration) -> Decoded {
-        // VMC's own decoder: bones of the usual canonical bundle without an
-        // allocation (a flood is mostly bones), the rest through rosc.
-        let Ok(elements) = vmc::decode_borrowed(payload) else {
-            return Decoded::Error;
-        };
-        let mut ends = false;
-        for e in elements {
-            match e {
-                vmc::Element::Bone { name, pos, rot } => {
-                    let [px, py, pz] = pos;
-                    let [qx, qy, qz, qw] = rot;
-                    self.address(
-                        "/VMC/Ext/Bone/Pos",
-                        Some(name),
-                        Last::Floats([px, py, pz, qx, qy, qz, qw]),
-                        now,
-                    );
-                    self.bone(name, rot, pos);
-                }
-                vmc::Element::Other(Ok(m)) => {
-                    let mut m = match m {
-                        vmc::Message::Other(o) | vmc::Message::Thru(o) => o,
-                        typed => typed.to_osc(),
-                    };
-                    ends |= vmc::FRAME_ENDS.contains(&m.address.as_str());
-                    self.vmc(&m);
-                    self.tracker(&m);
-                    let args = std::mem::take(&mut m.args);
-                    let (name, rest) = match args.split_first() {
-                        Some((Arg::String(n), rest)) => (Some(n.as_str()), rest.to_vec()),
-                        _ => (None, args.clone()),
-                    };
-                    self.address(&m.address, name, Last::Args(rest), now);
-                }
-                vmc::Element::Other(Err(_)) => {
-                    self.address(
-                        "(message that did not decode)",
-                        None,
-                        Last::Args(Vec::new()),
-                        now,
-                    );
-                }
-            }
-        }
-        // A VMC sender splits a frame over several datagrams and ends it
-        // with OK and the time; other OSC has no frames: a datagram is one.
-        self.frame_marks |= ends;
-        if ends || !self.frame_marks {
-            Decoded::Frame
-        } else {
-            Decoded::Other
-        }
-    }
-
-    fn vmc(&mut self, m: &osc::Message) {
-        let floats = |args: &[Arg]| -> Vec<f32> {
-            args.iter()
-                .filter_map(|a| match a {
-                    Arg::Float(f) => Some(*f),
-                    _ => None,
-                })
-                .collect()
-        };
-        match (m.address.as_str(), m.args.split_first()) {
-            ("/VMC/Ext/Bone/Pos" | "/VMC/Ext/Root/Pos", Some((Arg::String(name), rest))) => {
-                if let [px, py, pz, qx, qy, qz, qw, ..] = floats(rest)[..] {
-                    self.bone(name, [qx, qy, qz, qw], [px, py, pz]);
-                }
-            }
-            ("/VMC/Ext/Blend/Val", Some((Arg::String(name), [Arg::Float(v), ..]))) => {
-                self.face_value(name, *v);
-            }
-            _ => {}
-        }
-    }
-
-    fn tracker(&mut self, m: &osc::Message) {
-        let floats: Vec<f32> = m
-            .args
-            .iter()
-            .filter_map(|a| match a {
-                Arg::Float(f) => Some(*f),
-                _ => None,
-            })
-            .collect();
-        if let Some(rest) = m.address.strip_prefix("/tracking/trackers/") {
-            let Some((slot, what)) = rest.split_once('/') else {
-                return;
-            };
-            let Some(&[x, y, z]) = floats.get(..3).and_then(|f| <&[f32; 3]>::try_from(f).ok())
-            else {
-                return;
-            };
-            let Some(s) = self.slot(slot) else { return };
-            match what {
-                "position" => s.pos = Some([x, y, z]),
-                "rotation" => s.rot = Some([x, y, z]),
-                _ => {}
-            }
-        } else if m.address.starts_with("/VMT/") {
-            // Index, enable, time offset, then position (and rotation).
-            let (Some(Arg::Int(index)), Some(&[x, y, z])) = (
-                m.args.first(),
-                floats.get(1..4).and_then(|f| <&[f32; 3]>::try_from(f).ok()),
-            ) else {
-                return;
-            };
-            let name = index.to_string();
-            if let Some(s) = self.slot(&name) {
-                s.pos = Some([x, y, z]);
-            }
         }
     }
 
@@ -420,14 +214,6 @@ impl Content {
         }
     }
 
-    /// A mocopi joint by its id: the table's name costs no allocation.
-    fn mocopi_bone(&mut self, id: u16, rot: [f32; 4], pos: [f32; 3]) {
-        match smf::bone_name(id) {
-            Some(name) => self.bone(name, rot, pos),
-            None => self.bone(&format!("bone {id}"), rot, pos),
-        }
-    }
-
     fn bone(&mut self, name: &str, rot: [f32; 4], pos: [f32; 3]) {
         if !is_unit(rot) {
             self.non_unit += 1;
@@ -479,6 +265,45 @@ impl Content {
         } else {
             self.angles.push((what, v, unit));
         }
+    }
+}
+
+/// The registry's decode writing into one stream's content.
+struct Taking<'a> {
+    content: &'a mut Content,
+    now: Duration,
+}
+
+impl View for Taking<'_> {
+    fn bone(&mut self, name: &str, rot: [f32; 4], pos: [f32; 3]) {
+        self.content.bone(name, rot, pos);
+    }
+
+    fn face(&mut self, name: &str, value: f32) {
+        self.content.face_value(name, value);
+    }
+
+    fn angle(&mut self, what: &'static str, angles: [f32; 3], unit: &'static str) {
+        self.content.angle(what, angles, unit);
+    }
+
+    fn slot(&mut self, name: &str, pos: Option<[f32; 3]>, rot: Option<[f32; 3]>) {
+        if let Some(s) = self.content.slot(name) {
+            s.pos = pos.or(s.pos);
+            s.rot = rot.or(s.rot);
+        }
+    }
+
+    fn message(&mut self, address: &str, name: Option<&str>, args: Args<'_>) {
+        let last = match args {
+            Args::Bone {
+                pos: [px, py, pz],
+                rot: [qx, qy, qz, qw],
+            } => Last::Floats([px, py, pz, qx, qy, qz, qw]),
+            Args::Osc(args) => Last::Args(args.to_vec()),
+            Args::Undecoded => Last::Args(Vec::new()),
+        };
+        self.content.address(address, name, last, self.now);
     }
 }
 

@@ -16,12 +16,32 @@ mod state;
 mod term;
 mod window;
 
-const EXAMPLES: &str = "\
-Examples:
-  mocap-top
-      listen on every protocol's default port (mocopi 12351, VMC 39539/39540,
-      iFacialMocap 49983, Live Link Face 11111, VRChat 9000, VMT 39570)
-  mocap-top -l 39539 --to 127.0.0.1:39541
+/// The examples of `--help`; the first lists the registry's ports.
+fn examples() -> String {
+    let ports = textwrap_ports(&mocap_core::protocol::port_list());
+    format!(
+        "Examples:\n  mocap-top\n      listen on every protocol's default port:\n{ports}\n{EXAMPLES}"
+    )
+}
+
+/// `list` indented as the examples are, in lines of at most 78 columns,
+/// broken between entries.
+fn textwrap_ports(list: &str) -> String {
+    let mut lines = vec![String::from("     ")];
+    for word in list.split_inclusive(", ") {
+        let word = word.trim_end();
+        if lines.last().is_some_and(|l| l.len() + 1 + word.len() > 78) {
+            lines.push(String::from("     "));
+        }
+        if let Some(l) = lines.last_mut() {
+            l.push(' ');
+            l.push_str(word);
+        }
+    }
+    lines.join("\n")
+}
+
+const EXAMPLES: &str = "  mocap-top -l 39539 --to 127.0.0.1:39541
       watch VMC on 39539 and pass every datagram on to VSeeFace moved to 39541
   sudo tcpdump -i any -U -w - udp 2>/dev/null | mocap-top -r -
       watch what other programs receive, without taking their ports
@@ -42,7 +62,7 @@ records to a pcapng, Ctrl-L redraws, ? lists the keys, q or Ctrl-C quits.";
 /// drill down into bones, faces, OSC addresses and trackers. JSON Lines
 /// snapshots instead when stdout is not a terminal.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
+#[command(version, after_help = format!("{}\n\n{}", examples(), mocap_cli::exit_codes_help()))]
 struct Args {
     /// UDP address to listen on (repeatable) instead of every protocol's
     /// default port; a bare port listens on all interfaces.

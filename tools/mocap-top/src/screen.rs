@@ -265,11 +265,14 @@ impl View {
 
 /// The view a stream opens on: what its protocol is mostly about.
 fn first_tab(kind: Kind, c: &Content) -> Option<Tab> {
-    use mocap_core::protocol::Protocol;
+    use mocap_core::protocol::Carries;
     let preferred = match kind {
-        Kind::Known(Protocol::IFacialMocap | Protocol::LiveLink) => Tab::Face,
-        Kind::Known(Protocol::Vrchat | Protocol::Vmt) => Tab::Trackers,
-        _ => Tab::Bones,
+        Kind::Known(p) => match p.spec().carries {
+            Carries::Face => Tab::Face,
+            Carries::Trackers => Tab::Trackers,
+            Carries::Body => Tab::Bones,
+        },
+        Kind::Unknown => Tab::Bones,
     };
     if preferred.has(c) {
         Some(preferred)

@@ -10,11 +10,11 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mocap_core::health::{FrameEvent, Health, HealthReport};
-use mocap_core::protocol::{self, Protocol};
+use mocap_core::health::{FrameEvent, FrameMarks, Health, HealthReport};
+use mocap_core::protocol::{self, Protocol, Stamp};
 use serde::Serialize;
 
-use crate::content::{Content, Decoded};
+use crate::content::Content;
 use crate::window::Window;
 
 /// After this long without a datagram a row is marked stale.
@@ -132,6 +132,8 @@ pub(crate) struct Stream {
     /// Numbered frames (mocopi, Live Link Face): the health module's
     /// counts, one per numbered sequence (Live Link Face subject).
     health: Vec<Health>,
+    /// Which unnumbered datagrams are frames (VMC marks its ends).
+    marks: FrameMarks,
     /// The newest datagram's size and first bytes (unknown streams).
     last_size: usize,
     head: Vec<u8>,
@@ -160,6 +162,7 @@ impl Stream {
             window: Window::new(STREAM_WINDOW),
             frame_window: Window::new(STREAM_WINDOW),
             health: Vec::new(),
+            marks: FrameMarks::default(),
             last_size: 0,
             head: Vec::new(),
             content: Content::default(),
@@ -271,27 +274,30 @@ impl Top {
         }
         let Kind::Known(p) = kind else { return key };
         match s.content.take(p, payload, now) {
-            Decoded::Numbered(fnum, clock, part) => {
+            Stamp::Numbered { frame, clock, part } => {
                 s.frames += 1;
+                let part = s.content.part_index(part);
                 if s.health.len() <= part {
                     s.health.resize_with(part + 1, Health::new);
                 }
                 let event = s
                     .health
                     .get_mut(part)
-                    .map(|h| h.frame(fnum, clock, Some(now)));
+                    .map(|h| h.frame(frame, clock, Some(now)));
                 // A copy of a frame is traffic, not motion: counted in
                 // `duplicates` and bytes/s, left out of the frame rate.
                 if event != Some(FrameEvent::Duplicate) {
                     s.frame_window.push(now, 0);
                 }
             }
-            Decoded::Frame => {
-                s.frames += 1;
-                s.frame_window.push(now, 0);
+            Stamp::Unnumbered { ends_frame } => {
+                if s.marks.is_frame(ends_frame) {
+                    s.frames += 1;
+                    s.frame_window.push(now, 0);
+                }
             }
-            Decoded::Other => {}
-            Decoded::Error => s.errors += 1,
+            Stamp::Skeleton | Stamp::Sensor => {}
+            Stamp::Error => s.errors += 1,
         }
         key
     }
@@ -570,7 +576,7 @@ mod tests {
                 let clock = f.uttm.unwrap_or_else(|| f64::from(f.time));
                 expected.frame(
                     f.fnum,
-                    clock,
+                    mocap_core::health::sender_clock(clock),
                     Some(Duration::from_secs_f64(i as f64 / 60.0)),
                 );
             }

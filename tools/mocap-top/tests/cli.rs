@@ -446,7 +446,10 @@ fn default_ports_are_listened_on_and_a_held_one_is_reported() {
     );
     // Every default port is either listened on or reported taken.
     let listening = summary["listening"].as_array().unwrap();
-    for port in [12351, 39539, 39540, 49983, 11111, 9000, 39570] {
+    let ports = mocap_core::protocol::Protocol::ALL
+        .iter()
+        .flat_map(|p| p.default_ports());
+    for port in ports {
         let addr = format!("0.0.0.0:{port}");
         let heard = listening.iter().any(|l| l == addr.as_str());
         let held = taken.iter().any(|t| t["listen"] == addr.as_str());

@@ -506,7 +506,11 @@ fn impaired_run(
     while let Ok(n) = rx.recv(&mut buf) {
         let p = mocap_core::smf::parse(&buf[..n]).unwrap();
         let f = p.frame().unwrap();
-        health.frame(f.fnum, f64::from(f.time), None);
+        health.frame(
+            f.fnum,
+            mocap_core::health::sender_clock(f64::from(f.time)),
+            None,
+        );
         got.push(f.fnum);
     }
     let out = child.finish();

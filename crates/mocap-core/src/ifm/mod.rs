@@ -40,6 +40,7 @@ mod frame;
 pub mod handshake;
 mod names;
 mod pose;
+mod spec;
 mod stream;
 
 pub use bake::{BakeError, RECORDING_FPS, parse_recording, write_recording};
@@ -51,4 +52,5 @@ pub use frame::{
     Error, ErrorKind, Frame, FrameRepr, Head, MAX_FRAME, Warning, WarningKind, parse, parse_str,
 };
 pub use names::{ARKIT, arkit_index, wire_name};
+pub use spec::SPEC;
 pub use stream::Splitter;

@@ -49,11 +49,13 @@ mod error;
 mod packet;
 mod pose;
 mod repr;
+mod spec;
 
 pub use error::{Error, ErrorKind, Field, Result, Warning, WarningKind};
 pub use packet::{Angles, Body, Face, FrameTime, Packet, parse};
 pub use pose::AngleUnit;
 pub use repr::PacketRepr;
+pub use spec::SPEC;
 
 /// UDP port the app sends to unless its target says otherwise.
 pub const DEFAULT_PORT: u16 = 11111;

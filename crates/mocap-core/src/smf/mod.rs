@@ -48,6 +48,7 @@ mod chunk;
 mod error;
 mod packet;
 mod repr;
+mod spec;
 mod tag;
 
 pub use bones::{BONE_COUNT, BONES, BoneInfo, bone_id, bone_info, bone_name};
@@ -62,6 +63,7 @@ pub use packet::{
     VERSION, pack_ipv4, parse, unpack_ipv4,
 };
 pub use repr::{BodyRepr, FrameRepr, PacketRepr};
+pub use spec::SPEC;
 pub use tag::Tag;
 
 /// UDP port the mocopi app sends to unless told otherwise.

@@ -41,6 +41,7 @@ mod mix;
 mod names;
 mod route;
 mod smooth;
+mod spec;
 mod tracker_stream;
 pub mod trackers;
 
@@ -58,6 +59,7 @@ pub use names::{
 };
 pub use route::{Forwarded, Lean, Limiter, Rename, Rules};
 pub use smooth::{MAX_NAMES, SmoothOptions, Smoother};
+pub use spec::{SPEC, VMT_SPEC, VRCHAT_SPEC};
 pub use tracker_stream::{TrackerCounters, TrackerFormat, TrackerOptions, TrackerStream};
 
 /// Port a Marionette (receiver of full motion) listens on.

@@ -231,7 +231,7 @@ impl Dump<'_> {
         }
         // The frame number is a timecode frame count: it runs on while the
         // face is lost, so no-face packets keep the sequence too.
-        let clock = p.time.seconds().filter(|c| c.is_finite()).unwrap_or(0.0);
+        let clock = p.time.seconds().and_then(mocap_core::health::sender_clock);
         s.health.frame(p.time.frame.cast_unsigned(), clock, d.ts);
         if chosen
             && let (Some((bridge, smoother)), Some(sink), Some(v)) =

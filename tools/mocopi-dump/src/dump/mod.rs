@@ -145,6 +145,7 @@ impl DumpTool for Dump<'_> {
             Ok(p) => match &p.body {
                 Body::Frame(f) => {
                     let clock = f.uttm.unwrap_or_else(|| f64::from(f.time));
+                    let clock = mocap_core::health::sender_clock(clock);
                     stats.health.frame(f.fnum, clock, d.ts);
                 }
                 Body::Skeleton(_) => stats.health.skeleton(),

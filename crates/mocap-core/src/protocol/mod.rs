@@ -1,7 +1,10 @@
-//! The protocols this crate speaks, as a registry: each with its name, its
-//! default UDP ports and a content sniff (`bytes -> confidence`) that looks
-//! at the shape of a datagram without decoding it, so a tool can say what
-//! arrived on its port when it is not its own protocol.
+//! The protocols this crate speaks, as a table of what each can do. Every
+//! protocol module fills one [`Spec`] (its `SPEC` constant): name, key,
+//! default ports, a content sniff (`bytes -> confidence`), a decode into a
+//! generic [`View`] that also returns the datagram's frame [`Stamp`] for
+//! stream health, the face pose where it has one, the tool that reads it and
+//! its Wireshark dissector. Tools read the table and never match on a
+//! protocol, so a new one is its module and one line of [`registry!`].
 //!
 //! ```
 //! use mocap_core::protocol::{Confidence, Protocol, recognise};
@@ -15,73 +18,70 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod spec;
+
+pub use spec::{Args, Carries, Confidence, FaceOf, NoView, Spec, Stamp, View, part_of};
+
 use crate::{ifm, livelink, smf, vmc};
 
-/// A protocol of the registry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Protocol {
-    /// Sony mocopi's motion stream ([`smf`]).
-    Mocopi,
-    /// VMC, and OSC in general ([`vmc`], [`crate::osc`]).
-    Vmc,
-    /// iFacialMocap / Facemotion3d face frames ([`ifm`]).
-    IFacialMocap,
-    /// Epic's Live Link Face ([`livelink`]).
-    LiveLink,
-    /// VRChat's OSC input: avatar parameters, trackers, chatbox
-    /// ([`vmc::trackers`] writes its trackers).
-    Vrchat,
-    /// The VMT driver's OSC trackers inside SteamVR ([`vmc::trackers`]).
-    Vmt,
+/// Declares [`Protocol`] from `Variant => module::SPEC` lines: the enum, its
+/// [`ALL`](Protocol::ALL) in that order, and [`Protocol::spec`].
+macro_rules! registry {
+    ($($(#[$doc:meta])* $variant:ident => $spec:path,)+) => {
+        /// A protocol of the registry.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        // Other crates' code reads the table ([`Protocol::spec`]) and
+        // never needs a match; a match written anyway must not break when
+        // a protocol is added.
+        #[non_exhaustive]
+        pub enum Protocol {
+            $($(#[$doc])* $variant,)+
+        }
+
+        impl Protocol {
+            /// Every protocol, in the order [`recognise`] prefers on a tie.
+            pub const ALL: [Self; <[&str]>::len(&[$(stringify!($variant)),+])] =
+                [$(Self::$variant),+];
+
+            /// What the protocol's module says it is and can do.
+            #[must_use]
+            pub fn spec(self) -> &'static Spec {
+                match self {
+                    $(Self::$variant => &$spec,)+
+                }
+            }
+        }
+    };
 }
 
-/// How sure a sniff is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Confidence {
-    /// The start has the protocol's shape, the rest was not checked or does
-    /// not add up (a cut or damaged datagram of it, perhaps).
-    Likely,
-    /// The framing adds up over the whole datagram.
-    Certain,
+registry! {
+    /// Sony mocopi's motion stream ([`smf`]).
+    Mocopi => smf::SPEC,
+    /// VMC, and OSC in general ([`vmc`], [`crate::osc`]).
+    Vmc => vmc::SPEC,
+    /// iFacialMocap / Facemotion3d face frames ([`ifm`]).
+    IFacialMocap => ifm::SPEC,
+    /// Epic's Live Link Face ([`livelink`]).
+    LiveLink => livelink::SPEC,
+    /// VRChat's OSC input: avatar parameters, trackers, chatbox
+    /// ([`vmc::trackers`] writes its trackers).
+    Vrchat => vmc::VRCHAT_SPEC,
+    /// The VMT driver's OSC trackers inside SteamVR ([`vmc::trackers`]).
+    Vmt => vmc::VMT_SPEC,
 }
 
 impl Protocol {
-    /// Every protocol, in the order [`recognise`] prefers on a tie.
-    pub const ALL: [Self; 6] = [
-        Self::Mocopi,
-        Self::Vmc,
-        Self::IFacialMocap,
-        Self::LiveLink,
-        Self::Vrchat,
-        Self::Vmt,
-    ];
-
     /// The name people know it by.
     #[must_use]
     pub fn name(self) -> &'static str {
-        match self {
-            Self::Mocopi => "mocopi",
-            Self::Vmc => "VMC (OSC)",
-            Self::IFacialMocap => "iFacialMocap",
-            Self::LiveLink => "Live Link Face",
-            Self::Vrchat => "VRChat OSC",
-            Self::Vmt => "VMT",
-        }
+        self.spec().name
     }
 
     /// A short lowercase name for keys and JSON fields (`mocopi`, `vmc`,
     /// `ifacialmocap`, `livelink`, `vrchat`, `vmt`); stable.
     #[must_use]
     pub fn key(self) -> &'static str {
-        match self {
-            Self::Mocopi => "mocopi",
-            Self::Vmc => "vmc",
-            Self::IFacialMocap => "ifacialmocap",
-            Self::LiveLink => "livelink",
-            Self::Vrchat => "vrchat",
-            Self::Vmt => "vmt",
-        }
+        self.spec().key
     }
 
     /// The protocol whose [`key`](Self::key) is `key`.
@@ -93,28 +93,26 @@ impl Protocol {
     /// The UDP ports its receivers listen on by default.
     #[must_use]
     pub fn default_ports(self) -> &'static [u16] {
-        match self {
-            Self::Mocopi => &[smf::DEFAULT_PORT],
-            Self::Vmc => &[vmc::MARIONETTE_PORT, vmc::PERFORMER_PORT],
-            Self::IFacialMocap => &[ifm::PC_UDP_PORT],
-            Self::LiveLink => &[livelink::DEFAULT_PORT],
-            Self::Vrchat => &[vmc::trackers::VRCHAT_PORT],
-            Self::Vmt => &[vmc::trackers::VMT_PORT],
-        }
+        self.spec().ports
     }
 
     /// Whether `datagram` has this protocol's shape, and how sure that is.
-    /// Never panics; no decode.
+    /// Never panics.
     #[must_use]
     pub fn sniff(self, datagram: &[u8]) -> Option<Confidence> {
-        match self {
-            Self::Mocopi => sniff_mocopi(datagram),
-            Self::Vmc => sniff_osc(datagram, OscFamily::Other),
-            Self::IFacialMocap => sniff_ifm(datagram),
-            Self::LiveLink => sniff_livelink(datagram),
-            Self::Vrchat => sniff_osc(datagram, OscFamily::Vrchat),
-            Self::Vmt => sniff_osc(datagram, OscFamily::Vmt),
-        }
+        (self.spec().sniff)(datagram)
+    }
+
+    /// Decodes `datagram` into `view` and says what it was for the
+    /// stream's health. Never panics.
+    pub fn decode(self, datagram: &[u8], view: &mut dyn View) -> Stamp {
+        (self.spec().decode)(datagram, view)
+    }
+
+    /// The frame stamp of `datagram` alone, without a view.
+    #[must_use]
+    pub fn stamp(self, datagram: &[u8]) -> Stamp {
+        self.decode(datagram, &mut NoView)
     }
 }
 
@@ -139,153 +137,22 @@ pub fn recognise(datagram: &[u8]) -> Option<(Protocol, Confidence)> {
     best
 }
 
-/// SMF: a `head` chunk first, its little-endian length inside the datagram.
-fn sniff_mocopi(d: &[u8]) -> Option<Confidence> {
-    let (len, rest) = d.split_first_chunk::<4>()?;
-    if !rest.starts_with(b"head") {
-        return None;
-    }
-    let len = usize::try_from(u32::from_le_bytes(*len)).ok()?;
-    Some(if len.checked_add(8).is_some_and(|end| end <= d.len()) {
-        Confidence::Certain
-    } else {
-        Confidence::Likely
-    })
-}
-
-/// Which OSC application a datagram speaks, from its (first) address: the
-/// registry tells VRChat and VMT apart from VMC by address, since all three
-/// are OSC.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum OscFamily {
-    Vrchat,
-    Vmt,
-    /// VMC and any other OSC.
-    Other,
-}
-
-/// The address prefixes VRChat's OSC input reads (docs/trackers.md).
-const VRCHAT_PREFIXES: [&[u8]; 6] = [
-    b"/avatar/",
-    b"/input/",
-    b"/chatbox/",
-    b"/tracking/",
-    b"/usercamera/",
-    b"/dolly/",
-];
-
-fn osc_family(address: &[u8]) -> OscFamily {
-    if address.starts_with(b"/VMT/") {
-        OscFamily::Vmt
-    } else if VRCHAT_PREFIXES.iter().any(|p| address.starts_with(p)) {
-        OscFamily::Vrchat
-    } else {
-        OscFamily::Other
-    }
-}
-
-/// OSC of `family`: `#bundle\0` whose first element (if any) is a message
-/// of that family, or an address `/…` NUL-padded to four bytes followed by
-/// a `,` type tag string.
-fn sniff_osc(d: &[u8], family: OscFamily) -> Option<Confidence> {
-    if d.starts_with(b"#bundle\0") {
-        // The first element's address decides; an empty bundle or one that
-        // starts with a nested bundle counts as VMC/other OSC.
-        let first = d.get(20..).filter(|e| e.first() == Some(&b'/'));
-        let found = first.map_or(OscFamily::Other, |e| {
-            osc_family(e.split(|&b| b == 0).next().unwrap_or_default())
-        });
-        if found != family {
-            return None;
+/// Every protocol's default ports as help texts and docs list them:
+/// `mocopi 12351, VMC (OSC) 39539/39540, …` in the registry's order.
+#[must_use]
+pub fn port_list() -> String {
+    let mut out = String::new();
+    for (i, p) in Protocol::ALL.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
         }
-        return Some(if d.len() >= 16 && d.len().is_multiple_of(4) {
-            Confidence::Certain
-        } else {
-            Confidence::Likely
-        });
+        out.push_str(p.name());
+        for (j, port) in p.default_ports().iter().enumerate() {
+            out.push(if j == 0 { ' ' } else { '/' });
+            out.push_str(&port.to_string());
+        }
     }
-    if d.first() != Some(&b'/') {
-        return None;
-    }
-    let Some(nul) = d.iter().position(|&b| b == 0) else {
-        // An address without its end: a cut message at best.
-        return (d.iter().all(u8::is_ascii_graphic) && osc_family(d) == family)
-            .then_some(Confidence::Likely);
-    };
-    let address = d.get(..nul)?;
-    if !address.iter().all(u8::is_ascii_graphic) || osc_family(address) != family {
-        return None;
-    }
-    let tags_at = (nul / 4 + 1) * 4;
-    Some(
-        if d.get(tags_at) == Some(&b',') && d.len().is_multiple_of(4) {
-            Confidence::Certain
-        } else {
-            Confidence::Likely
-        },
-    )
-}
-
-/// iFacialMocap: ASCII fields split by `|`, most of them `name-value` (v1)
-/// or `name&value` (v2), the head after `=head#`.
-fn sniff_ifm(d: &[u8]) -> Option<Confidence> {
-    if d.is_empty() || !d.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
-        return None;
-    }
-    let text = std::str::from_utf8(d).ok()?;
-    if text.contains("=head#") {
-        return Some(Confidence::Certain);
-    }
-    // Three named values decide: a frame's other fifty are not parsed (this
-    // runs on every datagram mocap-top receives).
-    let named = text
-        .split('|')
-        .filter(|f| {
-            f.split_once(['-', '&']).is_some_and(|(name, value)| {
-                !name.is_empty()
-                    && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                    && value.parse::<f64>().is_ok()
-            })
-        })
-        .take(3)
-        .count();
-    if named >= 3 {
-        Some(Confidence::Certain)
-    } else if named >= 1 && text.contains('|') {
-        Some(Confidence::Likely)
-    } else {
-        None
-    }
-}
-
-/// Live Link Face: version 6, two big-endian length-prefixed strings that
-/// fit, a frame time, then nothing (no face) or a count and its floats.
-fn sniff_livelink(d: &[u8]) -> Option<Confidence> {
-    let (&version, rest) = d.split_first()?;
-    if version != 6 {
-        return None;
-    }
-    let rest = skip_string(rest)?;
-    let rest = skip_string(rest)?;
-    let Some((_time, rest)) = rest.split_at_checked(16) else {
-        return Some(Confidence::Likely);
-    };
-    Some(match rest.split_first() {
-        None => Confidence::Certain,
-        Some((&n, values)) if values.len() == 4 * usize::from(n) => Confidence::Certain,
-        Some(_) => Confidence::Likely,
-    })
-}
-
-/// A big-endian `i32` length and that many bytes; `None` when they do not fit
-/// or the length is implausible for a name.
-fn skip_string(d: &[u8]) -> Option<&[u8]> {
-    let (len, rest) = d.split_first_chunk::<4>()?;
-    let len = usize::try_from(i32::from_be_bytes(*len)).ok()?;
-    if len > 1024 {
-        return None;
-    }
-    rest.get(len..)
+    out
 }
 
 #[cfg(test)]

@@ -1,0 +1,85 @@
+//! Live Link Face's row of the registry ([`crate::protocol`]).
+
+use crate::bridge::FacePose;
+use crate::health::sender_clock;
+use crate::protocol::{Carries, Confidence, Spec, Stamp, View, part_of};
+
+use super::{AngleUnit, DEFAULT_PORT, VERSION, parse};
+
+/// Epic's Live Link Face in the registry.
+pub const SPEC: Spec = Spec {
+    name: "Live Link Face",
+    key: "livelink",
+    ports: &[DEFAULT_PORT],
+    sniff,
+    decode,
+    face: Some(face),
+    carries: Carries::Face,
+    tool: "livelink-dump",
+    dissector: Some("livelink"),
+};
+
+/// Longest device or subject name a sniff believes: real ones are a phone's
+/// name; a length past this is more likely another protocol's bytes.
+const MAX_NAME: usize = 1024;
+
+/// Certain when it parses with believable names; likely when the version
+/// and both names fit but the rest is cut.
+fn sniff(d: &[u8]) -> Option<Confidence> {
+    if let Ok(p) = parse(d) {
+        let believable = p.device_bytes().len() <= MAX_NAME && p.subject_bytes().len() <= MAX_NAME;
+        return believable.then_some(Confidence::Certain);
+    }
+    let (&version, rest) = d.split_first()?;
+    if version != VERSION {
+        return None;
+    }
+    skip_name(skip_name(rest)?)?;
+    Some(Confidence::Likely)
+}
+
+/// A big-endian `i32` length and that many bytes, when they fit and the
+/// length is believable for a name.
+fn skip_name(d: &[u8]) -> Option<&[u8]> {
+    let (len, rest) = d.split_first_chunk::<4>()?;
+    let len = usize::try_from(i32::from_be_bytes(*len)).ok()?;
+    if len > MAX_NAME {
+        return None;
+    }
+    rest.get(len..)
+}
+
+/// Blendshapes by ARKit name, head and eye angles; numbered by the
+/// timecode's frame on the timecode's clock, one sequence per device and
+/// subject. The frame count runs on while the face is lost, so no-face
+/// packets are numbered frames too.
+fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
+    let Ok(packet) = parse(d) else {
+        return Stamp::Error;
+    };
+    if let Some(face) = packet.face() {
+        for (name, v) in face.blendshapes() {
+            view.face(name, v);
+        }
+        for (what, a) in [
+            ("head", face.head()),
+            ("left eye", face.left_eye()),
+            ("right eye", face.right_eye()),
+        ] {
+            if let Some(a) = a {
+                view.angle(what, [a.yaw, a.pitch, a.roll], "yaw/pitch/roll");
+            }
+        }
+    }
+    Stamp::Numbered {
+        frame: packet.time.frame.cast_unsigned(),
+        clock: packet.time.seconds().and_then(sender_clock),
+        part: part_of(&[packet.device_bytes(), packet.subject_bytes()]),
+    }
+}
+
+/// The face as the bridges read it, angles in radians as Unreal reads them.
+fn face(d: &[u8]) -> Option<FacePose> {
+    let packet = parse(d).ok()?;
+    Some(FacePose::from_livelink(packet.face(), AngleUnit::Radians))
+}

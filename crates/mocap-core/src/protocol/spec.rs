@@ -1,0 +1,179 @@
+//! The row of the registry a protocol module fills, and the vocabulary its
+//! functions speak: how sure a sniff is, what a datagram means for the
+//! stream's health, and the generic view a decode writes into.
+
+use std::time::Duration;
+
+use crate::bridge::FacePose;
+use crate::osc::Arg;
+
+/// The face a datagram carries, if it decodes and has one.
+pub type FaceOf = fn(&[u8]) -> Option<FacePose>;
+
+/// What a protocol is and can do: one `SPEC` constant in its module.
+#[derive(Clone, Copy, Debug)]
+pub struct Spec {
+    /// The name people know it by (`Live Link Face`).
+    pub name: &'static str,
+    /// A short lowercase name for keys and JSON fields (`livelink`); stable:
+    /// it is a JSON value and a Zenoh key segment.
+    pub key: &'static str,
+    /// The UDP ports its receivers listen on by default.
+    pub ports: &'static [u16],
+    /// Whether a datagram has the protocol's shape: `Certain` when it
+    /// decodes (or its framing adds up over the whole datagram), `Likely`
+    /// when only its start does (a cut datagram). Never panics.
+    pub sniff: fn(&[u8]) -> Option<Confidence>,
+    /// Decodes a datagram into a [`View`] and returns its [`Stamp`].
+    pub decode: fn(&[u8], &mut dyn View) -> Stamp,
+    /// The face a datagram carries, for the face bridges; `None` for
+    /// protocols without faces.
+    pub face: Option<FaceOf>,
+    /// What a stream of it mostly carries (the drill-down view to open).
+    pub carries: Carries,
+    /// The command that reads it, with its flags (`vmc-relay --dump`).
+    pub tool: &'static str,
+    /// Its Wireshark dissector (`tools/wireshark/<name>.lua`), if any.
+    pub dissector: Option<&'static str>,
+}
+
+/// How sure a sniff is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Confidence {
+    /// The start has the protocol's shape, the rest was not checked or does
+    /// not add up (a cut or damaged datagram of it, perhaps).
+    Likely,
+    /// The framing adds up over the whole datagram.
+    Certain,
+}
+
+/// What a stream of a protocol mostly carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Carries {
+    /// A body: bones with rotations and positions.
+    Body,
+    /// A face: blendshape values and head/eye angles.
+    Face,
+    /// Tracker slots (VRChat's OSC trackers, VMT).
+    Trackers,
+}
+
+/// What one datagram means for its stream's health.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stamp {
+    /// A frame numbered by its sender.
+    Numbered {
+        /// The sender's frame number.
+        frame: u32,
+        /// The sender's clock, when it sent one that is a time (finite, not
+        /// negative).
+        clock: Option<Duration>,
+        /// Which of the numbered sequences one sender interleaves this frame
+        /// belongs to (Live Link Face subjects: several phones through one
+        /// relay), as a hash of what tells them apart ([`part_of`]); 0 for
+        /// protocols with one sequence per sender.
+        part: u64,
+    },
+    /// A datagram without a frame number. `ends_frame` when it carries the
+    /// protocol's end-of-frame mark (VMC's `/VMC/Ext/OK` and time): a sender
+    /// that marks its frames sends several datagrams per frame; one that
+    /// never does sends a frame per datagram.
+    Unnumbered {
+        /// The datagram ends a frame.
+        ends_frame: bool,
+    },
+    /// A description of the body, not a frame (mocopi's skeleton).
+    Skeleton,
+    /// Device data, not a frame (mocopi's sensor packets).
+    Sensor,
+    /// It did not decode.
+    Error,
+}
+
+/// The value of [`Stamp::Numbered`]'s `part` for a sequence told apart by
+/// `fields` (FNV-1a over each, length first): stable across runs and builds,
+/// so it can name a sequence in a test or a log.
+#[must_use]
+pub fn part_of(fields: &[&[u8]]) -> u64 {
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for field in fields {
+        for b in (field.len() as u64).to_le_bytes().iter().chain(*field) {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(PRIME);
+        }
+    }
+    h
+}
+
+/// The arguments of one message, as [`View::message`] gets them.
+#[derive(Clone, Copy, Debug)]
+pub enum Args<'a> {
+    /// A bone's position and rotation (VMC's `/VMC/Ext/Bone/Pos`, decoded
+    /// without building the message).
+    Bone {
+        /// Local position.
+        pos: [f32; 3],
+        /// Local rotation `[x, y, z, w]`.
+        rot: [f32; 4],
+    },
+    /// The arguments after the name, as sent.
+    Osc(&'a [Arg]),
+    /// The message did not decode.
+    Undecoded,
+}
+
+/// Where a decode writes what a datagram carries, by meaning: what a live
+/// view's drill-down and a generic dump show. Every method has an empty
+/// default: a view takes what it shows.
+pub trait View {
+    /// One bone: its name as sent, rotation `[x, y, z, w]`, position.
+    fn bone(&mut self, name: &str, rot: [f32; 4], pos: [f32; 3]) {
+        let _ = (name, rot, pos);
+    }
+
+    /// One face value, nominally 0 to 1 (blendshapes).
+    fn face(&mut self, name: &str, value: f32) {
+        let _ = (name, value);
+    }
+
+    /// Head or eye angles: `what` (`head`, `left eye`), three values and
+    /// their meaning (`deg`, `yaw/pitch/roll`).
+    fn angle(&mut self, what: &'static str, angles: [f32; 3], unit: &'static str) {
+        let _ = (what, angles, unit);
+    }
+
+    /// A tracker slot's position or rotation (as sent: VRChat's rotation is
+    /// Euler degrees); `None` for what this message did not carry.
+    fn slot(&mut self, name: &str, pos: Option<[f32; 3]>, rot: Option<[f32; 3]>) {
+        let _ = (name, pos, rot);
+    }
+
+    /// One message of an addressed protocol (OSC): its address, its first
+    /// string argument when it names something (a bone, a blendshape), and
+    /// the rest.
+    fn message(&mut self, address: &str, name: Option<&str>, args: Args<'_>) {
+        let _ = (address, name, args);
+    }
+}
+
+/// A view that keeps nothing: for the [`Stamp`] alone.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoView;
+
+impl View for NoView {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_told_apart_by_every_field() {
+        let a = part_of(&[b"iPhone", b"Face"]);
+        assert_eq!(a, part_of(&[b"iPhone", b"Face"]));
+        assert_ne!(a, part_of(&[b"iPhone", b"Face2"]));
+        // The length goes first: moving a byte between fields changes it.
+        assert_ne!(a, part_of(&[b"iPhon", b"eFace"]));
+        assert_ne!(part_of(&[]), part_of(&[b""]));
+    }
+}
