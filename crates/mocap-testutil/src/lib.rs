@@ -623,6 +623,8 @@ pub fn sweep_number_flags(
 /// Debian's `/usr/lib/wine/wine64`); `WINEPREFIX` as Wine reads it. A test
 /// that finds none of it fails, saying how to run it: it never passes
 /// without having run the Windows build.
+pub mod samples;
+
 pub mod wine {
     use std::path::{Path, PathBuf};
     use std::process::Command;

@@ -286,6 +286,15 @@ mod tests {
     }
 
     #[test]
+    fn the_port_list_is_the_tables() {
+        assert_eq!(
+            port_list(),
+            "mocopi 12351, VMC (OSC) 39539/39540, iFacialMocap 49983, \
+             Live Link Face 11111, VRChat OSC 9000, VMT 39570"
+        );
+    }
+
+    #[test]
     fn names_and_ports_come_from_the_protocol_modules() {
         assert_eq!(Protocol::Mocopi.default_ports(), [12351]);
         assert_eq!(Protocol::Vmc.default_ports(), [39539, 39540]);
@@ -298,6 +307,86 @@ mod tests {
         }
         let names: std::collections::HashSet<_> = Protocol::ALL.iter().map(|p| p.name()).collect();
         assert_eq!(names.len(), Protocol::ALL.len());
+    }
+
+    /// Every row of the table is filled by its module and holds on that
+    /// protocol's real datagrams: each is recognised as it, decodes to a
+    /// stamp that is not an error (or is cut on purpose: only likely, and
+    /// an error), faces come from face protocols, and the tool and the
+    /// dissector it names exist.
+    #[test]
+    fn every_row_holds_on_its_own_real_datagrams() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+        let mut keys = std::collections::HashSet::new();
+        for p in Protocol::ALL {
+            let spec = p.spec();
+            assert!(keys.insert(spec.key), "{p}: key used twice");
+            assert!(
+                spec.key
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()),
+                "{p}: a key is lowercase letters and digits"
+            );
+            assert!(!spec.ports.is_empty(), "{p}");
+            let tool = spec.tool.split(' ').next().unwrap();
+            assert!(
+                std::path::Path::new(&format!("{root}/tools/{tool}/Cargo.toml")).exists(),
+                "{p}: no tool {tool}"
+            );
+            if let Some(d) = spec.dissector {
+                let lua = format!("{root}/tools/wireshark/{d}.lua");
+                assert!(std::path::Path::new(&lua).exists(), "{p}: no {lua}");
+            }
+            assert_eq!(spec.face.is_some(), spec.carries == Carries::Face, "{p}");
+            let samples = mocap_testutil::samples::of(spec.key)
+                .unwrap_or_else(|| panic!("{p}: add its datagrams to mocap_testutil::samples"));
+            let mut faces = 0;
+            for (i, d) in samples.iter().enumerate() {
+                let stamp = p.stamp(d);
+                match recognise(d) {
+                    Some((q, Confidence::Certain)) if q == p => {
+                        assert_ne!(stamp, Stamp::Error, "{p}: datagram {i}");
+                    }
+                    Some((q, Confidence::Likely)) if q == p => {
+                        assert_eq!(stamp, Stamp::Error, "{p}: cut datagram {i}");
+                    }
+                    other => panic!("{p}: datagram {i} recognised as {other:?}"),
+                }
+                faces += spec.face.and_then(|f| f(d)).is_some() as usize;
+            }
+            if spec.face.is_some() {
+                assert!(faces > 0, "{p}: no face decoded");
+            }
+        }
+    }
+
+    #[test]
+    fn stamps_carry_the_frame_numbers_of_the_wire() {
+        let mocopi = capture("mocopi/wave-60hz.pcapng");
+        let frame = mocopi
+            .iter()
+            .find_map(|d| {
+                smf::parse(d)
+                    .ok()?
+                    .frame()
+                    .map(|f| (d.clone(), f.fnum, f.uttm))
+            })
+            .unwrap();
+        assert_eq!(
+            Protocol::Mocopi.stamp(&frame.0),
+            Stamp::Numbered {
+                frame: frame.1,
+                clock: crate::health::sender_clock(frame.2.unwrap()),
+                part: 0,
+            }
+        );
+        let live = capture("livelink/face-60fps.pcapng");
+        let p = livelink::parse(&live[0]).unwrap();
+        let Stamp::Numbered { frame, part, .. } = Protocol::LiveLink.stamp(&live[0]) else {
+            panic!("not numbered");
+        };
+        assert_eq!(frame, p.time.frame.cast_unsigned());
+        assert_eq!(part, part_of(&[p.device_bytes(), p.subject_bytes()]));
     }
 
     #[test]
@@ -323,6 +412,10 @@ mod tests {
                     }
                 }
                 let _ = recognise(&d);
+                for p in Protocol::ALL {
+                    let _ = p.decode(&d, &mut NoView);
+                    let _ = p.spec().face.map(|f| f(&d));
+                }
             }
         }
     }
