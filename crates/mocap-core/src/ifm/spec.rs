@@ -13,6 +13,7 @@ pub const SPEC: Spec = Spec {
     sniff,
     decode,
     face: Some(face),
+    renumber: None,
     carries: Carries::Face,
     tool: "ifm-handshake",
     dissector: Some("ifacialmocap"),

@@ -2,9 +2,9 @@
 
 use crate::bridge::FacePose;
 use crate::health::sender_clock;
-use crate::protocol::{Carries, Confidence, Spec, Stamp, View, part_of};
+use crate::protocol::{Carries, Confidence, Numbers, Renumbering, Spec, Stamp, View, part_of};
 
-use super::{AngleUnit, DEFAULT_PORT, VERSION, parse};
+use super::{AngleUnit, DEFAULT_PORT, PacketRepr, VERSION, parse};
 
 /// Epic's Live Link Face in the registry.
 pub const SPEC: Spec = Spec {
@@ -15,6 +15,10 @@ pub const SPEC: Spec = Spec {
     decode,
     face: Some(face),
     carries: Carries::Face,
+    renumber: Some(Renumbering {
+        read: numbers,
+        write: renumbered,
+    }),
     tool: "livelink-dump",
     dissector: Some("livelink"),
 };
@@ -82,4 +86,32 @@ fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
 fn face(d: &[u8]) -> Option<FacePose> {
     let packet = parse(d).ok()?;
     Some(FacePose::from_livelink(packet.face(), AngleUnit::Radians))
+}
+
+/// The timecode's frame number per device and subject; the subframe and
+/// rate are not clocks a pass moves on.
+fn numbers(d: &[u8]) -> Option<Numbers> {
+    let p = parse(d).ok()?;
+    Some(Numbers {
+        frame: p.time.frame.cast_unsigned(),
+        part: part_of(&[p.device_bytes(), p.subject_bytes()]),
+        clocks: [None, None],
+    })
+}
+
+/// The packet with a new frame number (face and no-face packets alike).
+fn renumbered(d: &[u8], n: &Numbers, out: &mut Vec<u8>, scratch: &mut Vec<u8>) -> bool {
+    let Ok(packet) = parse(d) else {
+        return false;
+    };
+    let mut repr = PacketRepr::parse(&packet);
+    scratch.clear();
+    repr.emit(scratch);
+    if scratch.as_slice() != d {
+        return false;
+    }
+    repr.frame = n.frame.cast_signed();
+    out.clear();
+    repr.emit(out);
+    true
 }

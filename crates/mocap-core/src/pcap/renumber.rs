@@ -3,8 +3,9 @@
 //! same frames again (which a receiver counts as duplicates).
 //!
 //! Pure: the replayer hands over each datagram of a pass and calls
-//! [`Renumber::next_pass`] between passes. Each protocol's datagram is read
-//! with its own parser, changed in its `Repr` and written back with `emit`:
+//! [`Renumber::next_pass`] between passes. Each protocol reads and writes
+//! its own numbers (its registry row's [`Renumbering`]: its parser, its
+//! `Repr`, `emit`); this module does the arithmetic for all of them:
 //!
 //! | protocol | renumbered | how |
 //! |---|---|---|
@@ -44,11 +45,9 @@
 //! # Ok::<(), smf::Error>(())
 //! ```
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash as _, Hasher as _};
 use std::net::SocketAddr;
 
-use crate::{livelink, smf};
+use crate::protocol::{Numbers, Protocol, Renumbering};
 
 /// Streams followed at once; datagrams of further streams go out unchanged.
 pub const MAX_STREAMS: usize = 256;
@@ -75,25 +74,18 @@ pub enum Renumbered {
     Kept,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Protocol {
-    Mocopi,
-    LiveLink,
-}
-
 /// One stream's frame numbers and clocks as the first pass had them.
 #[derive(Clone, Debug)]
 struct Stream {
     protocol: Protocol,
     src: Option<SocketAddr>,
-    /// Live Link's device and subject, hashed (bounded whatever they hold).
-    name: u64,
+    /// Which of the sender's sequences (Live Link's device and subject,
+    /// hashed: bounded whatever they hold).
+    part: u64,
     first: u32,
     last: u32,
-    /// mocopi `time` of the first and last frame, and how many frames.
-    time: Clock,
-    /// mocopi `uttm`.
-    uttm: Clock,
+    /// The protocol's clocks (mocopi's `time` and `uttm`) over the first pass.
+    clocks: [Clock; 2],
 }
 
 /// A sender clock over the first pass.
@@ -144,6 +136,7 @@ pub struct Renumber {
     pass: u64,
     counters: RenumberCounters,
     scratch: Vec<u8>,
+    out: Vec<u8>,
 }
 
 impl Renumber {
@@ -175,85 +168,51 @@ impl Renumber {
     /// Renumbers `payload` (sent from `src` in the capture) in place for the
     /// current pass.
     pub fn datagram(&mut self, src: Option<SocketAddr>, payload: &mut Vec<u8>) -> Renumbered {
-        if let Ok(p) = smf::parse(payload)
-            && let Some(f) = p.frame()
-        {
-            if f.fnum == crate::health::UNNUMBERED {
-                return Renumbered::Unchanged;
-            }
-            let Some(i) = self.stream(Protocol::Mocopi, src, 0, f.fnum) else {
-                return self.kept();
-            };
-            let s = self.streams.get_mut(i);
-            if self.pass == 0 {
-                if let Some(s) = s {
-                    s.last = f.fnum;
-                    s.time.see(f64::from(f.time));
-                    if let Some(u) = f.uttm {
-                        s.uttm.see(u);
-                    }
-                }
-                return Renumbered::Unchanged;
-            }
-            let Some(s) = s else {
-                return self.kept();
-            };
-            let mut repr = smf::PacketRepr::parse(&p);
-            self.scratch.clear();
-            repr.emit(&mut self.scratch);
-            if self.scratch != *payload {
-                return self.kept();
-            }
-            let k = self.pass as f64;
-            if let smf::BodyRepr::Frame(fr) = &mut repr.body {
-                fr.fnum = fr.fnum.wrapping_add(s.offset(self.pass));
-                // Clocks past the format's range would not read back: keep them.
-                let time = f64::from(fr.time) + k * s.time.per_pass();
-                if (time as f32).is_finite() {
-                    fr.time = time as f32;
-                }
-                if let Some(u) = &mut fr.uttm {
-                    let t = *u + k * s.uttm.per_pass();
-                    if t.is_finite() {
-                        *u = t;
-                    }
+        let found = Protocol::ALL.into_iter().find_map(|p| {
+            let r = p.spec().renumber?;
+            (r.read)(payload).map(|n| (p, r, n))
+        });
+        let Some((protocol, renumbering, numbers)) = found else {
+            return Renumbered::Unchanged;
+        };
+        let Some(i) = self.stream(protocol, src, numbers.part, numbers.frame) else {
+            return self.kept();
+        };
+        let pass = self.pass;
+        let Some(s) = self.streams.get_mut(i) else {
+            return self.kept();
+        };
+        if pass == 0 {
+            s.last = numbers.frame;
+            for (clock, t) in s.clocks.iter_mut().zip(numbers.clocks) {
+                if let Some(t) = t {
+                    clock.see(t);
                 }
             }
-            payload.clear();
-            repr.emit(payload);
-            self.counters.renumbered += 1;
-            return Renumbered::Changed;
+            return Renumbered::Unchanged;
         }
-        if let Ok(p) = livelink::parse(payload) {
-            let mut h = DefaultHasher::new();
-            p.device_bytes().hash(&mut h);
-            p.subject_bytes().hash(&mut h);
-            let frame = p.time.frame.cast_unsigned();
-            let Some(i) = self.stream(Protocol::LiveLink, src, h.finish(), frame) else {
-                return self.kept();
-            };
-            if self.pass == 0 {
-                if let Some(s) = self.streams.get_mut(i) {
-                    s.last = frame;
-                }
-                return Renumbered::Unchanged;
-            }
-            let Some(s) = self.streams.get(i) else {
-                return self.kept();
-            };
-            let mut repr = livelink::PacketRepr::parse(&p);
-            self.scratch.clear();
-            repr.emit(&mut self.scratch);
-            if self.scratch != *payload {
-                return self.kept();
-            }
-            repr.frame = frame.wrapping_add(s.offset(self.pass)).cast_signed();
-            payload.clear();
-            repr.emit(payload);
-            self.counters.renumbered += 1;
-            return Renumbered::Changed;
+        let k = pass as f64;
+        let mut clocks = numbers.clocks;
+        for (t, clock) in clocks.iter_mut().zip(&s.clocks) {
+            *t = t.map(|t| t + k * clock.per_pass());
         }
-        Renumbered::Unchanged
+        let next = Numbers {
+            frame: numbers.frame.wrapping_add(s.offset(pass)),
+            clocks,
+            ..numbers
+        };
+        self.rewrite(renumbering, &next, payload)
+    }
+
+    fn rewrite(&mut self, r: Renumbering, n: &Numbers, payload: &mut Vec<u8>) -> Renumbered {
+        if (r.write)(payload, n, &mut self.out, &mut self.scratch) {
+            // The captured bytes' buffer is the next datagram's output.
+            std::mem::swap(payload, &mut self.out);
+            self.counters.renumbered += 1;
+            Renumbered::Changed
+        } else {
+            self.kept()
+        }
     }
 
     fn kept(&mut self) -> Renumbered {
@@ -271,24 +230,23 @@ impl Renumber {
         &mut self,
         protocol: Protocol,
         src: Option<SocketAddr>,
-        name: u64,
+        part: u64,
         first: u32,
     ) -> Option<usize> {
         let found = self
             .streams
             .iter()
-            .position(|s| s.protocol == protocol && s.src == src && s.name == name);
+            .position(|s| s.protocol == protocol && s.src == src && s.part == part);
         if found.is_some() || self.pass > 0 || self.streams.len() >= MAX_STREAMS {
             return found;
         }
         self.streams.push(Stream {
             protocol,
             src,
-            name,
+            part,
             first,
             last: first,
-            time: Clock::default(),
-            uttm: Clock::default(),
+            clocks: [Clock::default(); 2],
         });
         Some(self.streams.len() - 1)
     }
@@ -300,6 +258,7 @@ mod tests {
 
     use super::*;
     use crate::smf::{BodyRepr, Bone, FrameRepr, PacketRepr};
+    use crate::{livelink, smf};
 
     fn mocopi(fnum: u32, time: f32, uttm: Option<f64>) -> Vec<u8> {
         PacketRepr {

@@ -20,7 +20,9 @@
 
 mod spec;
 
-pub use spec::{Args, Carries, Confidence, FaceOf, NoView, Spec, Stamp, View, part_of};
+pub use spec::{
+    Args, Carries, Confidence, FaceOf, NoView, Numbers, Renumbering, Spec, Stamp, View, part_of,
+};
 
 use crate::{ifm, livelink, smf, vmc};
 

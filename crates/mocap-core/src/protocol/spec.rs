@@ -31,10 +31,39 @@ pub struct Spec {
     pub face: Option<FaceOf>,
     /// What a stream of it mostly carries (the drill-down view to open).
     pub carries: Carries,
+    /// How a looped replay carries its frame numbers on
+    /// ([`crate::pcap::Renumber`]); `None` for protocols without them.
+    pub renumber: Option<Renumbering>,
     /// The command that reads it, with its flags (`vmc-relay --dump`).
     pub tool: &'static str,
     /// Its Wireshark dissector (`tools/wireshark/<name>.lua`), if any.
     pub dissector: Option<&'static str>,
+}
+
+/// How a looped replay reads and rewrites a protocol's frame numbers and
+/// clocks ([`crate::pcap::Renumber`] does the arithmetic).
+#[derive(Clone, Copy, Debug)]
+pub struct Renumbering {
+    /// The numbers of a datagram that has them.
+    pub read: fn(&[u8]) -> Option<Numbers>,
+    /// Writes `datagram` again with `numbers` into `out`; `false` (and
+    /// `out` untouched) when the protocol's encoder would not give back the
+    /// captured bytes (unknown chunks, text that is not UTF-8), so nothing
+    /// the capture held is lost. `scratch` is for that check.
+    pub write:
+        fn(datagram: &[u8], numbers: &Numbers, out: &mut Vec<u8>, scratch: &mut Vec<u8>) -> bool,
+}
+
+/// A datagram's frame number, its sequence, and the sender clocks (in
+/// seconds, as on the wire) a new pass moves on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Numbers {
+    /// The frame number.
+    pub frame: u32,
+    /// Which of a sender's sequences ([`Stamp::Numbered`]'s part).
+    pub part: u64,
+    /// Up to two clocks (mocopi's `time` and `uttm`); `None` where absent.
+    pub clocks: [Option<f64>; 2],
 }
 
 /// How sure a sniff is.

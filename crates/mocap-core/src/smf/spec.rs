@@ -1,9 +1,9 @@
 //! mocopi's row of the registry ([`crate::protocol`]).
 
 use crate::health::sender_clock;
-use crate::protocol::{Carries, Confidence, Spec, Stamp, View};
+use crate::protocol::{Carries, Confidence, Numbers, Renumbering, Spec, Stamp, View};
 
-use super::{Body, Chunks, DEFAULT_PORT, Tag, bone_name, parse};
+use super::{Body, BodyRepr, Chunks, DEFAULT_PORT, PacketRepr, Tag, bone_name, parse};
 
 /// Sony mocopi in the registry.
 pub const SPEC: Spec = Spec {
@@ -14,6 +14,10 @@ pub const SPEC: Spec = Spec {
     decode,
     face: None,
     carries: Carries::Body,
+    renumber: Some(Renumbering {
+        read: numbers,
+        write: renumbered,
+    }),
     tool: "mocopi-dump",
     dissector: Some("mocopi"),
 };
@@ -63,4 +67,45 @@ fn bone(view: &mut dyn View, id: u16, rot: [f32; 4], pos: [f32; 3]) {
         Some(name) => view.bone(name, rot, pos),
         None => view.bone(&format!("bone {id}"), rot, pos),
     }
+}
+
+/// A frame's `fnum`, `time` and `uttm`; skeleton and sensor packets and
+/// frames numbered -1 (BVH Sender's) have none.
+fn numbers(d: &[u8]) -> Option<Numbers> {
+    let packet = parse(d).ok()?;
+    let f = packet.frame()?;
+    (f.fnum != crate::health::UNNUMBERED).then_some(Numbers {
+        frame: f.fnum,
+        part: 0,
+        clocks: [Some(f64::from(f.time)), f.uttm],
+    })
+}
+
+/// The frame with new numbers; a clock past the format's range (it would
+/// not read back) keeps its captured value. `tmcd` is left alone.
+fn renumbered(d: &[u8], n: &Numbers, out: &mut Vec<u8>, scratch: &mut Vec<u8>) -> bool {
+    let Ok(packet) = parse(d) else {
+        return false;
+    };
+    let mut repr = PacketRepr::parse(&packet);
+    scratch.clear();
+    repr.emit(scratch);
+    if scratch.as_slice() != d {
+        return false;
+    }
+    let BodyRepr::Frame(fr) = &mut repr.body else {
+        return false;
+    };
+    let [time, uttm] = n.clocks;
+    fr.fnum = n.frame;
+    #[expect(clippy::cast_possible_truncation, reason = "time is f32 on the wire")]
+    if let Some(t) = time.map(|t| t as f32).filter(|t| t.is_finite()) {
+        fr.time = t;
+    }
+    if let (Some(u), Some(t)) = (&mut fr.uttm, uttm.filter(|t| t.is_finite())) {
+        *u = t;
+    }
+    out.clear();
+    repr.emit(out);
+    true
 }
