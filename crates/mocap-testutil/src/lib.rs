@@ -29,5 +29,5 @@ pub use flags::{
 };
 #[cfg(unix)]
 pub use process::Signal;
-pub use process::{Finished, LIMIT, Proc, output};
+pub use process::{Finished, LIMIT, Proc, output, tool};
 pub use rng::Rng;

@@ -329,3 +329,109 @@ pub fn output(mut command: Command) -> std::process::Output {
         stderr: collect(err, "stderr"),
     }
 }
+
+/// Another tool of this workspace (`pcap-replay`, …), from the folder that
+/// holds `beside` (a binary of the same build: `env!("CARGO_BIN_EXE_…")`).
+///
+/// `cargo test -p TOOL` builds TOOL's own binary only, so the other tool is
+/// built here first, with the build's own profile, target folder and
+/// target: once per test process, and by cargo, so it is built when it is
+/// missing and rebuilt when its sources changed (a stale binary would test
+/// old code). Cargo's lock on the target folder serialises test processes;
+/// the mutex here, the tests of one process. Without cargo (a test binary
+/// run by hand) the binary there is used as it is.
+///
+/// # Panics
+/// When the build fails, or neither it nor an earlier one left the binary.
+#[must_use]
+pub fn tool(beside: &str, name: &str) -> std::path::PathBuf {
+    use std::path::Path;
+    use std::sync::Mutex;
+    static BUILT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    let dir = Path::new(beside).parent().unwrap();
+    let bin = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    let mut built = BUILT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !built.iter().any(|b| b == name) {
+        if let Some(mut cargo) = build_command(dir, name) {
+            let out = cargo.output().unwrap_or_else(|e| panic!("{cargo:?}: {e}"));
+            assert!(
+                out.status.success(),
+                "{cargo:?} failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        built.push(name.to_owned());
+    }
+    assert!(
+        bin.is_file(),
+        "{} is missing: build it first (cargo build -p {name})",
+        bin.display()
+    );
+    bin
+}
+
+/// `cargo build -p NAME` into the folder `dir` (`TARGET/PROFILE` or
+/// `TARGET/TRIPLE/PROFILE`), or `None` when cargo is not at hand.
+fn build_command(dir: &std::path::Path, name: &str) -> Option<Command> {
+    // Cargo names the program that runs the tests; a test binary run by
+    // hand may still find cargo on PATH.
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    Command::new(&cargo).arg("--version").output().ok()?;
+    let profile = dir.file_name()?.to_str()?;
+    let parent = dir.parent()?;
+    let triple = parent
+        .file_name()
+        .and_then(|t| t.to_str())
+        .filter(|t| t.starts_with(&format!("{}-", std::env::consts::ARCH)));
+    let target_dir = if triple.is_some() {
+        parent.parent()?
+    } else {
+        parent
+    };
+    let mut c = Command::new(cargo);
+    c.current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args(["build", "--quiet", "-p", name, "--bin", name])
+        .arg("--target-dir")
+        .arg(target_dir);
+    // `debug` holds what `cargo test` builds, the test profile (the dev
+    // profile would rebuild the tool at the next `cargo test --workspace`).
+    match profile {
+        "debug" => c.args(["--profile", "test"]),
+        p => c.args(["--profile", p]),
+    };
+    if let Some(t) = triple {
+        c.args(["--target", t]);
+    }
+    Some(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    fn args(dir: &str) -> Vec<String> {
+        let c = super::build_command(Path::new(dir), "pcap-replay").unwrap();
+        c.get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn the_tool_is_built_where_the_test_build_put_its_own_binaries() {
+        let plain = args("/w/target/debug");
+        let at =
+            |a: &[String], flag: &str| a[a.iter().position(|x| x == flag).unwrap() + 1].clone();
+        assert_eq!(at(&plain, "--target-dir"), "/w/target");
+        assert_eq!(at(&plain, "--profile"), "test");
+        assert_eq!(at(&plain, "-p"), "pcap-replay");
+        assert!(!plain.contains(&"--target".to_owned()), "{plain:?}");
+        let triple = format!("{}-pc-windows-gnu", std::env::consts::ARCH);
+        let cross = args(&format!("/w/out/{triple}/release"));
+        assert_eq!(at(&cross, "--target-dir"), "/w/out");
+        assert_eq!(at(&cross, "--target"), triple);
+        assert_eq!(at(&cross, "--profile"), "release");
+    }
+}
