@@ -1,5 +1,5 @@
 //! Helpers for this workspace's tests (a dev-dependency only): seeded
-//! mutation sweeps, child processes with bounded waits, the bundled
+//! mutation sweeps over real datagrams, child processes with bounded waits, the bundled
 //! captures, and the outside programs tests compare against. Not for
 //! production use.
 //!
@@ -19,6 +19,7 @@ pub mod humanoid;
 pub mod process;
 pub mod rng;
 pub mod status;
+pub mod sweep;
 pub mod tshark;
 pub mod wine;
 

@@ -62,19 +62,57 @@ impl Rng {
     }
 
     /// One to `most` edits of the kinds that break binary framing: a byte
-    /// replaced, a byte inserted, four bytes made a small big-endian size
-    /// (bundle element and blob sizes), the tail cut.
+    /// replaced or one of its bits flipped, a byte inserted or removed, the
+    /// tail cut, a piece repeated elsewhere (repeated chunks, splices), and
+    /// four bytes made a length or count that parsers die on.
+    ///
+    /// The one mutator of the workspace's sweeps (`crate::sweep`): what
+    /// one protocol's bugs taught it, every decoder's sweep then tries.
     pub fn mutate(&mut self, v: &mut Vec<u8>, most: u64) {
         for _ in 0..1 + self.next() % most.max(1) {
             let at = self.below(v.len() + 1);
-            match self.next() % 4 {
+            match self.below(7) {
                 0 if at < v.len() => v[at] = self.next() as u8,
-                1 => v.insert(at, self.next() as u8),
-                2 if at + 4 <= v.len() => {
-                    v[at..at + 4].copy_from_slice(&(self.next() as i32 % 2048).to_be_bytes());
+                1 if at < v.len() => v[at] ^= 1 << self.below(8),
+                2 => v.insert(at, self.next() as u8),
+                3 if at < v.len() => {
+                    v.remove(at);
+                }
+                4 if at + 4 <= v.len() => self.size(&mut v[at..at + 4]),
+                5 if at < v.len() => {
+                    let piece = v[at..(at + self.below(64)).min(v.len())].to_vec();
+                    let to = self.below(v.len() + 1);
+                    v.splice(to..to, piece);
                 }
                 _ => v.truncate(at),
             }
         }
+    }
+
+    /// Four bytes as a length or count in either byte order (SMF's are
+    /// little-endian, OSC's and Live Link's big-endian), replaced by one
+    /// that parsers die on: the largest, -1, zero, off by a few from the
+    /// old one, a small one of either sign (OSC sizes), or any.
+    fn size(&mut self, field: &mut [u8]) {
+        let big = self.below(2) == 0;
+        let bytes: [u8; 4] = field.try_into().unwrap();
+        let old = if big {
+            u32::from_be_bytes(bytes)
+        } else {
+            u32::from_le_bytes(bytes)
+        };
+        let new = match self.below(6) {
+            0 => i32::MAX as u32,
+            1 => u32::MAX,
+            2 => 0,
+            3 => old.wrapping_add(self.below(9) as u32).wrapping_sub(4),
+            4 => (self.next() as i32 % 2048) as u32,
+            _ => self.next() as u32,
+        };
+        field.copy_from_slice(&if big {
+            new.to_be_bytes()
+        } else {
+            new.to_le_bytes()
+        });
     }
 }
