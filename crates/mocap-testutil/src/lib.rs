@@ -1,7 +1,7 @@
 //! Helpers for this workspace's tests (a dev-dependency only): seeded
-//! mutation sweeps over real datagrams, child processes with bounded waits, the bundled
-//! captures, and the outside programs tests compare against. Not for
-//! production use.
+//! mutation sweeps over real datagrams, child processes with bounded waits,
+//! the workspace's other tools built on demand, the bundled captures, and
+//! the outside programs tests compare against. Not for production use.
 //!
 //! The modules are by concern; the names tests use most are re-exported
 //! here, so `mocap_testutil::Proc` and `mocap_testutil::process::Proc` are
