@@ -10,7 +10,7 @@
 )]
 
 use mocap_core::livelink::{self, Body, PacketRepr};
-use mocap_testutil::Rng;
+use mocap_testutil::{Rng, sweep};
 
 fn seeds() -> Vec<Vec<u8>> {
     let face = PacketRepr {
@@ -41,9 +41,12 @@ fn exercise(bytes: &[u8]) -> bool {
     }
     // What we accept, we can write back; reading that gives the same bytes
     // (the original may differ only by non-UTF-8 text or trailing bytes).
-    let again = PacketRepr::parse(&p).to_bytes();
-    let p2 = livelink::parse(&again).expect("re-encoded packet decodes");
-    assert_eq!(PacketRepr::parse(&p2).to_bytes(), again);
+    let again = sweep::round_trip(
+        bytes,
+        |b| livelink::parse(b).map(|p| PacketRepr::parse(&p)),
+        PacketRepr::to_bytes,
+    )
+    .expect("it decoded once");
     if p.warnings().is_empty() {
         assert_eq!(
             again, bytes,
@@ -51,35 +54,6 @@ fn exercise(bytes: &[u8]) -> bool {
         );
     }
     true
-}
-
-fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {
-    let mut v = base.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        let at = rng.below(v.len() + 1);
-        match rng.below(6) {
-            0 if at < v.len() => v[at] = rng.next() as u8,
-            1 if at < v.len() => v[at] ^= 1 << rng.below(8),
-            2 => v.insert(at, rng.next() as u8),
-            3 if at < v.len() => {
-                v.remove(at);
-            }
-            4 => v.truncate(at),
-            // Lengths and counts are where parsers die: extreme or off-by-a-few.
-            5 if at + 4 <= v.len() => {
-                let old = i32::from_be_bytes(v[at..at + 4].try_into().unwrap());
-                let new = match rng.below(4) {
-                    0 => i32::MAX,
-                    1 => -1,
-                    2 => old.wrapping_add(rng.below(9) as i32).wrapping_sub(4),
-                    _ => rng.next() as i32,
-                };
-                v[at..at + 4].copy_from_slice(&new.to_be_bytes());
-            }
-            _ => {}
-        }
-    }
-    v
 }
 
 #[test]
@@ -101,21 +75,15 @@ fn every_prefix_and_flip() {
 
 #[test]
 fn seeded_mutations() {
-    let n: usize = std::env::var("LIVELINK_SWEEP_MUTATIONS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
-    let seeds = seeds();
-    let mut rng = Rng(0x0001_1111_face);
+    let n = sweep::rounds("LIVELINK_SWEEP_MUTATIONS", 1_000_000);
     let (mut ok, mut refused) = (0u64, 0u64);
-    for _ in 0..n {
-        let base = &seeds[rng.below(seeds.len())];
-        if exercise(&mutate(&mut rng, base)) {
+    sweep::mutants(&seeds(), Rng(0x0001_1111_face), n, |m| {
+        if exercise(m) {
             ok += 1;
         } else {
             refused += 1;
         }
-    }
+    });
     // The mutations reach both sides: packets that decode and ones refused.
     if n >= 1000 {
         assert!(ok > 0 && refused > 0, "ok {ok}, refused {refused}");

@@ -9,7 +9,7 @@
 
 use mocap_core::osc::{self, Arg, EncodeErrorKind, Error, ErrorKind, Message, PacketRepr};
 use mocap_core::vmc;
-use mocap_testutil::Rng;
+use mocap_testutil::{Rng, sweep};
 
 fn unhex(s: &str) -> Vec<u8> {
     hex::decode(s.replace(' ', "")).unwrap()
@@ -285,22 +285,14 @@ fn no_panic_sweeps() {
             v[i] ^= 0xff;
         }
     }
-    let count: usize = std::env::var("OSC_SWEEP_MUTATIONS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100_000);
-    let mut rng = Rng(0x05c0_0001);
-    for _ in 0..count {
-        let mut v = corpus[rng.below(corpus.len())].clone();
-        rng.mutate(&mut v, 4);
-        if let Ok(p) = osc::decode(&v) {
-            // What we accept re-encodes, and that decodes to the same bytes
-            // again (bytes, since NaN arguments never compare equal).
-            let again = p.to_bytes().expect("what decodes can be written");
-            assert_eq!(osc::decode(&again).unwrap().to_bytes().unwrap(), again);
-            let _ = vmc::decode(&v);
+    let count = sweep::rounds("OSC_SWEEP_MUTATIONS", 100_000);
+    sweep::mutants(&corpus, Rng(0x05c0_0001), count, |v| {
+        // What we accept re-encodes, and that decodes to the same bytes again.
+        let written = |p: &PacketRepr| p.to_bytes().expect("what decodes can be written");
+        if sweep::round_trip(v, osc::decode, written).is_some() {
+            let _ = vmc::decode(v);
         }
-    }
+    });
 }
 
 #[test]
@@ -465,23 +457,16 @@ fn the_lean_path_forwards_what_decoding_forwards() {
     }
     // Mutated datagrams: whatever the lean path takes, it forwards as the
     // decoding path does, and it takes a share of them (not only the originals).
-    let count: usize = std::env::var("OSC_SWEEP_MUTATIONS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(100_000)
-        / 4;
-    let mut rng = Rng(0x1ea0_0040);
+    let count = sweep::rounds("OSC_SWEEP_MUTATIONS", 100_000) / 4;
     let mut lean: Vec<vmc::Lean> = lean_rules()
         .iter()
         .map(|_| vmc::Lean::new(vmc::MAX_BUNDLE))
         .collect();
     let mut taken = 0;
     let sources: Vec<&Vec<u8>> = corpus.iter().chain(real.iter().take(50)).collect();
-    for _ in 0..count {
-        let mut v = sources[rng.below(sources.len())].clone();
-        rng.mutate(&mut v, 3);
-        taken += usize::from(check(&v, &mut lean, vmc::MAX_BUNDLE));
-    }
+    sweep::mutants(&sources, Rng(0x1ea0_0040), count, |v| {
+        taken += usize::from(check(v, &mut lean, vmc::MAX_BUNDLE));
+    });
     assert!(
         taken * 50 > count,
         "the lean path took only {taken} of {count}"

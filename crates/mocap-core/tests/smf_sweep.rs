@@ -14,7 +14,7 @@ mod fixtures;
 use fixtures::{TEXTS, all as fixtures};
 use mocap_core::smf;
 use mocap_core::textcap;
-use mocap_testutil::Rng;
+use mocap_testutil::{Rng, sweep};
 
 /// Parses and touches everything a tool would. Returns whether it decoded.
 fn exercise(bytes: &[u8]) -> bool {
@@ -30,48 +30,14 @@ fn exercise(bytes: &[u8]) -> bool {
             let _ = s.children().count();
         }
     }
+    assert_eq!(repr.to_bytes().len(), repr.buffer_len());
     // What we accept, we can write back, and reading that gives the same bytes.
-    let again = repr.to_bytes();
-    assert_eq!(again.len(), repr.buffer_len());
-    let p2 = smf::parse(&again).expect("re-encoded packet decodes");
-    assert_eq!(smf::PacketRepr::parse(&p2).to_bytes(), again);
+    sweep::round_trip(
+        bytes,
+        |b| smf::parse(b).map(|p| smf::PacketRepr::parse(&p)),
+        smf::PacketRepr::to_bytes,
+    );
     true
-}
-
-fn mutate(rng: &mut Rng, base: &[u8]) -> Vec<u8> {
-    let mut v = base.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        let at = rng.below(v.len() + 1);
-        match rng.below(7) {
-            0 if at < v.len() => v[at] = rng.next() as u8,
-            1 if at < v.len() => v[at] ^= 1 << rng.below(8),
-            2 => v.insert(at, rng.next() as u8),
-            3 if at < v.len() => {
-                v.remove(at);
-            }
-            4 => v.truncate(at),
-            // Lengths are where parsers die: write an extreme or off-by-a-few one.
-            5 if at + 4 <= v.len() => {
-                let old = u32::from_le_bytes(v[at..at + 4].try_into().unwrap());
-                let new = match rng.below(4) {
-                    0 => u32::MAX,
-                    1 => 0,
-                    2 => old.wrapping_add(rng.below(9) as u32).wrapping_sub(4),
-                    _ => rng.next() as u32,
-                };
-                v[at..at + 4].copy_from_slice(&new.to_le_bytes());
-            }
-            6 if at + 8 <= v.len() => {
-                // Duplicate a random slice elsewhere (repeated chunks, splices).
-                let len = rng.below(64).min(v.len() - at);
-                let piece = v[at..at + len].to_vec();
-                let to = rng.below(v.len() + 1);
-                v.splice(to..to, piece);
-            }
-            _ => {}
-        }
-    }
-    v
 }
 
 #[test]
@@ -102,19 +68,11 @@ fn every_single_byte_flip_of_every_fixture() {
 
 #[test]
 fn seeded_random_mutations() {
-    let count: usize = std::env::var("SMF_SWEEP_MUTATIONS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1_000_000);
-    let all = fixtures();
-    let mut rng = Rng(0x6d6f_636f_7069_0001);
+    let count = sweep::rounds("SMF_SWEEP_MUTATIONS", 1_000_000);
     let mut accepted = 0usize;
-    for _ in 0..count {
-        let base = &all[rng.below(all.len())];
-        if exercise(&mutate(&mut rng, base)) {
-            accepted += 1;
-        }
-    }
+    sweep::mutants(&fixtures(), Rng(0x6d6f_636f_7069_0001), count, |m| {
+        accepted += usize::from(exercise(m));
+    });
     // The sweep must reach past the first checks, not only feed garbage.
     assert!(
         count < 1000 || accepted > count / 100,
@@ -125,13 +83,14 @@ fn seeded_random_mutations() {
 
 #[test]
 fn text_capture_reader_survives_mutations() {
-    let mut rng = Rng(0x7465_7874_0000_0001);
-    for _ in 0..20_000 {
-        let t = TEXTS[rng.below(TEXTS.len())].as_bytes();
-        let m = mutate(&mut rng, &t[..t.len().min(600)]);
-        let text = String::from_utf8_lossy(&m);
+    let heads: Vec<&[u8]> = TEXTS
+        .iter()
+        .map(|t| &t.as_bytes()[..t.len().min(600)])
+        .collect();
+    sweep::mutants(&heads, Rng(0x7465_7874_0000_0001), 20_000, |m| {
+        let text = String::from_utf8_lossy(m);
         for d in textcap::decode_all(&text).into_iter().flatten() {
             exercise(&d.payload);
         }
-    }
+    });
 }

@@ -10,7 +10,6 @@
 )]
 
 use std::net::{SocketAddr, UdpSocket};
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -453,13 +452,7 @@ fn completions_parse_in_bash_and_the_man_page_renders() {
 #[ignore = "needs python-osc: scripts/test-all.sh"]
 fn pcap_replay_into_livelink_dump_into_python_osc() {
     use std::io::BufRead as _;
-    let replay =
-        Path::new(BIN).with_file_name(format!("pcap-replay{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        replay.exists(),
-        "{} is built by `cargo test --workspace` (scripts/test-all.sh)",
-        replay.display()
-    );
+    let replay = mocap_testutil::tool(BIN, "pcap-replay");
     let port = UdpSocket::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

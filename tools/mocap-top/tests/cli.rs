@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::net::{SocketAddr, UdpSocket};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use mocap_testutil::Proc;
@@ -34,15 +34,9 @@ fn capture(name: &str) -> String {
     format!("{CAPTURES}/{name}")
 }
 
-/// `pcap-replay`, built beside this tool by `cargo test --workspace`.
+/// `pcap-replay`, built first when `cargo test -p mocap-top` did not.
 fn replay_bin() -> PathBuf {
-    let p = Path::new(BIN).with_file_name(format!("pcap-replay{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        p.exists(),
-        "{} is built by `cargo test --workspace` (or `cargo build -p pcap-replay`)",
-        p.display()
-    );
-    p
+    mocap_testutil::tool(BIN, "pcap-replay")
 }
 
 /// Datagrams in a capture, read independently of both tools.
@@ -76,6 +70,8 @@ fn last_streams(records: &[Value]) -> BTreeMap<(String, String, String), Value> 
 /// what each replay says it sent.
 #[test]
 fn four_replays_give_streams_whose_counts_equal_what_was_sent() {
+    // Before the receiver starts: a first build takes longer than its --duration.
+    let replay = replay_bin();
     let total: u64 = FOUR.iter().map(|(f, _)| datagrams_in(f)).sum();
     let n = total.to_string();
     let mut top = Proc::spawn(
@@ -101,7 +97,6 @@ fn four_replays_give_streams_whose_counts_equal_what_was_sent() {
     let ports: Vec<SocketAddr> = (0..4)
         .map(|_| top.log_line("listening on").1.unwrap())
         .collect();
-    let replay = replay_bin();
     let replays: Vec<Proc> = FOUR
         .iter()
         .zip(&ports)

@@ -102,12 +102,7 @@ fn rate(line: &str) -> f64 {
 #[test]
 #[ignore = "needs tmux: scripts/test-all.sh"]
 fn four_streams_in_a_real_terminal_update_in_place_drill_down_and_quit() {
-    let replay = Path::new(BIN).with_file_name("pcap-replay");
-    assert!(
-        replay.exists(),
-        "{} is built by `cargo test --workspace`",
-        replay.display()
-    );
+    let replay = mocap_testutil::tool(BIN, "pcap-replay");
     let dir = std::env::temp_dir().join(format!("mocap-top-tmux-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let status = dir.join("exit");

@@ -736,6 +736,8 @@ fn looped_replay_with_renumber_reads_as_one_endless_stream() {
 /// port is that one) still gets every frame.
 #[test]
 fn one_machine_phone_emulation_as_the_readme_writes_it() {
+    // Before the phone starts: a first build outlasts its --duration.
+    let handshake = sibling("ifm-handshake");
     // A loopback address of its own on Linux, so parallel runs do not meet.
     let host = if cfg!(target_os = "linux") {
         format!("127.0.0.{}", 2 + std::process::id() % 250)
@@ -755,7 +757,7 @@ fn one_machine_phone_emulation_as_the_readme_writes_it() {
     ]);
     phone.log_line("waiting for a datagram");
     let pc = Proc::spawn(
-        &sibling("ifm-handshake"),
+        &handshake,
         &[&host, "-n", "203", "--duration", "15s", "--format", "json"],
         None,
     )

@@ -484,25 +484,14 @@ mod tests {
     #[test]
     fn no_panic_on_mutated_datagrams() {
         let seeds = [mocopi(3, 1.0, Some(2.0)), live("Zoe", 9), skeleton()];
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
         let mut r = Renumber::new();
-        for round in 0..3000 {
-            if round % 100 == 99 {
+        let mut round = 0;
+        mocap_testutil::sweep::mutants(&seeds, mocap_testutil::Rng(0x9e37), 3000, |d| {
+            round += 1;
+            if round % 100 == 0 {
                 r.next_pass();
             }
-            let mut d = seeds[round % seeds.len()].clone();
-            for _ in 0..1 + next() % 4 {
-                let i = (next() as usize) % d.len();
-                d[i] = next() as u8;
-            }
-            d.truncate((next() as usize) % (d.len() + 1));
-            r.datagram(None, &mut d);
-        }
+            r.datagram(None, &mut d.to_vec());
+        });
     }
 }

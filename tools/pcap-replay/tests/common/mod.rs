@@ -50,16 +50,10 @@ pub(crate) fn collect(rx: &UdpSocket, n: usize) -> Vec<(SocketAddr, Vec<u8>)> {
     out
 }
 
-/// Another tool of the workspace, built next to this one: `cargo test
-/// --workspace` builds every tool before it runs a test; `cargo build -p
-/// TOOL` builds one.
+/// Another tool of the workspace, built first when this test build did not
+/// (`cargo test -p pcap-replay` builds pcap-replay only).
 pub(crate) fn sibling(tool: &str) -> String {
-    let path = std::path::Path::new(env!("CARGO_BIN_EXE_pcap-replay"))
-        .with_file_name(format!("{tool}{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        path.is_file(),
-        "{} is missing: build it first (cargo build -p {tool}; cargo test --workspace does)",
-        path.display()
-    );
-    path.to_string_lossy().into_owned()
+    mocap_testutil::tool(env!("CARGO_BIN_EXE_pcap-replay"), tool)
+        .to_string_lossy()
+        .into_owned()
 }
