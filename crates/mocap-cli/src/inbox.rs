@@ -1,4 +1,5 @@
-//! Several listening sockets as one [`Feed`]: each is read on a thread of
+//! Listening sockets as a [`Feed`]: one read on the handler's own thread
+//! ([`UdpFeed`]), or several as one ([`Inbox`]), each read on a thread of
 //! its own, which stamps the arrival time and queues the datagram (bounded),
 //! so the thread that handles datagrams (and draws a screen, in `mocap-top`)
 //! never holds up receiving.
@@ -233,6 +234,68 @@ fn read(i: usize, socket: &UdpSocket, shared: &Shared) {
     }
 }
 
+/// One UDP socket as a [`Feed`] that waits exactly as long as the run loop
+/// asks (a mixing tick or a stream frame may be due sooner than the poll
+/// interval): items are `(sender, payload)`.
+#[derive(Debug)]
+pub struct UdpFeed {
+    socket: UdpSocket,
+    buf: Vec<u8>,
+    port_unreachable: u64,
+    guard: super::Guard,
+}
+
+impl UdpFeed {
+    /// Reads `socket` (bound through [`net::bind_udp`]).
+    pub fn new(socket: UdpSocket) -> Self {
+        Self {
+            socket,
+            buf: vec![0; mocap_core::MAX_DATAGRAM],
+            port_unreachable: 0,
+            guard: super::Guard::default(),
+        }
+    }
+
+    /// Refuses datagrams from senders `guard` does not admit (`--allow`).
+    pub fn guard_with(&mut self, guard: super::Guard) {
+        self.guard = guard;
+    }
+
+    /// The sender check and what it refused.
+    pub fn guard(&self) -> &super::Guard {
+        &self.guard
+    }
+
+    /// Receives skipped because they only reported an ICMP "port
+    /// unreachable" for a datagram sent from this socket (Windows).
+    pub fn port_unreachable(&self) -> u64 {
+        self.port_unreachable
+    }
+}
+
+impl Feed for UdpFeed {
+    type Item<'a> = (SocketAddr, &'a [u8]);
+
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Self::Item<'_>>> {
+        use anyhow::Context as _;
+        if !net::wait_readable(&self.socket, wait).context("failed to wait for input")? {
+            return Ok(Step::Idle);
+        }
+        match self.socket.recv_from(&mut self.buf) {
+            Ok((_, from)) if !self.guard.admit(Some(from)) => Ok(Step::Idle),
+            Ok((n, from)) => Ok(Step::Item((from, self.buf.get(..n).unwrap_or_default()))),
+            Err(e) => match net::recv_failure(&e) {
+                net::RecvFailure::Idle => Ok(Step::Idle),
+                net::RecvFailure::PortUnreachable => {
+                    self.port_unreachable += 1;
+                    Ok(Step::Idle)
+                }
+                net::RecvFailure::Fatal => Err(e).context("failed to receive"),
+            },
+        }
+    }
+}
+
 /// Listening sockets for a handler that acts on every datagram: one socket
 /// (the usual case) is read on the handler's own thread, so a datagram costs
 /// no thread hand-off (a wake-up, and its delay); several go through an
@@ -240,7 +303,7 @@ fn read(i: usize, socket: &UdpSocket, shared: &Shared) {
 #[derive(Debug)]
 pub enum Listeners {
     /// One socket, read where it is handled.
-    One(crate::UdpFeed),
+    One(UdpFeed),
     /// Several, a reading thread each.
     Many(Inbox),
 }
@@ -251,7 +314,7 @@ impl Listeners {
         if sockets.len() == 1
             && let Some(socket) = sockets.pop()
         {
-            return Self::One(crate::UdpFeed::new(socket));
+            return Self::One(UdpFeed::new(socket));
         }
         Self::Many(Inbox::new(sockets))
     }

@@ -42,7 +42,7 @@ pub use exit::{
     install_ctrlc, interrupted, is_closed_pipe,
 };
 pub use generate::{Generate, GenerateArgs, command, generated, parse};
-pub use inbox::{Drops, Inbox, Listeners, Received};
+pub use inbox::{Drops, Inbox, Listeners, Received, UdpFeed};
 pub use other::{OtherProtocolCount, OtherProtocols, tool_for};
 pub use output::{
     Human, Log, Output, Record, fps_text, plural, report, round3, summary_head, summary_kind,
@@ -50,11 +50,11 @@ pub use output::{
 #[cfg(feature = "realtime")]
 pub use realtime::{Tuned, tune_current_thread};
 pub use records::{ArgRecord, ErrorRecord, VmcOut, VmcRecord, ts_us};
-pub use runner::{Feed, FeedHandler, Flow, POLL, RunClock, Step, Stopped, UdpFeed, drive, run};
+pub use runner::{Feed, FeedHandler, Flow, POLL, RunClock, Step, Stopped, drive};
 pub use senders::{MAX_SENDERS, Pair, Senders, pair};
-pub use sends::{Receiver, SendCounts, SendRecord, write_sends};
+pub use sends::{Receiver, SendCounts, SendRecord, is_port_unreachable, write_sends};
 pub use source::{
-    Datagram, Event, Input, InputError, Recorder, Source, TextInput, unix_now, unix_time,
+    Datagram, Event, Input, InputError, Recorder, Source, TextInput, run, unix_now, unix_time,
 };
 pub use status::{Activity, Interval, SILENCE, Silence};
 pub use take::{

@@ -7,7 +7,7 @@ use std::time::Duration;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::output::Log;
-use crate::sends::{Receiver, SendCounts, SendRecord};
+use crate::sends::{Receiver, SendCounts, SendRecord, is_port_unreachable};
 
 /// Asks for a kernel send buffer of `size` bytes on a TCP connection (the
 /// kernel may cap it).
@@ -350,18 +350,6 @@ pub fn recv_failure(err: &io::Error) -> RecvFailure {
         _ if is_port_unreachable(err) => RecvFailure::PortUnreachable,
         _ => RecvFailure::Fatal,
     }
-}
-
-/// Whether a UDP send or receive failed only because an ICMP "port
-/// unreachable" came back for an earlier datagram (see
-/// [`RecvFailure::PortUnreachable`]); Windows may report it on the next
-/// `sendto` as well. The socket still works: the next try may succeed.
-#[must_use]
-pub fn is_port_unreachable(err: &io::Error) -> bool {
-    matches!(
-        err.kind(),
-        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionRefused
-    )
 }
 
 /// Waits until `socket` has a datagram to read or `wait` has passed; `true`

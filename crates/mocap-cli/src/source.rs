@@ -1,5 +1,6 @@
 //! Input of the datagram tools: a socket, a capture file, hex or text lines,
-//! stdin; `-w` recording; a capture paced at its recorded timing.
+//! stdin; `-w` recording; a capture paced at its recorded timing; [`run`],
+//! the run loop over such a [`Source`].
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read};
@@ -13,7 +14,7 @@ use anyhow::{Context as _, bail};
 
 use super::Guard;
 use crate::net;
-use crate::{Feed, Step, Stopped};
+use crate::{Budget, Feed, FeedHandler, Flow, Step, StopArgs, Stopped, drive};
 use mocap_core::filekind::{self, FileKind};
 use mocap_core::pcap::{
     CaptureError, CaptureStats, Datagrams, Pace, PcapNgWriter, ReadErrorKind, Schedule,
@@ -939,6 +940,58 @@ pub fn unix_time() -> Duration {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
+}
+
+/// A datagram tool's handler on the run loop, with `--count` counted in
+/// packets (datagrams and unreadable input alike) before the tool sees them.
+struct Packets<'h, H: ?Sized> {
+    handler: &'h mut H,
+    count: Budget,
+}
+
+impl<H: FeedHandler<Source> + ?Sized> FeedHandler<Source> for Packets<'_, H> {
+    fn item(&mut self, event: Event<'_>) -> anyhow::Result<Flow> {
+        self.count.spend(1);
+        self.handler.item(event)
+    }
+
+    fn idle(&mut self) -> anyhow::Result<()> {
+        self.handler.idle()
+    }
+
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        if self.count.spent() {
+            return Ok(Some(Stopped::Count));
+        }
+        self.handler.tick()
+    }
+
+    fn stats(&mut self) -> anyhow::Result<()> {
+        self.handler.stats()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.handler.poll_timeout()
+    }
+}
+
+/// Pulls datagrams from `source` into `handler` on the run loop ([`drive`])
+/// until `--count` packets, the duration, Ctrl-C or the end of input (or
+/// the handler's own `tick` says stop, e.g. `--count` frames).
+///
+/// # Errors
+/// Source and handler errors.
+pub fn run(
+    source: &mut Source,
+    stop: &StopArgs,
+    stats_interval: Option<Duration>,
+    handler: &mut impl FeedHandler<Source>,
+) -> anyhow::Result<Stopped> {
+    let mut packets = Packets {
+        handler,
+        count: stop.budget(),
+    };
+    drive(source, stop.duration, stats_interval, &mut packets)
 }
 
 #[cfg(test)]

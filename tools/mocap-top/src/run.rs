@@ -21,7 +21,7 @@ use mocap_core::protocol::Protocol;
 use serde::Serialize;
 
 use crate::screen::{Action, Note, View};
-use crate::state::{MAX_STREAMS, Row, Top};
+use crate::state::{MAX_STREAMS, Row, Taken, Top};
 use crate::term::{Heard, Screen};
 
 /// The tool's name, as it prefixes log lines.
@@ -50,35 +50,6 @@ pub(crate) struct Options {
     pub(crate) allow: mocap_cli::AllowArgs,
     pub(crate) stop: StopArgs,
     pub(crate) log: LogArgs,
-}
-
-/// A port of the defaults that could not be listened on.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Taken {
-    pub(crate) listen: SocketAddr,
-    pub(crate) protocol: &'static str,
-    pub(crate) reason: String,
-    /// The program holding the port, as the OS says (`NAME (pid N)`), or
-    /// `unknown`; only when the port is in use.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) program: Option<String>,
-}
-
-impl Taken {
-    /// What it means and how to watch that port anyway.
-    pub(crate) fn advice(&self) -> String {
-        let port = self.listen.port();
-        let program = self
-            .program
-            .as_ref()
-            .map_or_else(String::new, |p| format!(" ({p})"));
-        format!(
-            "{} port {port} not watched: {}{program}; to watch it anyway, move that program to \
-             another port and run `mocap-top -l {port} --to 127.0.0.1:OTHER`, or capture it: \
-             `tcpdump -i any -U -w - udp port {port} 2>/dev/null | mocap-top -r -`",
-            self.protocol, self.reason
-        )
-    }
 }
 
 /// A listening address and where its datagrams are passed on.

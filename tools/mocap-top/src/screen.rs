@@ -18,8 +18,7 @@ use ratatui::widgets::{Paragraph, Row as TableRow, Table, TableState};
 use mocap_cli::SendRecord;
 
 use crate::content::Content;
-use crate::run::Taken;
-use crate::state::{self, Key, Kind, Liveness, Row, Top};
+use crate::state::{self, Key, Kind, Liveness, Row, Taken, Top};
 
 /// Longest `/` filter: an address with its port is 47 characters.
 const MAX_FILTER: usize = 64;

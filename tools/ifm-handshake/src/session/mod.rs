@@ -247,7 +247,7 @@ fn command_socket(opts: &Options) -> anyhow::Result<UdpSocket> {
 fn send(socket: &UdpSocket, to: SocketAddr, cmd: Command) -> anyhow::Result<bool> {
     match socket.send_to(cmd.text().as_bytes(), to) {
         Ok(_) => Ok(true),
-        Err(e) if net::is_port_unreachable(&e) => Ok(false),
+        Err(e) if mocap_cli::is_port_unreachable(&e) => Ok(false),
         Err(e) => Err(e).with_context(|| format!("failed to send the command to {to}")),
     }
 }
