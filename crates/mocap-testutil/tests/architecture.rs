@@ -580,3 +580,78 @@ fn no_source_file_uses_one_that_uses_it_back() {
          where it belongs, or to a module both use): {found:#?}"
     );
 }
+
+/// The `key = value` entries of each `[prefix.*]` table of a Cargo.toml, by
+/// table name after the prefix, with comments and spaces left out (a value
+/// over several lines joined).
+fn toml_tables(text: &str, prefix: &str) -> Vec<(String, Vec<String>)> {
+    let mut tables: Vec<(String, Vec<String>)> = Vec::new();
+    let mut inside = false;
+    let mut pending = String::new();
+    for line in text.lines() {
+        let mut quoted = false;
+        let code: String = line
+            .chars()
+            .take_while(|&ch| {
+                quoted ^= ch == '"';
+                quoted || ch != '#'
+            })
+            .filter(|ch| !ch.is_whitespace())
+            .collect();
+        if pending.is_empty() && code.starts_with('[') {
+            let name = code.trim_matches(|ch| ch == '[' || ch == ']');
+            inside = name
+                .strip_prefix(prefix)
+                .is_some_and(|n| n.starts_with('.'));
+            if inside {
+                tables.push((name[prefix.len() + 1..].to_owned(), Vec::new()));
+            }
+            continue;
+        }
+        if !inside || code.is_empty() {
+            continue;
+        }
+        pending.push_str(&code);
+        let open = pending.matches(['[', '{']).count();
+        let close = pending.matches([']', '}']).count();
+        if open == close {
+            tables
+                .last_mut()
+                .unwrap()
+                .1
+                .push(std::mem::take(&mut pending));
+        }
+    }
+    for (_, entries) in &mut tables {
+        entries.sort();
+    }
+    tables.sort();
+    tables
+}
+
+/// mocap-link is a workspace of its own (Zenoh's build), so it cannot
+/// inherit `[workspace.lints]`: its `[lints.*]` must say the same.
+#[test]
+fn mocap_link_lints_are_the_workspace_lints() {
+    let read = |path: &str| fs::read_to_string(root().join(path)).unwrap();
+    let workspace = toml_tables(&read("Cargo.toml"), "workspace.lints");
+    let link = toml_tables(&read("tools/mocap-link/Cargo.toml"), "lints");
+    assert!(
+        workspace.iter().map(|(_, e)| e.len()).sum::<usize>() > 10,
+        "found only {workspace:?} in Cargo.toml"
+    );
+    let flat = |tables: &[(String, Vec<String>)]| -> Vec<String> {
+        tables
+            .iter()
+            .flat_map(|(t, entries)| entries.iter().map(move |e| format!("[{t}] {e}")))
+            .collect()
+    };
+    let (workspace, link) = (flat(&workspace), flat(&link));
+    let missing: Vec<&String> = workspace.iter().filter(|e| !link.contains(e)).collect();
+    let extra: Vec<&String> = link.iter().filter(|e| !workspace.contains(e)).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "tools/mocap-link/Cargo.toml's [lints.*] must be the root Cargo.toml's \
+         [workspace.lints.*]; missing there: {missing:#?}; only there: {extra:#?}"
+    );
+}
