@@ -21,7 +21,8 @@ use std::sync::{
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::{Feed, Step, Stopped, net};
+use crate::net;
+use crate::runner::{Feed, Step, Stopped};
 
 /// Datagrams waiting between the reading threads and the handler; past it a
 /// reading thread drops the datagram and counts it ([`Inbox::dropped`]).
@@ -242,7 +243,7 @@ pub struct UdpFeed {
     socket: UdpSocket,
     buf: Vec<u8>,
     port_unreachable: u64,
-    guard: super::Guard,
+    guard: crate::allow::Guard,
 }
 
 impl UdpFeed {
@@ -252,17 +253,17 @@ impl UdpFeed {
             socket,
             buf: vec![0; mocap_core::MAX_DATAGRAM],
             port_unreachable: 0,
-            guard: super::Guard::default(),
+            guard: crate::allow::Guard::default(),
         }
     }
 
     /// Refuses datagrams from senders `guard` does not admit (`--allow`).
-    pub fn guard_with(&mut self, guard: super::Guard) {
+    pub fn guard_with(&mut self, guard: crate::allow::Guard) {
         self.guard = guard;
     }
 
     /// The sender check and what it refused.
-    pub fn guard(&self) -> &super::Guard {
+    pub fn guard(&self) -> &crate::allow::Guard {
         &self.guard
     }
 
@@ -431,8 +432,8 @@ mod tests {
 
     #[test]
     fn datagrams_of_every_socket_come_with_their_index() {
-        let a = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::POLL)).unwrap();
-        let b = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::POLL)).unwrap();
+        let a = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::runner::POLL)).unwrap();
+        let b = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::runner::POLL)).unwrap();
         let (pa, pb) = (a.local_addr().unwrap(), b.local_addr().unwrap());
         let mut inbox = Inbox::new(vec![a, b]);
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -453,7 +454,8 @@ mod tests {
 
     #[test]
     fn one_listener_is_read_in_place_and_several_through_an_inbox() {
-        let bind = || net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::POLL)).unwrap();
+        let bind =
+            || net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::runner::POLL)).unwrap();
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         for n in [1, 2] {
             let sockets: Vec<UdpSocket> = (0..n).map(|_| bind()).collect();
@@ -527,7 +529,7 @@ mod tests {
     }
 
     fn lazy_inbox() -> (Inbox, SocketAddr, UdpSocket) {
-        let a = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::POLL)).unwrap();
+        let a = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::runner::POLL)).unwrap();
         let to = a.local_addr().unwrap();
         let inbox = Inbox::new(vec![a]).wake_on_deadline();
         (inbox, to, UdpSocket::bind("127.0.0.1:0").unwrap())

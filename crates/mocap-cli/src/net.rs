@@ -524,7 +524,7 @@ pub mod batch {
         link: &mut super::Link,
         datagrams: &[&[u8]],
         headers: &mut SendHeaders,
-        log: &super::Log,
+        log: &crate::output::Log,
     ) -> u64 {
         if datagrams.len() < 2 || !link.connected {
             // One datagram (a stream of a few thousand a second comes one

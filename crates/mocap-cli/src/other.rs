@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 
 use mocap_core::protocol::{self, Protocol};
 
-use crate::{Log, Senders};
+use crate::output::Log;
+use crate::senders::Senders;
 
 /// The tool that reads `p` (what the sentence suggests).
 #[must_use]

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::interrupted;
+use crate::exit::interrupted;
 
 /// Why a run ended: the `stopped` field of every summary (docs/jsonl.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

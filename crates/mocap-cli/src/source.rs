@@ -12,9 +12,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, bail};
 
-use super::Guard;
+use crate::allow::Guard;
+use crate::args::{Budget, StopArgs};
 use crate::net;
-use crate::{Budget, Feed, FeedHandler, Flow, Step, StopArgs, Stopped, drive};
+use crate::runner::{Feed, FeedHandler, Flow, Step, Stopped, drive};
 use mocap_core::filekind::{self, FileKind};
 use mocap_core::pcap::{
     CaptureError, CaptureStats, Datagrams, Pace, PcapNgWriter, ReadErrorKind, Schedule,
@@ -94,7 +95,7 @@ pub struct Source {
     recorder: Option<Recorder>,
     /// Where a `-w` failure is said, and what it was: the recording stops,
     /// the run goes on, and [`Source::finish`] returns it.
-    recording_log: Option<super::Log>,
+    recording_log: Option<crate::output::Log>,
     recording_failed: Option<String>,
     /// Why a capture file could not be read to its end, when it was damaged
     /// (or ended before its first record): [`Source::finish`] returns it.
@@ -226,7 +227,12 @@ impl Source {
     ///
     /// # Errors
     /// The file cannot be created.
-    pub fn record_to(&mut self, path: &Path, port: u16, log: super::Log) -> anyhow::Result<()> {
+    pub fn record_to(
+        &mut self,
+        path: &Path,
+        port: u16,
+        log: crate::output::Log,
+    ) -> anyhow::Result<()> {
         self.recorder = Some(Recorder::create(path, port)?);
         self.recording_log = Some(log);
         Ok(())
@@ -308,7 +314,7 @@ impl Source {
 
     /// Logs where a live source listens, and warns when the kernel granted a
     /// smaller receive buffer than asked for (bursts may then be dropped).
-    pub fn announce(&self, log: &super::Log) {
+    pub fn announce(&self, log: &crate::output::Log) {
         if let Kind::Udp {
             local: Some(addr), ..
         } = &self.kind
@@ -352,7 +358,7 @@ impl Source {
     ///
     /// # Errors
     /// The recording failed.
-    pub fn finish(&mut self, log: &super::Log) -> anyhow::Result<()> {
+    pub fn finish(&mut self, log: &crate::output::Log) -> anyhow::Result<()> {
         if self.port_unreachable > 0 {
             log.info(format_args!(
                 "{} receives reported only an ICMP port unreachable for a datagram sent earlier; skipped",
@@ -395,7 +401,7 @@ impl Source {
             return self.deliver_at(got, due, wait);
         }
         let event = match &mut self.kind {
-            Kind::Opening(rx) => match rx.recv_timeout(wait.min(crate::POLL)) {
+            Kind::Opening(rx) => match rx.recv_timeout(wait.min(crate::runner::POLL)) {
                 Ok(opened) => {
                     self.kind = opened?;
                     if std::mem::take(&mut self.pace_when_open) {
@@ -643,7 +649,7 @@ impl Recorder {
     ///
     /// # Errors
     /// Write errors.
-    pub fn finish(&mut self, log: &super::Log) -> anyhow::Result<()> {
+    pub fn finish(&mut self, log: &crate::output::Log) -> anyhow::Result<()> {
         self.writer
             .flush()
             .with_context(|| format!("failed to write {}", self.path.display()))?;
@@ -688,7 +694,7 @@ impl Recorder {
 }
 
 fn bind(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
-    net::bind_udp(addr, Some(crate::POLL)).map_err(|e| {
+    net::bind_udp(addr, Some(crate::runner::POLL)).map_err(|e| {
         let hint = match e.kind() {
             io::ErrorKind::AddrInUse => format!(
                 "UDP port {} is already in use by another program; close it or listen elsewhere with -l ADDR",
@@ -871,7 +877,7 @@ impl Lines {
     fn next(&mut self) -> anyhow::Result<Option<Line>> {
         match self {
             Self::Direct(r, buf) => read_line_bounded(r, buf).context("failed to read input"),
-            Self::Thread(rx) => match rx.recv_timeout(crate::POLL) {
+            Self::Thread(rx) => match rx.recv_timeout(crate::runner::POLL) {
                 Ok(item) => item.context("failed to read stdin"),
                 Err(RecvTimeoutError::Timeout) => Ok(Some(Line::Waiting)),
                 Err(RecvTimeoutError::Disconnected) => Ok(None),

@@ -655,3 +655,25 @@ fn mocap_link_lints_are_the_workspace_lints() {
          [workspace.lints.*]; missing there: {missing:#?}; only there: {extra:#?}"
     );
 }
+
+/// mocap-cli's names are reached through their modules
+/// (`mocap_cli::net::Link`) and the few in `mocap_cli::prelude`: its root
+/// re-exports nothing, so a name has one path.
+#[test]
+fn mocap_cli_root_re_exports_nothing() {
+    let lib = fs::read_to_string(root().join("crates/mocap-cli/src/lib.rs")).unwrap();
+    let code = code_only(&lib);
+    let flat: Vec<&str> = code
+        .lines()
+        .filter(|l| l.trim_start().starts_with("pub use"))
+        .collect();
+    assert!(
+        flat.is_empty(),
+        "crates/mocap-cli/src/lib.rs re-exports names (make them reachable through their \
+         module, or add them to prelude.rs when nearly every tool uses them): {flat:#?}"
+    );
+    assert!(
+        code.contains("pub mod prelude;"),
+        "mocap-cli has no prelude"
+    );
+}

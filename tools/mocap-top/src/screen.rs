@@ -15,7 +15,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row as TableRow, Table, TableState};
 
-use mocap_cli::SendRecord;
+use mocap_cli::sends::SendRecord;
 
 use crate::content::Content;
 use crate::state::{self, Key, Kind, Liveness, Row, Taken, Top};
@@ -369,7 +369,7 @@ fn header(rows: &[Row], rate: f64, view: &View) -> Line<'static> {
         Span::styled("mocap-top", Style::new().add_modifier(Modifier::BOLD)),
         Span::raw(format!(
             "  {} ({live} live)  {rate:.0} datagrams/s",
-            mocap_cli::plural(rows.len() as u64, "stream", "streams"),
+            mocap_cli::output::plural(rows.len() as u64, "stream", "streams"),
         )),
     ];
     if !view.filter.is_empty() || view.editing {
