@@ -125,10 +125,13 @@ fn code_only(text: &str) -> String {
                 }
             }
             j
-        } else if rest[0] == 'r' && (i == 0 || !ident(c[i - 1])) && {
-            let hashes = rest[1..].iter().take_while(|&&ch| ch == '#').count();
-            rest.get(1 + hashes) == Some(&'"')
-        } {
+        } else if rest[0] == 'r'
+            && (i == 0 || !ident(c[i - 1]) || (c[i - 1] == 'b' && (i < 2 || !ident(c[i - 2]))))
+            && {
+                let hashes = rest[1..].iter().take_while(|&&ch| ch == '#').count();
+                rest.get(1 + hashes) == Some(&'"')
+            }
+        {
             let hashes = rest[1..].iter().take_while(|&&ch| ch == '#').count();
             let mut j = 2 + hashes;
             while j < rest.len()
@@ -144,7 +147,8 @@ fn code_only(text: &str) -> String {
             }
             (j + 1).min(rest.len())
         } else if rest[0] == '\'' && rest.get(1) == Some(&'\\') {
-            1 + rest[1..].iter().position(|&ch| ch == '\'').unwrap_or(0) + 1
+            // `'\''`, `'\\'`, `'\u{…}'`: the quote that ends it comes after the escaped character.
+            3 + rest.iter().skip(3).position(|&ch| ch == '\'').unwrap_or(0) + 1
         } else if rest[0] == '\'' && rest.get(2) == Some(&'\'') {
             3
         } else {
@@ -320,7 +324,9 @@ fn unit(root: &Path, src: &Path, file: &Path, modules: &[Vec<String>]) -> Unit {
                 .iter()
                 .position(|t| t.text == ";" || t.text == "{")
                 .unwrap_or(toks.len() - i);
-            if toks[i..i + item].iter().any(|t| t.text == "mod") && toks[i + item].text == ";" {
+            if toks[i..i + item].iter().any(|t| t.text == "mod")
+                && toks.get(i + item).is_some_and(|t| t.text == ";")
+            {
                 let mut child = here.clone();
                 child.push(toks[i + item - 1].text.clone());
                 tests.push(child);
@@ -676,4 +682,52 @@ fn mocap_cli_root_re_exports_nothing() {
         code.contains("pub mod prelude;"),
         "mocap-cli has no prelude"
     );
+}
+
+/// The circle test's reader, on code written to trip it: paths in strings,
+/// comments and char literals are not paths; use trees bind what rustc binds.
+#[test]
+fn the_circle_reader_sees_paths_as_rustc_does() {
+    let code = code_only(
+        "let s = \"crate::x\"; // crate::y\nlet c = '\\''; let r = br#\"super::z\"#; crate::w::f();",
+    );
+    for hidden in ["crate::x", "crate::y", "super::z"] {
+        assert!(!code.contains(hidden), "{hidden} in {code:?}");
+    }
+    assert!(code.contains("crate::w::f();"), "{code:?}");
+    assert_eq!(code.lines().count(), 2);
+
+    let toks = tokens("crate::{a::{self, B}, c as d, e::*, f as _};");
+    let mut tree = Vec::new();
+    use_tree(&toks, &mut 0, &[], &mut tree);
+    let path = |p: &str| p.split("::").map(str::to_owned).collect::<Vec<_>>();
+    let name = |n: &str| Some(n.to_owned());
+    assert_eq!(
+        tree,
+        [
+            (path("crate::a"), name("a")),
+            (path("crate::a::B"), name("B")),
+            (path("crate::c"), name("d")),
+            (path("crate::e"), None),
+            (path("crate::f"), None),
+        ]
+    );
+
+    let edge = |f: &str, t: &str, line| (f.to_owned(), t.to_owned(), line);
+    let edges = [
+        edge("a", "b", 1),
+        edge("b", "c", 2),
+        edge("c", "a", 3),
+        edge("c", "d", 4),
+    ];
+    let found = circles(&edges);
+    assert_eq!(
+        found,
+        [vec![
+            ("a".to_owned(), 1),
+            ("b".to_owned(), 2),
+            ("c".to_owned(), 3)
+        ]]
+    );
+    assert!(circles(&edges[1..]).is_empty());
 }
