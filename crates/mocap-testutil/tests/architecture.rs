@@ -566,6 +566,17 @@ fn circles(edges: &[(String, String, usize)]) -> Vec<Vec<(String, usize)>> {
     found
 }
 
+/// No two source files of a crate use each other, directly or around a
+/// circle. The nodes are files; a use of a name lands in the file that
+/// defines it (re-exports are followed). Two things are not counted:
+/// - a file using the module it belongs to (`lib.rs`, `main.rs`, its
+///   `mod.rs`, or `relay.rs` for `relay/*.rs`): that file is the module's
+///   front, which names its children and re-exports them, so counting it
+///   would call every `use super::Error` in a protocol module a circle
+///   (counted, it found 28, each through a `mod.rs` or `main.rs`); circles
+///   between siblings are still found;
+/// - test code (`#[cfg(test)]` items and `mod x;` files): a test may use
+///   whatever it checks.
 #[test]
 fn no_source_file_uses_one_that_uses_it_back() {
     let crates = use_edges();
