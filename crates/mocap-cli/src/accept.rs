@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::{Feed, POLL, Step};
 use crate::net;
+use crate::runner::{Feed, POLL, Step};
 
 /// Connections, handed over as they are accepted. Failed accepts never end
 /// the feed: a connection that died while queued is skipped, and running out

@@ -6,7 +6,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs as _};
 
-use crate::ValueError;
+use crate::args::ValueError;
 
 /// What every address message ends with: the accepted forms, by example.
 const FORMS: &str = "expected PORT, HOST:PORT or [IPv6]:PORT, e.g. 12351, 127.0.0.1:12351, \

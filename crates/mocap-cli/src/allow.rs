@@ -7,8 +7,10 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::refusals::{REFUSAL_LOG_INTERVAL, RefusalLog, unsaid_line};
-use super::{Log, Senders, ValueError};
+use crate::args::ValueError;
+use crate::output::Log;
+use crate::refusals::{REFUSAL_LOG_INTERVAL, RefusalLog, unsaid_line};
+use crate::senders::Senders;
 
 /// An address range for `--allow`: `192.168.1.0/24`, `fe80::/10`, or one
 /// address.
@@ -85,7 +87,7 @@ impl std::fmt::Display for Cidr {
 }
 
 /// `--allow`, the same in every receiving tool (`--record-refused` is with
-/// `-w` in [`super::WriteArgs`]).
+/// `-w` in [`crate::args::WriteArgs`]).
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct AllowArgs {
     /// Accept datagrams only from this address or range (repeatable; IPv4

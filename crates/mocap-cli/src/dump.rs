@@ -12,12 +12,16 @@ use mocap_core::health::HealthReport;
 use mocap_core::pcap::CaptureStats;
 use mocap_core::protocol::Protocol;
 
-use crate::{
-    Activity, AllowArgs, Datagram, ErrorRecord, Event, FeedHandler, Flow, Format, FrameView, Guard,
-    Input, InputError, Log, LogArgs, OtherProtocolCount, OtherProtocols, Output, PaceArgs, Record,
-    Refusals, STATUS_INTERVAL, Source, StopArgs, Stopped, ViewArgs, WriteArgs, fps_text,
-    install_ctrlc, plural, report, round3,
-};
+use crate::allow::{AllowArgs, Guard, Refusals};
+use crate::args::{Format, LogArgs, PaceArgs, STATUS_INTERVAL, StopArgs, WriteArgs};
+use crate::exit::install_ctrlc;
+use crate::other::{OtherProtocolCount, OtherProtocols};
+use crate::output::{Log, Output, Record, fps_text, plural, report, round3};
+use crate::records::ErrorRecord;
+use crate::runner::{FeedHandler, Flow, Stopped};
+use crate::source::{Datagram, Event, Input, InputError, Source};
+use crate::status::Activity;
+use crate::view::{FrameView, ViewArgs};
 
 /// What a dump tool prints: a line per packet, JSON Lines, or — a bridge
 /// (`--vmc` without `--format`) — only a status line every interval.
@@ -126,7 +130,7 @@ pub struct Core {
     /// The interval a `stats` record covers, set just before the tool
     /// writes it (`None` in the summary): what its human line reports
     /// instead of the rate since the start.
-    pub interval: Option<crate::Interval>,
+    pub interval: Option<crate::status::Interval>,
 }
 
 impl Core {
@@ -252,7 +256,7 @@ pub struct SummaryBase {
     pub refusals: Refusals,
     /// The interval a `stats` record covers (human form only).
     #[serde(skip)]
-    pub interval: Option<crate::Interval>,
+    pub interval: Option<crate::status::Interval>,
 }
 
 impl SummaryBase {
@@ -334,7 +338,7 @@ pub fn run<T: DumpTool>(
         core: &mut core,
         tool,
     };
-    let stopped = crate::run(&mut source, stop, every, &mut h);
+    let stopped = crate::source::run(&mut source, stop, every, &mut h);
     let Harness { core, tool } = h;
     let finished = tool.finish(core);
     let stopped = stopped?;
@@ -414,9 +418,9 @@ impl<T: DumpTool> FeedHandler<Source> for Harness<'_, T> {
 pub fn counters_head(
     f: &mut std::fmt::Formatter<'_>,
     stopped: Option<Stopped>,
-    interval: Option<crate::Interval>,
+    interval: Option<crate::status::Interval>,
 ) -> std::fmt::Result {
-    write!(f, "{}: ", crate::summary_head(stopped))?;
+    write!(f, "{}: ", crate::output::summary_head(stopped))?;
     match interval {
         Some(i) if stopped.is_none() => write!(f, "{i}; "),
         _ => Ok(()),

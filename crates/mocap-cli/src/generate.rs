@@ -52,15 +52,15 @@ pub fn generated<A: CommandFactory>() -> Option<ExitCode> {
     let mut out = io::stdout().lock();
     let written = write(&mut A::command(), kind, &mut out).and_then(|()| out.flush());
     Some(match written {
-        Ok(()) => ExitCode::from(super::EXIT_OK),
+        Ok(()) => ExitCode::from(crate::exit::EXIT_OK),
         // A closed pipe (`| head`) is the reader's choice, not an error.
-        Err(e) if super::is_closed_pipe(&e) => ExitCode::from(super::EXIT_OK),
+        Err(e) if crate::exit::is_closed_pipe(&e) => ExitCode::from(crate::exit::EXIT_OK),
         Err(e) => {
             #[expect(clippy::print_stderr, reason = "a generator's only error path")]
             {
                 eprintln!("error: --generate: {e}");
             }
-            ExitCode::from(super::EXIT_RUNTIME)
+            ExitCode::from(crate::exit::EXIT_RUNTIME)
         }
     })
 }

@@ -1,4 +1,5 @@
-//! Several listening sockets as one [`Feed`]: each is read on a thread of
+//! Listening sockets as a [`Feed`]: one read on the handler's own thread
+//! ([`UdpFeed`]), or several as one ([`Inbox`]), each read on a thread of
 //! its own, which stamps the arrival time and queues the datagram (bounded),
 //! so the thread that handles datagrams (and draws a screen, in `mocap-top`)
 //! never holds up receiving.
@@ -20,7 +21,8 @@ use std::sync::{
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::{Feed, Step, Stopped, net};
+use crate::net;
+use crate::runner::{Feed, Step, Stopped};
 
 /// Datagrams waiting between the reading threads and the handler; past it a
 /// reading thread drops the datagram and counts it ([`Inbox::dropped`]).
@@ -233,6 +235,68 @@ fn read(i: usize, socket: &UdpSocket, shared: &Shared) {
     }
 }
 
+/// One UDP socket as a [`Feed`] that waits exactly as long as the run loop
+/// asks (a mixing tick or a stream frame may be due sooner than the poll
+/// interval): items are `(sender, payload)`.
+#[derive(Debug)]
+pub struct UdpFeed {
+    socket: UdpSocket,
+    buf: Vec<u8>,
+    port_unreachable: u64,
+    guard: crate::allow::Guard,
+}
+
+impl UdpFeed {
+    /// Reads `socket` (bound through [`net::bind_udp`]).
+    pub fn new(socket: UdpSocket) -> Self {
+        Self {
+            socket,
+            buf: vec![0; mocap_core::MAX_DATAGRAM],
+            port_unreachable: 0,
+            guard: crate::allow::Guard::default(),
+        }
+    }
+
+    /// Refuses datagrams from senders `guard` does not admit (`--allow`).
+    pub fn guard_with(&mut self, guard: crate::allow::Guard) {
+        self.guard = guard;
+    }
+
+    /// The sender check and what it refused.
+    pub fn guard(&self) -> &crate::allow::Guard {
+        &self.guard
+    }
+
+    /// Receives skipped because they only reported an ICMP "port
+    /// unreachable" for a datagram sent from this socket (Windows).
+    pub fn port_unreachable(&self) -> u64 {
+        self.port_unreachable
+    }
+}
+
+impl Feed for UdpFeed {
+    type Item<'a> = (SocketAddr, &'a [u8]);
+
+    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Self::Item<'_>>> {
+        use anyhow::Context as _;
+        if !net::wait_readable(&self.socket, wait).context("failed to wait for input")? {
+            return Ok(Step::Idle);
+        }
+        match self.socket.recv_from(&mut self.buf) {
+            Ok((_, from)) if !self.guard.admit(Some(from)) => Ok(Step::Idle),
+            Ok((n, from)) => Ok(Step::Item((from, self.buf.get(..n).unwrap_or_default()))),
+            Err(e) => match net::recv_failure(&e) {
+                net::RecvFailure::Idle => Ok(Step::Idle),
+                net::RecvFailure::PortUnreachable => {
+                    self.port_unreachable += 1;
+                    Ok(Step::Idle)
+                }
+                net::RecvFailure::Fatal => Err(e).context("failed to receive"),
+            },
+        }
+    }
+}
+
 /// Listening sockets for a handler that acts on every datagram: one socket
 /// (the usual case) is read on the handler's own thread, so a datagram costs
 /// no thread hand-off (a wake-up, and its delay); several go through an
@@ -240,7 +304,7 @@ fn read(i: usize, socket: &UdpSocket, shared: &Shared) {
 #[derive(Debug)]
 pub enum Listeners {
     /// One socket, read where it is handled.
-    One(crate::UdpFeed),
+    One(UdpFeed),
     /// Several, a reading thread each.
     Many(Inbox),
 }
@@ -251,7 +315,7 @@ impl Listeners {
         if sockets.len() == 1
             && let Some(socket) = sockets.pop()
         {
-            return Self::One(crate::UdpFeed::new(socket));
+            return Self::One(UdpFeed::new(socket));
         }
         Self::Many(Inbox::new(sockets))
     }
@@ -368,8 +432,8 @@ mod tests {
 
     #[test]
     fn datagrams_of_every_socket_come_with_their_index() {
-        let a = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::POLL)).unwrap();
-        let b = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::POLL)).unwrap();
+        let a = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::runner::POLL)).unwrap();
+        let b = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::runner::POLL)).unwrap();
         let (pa, pb) = (a.local_addr().unwrap(), b.local_addr().unwrap());
         let mut inbox = Inbox::new(vec![a, b]);
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -390,7 +454,8 @@ mod tests {
 
     #[test]
     fn one_listener_is_read_in_place_and_several_through_an_inbox() {
-        let bind = || net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::POLL)).unwrap();
+        let bind =
+            || net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::runner::POLL)).unwrap();
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         for n in [1, 2] {
             let sockets: Vec<UdpSocket> = (0..n).map(|_| bind()).collect();
@@ -464,7 +529,7 @@ mod tests {
     }
 
     fn lazy_inbox() -> (Inbox, SocketAddr, UdpSocket) {
-        let a = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::POLL)).unwrap();
+        let a = net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::runner::POLL)).unwrap();
         let to = a.local_addr().unwrap();
         let inbox = Inbox::new(vec![a]).wake_on_deadline();
         (inbox, to, UdpSocket::bind("127.0.0.1:0").unwrap())

@@ -7,7 +7,7 @@ use std::time::Duration;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::output::Log;
-use crate::sends::{Receiver, SendCounts, SendRecord};
+use crate::sends::{Receiver, SendCounts, SendRecord, is_port_unreachable};
 
 /// Asks for a kernel send buffer of `size` bytes on a TCP connection (the
 /// kernel may cap it).
@@ -352,18 +352,6 @@ pub fn recv_failure(err: &io::Error) -> RecvFailure {
     }
 }
 
-/// Whether a UDP send or receive failed only because an ICMP "port
-/// unreachable" came back for an earlier datagram (see
-/// [`RecvFailure::PortUnreachable`]); Windows may report it on the next
-/// `sendto` as well. The socket still works: the next try may succeed.
-#[must_use]
-pub fn is_port_unreachable(err: &io::Error) -> bool {
-    matches!(
-        err.kind(),
-        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionRefused
-    )
-}
-
 /// Waits until `socket` has a datagram to read or `wait` has passed; `true`
 /// when a read should follow. On Linux this waits with the timer's precision:
 /// a socket read timeout is rounded up to the kernel tick (up to 4 ms), which
@@ -536,7 +524,7 @@ pub mod batch {
         link: &mut super::Link,
         datagrams: &[&[u8]],
         headers: &mut SendHeaders,
-        log: &super::Log,
+        log: &crate::output::Log,
     ) -> u64 {
         if datagrams.len() < 2 || !link.connected {
             // One datagram (a stream of a few thousand a second comes one

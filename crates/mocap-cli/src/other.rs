@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 
 use mocap_core::protocol::{self, Protocol};
 
-use crate::{Log, Senders};
+use crate::output::Log;
+use crate::senders::Senders;
 
 /// The other protocols one tool met; `other_protocol` in its summary.
 #[derive(Debug)]

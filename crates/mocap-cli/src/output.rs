@@ -78,11 +78,11 @@ impl Output {
     }
 
     /// Names the output in a write error. A closed pipe stays the error the
-    /// OS gave, so [`super::is_closed_pipe`] still knows it (on Windows by
+    /// OS gave, so [`crate::exit::is_closed_pipe`] still knows it (on Windows by
     /// its raw code) and the tool ends quietly.
     fn checked(&self, r: io::Result<()>) -> io::Result<()> {
         r.map_err(|e| {
-            if super::is_closed_pipe(&e) {
+            if crate::exit::is_closed_pipe(&e) {
                 e
             } else {
                 io::Error::new(e.kind(), format!("writing {}: {e}", self.name))
@@ -124,7 +124,7 @@ impl Output {
 }
 
 /// The `type` of a counters record: `stats` while running, `summary` at the end.
-pub fn summary_kind(stopped: Option<super::Stopped>) -> &'static str {
+pub fn summary_kind(stopped: Option<crate::runner::Stopped>) -> &'static str {
     if stopped.is_some() {
         "summary"
     } else {
@@ -133,7 +133,7 @@ pub fn summary_kind(stopped: Option<super::Stopped>) -> &'static str {
 }
 
 /// The headline word of a human counters line: `stats`, or `done (why)`.
-pub fn summary_head(stopped: Option<super::Stopped>) -> impl fmt::Display {
+pub fn summary_head(stopped: Option<crate::runner::Stopped>) -> impl fmt::Display {
     fmt::from_fn(move |f| match stopped {
         Some(why) => write!(f, "done ({why})"),
         None => f.write_str("stats"),
@@ -323,7 +323,9 @@ pub(crate) mod tests {
     #[test]
     fn a_write_error_names_the_output_and_a_closed_pipe_stays_as_it_was() {
         let mut out = Output::new(Failing(io::ErrorKind::StorageFull), true);
-        let e = out.json(&crate::ErrorRecord::new("bad")).unwrap_err();
+        let e = out
+            .json(&crate::records::ErrorRecord::new("bad"))
+            .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::StorageFull);
         assert!(e.to_string().starts_with("writing output: "), "{e}");
         let mut out = Output::stdout(false);
@@ -338,7 +340,7 @@ pub(crate) mod tests {
         // `| head` closing the pipe must still read as a closed pipe.
         let mut out = Output::new(Failing(io::ErrorKind::BrokenPipe), true);
         let e = out.text(format_args!("x\n")).unwrap_err();
-        assert!(super::super::is_closed_pipe(&e));
+        assert!(crate::exit::is_closed_pipe(&e));
         assert!(!e.to_string().contains("writing"), "{e}");
     }
 
@@ -346,7 +348,7 @@ pub(crate) mod tests {
     fn records_go_to_any_writer_whole_lines_and_live_output_is_flushed_per_record() {
         let buf = Shared::default();
         let mut out = Output::new(buf.clone(), true);
-        out.json(&crate::ErrorRecord::new("bad")).unwrap();
+        out.json(&crate::records::ErrorRecord::new("bad")).unwrap();
         // Live: already there, without a flush.
         let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
         assert_eq!(
@@ -366,7 +368,7 @@ pub(crate) mod tests {
         #[serde(rename = "type")]
         kind: &'static str,
         n: u64,
-        stopped: Option<crate::Stopped>,
+        stopped: Option<crate::runner::Stopped>,
     }
 
     impl Record for Counts {
@@ -383,9 +385,9 @@ pub(crate) mod tests {
     #[test]
     fn one_report_path_json_on_stdout_human_lines_elsewhere() {
         let rec = Counts {
-            kind: summary_kind(Some(crate::Stopped::Count)),
+            kind: summary_kind(Some(crate::runner::Stopped::Count)),
             n: 3,
-            stopped: Some(crate::Stopped::Count),
+            stopped: Some(crate::runner::Stopped::Count),
         };
         assert_eq!(Human(&rec).to_string(), "done (count): 3 things\n  more");
         let stats = Counts {

@@ -58,9 +58,9 @@ impl ErrorRecord {
     }
 }
 
-impl From<&super::InputError> for ErrorRecord {
+impl From<&crate::source::InputError> for ErrorRecord {
     /// Input that was not a datagram: where it was (line and column, or file offset).
-    fn from(e: &super::InputError) -> Self {
+    fn from(e: &crate::source::InputError) -> Self {
         let mut r = Self::new(e.reason.clone());
         r.line = e.line;
         r.column = e.column;
@@ -305,7 +305,7 @@ impl Serialize for VmcOut<'_> {
     }
 }
 
-impl super::Record for VmcOut<'_> {
+impl crate::output::Record for VmcOut<'_> {
     fn human(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.typed {
             Some(Message::BonePos { name, pos, rot }) => {
@@ -386,7 +386,7 @@ mod tests {
             typed: Some(&bone),
         };
         assert_eq!(
-            crate::Human(&out).to_string(),
+            crate::output::Human(&out).to_string(),
             format!(
                 "bone   {:<24} pos=[0.1, 0.2, 0.3] rot=[0.0, 0.0, 0.0, 1.0]",
                 "Head"
@@ -409,7 +409,7 @@ mod tests {
             osc: &plain,
             typed: None,
         };
-        assert_eq!(crate::Human(&out).to_string(), "osc    /x [Int(3)]");
+        assert_eq!(crate::output::Human(&out).to_string(), "osc    /x [Int(3)]");
         assert!(serde_json::to_value(out).unwrap().get("ts_us").is_none());
     }
 }

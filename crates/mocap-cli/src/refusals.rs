@@ -1,7 +1,7 @@
 //! RefusalLog counted per address and logged at a bounded rate: the first
 //! refusal of an address is logged, the rest of an interval only counted,
 //! and the count told in one line when the interval is over. One table for
-//! every tool: `--allow` refusals ([`crate::Guard`]) and motion-stream's
+//! every tool: `--allow` refusals ([`crate::allow::Guard`]) and motion-stream's
 //! refused connections. Bounded: past [`MAX_SENDERS`] addresses the others
 //! share one entry. Pure: addresses and `now` in, verdicts out.
 
@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use crate::MAX_SENDERS;
+use crate::senders::MAX_SENDERS;
 
 /// How often one address is named in the log at most.
 pub const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);

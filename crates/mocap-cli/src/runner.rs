@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{Budget, Event, Source, StopArgs, interrupted};
+use crate::exit::interrupted;
 
 /// Why a run ended: the `stopped` field of every summary (docs/jsonl.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -235,120 +235,6 @@ impl RunClock {
             _ => false,
         }
     }
-}
-
-/// One UDP socket as a [`Feed`] that waits exactly as long as the run loop
-/// asks (a mixing tick or a stream frame may be due sooner than the poll
-/// interval): items are `(sender, payload)`.
-#[derive(Debug)]
-pub struct UdpFeed {
-    socket: std::net::UdpSocket,
-    buf: Vec<u8>,
-    port_unreachable: u64,
-    guard: super::Guard,
-}
-
-impl UdpFeed {
-    /// Reads `socket` (bound through [`crate::net::bind_udp`]).
-    pub fn new(socket: std::net::UdpSocket) -> Self {
-        Self {
-            socket,
-            buf: vec![0; mocap_core::MAX_DATAGRAM],
-            port_unreachable: 0,
-            guard: super::Guard::default(),
-        }
-    }
-
-    /// Refuses datagrams from senders `guard` does not admit (`--allow`).
-    pub fn guard_with(&mut self, guard: super::Guard) {
-        self.guard = guard;
-    }
-
-    /// The sender check and what it refused.
-    pub fn guard(&self) -> &super::Guard {
-        &self.guard
-    }
-
-    /// Receives skipped because they only reported an ICMP "port
-    /// unreachable" for a datagram sent from this socket (Windows).
-    pub fn port_unreachable(&self) -> u64 {
-        self.port_unreachable
-    }
-}
-
-impl Feed for UdpFeed {
-    type Item<'a> = (std::net::SocketAddr, &'a [u8]);
-
-    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Self::Item<'_>>> {
-        use anyhow::Context as _;
-        if !crate::net::wait_readable(&self.socket, wait).context("failed to wait for input")? {
-            return Ok(Step::Idle);
-        }
-        match self.socket.recv_from(&mut self.buf) {
-            Ok((_, from)) if !self.guard.admit(Some(from)) => Ok(Step::Idle),
-            Ok((n, from)) => Ok(Step::Item((from, self.buf.get(..n).unwrap_or_default()))),
-            Err(e) => match crate::net::recv_failure(&e) {
-                crate::net::RecvFailure::Idle => Ok(Step::Idle),
-                crate::net::RecvFailure::PortUnreachable => {
-                    self.port_unreachable += 1;
-                    Ok(Step::Idle)
-                }
-                crate::net::RecvFailure::Fatal => Err(e).context("failed to receive"),
-            },
-        }
-    }
-}
-
-/// A datagram tool's handler on the run loop, with `--count` counted in
-/// packets (datagrams and unreadable input alike) before the tool sees them.
-struct Packets<'h, H: ?Sized> {
-    handler: &'h mut H,
-    count: Budget,
-}
-
-impl<H: FeedHandler<Source> + ?Sized> FeedHandler<Source> for Packets<'_, H> {
-    fn item(&mut self, event: Event<'_>) -> anyhow::Result<Flow> {
-        self.count.spend(1);
-        self.handler.item(event)
-    }
-
-    fn idle(&mut self) -> anyhow::Result<()> {
-        self.handler.idle()
-    }
-
-    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
-        if self.count.spent() {
-            return Ok(Some(Stopped::Count));
-        }
-        self.handler.tick()
-    }
-
-    fn stats(&mut self) -> anyhow::Result<()> {
-        self.handler.stats()
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.handler.poll_timeout()
-    }
-}
-
-/// Pulls datagrams from `source` into `handler` on the run loop ([`drive`])
-/// until `--count` packets, the duration, Ctrl-C or the end of input (or
-/// the handler's own `tick` says stop, e.g. `--count` frames).
-///
-/// # Errors
-/// Source and handler errors.
-pub fn run(
-    source: &mut Source,
-    stop: &StopArgs,
-    stats_interval: Option<Duration>,
-    handler: &mut impl FeedHandler<Source>,
-) -> anyhow::Result<Stopped> {
-    let mut packets = Packets {
-        handler,
-        count: stop.budget(),
-    };
-    drive(source, stop.duration, stats_interval, &mut packets)
 }
 
 #[cfg(test)]

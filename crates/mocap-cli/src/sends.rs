@@ -122,7 +122,7 @@ impl SendCounts {
     /// this destination is logged.
     pub fn failed(&mut self, err: &io::Error, log: &Log) {
         self.record.failed += 1;
-        if crate::net::is_port_unreachable(err) {
+        if is_port_unreachable(err) {
             self.record.unreachable += 1;
         }
         self.tell(err, log);
@@ -145,7 +145,7 @@ impl SendCounts {
     #[must_use]
     pub fn sentence(&self, err: &io::Error) -> String {
         let to = self.record.to;
-        if crate::net::is_port_unreachable(err) {
+        if is_port_unreachable(err) {
             format!(
                 "nothing is listening at {to} ({}); further failures are only counted",
                 self.receiver.hint(to.port())
@@ -172,6 +172,18 @@ impl SendCounts {
     pub fn hush(&mut self) {
         self.told = true;
     }
+}
+
+/// Whether a UDP send or receive failed only because an ICMP "port
+/// unreachable" came back for an earlier datagram (see
+/// [`RecvFailure::PortUnreachable`](crate::net::RecvFailure::PortUnreachable)); Windows may report it on the next
+/// `sendto` as well. The socket still works: the next try may succeed.
+#[must_use]
+pub fn is_port_unreachable(err: &io::Error) -> bool {
+    matches!(
+        err.kind(),
+        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionRefused
+    )
 }
 
 #[cfg(test)]

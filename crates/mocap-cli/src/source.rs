@@ -1,5 +1,6 @@
 //! Input of the datagram tools: a socket, a capture file, hex or text lines,
-//! stdin; `-w` recording; a capture paced at its recorded timing.
+//! stdin; `-w` recording; a capture paced at its recorded timing; [`run`],
+//! the run loop over such a [`Source`].
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read};
@@ -11,9 +12,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context as _, bail};
 
-use super::Guard;
+use crate::allow::Guard;
+use crate::args::{Budget, StopArgs};
 use crate::net;
-use crate::{Feed, Step, Stopped};
+use crate::runner::{Feed, FeedHandler, Flow, Step, Stopped, drive};
 use mocap_core::filekind::{self, FileKind};
 use mocap_core::pcap::{
     CaptureError, CaptureStats, Datagrams, Pace, PcapNgWriter, ReadErrorKind, Schedule,
@@ -93,7 +95,7 @@ pub struct Source {
     recorder: Option<Recorder>,
     /// Where a `-w` failure is said, and what it was: the recording stops,
     /// the run goes on, and [`Source::finish`] returns it.
-    recording_log: Option<super::Log>,
+    recording_log: Option<crate::output::Log>,
     recording_failed: Option<String>,
     /// Why a capture file could not be read to its end, when it was damaged
     /// (or ended before its first record): [`Source::finish`] returns it.
@@ -225,7 +227,12 @@ impl Source {
     ///
     /// # Errors
     /// The file cannot be created.
-    pub fn record_to(&mut self, path: &Path, port: u16, log: super::Log) -> anyhow::Result<()> {
+    pub fn record_to(
+        &mut self,
+        path: &Path,
+        port: u16,
+        log: crate::output::Log,
+    ) -> anyhow::Result<()> {
         self.recorder = Some(Recorder::create(path, port)?);
         self.recording_log = Some(log);
         Ok(())
@@ -307,7 +314,7 @@ impl Source {
 
     /// Logs where a live source listens, and warns when the kernel granted a
     /// smaller receive buffer than asked for (bursts may then be dropped).
-    pub fn announce(&self, log: &super::Log) {
+    pub fn announce(&self, log: &crate::output::Log) {
         if let Kind::Udp {
             local: Some(addr), ..
         } = &self.kind
@@ -351,7 +358,7 @@ impl Source {
     ///
     /// # Errors
     /// The recording failed.
-    pub fn finish(&mut self, log: &super::Log) -> anyhow::Result<()> {
+    pub fn finish(&mut self, log: &crate::output::Log) -> anyhow::Result<()> {
         if self.port_unreachable > 0 {
             log.info(format_args!(
                 "{} receives reported only an ICMP port unreachable for a datagram sent earlier; skipped",
@@ -394,7 +401,7 @@ impl Source {
             return self.deliver_at(got, due, wait);
         }
         let event = match &mut self.kind {
-            Kind::Opening(rx) => match rx.recv_timeout(wait.min(crate::POLL)) {
+            Kind::Opening(rx) => match rx.recv_timeout(wait.min(crate::runner::POLL)) {
                 Ok(opened) => {
                     self.kind = opened?;
                     if std::mem::take(&mut self.pace_when_open) {
@@ -642,7 +649,7 @@ impl Recorder {
     ///
     /// # Errors
     /// Write errors.
-    pub fn finish(&mut self, log: &super::Log) -> anyhow::Result<()> {
+    pub fn finish(&mut self, log: &crate::output::Log) -> anyhow::Result<()> {
         self.writer
             .flush()
             .with_context(|| format!("failed to write {}", self.path.display()))?;
@@ -687,7 +694,7 @@ impl Recorder {
 }
 
 fn bind(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
-    net::bind_udp(addr, Some(crate::POLL)).map_err(|e| {
+    net::bind_udp(addr, Some(crate::runner::POLL)).map_err(|e| {
         let hint = match e.kind() {
             io::ErrorKind::AddrInUse => format!(
                 "UDP port {} is already in use by another program; close it or listen elsewhere with -l ADDR",
@@ -870,7 +877,7 @@ impl Lines {
     fn next(&mut self) -> anyhow::Result<Option<Line>> {
         match self {
             Self::Direct(r, buf) => read_line_bounded(r, buf).context("failed to read input"),
-            Self::Thread(rx) => match rx.recv_timeout(crate::POLL) {
+            Self::Thread(rx) => match rx.recv_timeout(crate::runner::POLL) {
                 Ok(item) => item.context("failed to read stdin"),
                 Err(RecvTimeoutError::Timeout) => Ok(Some(Line::Waiting)),
                 Err(RecvTimeoutError::Disconnected) => Ok(None),
@@ -939,6 +946,58 @@ pub fn unix_time() -> Duration {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
+}
+
+/// A datagram tool's handler on the run loop, with `--count` counted in
+/// packets (datagrams and unreadable input alike) before the tool sees them.
+struct Packets<'h, H: ?Sized> {
+    handler: &'h mut H,
+    count: Budget,
+}
+
+impl<H: FeedHandler<Source> + ?Sized> FeedHandler<Source> for Packets<'_, H> {
+    fn item(&mut self, event: Event<'_>) -> anyhow::Result<Flow> {
+        self.count.spend(1);
+        self.handler.item(event)
+    }
+
+    fn idle(&mut self) -> anyhow::Result<()> {
+        self.handler.idle()
+    }
+
+    fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        if self.count.spent() {
+            return Ok(Some(Stopped::Count));
+        }
+        self.handler.tick()
+    }
+
+    fn stats(&mut self) -> anyhow::Result<()> {
+        self.handler.stats()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.handler.poll_timeout()
+    }
+}
+
+/// Pulls datagrams from `source` into `handler` on the run loop ([`drive`])
+/// until `--count` packets, the duration, Ctrl-C or the end of input (or
+/// the handler's own `tick` says stop, e.g. `--count` frames).
+///
+/// # Errors
+/// Source and handler errors.
+pub fn run(
+    source: &mut Source,
+    stop: &StopArgs,
+    stats_interval: Option<Duration>,
+    handler: &mut impl FeedHandler<Source>,
+) -> anyhow::Result<Stopped> {
+    let mut packets = Packets {
+        handler,
+        count: stop.budget(),
+    };
+    drive(source, stop.duration, stats_interval, &mut packets)
 }
 
 #[cfg(test)]

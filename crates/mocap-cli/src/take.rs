@@ -18,7 +18,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 
-use super::{Log, UsageError, plural};
+use crate::exit::UsageError;
+use crate::output::{Log, plural};
 use mocap_core::bvh::{self, FrameEncoder, Joint};
 use mocap_core::vmc::{self, humanoid::Recorder};
 
@@ -375,7 +376,7 @@ pub struct TakeSlot<T> {
 }
 
 /// `--bvh` takes by sender, the same in every tool that records them. A
-/// sender gets a take (a slot, of [`MAX_SENDERS`](super::MAX_SENDERS), and
+/// sender gets a take (a slot, of [`MAX_SENDERS`](crate::senders::MAX_SENDERS), and
 /// the plain `--bvh` name when it is the first) only once it has sent a
 /// complete frame: a stranger's stray message takes nothing. A slot quiet
 /// for [`TAKE_QUIET`] is closed and freed. A write that fails (a full disk)
@@ -383,7 +384,7 @@ pub struct TakeSlot<T> {
 /// returns the failure.
 pub struct TakeSlots<T> {
     out: BvhOut,
-    open: super::Senders<TakeSlot<T>>,
+    open: crate::senders::Senders<TakeSlot<T>>,
     done: Vec<TakeSummary>,
     swept: Option<Duration>,
     /// Senders with a complete frame that found no slot free, and when one
@@ -398,7 +399,7 @@ impl<T> TakeSlots<T> {
     pub fn new(out: BvhOut) -> Self {
         Self {
             out,
-            open: super::Senders::new(),
+            open: crate::senders::Senders::new(),
             done: Vec::new(),
             swept: None,
             refused: 0,
@@ -651,7 +652,7 @@ pub struct VmcTakes {
     slots: TakeSlots<Recorder>,
     /// Senders of bones without a take yet, until they complete a frame;
     /// bounded by evicting the one heard from least recently.
-    pending: super::Senders<Recorder>,
+    pending: crate::senders::Senders<Recorder>,
     positions: Vec<[f64; 3]>,
     rotations: Vec<[f64; 4]>,
 }
@@ -665,7 +666,7 @@ impl VmcTakes {
     pub fn new(out: BvhOut) -> Self {
         Self {
             slots: TakeSlots::new(out),
-            pending: super::Senders::new(),
+            pending: crate::senders::Senders::new(),
             positions: Vec::new(),
             rotations: Vec::new(),
         }
@@ -1110,7 +1111,7 @@ mod tests {
             force: false,
         });
         let at = |ms: u64| Duration::from_millis(ms);
-        for i in 0..crate::MAX_SENDERS as u32 {
+        for i in 0..crate::senders::MAX_SENDERS as u32 {
             for k in 0..3 {
                 send(
                     &mut takes,
@@ -1130,7 +1131,7 @@ mod tests {
         }
         let (done, failed) = takes.finish(&log());
         failed.unwrap();
-        assert_eq!(done.len(), crate::MAX_SENDERS + 1);
+        assert_eq!(done.len(), crate::senders::MAX_SENDERS + 1);
         let first = &done.iter().find(|d| d.path == path).unwrap();
         assert_eq!(first.src, sender(0));
         let b = read(&path);

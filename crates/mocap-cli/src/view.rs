@@ -8,7 +8,7 @@
 use std::io::{self, IsTerminal as _};
 use std::time::Duration;
 
-use crate::{Log, Output};
+use crate::output::{Log, Output};
 
 /// Frames a second a terminal is shown at most: enough to watch values move,
 /// few enough to read them.

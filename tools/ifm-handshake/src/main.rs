@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use mocap_cli::{Input, LogArgs, StopArgs, WriteArgs};
+use mocap_cli::args::WriteArgs;
+use mocap_cli::prelude::*;
+use mocap_cli::source::Input;
 
 mod session;
 use session::{FormatArg, Mode};
@@ -40,7 +42,7 @@ Examples:
 /// every frame: blendshapes (ARKit names), head rotation and position, eyes,
 /// tracking status; unknown entries and junk are reported, never fatal.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit::exit_codes_help()))]
 struct Args {
     /// The phone's address (name or IP): frames are then accepted from this
     /// address only (--allow adds others). Without it, only listen, to any sender.
@@ -51,7 +53,7 @@ struct Args {
     /// 0.0.0.0:49983; with a phone on this machine's loopback, such as
     /// pcap-replay --trigger 127.0.0.1:49983, a free port there, since the
     /// phone has 49983].
-    #[arg(short, long, value_name = "ADDR", value_parser = mocap_cli::parse_listen)]
+    #[arg(short, long, value_name = "ADDR", value_parser = mocap_cli::addr::parse_listen)]
     listen: Option<SocketAddr>,
 
     /// Read datagrams from FILE (pcap, pcapng, hex lines) instead of listening.
@@ -64,7 +66,7 @@ struct Args {
     // With PHONE_HOST, frames are accepted from the phone's address only,
     // and --allow adds others (said in PHONE_HOST's help).
     #[command(flatten)]
-    allow: mocap_cli::AllowArgs,
+    allow: mocap_cli::allow::AllowArgs,
 
     /// The phone's command port (default 49983; with --facemotion3d 49993).
     #[arg(long, value_name = "PORT")]
@@ -79,11 +81,11 @@ struct Args {
     facemotion3d: bool,
 
     /// Re-send the start command this often while no frame arrives.
-    #[arg(long, value_name = "DUR", default_value = "3s", value_parser = mocap_cli::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "3s", value_parser = mocap_cli::args::parse_duration)]
     keepalive: Duration,
 
     /// Report the data as stopped after this long without a frame.
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::args::parse_duration)]
     silence: Duration,
 
     /// TCP mode: listen for the phone's connection and ask it to stream there.
@@ -91,7 +93,7 @@ struct Args {
     tcp: bool,
 
     /// TCP address to listen on in --tcp mode.
-    #[arg(long, value_name = "ADDR", default_value_t = mocap_cli::any_ipv4(mocap_core::ifm::PC_TCP_PORT), value_parser = mocap_cli::parse_listen)]
+    #[arg(long, value_name = "ADDR", default_value_t = mocap_cli::addr::any_ipv4(mocap_core::ifm::PC_TCP_PORT), value_parser = mocap_cli::addr::parse_listen)]
     tcp_listen: SocketAddr,
 
     /// Fetch the recorded animation (TCP) and print its frame count and duration.
@@ -99,7 +101,7 @@ struct Args {
     bake: bool,
 
     /// TCP address to listen on in --bake mode.
-    #[arg(long, value_name = "ADDR", default_value_t = mocap_cli::any_ipv4(mocap_core::ifm::PC_BAKE_PORT), value_parser = mocap_cli::parse_listen)]
+    #[arg(long, value_name = "ADDR", default_value_t = mocap_cli::addr::any_ipv4(mocap_core::ifm::PC_BAKE_PORT), value_parser = mocap_cli::addr::parse_listen)]
     bake_listen: SocketAddr,
 
     /// With --bake: write the recording's JSON here.
@@ -120,14 +122,14 @@ struct Args {
     format: Option<FormatArg>,
 
     /// Also send every frame as VMC (perfect sync) to HOST:PORT (repeatable).
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::addr::parse_dest)]
     vmc: Vec<SocketAddr>,
 
     #[command(flatten)]
-    face: mocap_cli::FaceArgs,
+    face: mocap_cli::args::FaceArgs,
 
     #[command(flatten)]
-    pace: mocap_cli::PaceArgs,
+    pace: mocap_cli::args::PaceArgs,
 
     #[command(flatten)]
     limits: StopArgs,
@@ -136,10 +138,10 @@ struct Args {
     log: LogArgs,
 
     #[command(flatten)]
-    smooth: mocap_cli::SmoothArgs,
+    smooth: mocap_cli::args::SmoothArgs,
 
     #[command(flatten)]
-    _generate: mocap_cli::GenerateArgs,
+    _generate: mocap_cli::generate::GenerateArgs,
 }
 
 fn resolve(host: &str) -> anyhow::Result<IpAddr> {
@@ -156,13 +158,13 @@ fn resolve(host: &str) -> anyhow::Result<IpAddr> {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = mocap_cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generate::generated::<Args>() {
         return code;
     }
-    let args: Args = mocap_cli::parse();
+    let args: Args = mocap_cli::generate::parse();
     let phone = match args.phone.as_deref().map(resolve).transpose() {
         Ok(p) => p,
-        Err(e) => return mocap_cli::exit(Err(e), session::TOOL),
+        Err(e) => return exit(Err(e), session::TOOL),
     };
     let mode = if args.tcp {
         Mode::Tcp {
@@ -181,9 +183,8 @@ fn main() -> ExitCode {
         Mode::Udp
     };
     if args.smooth.smooth && args.vmc.is_empty() {
-        let e =
-            mocap_cli::UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
-        return mocap_cli::exit(Err(e.into()), session::TOOL);
+        let e = UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
+        return exit(Err(e.into()), session::TOOL);
     }
     let smooth = args.smooth.options();
     let opts = session::Options {
@@ -208,8 +209,8 @@ fn main() -> ExitCode {
         // Bridging is a background job: no line per frame unless asked.
         format: mocap_cli::dump::Mode::resolve(
             args.format.map(|f| match f {
-                FormatArg::Json => mocap_cli::Format::Json,
-                FormatArg::Human | FormatArg::Raw => mocap_cli::Format::Human,
+                FormatArg::Json => Format::Json,
+                FormatArg::Human | FormatArg::Raw => Format::Human,
             }),
             !args.vmc.is_empty(),
         ),
@@ -223,7 +224,7 @@ fn main() -> ExitCode {
             smooth,
         }),
     };
-    mocap_cli::exit(session::run(&opts), session::TOOL)
+    exit(session::run(&opts), session::TOOL)
 }
 
 #[cfg(test)]

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use mocap_cli::Input;
+use mocap_cli::prelude::*;
+use mocap_cli::source::Input;
 use mocap_core::livelink::AngleUnit;
 
 mod dump;
@@ -33,10 +34,10 @@ Examples:
 /// duplicates, reordering, restarts, rate and jitter per phone and subject;
 /// optionally bridged to VMC perfect sync.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit::exit_codes_help()))]
 struct Args {
     /// UDP address to listen on (add this PC as a target in the app's settings).
-    #[arg(short, long, value_name = "ADDR", default_value_t = mocap_cli::any_ipv4(mocap_core::livelink::DEFAULT_PORT), value_parser = mocap_cli::parse_listen)]
+    #[arg(short, long, value_name = "ADDR", default_value_t = mocap_cli::addr::any_ipv4(mocap_core::livelink::DEFAULT_PORT), value_parser = mocap_cli::addr::parse_listen)]
     listen: SocketAddr,
 
     /// Read datagrams from FILE instead: a .pcap/.pcapng capture, a raw
@@ -49,7 +50,7 @@ struct Args {
     /// `stats`, `summary`) [default: human; with --vmc, none: a status line
     /// every --stats-interval (default 5s) on stderr instead of a line per packet].
     #[arg(long, value_enum)]
-    format: Option<mocap_cli::Format>,
+    format: Option<Format>,
 
     /// Print and bridge only this subject (the phone's name in the app);
     /// the others are still counted.
@@ -57,11 +58,11 @@ struct Args {
     subject: Option<String>,
 
     /// Also send every face frame as VMC perfect sync to HOST:PORT (repeatable).
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::addr::parse_dest)]
     vmc: Vec<SocketAddr>,
 
     #[command(flatten)]
-    face: mocap_cli::FaceArgs,
+    face: mocap_cli::args::FaceArgs,
 
     /// How the head and eye angles are read for --vmc: radians (Unreal's
     /// reading of the app) or degrees.
@@ -72,10 +73,10 @@ struct Args {
     common: mocap_cli::dump::DumpArgs,
 
     #[command(flatten)]
-    smooth: mocap_cli::SmoothArgs,
+    smooth: mocap_cli::args::SmoothArgs,
 
     #[command(flatten)]
-    _generate: mocap_cli::GenerateArgs,
+    _generate: mocap_cli::generate::GenerateArgs,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -87,14 +88,13 @@ enum AnglesArg {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = mocap_cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generate::generated::<Args>() {
         return code;
     }
-    let args: Args = mocap_cli::parse();
+    let args: Args = mocap_cli::generate::parse();
     if args.smooth.smooth && args.vmc.is_empty() {
-        let e =
-            mocap_cli::UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
-        return mocap_cli::exit(Err(e.into()), dump::TOOL);
+        let e = UsageError("--smooth smooths what --vmc sends: give --vmc HOST:PORT".into());
+        return exit(Err(e.into()), dump::TOOL);
     }
     let input = match args.read {
         Some(path) => Input::Read(path),
@@ -116,7 +116,7 @@ fn main() -> ExitCode {
             smooth: args.smooth.options(),
         }),
     };
-    mocap_cli::exit(dump::run(&opts), dump::TOOL)
+    exit(dump::run(&opts), dump::TOOL)
 }
 
 #[cfg(test)]

@@ -43,7 +43,9 @@ impl Recent {
         v.sort_by(f64::total_cmp);
         let rank = |p: f64| {
             let i = ((p * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1;
-            v.get(i).copied().map_or(f64::NAN, mocap_cli::round3)
+            v.get(i)
+                .copied()
+                .map_or(f64::NAN, mocap_cli::output::round3)
         };
         Some(Percentiles {
             p50: rank(0.50),

@@ -26,13 +26,13 @@ pub(crate) fn protocol_named(chunk: &str) -> Option<Protocol> {
 
 /// A room or performer name usable as one key chunk: not empty, no `/`, and
 /// none of the characters Zenoh reserves for wildcards and verbatim chunks.
-pub(crate) fn parse_chunk(text: &str) -> Result<String, mocap_cli::ValueError> {
+pub(crate) fn parse_chunk(text: &str) -> Result<String, mocap_cli::args::ValueError> {
     let bad = text.is_empty()
         || text.starts_with('@')
         || text.starts_with('_')
         || text.contains(['/', '*', '$', '?', '#']);
     if bad {
-        Err(mocap_cli::ValueError(format!(
+        Err(mocap_cli::args::ValueError(format!(
             "a name is one key chunk: not empty, no / * $ ? #, not starting with @ or _; got {text:?}"
         )))
     } else {
@@ -42,10 +42,10 @@ pub(crate) fn parse_chunk(text: &str) -> Result<String, mocap_cli::ValueError> {
 
 /// A key expression `subscribe` can take (`mocap/show/**`,
 /// `mocap/*/alice/vmc`): checked here, so a wrong one is a usage error.
-pub(crate) fn parse_key_expr(text: &str) -> Result<String, mocap_cli::ValueError> {
+pub(crate) fn parse_key_expr(text: &str) -> Result<String, mocap_cli::args::ValueError> {
     match zenoh::key_expr::KeyExpr::try_from(text) {
         Ok(_) => Ok(text.to_owned()),
-        Err(e) => Err(mocap_cli::ValueError(format!(
+        Err(e) => Err(mocap_cli::args::ValueError(format!(
             "not a Zenoh key expression ({}); e.g. mocap/show/** or mocap/*/alice/vmc",
             crate::session::said(&e)
         ))),

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use mocap_cli::{Format, LogArgs, StopArgs, UsageError};
+use mocap_cli::prelude::*;
 
 mod delay;
 mod key;
@@ -48,13 +48,13 @@ unchanged; any Zenoh application can subscribe to them (docs/link.md).";
 /// sender; real-time delivery (drop, never queue stale frames), health per
 /// performer and protocol, and link delay.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit::exit_codes_help()))]
 struct Args {
     #[command(subcommand)]
     command: Command,
 
     #[command(flatten)]
-    _generate: mocap_cli::GenerateArgs,
+    _generate: mocap_cli::generate::GenerateArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -74,11 +74,11 @@ enum Listen {
     Zenoh(Endpoint),
 }
 
-fn parse_listen(text: &str) -> Result<Listen, mocap_cli::ValueError> {
+fn parse_listen(text: &str) -> Result<Listen, mocap_cli::args::ValueError> {
     if text.contains('/') {
         Endpoint::parse(text).map(Listen::Zenoh)
     } else {
-        mocap_cli::parse_listen(text).map(Listen::Udp)
+        mocap_cli::addr::parse_listen(text).map(Listen::Udp)
     }
 }
 
@@ -118,7 +118,7 @@ struct PublishArgs {
     zenoh: ZenohArgs,
 
     #[command(flatten)]
-    allow: mocap_cli::AllowArgs,
+    allow: mocap_cli::allow::AllowArgs,
 
     /// Output format of the stats and summary (human: status lines on
     /// stderr every --stats-interval, default 5s).
@@ -150,11 +150,11 @@ struct SubscribeArgs {
     /// Samples arriving later than this, against the stream's quickest
     /// lately, are counted and not sent on (a backlog after a stall); 0 sends
     /// everything.
-    #[arg(long, value_name = "DUR", default_value = "100ms", value_parser = mocap_cli::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "100ms", value_parser = mocap_cli::args::parse_duration)]
     max_lag: Duration,
 
     /// How often to measure the round trip to each publisher; 0: never.
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::parse_duration)]
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::args::parse_duration)]
     probe_interval: Duration,
 
     /// Zenoh endpoint to listen on for other sessions, e.g. tcp/0.0.0.0:7447 (repeatable).
@@ -194,7 +194,7 @@ struct RouterArgs {
     format: Format,
 
     /// Stop after this long, e.g. 500ms, 10s, 2m.
-    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration)]
+    #[arg(long, value_name = "DUR", value_parser = mocap_cli::args::parse_duration)]
     duration: Option<Duration>,
 
     #[command(flatten)]
@@ -206,10 +206,10 @@ fn positive(d: Duration) -> Option<Duration> {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = mocap_cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generate::generated::<Args>() {
         return code;
     }
-    let args: Args = mocap_cli::parse();
+    let args: Args = mocap_cli::generate::parse();
     // Before Zenoh (or anything) starts a thread.
     runtime::ensure();
     let result = match args.command {
@@ -218,7 +218,7 @@ fn main() -> ExitCode {
             if udp.is_empty() {
                 let e =
                     UsageError("publish needs a UDP address to listen on: -l 0.0.0.0:PORT".into());
-                return mocap_cli::exit(Err(e.into()), TOOL);
+                return exit(Err(e.into()), TOOL);
             }
             publish::run(&publish::Options {
                 udp,
@@ -239,7 +239,7 @@ fn main() -> ExitCode {
                     "subscribe sends to local receivers: give --to HOST:PORT (or --format json to only watch)"
                         .into(),
                 );
-                return mocap_cli::exit(Err(e.into()), TOOL);
+                return exit(Err(e.into()), TOOL);
             }
             subscribe::run(&subscribe::Options {
                 key: a
@@ -265,7 +265,7 @@ fn main() -> ExitCode {
             log: a.log,
         }),
     };
-    mocap_cli::exit(result, TOOL)
+    exit(result, TOOL)
 }
 
 #[cfg(test)]

@@ -9,10 +9,9 @@ use std::fmt;
 use std::net::SocketAddr;
 
 use anyhow::Context as _;
-use mocap_cli::{
-    AllowArgs, FeedHandler, Flow, Format, Guard, Log, LogArgs, Output, Record, Refusals, StopArgs,
-    Stopped, plural,
-};
+use mocap_cli::allow::{AllowArgs, Guard, Refusals};
+use mocap_cli::output::plural;
+use mocap_cli::prelude::*;
 use serde::Serialize;
 use zenoh::Wait as _;
 use zenoh::qos::{CongestionControl, Priority};
@@ -42,18 +41,18 @@ pub(crate) struct Options {
 /// # Errors
 /// A UDP address that cannot be bound, a Zenoh session that cannot open.
 pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
-    mocap_cli::install_ctrlc()?;
+    install_ctrlc()?;
     let log = Log::new(crate::TOOL, o.log.quiet, true);
     let guard = Guard::new(&o.allow, Some(Log::new(crate::TOOL, o.log.quiet, false)));
     let mut sockets = Vec::new();
     for addr in &o.udp {
-        let socket = mocap_cli::net::bind_udp(*addr, Some(mocap_cli::POLL))
+        let socket = mocap_cli::net::bind_udp(*addr, Some(mocap_cli::runner::POLL))
             .with_context(|| format!("failed to listen on {addr}"))?;
         let local = socket.local_addr().unwrap_or(*addr);
         log.info(format_args!("listening on {local} (UDP)"));
         sockets.push(socket);
     }
-    let mut feed = mocap_cli::Listeners::new(sockets);
+    let mut feed = mocap_cli::inbox::Listeners::new(sockets);
     let config = session::config(&o.zenoh, o.mode.name(), &o.listen)?;
     let session = session::open(config, &log)?;
     // Answers the subscribers' round-trip probe; kept open for the run.
@@ -90,10 +89,14 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         count: o.stop.budget(),
     };
     let stats = match o.format {
-        Format::Human => Some(o.log.stats_interval.unwrap_or(mocap_cli::STATUS_INTERVAL)),
+        Format::Human => Some(
+            o.log
+                .stats_interval
+                .unwrap_or(mocap_cli::args::STATUS_INTERVAL),
+        ),
         Format::Json => o.log.stats_interval,
     };
-    let stopped = mocap_cli::drive(&mut feed, o.stop.duration, stats, &mut p)?;
+    let stopped = drive(&mut feed, o.stop.duration, stats, &mut p)?;
     p.report(Some(stopped))?;
     drop(p);
     let _ = session.close().wait();
@@ -109,11 +112,11 @@ struct Publish<'a> {
     log: Log,
     guard: Guard,
     /// What the reading threads dropped (several sockets).
-    queue_full: Option<mocap_cli::Drops>,
+    queue_full: Option<mocap_cli::inbox::Drops>,
     datagrams: u64,
     published: u64,
     put_errors: u64,
-    count: mocap_cli::Budget,
+    count: mocap_cli::args::Budget,
 }
 
 impl Publish<'_> {
@@ -155,17 +158,20 @@ impl Publish<'_> {
 
     fn report(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
         let r = PublishRecord {
-            kind: mocap_cli::summary_kind(stopped),
+            kind: mocap_cli::output::summary_kind(stopped),
             stopped,
             datagrams: self.datagrams,
             published: self.published,
             put_errors: self.put_errors,
-            queue_full: self.queue_full.as_ref().map_or(0, mocap_cli::Drops::get),
+            queue_full: self
+                .queue_full
+                .as_ref()
+                .map_or(0, mocap_cli::inbox::Drops::get),
             untracked: self.streams.untracked(),
             streams: self.streams.records(),
             refusals: self.guard.summary(),
         };
-        mocap_cli::report(
+        mocap_cli::output::report(
             &mut self.out,
             &self.log,
             self.o.format == Format::Json,
@@ -176,11 +182,11 @@ impl Publish<'_> {
     }
 }
 
-impl FeedHandler<mocap_cli::Listeners> for Publish<'_> {
-    fn item(&mut self, r: mocap_cli::Received<'_>) -> anyhow::Result<Flow> {
+impl FeedHandler<mocap_cli::inbox::Listeners> for Publish<'_> {
+    fn item(&mut self, r: mocap_cli::inbox::Received<'_>) -> anyhow::Result<Flow> {
         // The receive time as Unix time: stamped on a monotonic clock.
         let (from, bytes) = (r.from, r.bytes);
-        let at = mocap_cli::unix_time().saturating_sub(r.at.elapsed());
+        let at = mocap_cli::source::unix_time().saturating_sub(r.at.elapsed());
         if !self.guard.admit(Some(from)) {
             return Ok(Flow::Continue);
         }
@@ -247,7 +253,7 @@ impl Record for PublishRecord {
         write!(
             f,
             "{}: {} received, {} published",
-            mocap_cli::summary_head(self.stopped),
+            mocap_cli::output::summary_head(self.stopped),
             plural(self.datagrams, "datagram", "datagrams"),
             self.published
         )?;

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use mocap_cli::{Format, Log, LogArgs, Output, Record, Stopped};
+use mocap_cli::prelude::*;
 use serde::Serialize;
 use zenoh::Wait as _;
 
@@ -24,26 +24,26 @@ pub(crate) struct Options {
 /// # Errors
 /// Zenoh could not listen.
 pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
-    mocap_cli::install_ctrlc()?;
+    install_ctrlc()?;
     let log = Log::new(crate::TOOL, o.log.quiet, true);
     let config = session::config(&o.zenoh, "router", &o.listen)?;
     let session = session::open(config, &log)?;
     let started = Instant::now();
     log.info(format_args!("router {} up", session.zid()));
-    let clock = mocap_cli::RunClock::new(o.duration, None);
+    let clock = mocap_cli::runner::RunClock::new(o.duration, None);
     let stopped = loop {
         if let Some(why) = clock.stopped() {
             break why;
         }
-        std::thread::sleep(mocap_cli::POLL);
+        std::thread::sleep(mocap_cli::runner::POLL);
     };
     let _ = session.close().wait();
     let r = RouterRecord {
         kind: "summary",
         stopped,
-        seconds: mocap_cli::round3(started.elapsed().as_secs_f64()),
+        seconds: mocap_cli::output::round3(started.elapsed().as_secs_f64()),
     };
-    mocap_cli::report(
+    mocap_cli::output::report(
         &mut Output::stdout(true),
         &log,
         o.format == Format::Json,
@@ -66,7 +66,7 @@ impl Record for RouterRecord {
         write!(
             f,
             "{}: routed for {:.1} s",
-            mocap_cli::summary_head(Some(self.stopped)),
+            mocap_cli::output::summary_head(Some(self.stopped)),
             self.seconds,
         )
     }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::ValueEnum;
-use mocap_cli::Log;
+use mocap_cli::prelude::*;
 use zenoh::Wait as _;
 
 /// A Zenoh error in words for the user: Zenoh ends its messages with the
@@ -49,14 +49,17 @@ const PROTOCOLS: [&str; 4] = ["tcp", "udp", "quic", "tls"];
 
 impl Endpoint {
     /// `tcp/host:7447`, `quic/[::1]:7447`, … (the transports of this build).
-    pub(crate) fn parse(text: &str) -> Result<Self, mocap_cli::ValueError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, mocap_cli::args::ValueError> {
         match text.split_once('/') {
             Some((proto, addr)) if PROTOCOLS.contains(&proto) && !addr.is_empty() => {
                 // A malformed one is a usage error now, not a session that
                 // fails to open later: Zenoh's own reading of it, and a
                 // HOST:PORT address (Zenoh's reading leaves that to the link).
                 text.parse::<zenoh::config::EndPoint>().map_err(|e| {
-                    mocap_cli::ValueError(format!("not a Zenoh endpoint: {text:?}: {}", said(&e)))
+                    mocap_cli::args::ValueError(format!(
+                        "not a Zenoh endpoint: {text:?}: {}",
+                        said(&e)
+                    ))
                 })?;
                 let e = Self(text.to_owned());
                 let port = e.address().rsplit_once(':').map(|(_, p)| p.parse::<u16>());
@@ -64,13 +67,13 @@ impl Endpoint {
                     || e.host().contains(char::is_whitespace)
                     || !matches!(port, Some(Ok(_)))
                 {
-                    return Err(mocap_cli::ValueError(format!(
+                    return Err(mocap_cli::args::ValueError(format!(
                         "expected PROTO/HOST:PORT, such as tcp/192.168.1.10:7447, got {text:?}"
                     )));
                 }
                 Ok(e)
             }
-            _ => Err(mocap_cli::ValueError(format!(
+            _ => Err(mocap_cli::args::ValueError(format!(
                 "expected a Zenoh endpoint such as tcp/192.168.1.10:7447 (tcp, udp, quic or tls), got {text:?}"
             ))),
         }

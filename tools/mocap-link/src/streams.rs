@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::net::SocketAddr;
 
-use mocap_cli::{Senders, pair};
+use mocap_cli::senders::{Senders, pair};
 use mocap_core::health::Health;
 use mocap_core::protocol::{Protocol, Stamp};
 use serde::Serialize;
@@ -31,7 +31,7 @@ struct Stream {
 
 /// Every stream seen, by (performer, protocol); round trips by performer.
 /// Looked up by borrowed names: only a new stream copies them. Past
-/// [`mocap_cli::MAX_SENDERS`] streams a new one is only counted (a publisher
+/// [`mocap_cli::senders::MAX_SENDERS`] streams a new one is only counted (a publisher
 /// flooding made-up performer names cannot grow memory, and the streams
 /// already shown keep their health).
 #[derive(Debug, Default)]
@@ -236,10 +236,10 @@ mod tests {
     #[test]
     fn streams_are_bounded() {
         let mut s = Streams::default();
-        for i in 0..mocap_cli::MAX_SENDERS + 10 {
+        for i in 0..mocap_cli::senders::MAX_SENDERS + 10 {
             s.datagram(&format!("p{i}"), "vmc", None, b"x", 0.0);
         }
-        assert_eq!(s.records().len(), mocap_cli::MAX_SENDERS);
+        assert_eq!(s.records().len(), mocap_cli::senders::MAX_SENDERS);
         assert_eq!(s.untracked(), 10);
     }
 }

@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use mocap_cli::net::Link;
-use mocap_cli::{
-    Feed, FeedHandler, Flow, Format, Log, LogArgs, Output, Receiver, Record, SendRecord, Senders,
-    Step, StopArgs, Stopped, plural,
-};
+use mocap_cli::output::plural;
+use mocap_cli::prelude::*;
+use mocap_cli::runner::{Feed, Step};
+use mocap_cli::senders::Senders;
+use mocap_cli::sends::{Receiver, SendRecord};
 use serde::Serialize;
 use zenoh::Wait as _;
 
@@ -34,11 +35,11 @@ pub(crate) struct Route {
 
 impl Route {
     /// `[SELECTOR=]HOST:PORT`.
-    pub(crate) fn parse(text: &str) -> Result<Self, mocap_cli::ValueError> {
+    pub(crate) fn parse(text: &str) -> Result<Self, mocap_cli::args::ValueError> {
         let (only, addr) = match text.split_once('=') {
             Some((sel, addr)) if !sel.is_empty() => (Some(sel.to_owned()), addr),
             Some(_) => {
-                return Err(mocap_cli::ValueError(format!(
+                return Err(mocap_cli::args::ValueError(format!(
                     "expected [PROTOCOL|PERFORMER|PERFORMER/PROTOCOL=]HOST:PORT, got {text:?}"
                 )));
             }
@@ -46,7 +47,7 @@ impl Route {
         };
         Ok(Self {
             only,
-            to: mocap_cli::parse_dest(addr)?,
+            to: mocap_cli::addr::parse_dest(addr)?,
         })
     }
 
@@ -93,7 +94,7 @@ fn sender_of(sample: &zenoh::sample::Sample) -> Option<SocketAddr> {
 /// A Zenoh session that cannot open, a key expression it refuses, a
 /// destination socket that cannot be opened, an output that fails.
 pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
-    mocap_cli::install_ctrlc()?;
+    install_ctrlc()?;
     let log = Log::new(crate::TOOL, o.log.quiet, true);
     let config = session::config(&o.zenoh, o.mode.name(), &o.listen)?;
     let session = session::open(config, &log)?;
@@ -139,11 +140,15 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         declare_failed: false,
     };
     let stats = match o.format {
-        Format::Human => Some(o.log.stats_interval.unwrap_or(mocap_cli::STATUS_INTERVAL)),
+        Format::Human => Some(
+            o.log
+                .stats_interval
+                .unwrap_or(mocap_cli::args::STATUS_INTERVAL),
+        ),
         Format::Json => o.log.stats_interval,
     };
     let mut feed = Attention(shared.clone());
-    let stopped = mocap_cli::drive(&mut feed, o.stop.duration, stats, &mut s);
+    let stopped = drive(&mut feed, o.stop.duration, stats, &mut s);
     // No sample after the summary.
     let _ = subscriber.undeclare().wait();
     let stopped = stopped?;
@@ -180,7 +185,7 @@ impl Shared {
 
     /// A sample from Zenoh: sent on, counted, printed, here on Zenoh's thread.
     fn sample(&self, sample: &zenoh::sample::Sample) {
-        let arrival = mocap_cli::unix_now();
+        let arrival = mocap_cli::source::unix_now();
         let payload = sample.payload().to_bytes();
         let capture = sample.timestamp().map(|t| Capture {
             at: t.get_time().to_duration().as_secs_f64(),
@@ -267,7 +272,7 @@ struct Forward {
     log: Log,
     samples: u64,
     stale: u64,
-    count: mocap_cli::Budget,
+    count: mocap_cli::args::Budget,
     /// What ended the run from a callback, for the run loop to return.
     failed: Option<anyhow::Error>,
 }
@@ -290,7 +295,7 @@ impl Forward {
         json: bool,
         out: Output,
         log: Log,
-        count: mocap_cli::Budget,
+        count: mocap_cli::args::Budget,
     ) -> Self {
         Self {
             retired: routes.iter().map(|r| record(r.to)).collect(),
@@ -345,12 +350,13 @@ impl Forward {
             self.streams.one_way(performer, protocol, ms);
         }
         let routes = self.routes.len();
-        let (outlet, gone) =
-            self.outlets
-                .get_or_insert_evicting(mocap_cli::pair(&(performer, &sender)), || Outlet {
-                    links: (0..routes).map(|_| None).collect(),
-                    staleness: Clocks::default(),
-                });
+        let (outlet, gone) = self.outlets.get_or_insert_evicting(
+            mocap_cli::senders::pair(&(performer, &sender)),
+            || Outlet {
+                links: (0..routes).map(|_| None).collect(),
+                staleness: Clocks::default(),
+            },
+        );
         // An evicted outlet's sockets close here; its counts stay in the totals.
         if let Some(gone) = gone {
             for (total, link) in self.retired.iter_mut().zip(&gone.links) {
@@ -412,7 +418,7 @@ impl Forward {
                 protocol,
                 sender,
                 bytes: payload.len(),
-                age_ms: age_ms.map(mocap_cli::round3),
+                age_ms: age_ms.map(mocap_cli::output::round3),
                 stale,
             })?;
         }
@@ -458,7 +464,7 @@ impl Forward {
 
     fn report(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
         let r = SubscribeRecord {
-            kind: mocap_cli::summary_kind(stopped),
+            kind: mocap_cli::output::summary_kind(stopped),
             stopped,
             samples: self.samples,
             stale: self.stale,
@@ -468,7 +474,7 @@ impl Forward {
             streams: self.streams.records(),
             sends: self.sends(),
         };
-        mocap_cli::report(&mut self.out, &self.log, self.json, &r, stopped.is_some())?;
+        mocap_cli::output::report(&mut self.out, &self.log, self.json, &r, stopped.is_some())?;
         Ok(())
     }
 }
@@ -479,7 +485,7 @@ struct Subscribe<'a> {
     session: &'a zenoh::Session,
     shared: Arc<Shared>,
     next_probe: Instant,
-    /// The stream keys declared to Zenoh (at most [`mocap_cli::MAX_SENDERS`]).
+    /// The stream keys declared to Zenoh (at most [`mocap_cli::senders::MAX_SENDERS`]).
     declared: Vec<zenoh::key_expr::KeyExpr<'static>>,
     /// Whether a failed declaration was told.
     declare_failed: bool,
@@ -610,7 +616,7 @@ impl Record for SubscribeRecord {
         write!(
             f,
             "{}: {}, {} stale, {} remote senders",
-            mocap_cli::summary_head(self.stopped),
+            mocap_cli::output::summary_head(self.stopped),
             plural(self.samples, "sample", "samples"),
             self.stale,
             self.senders
@@ -618,7 +624,7 @@ impl Record for SubscribeRecord {
         for s in &self.streams {
             write!(f, "\n  {s}")?;
         }
-        mocap_cli::write_sends(f, &self.sends)
+        mocap_cli::sends::write_sends(f, &self.sends)
     }
 }
 
@@ -634,7 +640,7 @@ mod tests {
             false,
             Output::stdout(false),
             Log::new(crate::TOOL, true, false),
-            mocap_cli::Budget::default(),
+            mocap_cli::args::Budget::default(),
         )
     }
 
@@ -664,7 +670,7 @@ mod tests {
             .unwrap();
         let outlet = f
             .outlets
-            .get(mocap_cli::pair(&("alice", &Some(b))))
+            .get(mocap_cli::senders::pair(&("alice", &Some(b))))
             .unwrap();
         let link = outlet.links[0].as_ref().unwrap();
         assert!(link.told(), "a second sender's socket is hushed");
@@ -733,11 +739,14 @@ mod tests {
         f.sample("mocap/default/alice/vmc", b"x", None, None, 1.3)
             .unwrap();
         assert!(f.take_undeclared().is_empty(), "a known key again");
-        for i in 0..2 * mocap_cli::MAX_SENDERS {
+        for i in 0..2 * mocap_cli::senders::MAX_SENDERS {
             f.sample(&format!("flood/{i}"), b"x", None, None, 2.0)
                 .unwrap();
         }
-        assert_eq!(f.take_undeclared().len(), mocap_cli::MAX_SENDERS - 2);
-        assert_eq!(f.keys.len(), mocap_cli::MAX_SENDERS);
+        assert_eq!(
+            f.take_undeclared().len(),
+            mocap_cli::senders::MAX_SENDERS - 2
+        );
+        assert_eq!(f.keys.len(), mocap_cli::senders::MAX_SENDERS);
     }
 }

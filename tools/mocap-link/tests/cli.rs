@@ -269,7 +269,7 @@ fn one_publisher_on_two_sockets_carries_both_unchanged_with_their_senders() {
     let ep = endpoint();
     let room = room("two-sockets");
     let mut sub = subscriber(&room, &to, &["--no-multicast", "-l", &ep]);
-    // Two listen addresses: read by a thread each (mocap_cli::Inbox).
+    // Two listen addresses: read by a thread each (mocap_cli::inbox::Inbox).
     let mut publ = link(&[
         "publish",
         "--room",

@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use mocap_cli::{Format, LogArgs, StopArgs, UsageError, WriteArgs};
+use mocap_cli::args::WriteArgs;
+use mocap_cli::prelude::*;
 
 mod content;
 mod run;
@@ -62,11 +63,11 @@ records to a pcapng, Ctrl-L redraws, ? lists the keys, q or Ctrl-C quits.";
 /// drill down into bones, faces, OSC addresses and trackers. JSON Lines
 /// snapshots instead when stdout is not a terminal.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{}\n\n{}", examples(), mocap_cli::exit_codes_help()))]
+#[command(version, after_help = format!("{}\n\n{}", examples(), mocap_cli::exit::exit_codes_help()))]
 struct Args {
     /// UDP address to listen on (repeatable) instead of every protocol's
     /// default port; a bare port listens on all interfaces.
-    #[arg(short, long, value_name = "ADDR", value_parser = mocap_cli::parse_listen)]
+    #[arg(short, long, value_name = "ADDR", value_parser = mocap_cli::addr::parse_listen)]
     listen: Vec<SocketAddr>,
 
     /// Read datagrams from FILE at its recorded timing instead: a
@@ -77,7 +78,7 @@ struct Args {
 
     /// Pass every datagram of the N-th -l address on, unchanged, to the
     /// N-th --to (repeatable; sends are counted, failures logged).
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest, requires = "listen")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::addr::parse_dest, requires = "listen")]
     to: Vec<SocketAddr>,
 
     /// Output format [default: human (the screen) on a terminal, json otherwise].
@@ -85,7 +86,7 @@ struct Args {
     format: Option<Format>,
 
     /// How often JSON mode writes its top.stream records.
-    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::parse_interval)]
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::args::parse_interval)]
     interval: Duration,
 
     /// Remove a stream from the table once it has sent nothing for DUR
@@ -98,7 +99,7 @@ struct Args {
     record: WriteArgs,
 
     #[command(flatten)]
-    allow: mocap_cli::AllowArgs,
+    allow: mocap_cli::allow::AllowArgs,
 
     #[command(flatten)]
     stop: StopArgs,
@@ -107,14 +108,14 @@ struct Args {
     log: LogArgs,
 
     #[command(flatten)]
-    _generate: mocap_cli::GenerateArgs,
+    _generate: mocap_cli::generate::GenerateArgs,
 }
 
 /// `--expire`: a duration of at least [`state::QUIET`].
-fn parse_expire(text: &str) -> Result<Duration, mocap_cli::ValueError> {
-    let d = mocap_cli::parse_duration(text)?;
+fn parse_expire(text: &str) -> Result<Duration, mocap_cli::args::ValueError> {
+    let d = mocap_cli::args::parse_duration(text)?;
     if d < state::QUIET {
-        return Err(mocap_cli::ValueError(format!(
+        return Err(mocap_cli::args::ValueError(format!(
             "{text:?} is too short: 5s or more (a stream is quiet after 5 s)"
         )));
     }
@@ -122,11 +123,11 @@ fn parse_expire(text: &str) -> Result<Duration, mocap_cli::ValueError> {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = mocap_cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generate::generated::<Args>() {
         return code;
     }
-    let args: Args = mocap_cli::parse();
-    mocap_cli::exit(start(args), run::TOOL)
+    let args: Args = mocap_cli::generate::parse();
+    exit(start(args), run::TOOL)
 }
 
 fn start(args: Args) -> anyhow::Result<()> {

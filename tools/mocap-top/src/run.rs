@@ -11,17 +11,20 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use mocap_cli::allow::Guard;
+use mocap_cli::args::Budget;
+use mocap_cli::inbox::Inbox;
 use mocap_cli::net::Link;
-use mocap_cli::{
-    Budget, Event, Feed, FeedHandler, Flow, Guard, Inbox, Input, Log, LogArgs, Output, Record,
-    Recorder, SendRecord, Source, Step, StopArgs, Stopped, install_ctrlc, report, round3,
-    write_sends,
-};
+use mocap_cli::output::{report, round3};
+use mocap_cli::prelude::*;
+use mocap_cli::runner::{Feed, Step};
+use mocap_cli::sends::{SendRecord, write_sends};
+use mocap_cli::source::{Event, Input, Recorder, Source};
 use mocap_core::protocol::Protocol;
 use serde::Serialize;
 
 use crate::screen::{Action, Note, View};
-use crate::state::{MAX_STREAMS, Row, Top};
+use crate::state::{MAX_STREAMS, Row, Taken, Top};
 use crate::term::{Heard, Screen};
 
 /// The tool's name, as it prefixes log lines.
@@ -47,38 +50,9 @@ pub(crate) struct Options {
     pub(crate) expire: Duration,
     pub(crate) write: Option<PathBuf>,
     pub(crate) record_refused: bool,
-    pub(crate) allow: mocap_cli::AllowArgs,
+    pub(crate) allow: mocap_cli::allow::AllowArgs,
     pub(crate) stop: StopArgs,
     pub(crate) log: LogArgs,
-}
-
-/// A port of the defaults that could not be listened on.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Taken {
-    pub(crate) listen: SocketAddr,
-    pub(crate) protocol: &'static str,
-    pub(crate) reason: String,
-    /// The program holding the port, as the OS says (`NAME (pid N)`), or
-    /// `unknown`; only when the port is in use.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) program: Option<String>,
-}
-
-impl Taken {
-    /// What it means and how to watch that port anyway.
-    pub(crate) fn advice(&self) -> String {
-        let port = self.listen.port();
-        let program = self
-            .program
-            .as_ref()
-            .map_or_else(String::new, |p| format!(" ({p})"));
-        format!(
-            "{} port {port} not watched: {}{program}; to watch it anyway, move that program to \
-             another port and run `mocap-top -l {port} --to 127.0.0.1:OTHER`, or capture it: \
-             `tcpdump -i any -U -w - udp port {port} 2>/dev/null | mocap-top -r -`",
-            self.protocol, self.reason
-        )
-    }
 }
 
 /// A listening address and where its datagrams are passed on.
@@ -126,7 +100,7 @@ impl Reading {
             .name("capture".into())
             .spawn(move || {
                 loop {
-                    let read = match source.next(mocap_cli::POLL) {
+                    let read = match source.next(mocap_cli::runner::POLL) {
                         Ok(Step::Item(Event::Datagram(d))) => Read::Datagram {
                             listen: d.dst,
                             sender: d.src,
@@ -286,7 +260,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                 };
                 let link = match opts.to.get(sockets.len()) {
                     Some(to) => Some(
-                        Link::new(*to, mocap_cli::Receiver::Vmc)
+                        Link::new(*to, mocap_cli::sends::Receiver::Vmc)
                             .with_context(|| format!("failed to open a socket to send to {to}"))?,
                     ),
                     None => None,
@@ -369,7 +343,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     if h.screen.is_some() {
         h.draw()?;
     }
-    let stopped = mocap_cli::drive(&mut inlet, opts.stop.duration, None, &mut h);
+    let stopped = drive(&mut inlet, opts.stop.duration, None, &mut h);
     // The terminal is given back before anything else is printed.
     h.screen = None;
     // A capture's source records nothing (`-w` is the handler's): there is
@@ -577,7 +551,7 @@ impl Handler {
         let path = self.write.clone().unwrap_or_else(|| {
             PathBuf::from(format!(
                 "mocap-top-{}.pcapng",
-                mocap_cli::unix_time().as_secs()
+                mocap_cli::source::unix_time().as_secs()
             ))
         });
         let r = Recorder::create(&path, 0)?;
@@ -740,7 +714,7 @@ impl Record for Summary<'_> {
             "done ({}): {} datagrams, {} in {:.1} s",
             self.stopped,
             self.datagrams,
-            mocap_cli::plural(self.streams as u64, "stream", "streams"),
+            mocap_cli::output::plural(self.streams as u64, "stream", "streams"),
             self.elapsed_s
         )?;
         if self.expired > 0 {
@@ -788,7 +762,7 @@ impl fmt::Display for StreamLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let r = self.0;
         let addr = |a: Option<SocketAddr>| a.map_or_else(|| "-".to_owned(), |a| a.to_string());
-        let n = |n: u64, one: &str| mocap_cli::plural(n, one, &format!("{one}s"));
+        let n = |n: u64, one: &str| mocap_cli::output::plural(n, one, &format!("{one}s"));
         write!(
             f,
             "{} on {} from {}: {}, {}",
@@ -877,7 +851,7 @@ mod tests {
             sends: Vec::new(),
             recorded: &[],
         };
-        let text = mocap_cli::Human(&rec).to_string();
+        let text = mocap_cli::output::Human(&rec).to_string();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines,
@@ -903,7 +877,7 @@ mod tests {
             per_stream: rows,
             ..rec
         };
-        let text = mocap_cli::Human(&rec).to_string();
+        let text = mocap_cli::output::Human(&rec).to_string();
         assert_eq!(text.lines().count(), 1 + SUMMARY_STREAMS + 1, "{text}");
         assert!(
             text.ends_with("… and 216 more streams (--format json lists every one)"),

@@ -15,11 +15,10 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Row as TableRow, Table, TableState};
 
-use mocap_cli::SendRecord;
+use mocap_cli::sends::SendRecord;
 
 use crate::content::Content;
-use crate::run::Taken;
-use crate::state::{self, Key, Kind, Liveness, Row, Top};
+use crate::state::{self, Key, Kind, Liveness, Row, Taken, Top};
 
 /// Longest `/` filter: an address with its port is 47 characters.
 const MAX_FILTER: usize = 64;
@@ -373,7 +372,7 @@ fn header(rows: &[Row], rate: f64, view: &View) -> Line<'static> {
         Span::styled("mocap-top", Style::new().add_modifier(Modifier::BOLD)),
         Span::raw(format!(
             "  {} ({live} live)  {rate:.0} datagrams/s",
-            mocap_cli::plural(rows.len() as u64, "stream", "streams"),
+            mocap_cli::output::plural(rows.len() as u64, "stream", "streams"),
         )),
     ];
     if !view.filter.is_empty() || view.editing {

@@ -2,8 +2,9 @@
 //! sender, protocol), each datagram recognised by content through
 //! [`mocap_core::protocol`], with rate over the last second, jitter, the
 //! health module's loss/duplicate/reorder/restart counts, age, errors,
-//! bytes per second and the newest contents. Time is passed in (`now`,
-//! since the run began); nothing here reads a clock or a socket.
+//! bytes per second and the newest contents; and the default ports that
+//! could not be listened on ([`Taken`]). Time is passed in (`now`, since the
+//! run began); nothing here reads a clock or a socket.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -481,6 +482,35 @@ pub(crate) fn hex_head(bytes: &[u8]) -> String {
         let _ = write!(out, "{b:02x}");
     }
     out
+}
+
+/// A port of the defaults that could not be listened on.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Taken {
+    pub(crate) listen: SocketAddr,
+    pub(crate) protocol: &'static str,
+    pub(crate) reason: String,
+    /// The program holding the port, as the OS says (`NAME (pid N)`), or
+    /// `unknown`; only when the port is in use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) program: Option<String>,
+}
+
+impl Taken {
+    /// What it means and how to watch that port anyway.
+    pub(crate) fn advice(&self) -> String {
+        let port = self.listen.port();
+        let program = self
+            .program
+            .as_ref()
+            .map_or_else(String::new, |p| format!(" ({p})"));
+        format!(
+            "{} port {port} not watched: {}{program}; to watch it anyway, move that program to \
+             another port and run `mocap-top -l {port} --to 127.0.0.1:OTHER`, or capture it: \
+             `tcpdump -i any -U -w - udp port {port} 2>/dev/null | mocap-top -r -`",
+            self.protocol, self.reason
+        )
+    }
 }
 
 #[cfg(test)]

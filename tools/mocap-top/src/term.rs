@@ -13,7 +13,7 @@ use std::io::{self, IsTerminal as _, Stdout};
 use std::sync::mpsc::{Receiver, TryRecvError, sync_channel};
 use std::time::Duration;
 
-use mocap_cli::SendRecord;
+use mocap_cli::sends::SendRecord;
 use ratatui::Terminal;
 use ratatui::backend::{Backend as _, CrosstermBackend};
 use ratatui::crossterm::event::{self, Event, KeyEvent};

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use mocap_cli::Input;
+use mocap_cli::prelude::*;
+use mocap_cli::source::Input;
 use mocap_core::bridge::{BodyOptions, MappingTable};
 
 mod dump;
@@ -43,11 +44,11 @@ Examples:
 /// frames, skeletons and sensor packets, with loss, duplicates, reordering,
 /// restarts, rate and jitter per sender.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit::exit_codes_help()))]
 #[command(group = clap::ArgGroup::new("bridge").args(["vmc", "vrchat", "vmt"]).multiple(true))]
 struct Args {
     /// UDP address to listen on.
-    #[arg(short, long, value_name = "ADDR", default_value_t = mocap_cli::any_ipv4(mocap_core::smf::DEFAULT_PORT), value_parser = mocap_cli::parse_listen)]
+    #[arg(short, long, value_name = "ADDR", default_value_t = mocap_cli::addr::any_ipv4(mocap_core::smf::DEFAULT_PORT), value_parser = mocap_cli::addr::parse_listen)]
     listen: SocketAddr,
 
     /// Read datagrams from FILE instead: a .pcap/.pcapng capture, a raw
@@ -67,21 +68,21 @@ struct Args {
 
     /// Also send the body as VMC to HOST:PORT (repeatable): retargeted onto
     /// HumanBodyBones in Unity's axes, once a skeleton packet has arrived.
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::addr::parse_dest)]
     vmc: Vec<SocketAddr>,
 
     /// Also send the body as VRChat OSC trackers to HOST:PORT (repeatable;
     /// VRChat listens on 9000): solved from the same retargeted body.
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::addr::parse_dest)]
     vrchat: Vec<SocketAddr>,
 
     /// Also send the body as Virtual Motion Tracker trackers to HOST:PORT
     /// (repeatable; the SteamVR driver listens on 39570).
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::addr::parse_dest)]
     vmt: Vec<SocketAddr>,
 
     #[command(flatten)]
-    tracker: mocap_cli::TrackerArgs,
+    tracker: mocap_cli::args::TrackerArgs,
 
     /// Which mocopi joints drive Spine, Chest, UpperChest and the rest:
     /// `sony` (Sony's Unity plugin), `animu-sphere`, or a JSON file
@@ -101,26 +102,26 @@ struct Args {
     /// --bvh takes are in the mocopi app's layout (27 joints, rest pose
     /// first, lost frames held) and start at the first skeleton packet.
     #[command(flatten)]
-    bvh: mocap_cli::BvhArgs,
+    bvh: mocap_cli::take::BvhArgs,
 
     #[command(flatten)]
-    smooth: mocap_cli::SmoothArgs,
+    smooth: mocap_cli::args::SmoothArgs,
 
     #[command(flatten)]
-    _generate: mocap_cli::GenerateArgs,
+    _generate: mocap_cli::generate::GenerateArgs,
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = mocap_cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generate::generated::<Args>() {
         return code;
     }
-    let args: Args = mocap_cli::parse();
+    let args: Args = mocap_cli::generate::parse();
     let bridging = !(args.vmc.is_empty() && args.vrchat.is_empty() && args.vmt.is_empty());
     if args.smooth.smooth && !bridging {
-        let e = mocap_cli::UsageError(
+        let e = UsageError(
             "--smooth smooths what --vmc, --vrchat and --vmt send: give one of them".into(),
         );
-        return mocap_cli::exit(Err(e.into()), dump::TOOL);
+        return exit(Err(e.into()), dump::TOOL);
     }
     let t = &args.tracker;
     let tracker_flags = t.trackers.is_some()
@@ -129,10 +130,10 @@ fn main() -> ExitCode {
         || t.head
         || t.vmt_base.is_some();
     if tracker_flags && args.vrchat.is_empty() && args.vmt.is_empty() {
-        let e = mocap_cli::UsageError(
+        let e = UsageError(
             "--trackers, --height, --tracker-rate, --head and --vmt-base shape what --vrchat and --vmt send: give one of them".into(),
         );
-        return mocap_cli::exit(Err(e.into()), dump::TOOL);
+        return exit(Err(e.into()), dump::TOOL);
     }
     let smooth = args.smooth.options();
     let input = match args.read {
@@ -145,8 +146,8 @@ fn main() -> ExitCode {
         // Bridging is a background job: no line per frame unless asked.
         mode: mocap_cli::dump::Mode::resolve(
             args.format.map(|f| match f {
-                dump::FormatArg::Json => mocap_cli::Format::Json,
-                dump::FormatArg::Human | dump::FormatArg::Tree => mocap_cli::Format::Human,
+                dump::FormatArg::Json => Format::Json,
+                dump::FormatArg::Human | dump::FormatArg::Tree => Format::Human,
             }),
             bridging,
         ),
@@ -173,7 +174,7 @@ fn main() -> ExitCode {
             }
         }),
     };
-    mocap_cli::exit(dump::run(&opts), dump::TOOL)
+    exit(dump::run(&opts), dump::TOOL)
 }
 
 #[cfg(test)]

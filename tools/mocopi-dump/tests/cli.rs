@@ -1827,7 +1827,7 @@ fn a_new_sender_after_300_one_shot_strangers_has_its_own_health() {
     assert_eq!(sum["type"], "summary");
     let src = me.local_addr().unwrap().to_string();
     let senders = sum["senders"].as_array().unwrap();
-    assert_eq!(senders.len(), mocap_cli::MAX_SENDERS);
+    assert_eq!(senders.len(), mocap_cli::senders::MAX_SENDERS);
     let own = senders
         .iter()
         .find(|s| s["src"] == src.as_str())
@@ -1839,7 +1839,7 @@ fn a_new_sender_after_300_one_shot_strangers_has_its_own_health() {
     let evicted = &sum["evicted"];
     assert_eq!(
         evicted["senders"],
-        strangers + 1 - mocap_cli::MAX_SENDERS,
+        strangers + 1 - mocap_cli::senders::MAX_SENDERS,
         "{evicted}"
     );
     assert_eq!(evicted["packets"], evicted["senders"], "{evicted}");

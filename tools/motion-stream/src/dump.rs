@@ -16,9 +16,9 @@ use crate::records::{DumpSummary, EventBody, EventRecord, MotionFrame, error, wi
 use crate::ws::close;
 use crate::ws::{self};
 use mocap_cli::net;
-use mocap_cli::round3;
-use mocap_cli::{Feed, FeedHandler, Flow, Step, Stopped, drive, report};
-use mocap_cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc};
+use mocap_cli::output::{report, round3};
+use mocap_cli::prelude::*;
+use mocap_cli::runner::{Feed, Step};
 use mocap_core::dlp3d::{self, Decoder, Event, Request, Stream};
 
 /// Everything `motion-stream dump` was asked to do.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use mocap_cli::{Format, LogArgs, StopArgs, UsageError};
+use mocap_cli::prelude::*;
 use mocap_core::dlp3d::{self, Dtype, Request, Rig};
 
 /// The tool's name, as it prefixes log lines.
@@ -47,13 +47,13 @@ Examples:
 /// Serve live motion (VMC in) as DLP3D motion, face and audio streams over
 /// WebSocket, or dump such a stream as JSON Lines.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit::exit_codes_help()))]
 struct Args {
     #[command(subcommand)]
     command: Command,
 
     #[command(flatten)]
-    _generate: mocap_cli::GenerateArgs,
+    _generate: mocap_cli::generate::GenerateArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -65,7 +65,7 @@ enum Command {
 }
 
 /// A token that can stand in a URL unescaped.
-fn parse_token(text: &str) -> Result<String, mocap_cli::ValueError> {
+fn parse_token(text: &str) -> Result<String, mocap_cli::args::ValueError> {
     let ok = !text.is_empty()
         && text
             .bytes()
@@ -73,21 +73,21 @@ fn parse_token(text: &str) -> Result<String, mocap_cli::ValueError> {
     if ok {
         Ok(text.to_owned())
     } else {
-        Err(mocap_cli::ValueError(format!(
+        Err(mocap_cli::args::ValueError(format!(
             "a token is letters, digits and -._~ (or `auto`), got {text:?}"
         )))
     }
 }
 
 /// `scheme://host[:port]`, as browsers send it in `Origin`.
-fn parse_origin(text: &str) -> Result<String, mocap_cli::ValueError> {
+fn parse_origin(text: &str) -> Result<String, mocap_cli::args::ValueError> {
     let t = text.trim_end_matches('/');
     let rest = t
         .strip_prefix("http://")
         .or_else(|| t.strip_prefix("https://"));
     match rest {
         Some(host) if !host.is_empty() && !host.contains('/') => Ok(t.to_owned()),
-        _ => Err(mocap_cli::ValueError(format!(
+        _ => Err(mocap_cli::args::ValueError(format!(
             "expected an origin such as https://app.example:8080 (scheme, host, port; no path), got {text:?}"
         ))),
     }
@@ -97,7 +97,7 @@ fn parse_origin(text: &str) -> Result<String, mocap_cli::ValueError> {
 struct ServeArgs {
     /// HTTP/WebSocket address. This machine only by default; -l 0.0.0.0:8765
     /// serves the network (then give --token).
-    #[arg(short, long, value_name = "ADDR", default_value = "127.0.0.1:8765", value_parser = mocap_cli::parse_host_port)]
+    #[arg(short, long, value_name = "ADDR", default_value = "127.0.0.1:8765", value_parser = mocap_cli::addr::parse_host_port)]
     listen: SocketAddr,
 
     /// Every page and stream must present this token (`?token=T` in the URL,
@@ -114,12 +114,12 @@ struct ServeArgs {
     allow_origin: Vec<String>,
 
     /// VMC (OSC over UDP) input address.
-    #[arg(long, value_name = "ADDR", default_value_t = mocap_cli::any_ipv4(mocap_core::vmc::MARIONETTE_PORT), value_parser = mocap_cli::parse_listen)]
+    #[arg(long, value_name = "ADDR", default_value_t = mocap_cli::addr::any_ipv4(mocap_core::vmc::MARIONETTE_PORT), value_parser = mocap_cli::addr::parse_listen)]
     vmc: SocketAddr,
 
     // --allow applies to VMC senders and to WebSocket/HTTP connections alike.
     #[command(flatten)]
-    allow: mocap_cli::AllowArgs,
+    allow: mocap_cli::allow::AllowArgs,
 
     /// A connection must finish its request head (and any TLS handshake)
     /// within this long or it is closed, so that idle or trickling
@@ -279,22 +279,22 @@ const MINUTE: Duration = Duration::from_secs(60);
 const HOUR: Duration = Duration::from_secs(3600);
 
 /// Zero would close every connection before its head.
-fn parse_head_timeout(text: &str) -> Result<Duration, mocap_cli::ValueError> {
-    mocap_cli::parse_duration_within(text, MS, 10 * MINUTE, "1ms to 10m")
+fn parse_head_timeout(text: &str) -> Result<Duration, mocap_cli::args::ValueError> {
+    mocap_cli::args::parse_duration_within(text, MS, 10 * MINUTE, "1ms to 10m")
 }
 
 /// Below 100 ms a segment rounds to no 30 fps frame at all.
-fn parse_segment(text: &str) -> Result<Duration, mocap_cli::ValueError> {
-    mocap_cli::parse_duration_within(text, 100 * MS, 24 * HOUR, "100ms to 24h")
+fn parse_segment(text: &str) -> Result<Duration, mocap_cli::args::ValueError> {
+    mocap_cli::args::parse_duration_within(text, 100 * MS, 24 * HOUR, "100ms to 24h")
 }
 
 /// Zero would take the input as idle as soon as it arrives: nothing streams.
-fn parse_idle(text: &str) -> Result<Duration, mocap_cli::ValueError> {
-    mocap_cli::parse_duration_within(text, MS, HOUR, "1ms to 1h")
+fn parse_idle(text: &str) -> Result<Duration, mocap_cli::args::ValueError> {
+    mocap_cli::args::parse_duration_within(text, MS, HOUR, "1ms to 1h")
 }
 
-fn parse_learn(text: &str) -> Result<Duration, mocap_cli::ValueError> {
-    mocap_cli::parse_duration_within(text, Duration::ZERO, MINUTE, "0 to 60s")
+fn parse_learn(text: &str) -> Result<Duration, mocap_cli::args::ValueError> {
+    mocap_cli::args::parse_duration_within(text, Duration::ZERO, MINUTE, "0 to 60s")
 }
 
 fn serve(a: ServeArgs) -> anyhow::Result<()> {
@@ -404,14 +404,14 @@ fn dump(a: DumpArgs) -> anyhow::Result<()> {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = mocap_cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generate::generated::<Args>() {
         return code;
     }
-    let result = match mocap_cli::parse::<Args>().command {
+    let result = match mocap_cli::generate::parse::<Args>().command {
         Command::Serve(a) => serve(a),
         Command::Dump(a) => dump(a),
     };
-    mocap_cli::exit(result, TOOL)
+    exit(result, TOOL)
 }
 
 #[cfg(test)]
@@ -429,7 +429,7 @@ mod tests {
         assert_eq!(parse_learn("0s"), Ok(Duration::ZERO));
         assert_eq!(parse_segment("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(parse_idle("1s"), Ok(Duration::from_secs(1)));
-        type Parse = fn(&str) -> Result<Duration, mocap_cli::ValueError>;
+        type Parse = fn(&str) -> Result<Duration, mocap_cli::args::ValueError>;
         for (parse, bad, range) in [
             (parse_head_timeout as Parse, "0", "1ms to 10m"),
             (parse_head_timeout, "100h", "1ms to 10m"),

@@ -8,7 +8,9 @@ use std::net::SocketAddr;
 
 use std::fmt;
 
-use mocap_cli::{ErrorRecord, Format, Output, Record, Stopped, summary_head};
+use mocap_cli::output::summary_head;
+use mocap_cli::prelude::*;
+use mocap_cli::records::ErrorRecord;
 use serde::Serialize;
 
 /// An `error` record (or line).
@@ -168,7 +170,7 @@ pub(crate) struct ServeSummary {
     pub(crate) stopped: Option<Stopped>,
     /// VMC senders `--allow` refused, with their datagrams.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(crate) refused_senders: Vec<mocap_cli::RefusedSender>,
+    pub(crate) refused_senders: Vec<mocap_cli::allow::RefusedSender>,
     /// Addresses whose connections were refused (any reason), with counts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) refused_peers: Vec<RefusedPeer>,

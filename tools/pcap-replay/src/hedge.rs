@@ -17,7 +17,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
-use mocap_cli::interrupted;
+use mocap_cli::exit::interrupted;
 
 use crate::send::{Claims, Tally, send_claimed};
 use crate::timing::{Sleeper, Waited};
@@ -151,7 +151,7 @@ fn run(shared: &Shared, setup: HedgeSetup, pinned: &std::sync::mpsc::Sender<bool
     let _ = pinned.send(setup.cpus.as_ref().is_none_or(pin_current_thread));
     #[cfg(not(target_os = "linux"))]
     let _ = pinned.send(true);
-    mocap_cli::tune_current_thread(setup.realtime);
+    mocap_cli::realtime::tune_current_thread(setup.realtime);
     let sleeper = Sleeper::new();
     let mut out = HedgeSent::default();
     let mut payload = Vec::with_capacity(mocap_core::MAX_DATAGRAM);
@@ -172,7 +172,7 @@ fn run(shared: &Shared, setup: HedgeSetup, pinned: &std::sync::mpsc::Sender<bool
                 }
                 slot = shared
                     .posted
-                    .wait_timeout(slot, mocap_cli::POLL)
+                    .wait_timeout(slot, mocap_cli::runner::POLL)
                     .unwrap_or_else(PoisonError::into_inner)
                     .0;
             }
@@ -181,7 +181,7 @@ fn run(shared: &Shared, setup: HedgeSetup, pinned: &std::sync::mpsc::Sender<bool
         // Until it is due, unless the main thread sends it first, the run
         // ends or Ctrl-C; long waits in naps, to notice those.
         let due_now = loop {
-            match sleeper.wait_for(due, setup.spin, mocap_cli::POLL, || {
+            match sleeper.wait_for(due, setup.spin, mocap_cli::runner::POLL, || {
                 shared.claims.open(seq) && !interrupted()
             }) {
                 Waited::Due => break true,

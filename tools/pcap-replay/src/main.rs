@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use mocap_cli::{Format, StopArgs};
+use mocap_cli::prelude::*;
 use mocap_core::pcap::Pace;
 
 mod hedge;
@@ -44,13 +44,13 @@ udpreplay's -s (which multiplies the delays).";
 /// captures are read, and the text captures the other tools read
 /// (.mocopipackets with its receive times; hex lines with --pps or --topspeed).
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit::exit_codes_help()))]
 struct Args {
     /// The capture: .pcap, .pcapng, a .mocopipackets text capture or hex lines.
     file: PathBuf,
 
     /// Send every datagram to HOST:PORT (default: 127.0.0.1 at its original port).
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest, conflicts_with = "trigger")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::addr::parse_dest, conflicts_with = "trigger")]
     to: Option<SocketAddr>,
 
     /// Rewrite destination port FROM to TO (repeatable).
@@ -70,11 +70,11 @@ struct Args {
     dst: Option<IpAddr>,
 
     /// Playback speed: 2.0 is twice as fast, 0.5 half as fast.
-    #[arg(long, default_value_t = 1.0, value_parser = mocap_cli::parse_speed, conflicts_with_all = ["pps", "topspeed"])]
+    #[arg(long, default_value_t = 1.0, value_parser = mocap_cli::args::parse_speed, conflicts_with_all = ["pps", "topspeed"])]
     speed: f64,
 
     /// Send at a fixed rate of N datagrams per second instead.
-    #[arg(long, value_name = "N", value_parser = mocap_cli::parse_pps, conflicts_with = "topspeed")]
+    #[arg(long, value_name = "N", value_parser = mocap_cli::args::parse_pps, conflicts_with = "topspeed")]
     pps: Option<f64>,
 
     /// Send as fast as possible.
@@ -82,7 +82,7 @@ struct Args {
     topspeed: bool,
 
     /// Shorten idle gaps longer than DUR (capture time) to DUR.
-    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration)]
+    #[arg(long, value_name = "DUR", value_parser = mocap_cli::args::parse_duration)]
     max_gap: Option<Duration>,
 
     /// Stop sleeping this long before each send and spin the rest, for
@@ -90,7 +90,7 @@ struct Args {
     // Native sleeps wake 50–200 µs late, now and then over a millisecond on a
     // busy or virtual machine; spinning the last millisecond keeps the error
     // in microseconds for about 6 % of a core at 60 Hz.
-    #[arg(long, value_name = "DUR", value_parser = mocap_cli::parse_duration, default_value = "1ms")]
+    #[arg(long, value_name = "DUR", value_parser = mocap_cli::args::parse_duration, default_value = "1ms")]
     spin: Duration,
 
     /// Run the sending thread at real-time priority (SCHED_FIFO; root or
@@ -126,7 +126,7 @@ struct Args {
 
     /// Wait for one datagram on ADDR:PORT, then play to its sender's address
     /// (from that socket), e.g. to answer an iFacialMocap handshake.
-    #[arg(long, value_name = "ADDR:PORT", value_parser = mocap_cli::parse_host_port)]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = mocap_cli::addr::parse_host_port)]
     trigger: Option<SocketAddr>,
 
     /// With --trigger: play to this port instead of each datagram's own.
@@ -136,7 +136,7 @@ struct Args {
     // With --trigger: only these senders may start the replay (a spoofed
     // trigger would aim the whole capture at someone else).
     #[command(flatten)]
-    allow: mocap_cli::AllowArgs,
+    allow: mocap_cli::allow::AllowArgs,
 
     /// Output format of the summary.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -150,7 +150,7 @@ struct Args {
     quiet: bool,
 
     #[command(flatten)]
-    _generate: mocap_cli::GenerateArgs,
+    _generate: mocap_cli::generate::GenerateArgs,
 }
 
 fn parse_port_map(s: &str) -> Result<(u16, u16), String> {
@@ -166,14 +166,13 @@ fn parse_port_map(s: &str) -> Result<(u16, u16), String> {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = mocap_cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generate::generated::<Args>() {
         return code;
     }
-    let args: Args = mocap_cli::parse();
+    let args: Args = mocap_cli::generate::parse();
     if !args.allow.allow.is_empty() && args.trigger.is_none() {
-        let e =
-            mocap_cli::UsageError("--allow says who may trigger: it goes with --trigger".into());
-        return mocap_cli::exit(Err(e.into()), replay::TOOL);
+        let e = UsageError("--allow says who may trigger: it goes with --trigger".into());
+        return exit(Err(e.into()), replay::TOOL);
     }
     let pace = if args.topspeed {
         Pace::TopSpeed
@@ -206,7 +205,7 @@ fn main() -> ExitCode {
         impair: args.impair,
         renumber: args.renumber,
     };
-    mocap_cli::exit(replay::run(&opts), replay::TOOL)
+    exit(replay::run(&opts), replay::TOOL)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! `pcap-replay`: send the UDP datagrams of a capture with their recorded
 //! timing through a plain UDP socket. The capture is read by the reader every
-//! tool's `-r` uses (`mocap_cli::Source`): pcap, pcapng, `.mocopipackets`
+//! tool's `-r` uses (`mocap_cli::source::Source`): pcap, pcapng, `.mocopipackets`
 //! text captures and hex lines. The binary parses flags into [`Options`] and
 //! calls [`run`].
 
@@ -14,12 +14,13 @@ use anyhow::{Context as _, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
+use mocap_cli::exit::interrupted;
+use mocap_cli::inbox::UdpFeed;
 use mocap_cli::net;
-use mocap_cli::round3;
-use mocap_cli::{
-    Event, Feed, FeedHandler, Flow, Format, Input, Log, Output, Record, Source, Step, StopArgs,
-    Stopped, UdpFeed, UsageError, drive, install_ctrlc, interrupted, report,
-};
+use mocap_cli::output::{report, round3};
+use mocap_cli::prelude::*;
+use mocap_cli::runner::{Feed, Step};
+use mocap_cli::source::{Event, Input, Source};
 use mocap_core::pcap::{
     CaptureStats, Fate, Impair, ImpairCounters, ImpairSpec, Pace, Renumber, RenumberCounters,
     Schedule,
@@ -65,7 +66,7 @@ pub(crate) struct Options {
     /// With `trigger`: the port to play to (default: each datagram's own).
     pub(crate) to_port: Option<u16>,
     /// With `trigger`: who may trigger (`--allow`).
-    pub(crate) allow: mocap_cli::AllowArgs,
+    pub(crate) allow: mocap_cli::allow::AllowArgs,
     /// `--count` (datagrams sent), `--duration`.
     pub(crate) stop: StopArgs,
     /// Output format.
@@ -158,7 +159,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
 
     let (socket, target) = match opts.trigger {
         Some(addr) => {
-            let socket = net::bind_udp(addr, Some(mocap_cli::POLL)).map_err(|e| {
+            let socket = net::bind_udp(addr, Some(mocap_cli::runner::POLL)).map_err(|e| {
                 let hint = if e.kind() == io::ErrorKind::AddrInUse {
                     format!(
                         "failed to bind the trigger address {addr}: another program has UDP port {} \
@@ -177,7 +178,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
                 "waiting for a datagram on {local} (UDP) to start"
             ));
             let mut feed = UdpFeed::new(socket.try_clone()?);
-            feed.guard_with(mocap_cli::Guard::new(
+            feed.guard_with(mocap_cli::allow::Guard::new(
                 &opts.allow,
                 Some(Log::new(TOOL, opts.quiet, false)),
             ));
@@ -244,7 +245,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     let progress = progress_bar(opts, &log)?;
     // Deadlines to keep: make this thread's sleeps and sends precise.
     if opts.pace != Pace::TopSpeed {
-        let tuned = mocap_cli::tune_current_thread(opts.realtime);
+        let tuned = mocap_cli::realtime::tune_current_thread(opts.realtime);
         log.info(format_args!("{}", tuned.describe(opts.realtime)));
     }
     let hedge = start_hedge(opts, &log, &socket, progress.as_ref())?;
@@ -506,7 +507,7 @@ struct Playback<'o, O> {
     loops: u64,
     /// Datagrams handed out to be sent (what `--count` counts); the number
     /// of the held one.
-    played: mocap_cli::Budget,
+    played: mocap_cli::args::Budget,
     /// `--hedge`: the second sending thread, told of each held datagram
     /// (sent where `Target` says) before it is due.
     hedge: Option<(&'o Hedge, Target)>,

@@ -7,7 +7,7 @@
 //! `--realtime`, SCHED_FIFO priority where it may), and sleeps to absolute
 //! CLOCK_MONOTONIC deadlines (the clock `Instant` reads), ending in a short
 //! spin. Each step is best effort: without privileges it still runs, and the
-//! log says what was granted. The thread tuning is `mocap_cli::tune_current_thread`,
+//! log says what was granted. The thread tuning is `mocap_cli::realtime::tune_current_thread`,
 //! shared with vmc-average. (Locking memory with mlockall was tried and
 //! dropped: it delayed the first send by tens of milliseconds and did not
 //! shorten the tail.)

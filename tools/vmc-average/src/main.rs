@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Parser, ValueEnum};
 
 mod mix;
-use mocap_cli::{Format, LogArgs, StopArgs};
+use mocap_cli::prelude::*;
 use mocap_core::vmc::{Method, MixSchedule};
 
 const EXAMPLES: &str = "\
@@ -63,15 +63,15 @@ enum BlendsArg {
 #[command(
     version,
     override_usage = "vmc-average [OPTIONS] --listen <ADDR>... --to <HOST:PORT>...\n       vmc-average [OPTIONS] --listen <ADDR>... --bvh <FILE.bvh>",
-    after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help())
+    after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit::exit_codes_help())
 )]
 struct Args {
     /// UDP address to listen on (repeatable).
-    #[arg(short, long, value_name = "ADDR", required = true, value_parser = mocap_cli::parse_listen)]
+    #[arg(short, long, value_name = "ADDR", required = true, value_parser = mocap_cli::addr::parse_listen)]
     listen: Vec<SocketAddr>,
 
     /// Receiver of the mixed stream (repeatable).
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest, required_unless_present = "bvh")]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::addr::parse_dest, required_unless_present = "bvh")]
     to: Vec<SocketAddr>,
 
     /// Name a source: NAME=ADDR, where ADDR is a listening address or a sender's address.
@@ -136,7 +136,7 @@ struct Args {
     realtime: bool,
 
     #[command(flatten)]
-    allow: mocap_cli::AllowArgs,
+    allow: mocap_cli::allow::AllowArgs,
 
     #[command(flatten)]
     stop: StopArgs,
@@ -145,14 +145,14 @@ struct Args {
     log: LogArgs,
 
     #[command(flatten)]
-    smooth: mocap_cli::SmoothArgs,
+    smooth: mocap_cli::args::SmoothArgs,
 
     /// --bvh records the mixed stream (what --to receives) as one take.
     #[command(flatten)]
-    bvh: mocap_cli::BvhArgs,
+    bvh: mocap_cli::take::BvhArgs,
 
     #[command(flatten)]
-    _generate: mocap_cli::GenerateArgs,
+    _generate: mocap_cli::generate::GenerateArgs,
 }
 
 fn parse_source(s: &str) -> Result<(String, SocketAddr), String> {
@@ -161,15 +161,15 @@ fn parse_source(s: &str) -> Result<(String, SocketAddr), String> {
         .ok_or_else(|| format!("expected NAME=ADDR, got {s:?}"))?;
     Ok((
         name.to_owned(),
-        mocap_cli::parse_host_port(addr).map_err(|e| e.0)?,
+        mocap_cli::addr::parse_host_port(addr).map_err(|e| e.0)?,
     ))
 }
 
 /// The tick rates `--rate` accepts, 1 to 1000 Hz: the mixer's shortest
 /// period is 1 ms ([`mocap_core::vmc::MIN_PERIOD`]); below 1 Hz is no
 /// longer a motion stream.
-fn parse_rate(s: &str) -> Result<f64, mocap_cli::ValueError> {
-    mocap_cli::parse_within(s, 1.0, 1000.0, "a rate in Hz")
+fn parse_rate(s: &str) -> Result<f64, mocap_cli::args::ValueError> {
+    mocap_cli::args::parse_within(s, 1.0, 1000.0, "a rate in Hz")
 }
 
 const MINUTE: Duration = Duration::from_secs(60);
@@ -177,17 +177,17 @@ const MINUTE: Duration = Duration::from_secs(60);
 /// A zero window holds no frame; past a minute, a window's frames are
 /// capped ([`mocap_core::vmc::MAX_WINDOW_FRAMES`]) and the mix comes too
 /// rarely to follow a body.
-fn parse_window(s: &str) -> Result<Duration, mocap_cli::ValueError> {
-    mocap_cli::parse_duration_within(s, Duration::from_millis(1), MINUTE, "1ms to 60s")
+fn parse_window(s: &str) -> Result<Duration, mocap_cli::args::ValueError> {
+    mocap_cli::args::parse_duration_within(s, Duration::from_millis(1), MINUTE, "1ms to 60s")
 }
 
-fn parse_gap(s: &str) -> Result<Duration, mocap_cli::ValueError> {
-    mocap_cli::parse_duration_within(s, Duration::ZERO, MINUTE, "0 to 60s")
+fn parse_gap(s: &str) -> Result<Duration, mocap_cli::args::ValueError> {
+    mocap_cli::args::parse_duration_within(s, Duration::ZERO, MINUTE, "0 to 60s")
 }
 
 /// A zero `--stale` leaves no source ever live: nothing would be mixed.
-fn parse_stale(s: &str) -> Result<Duration, mocap_cli::ValueError> {
-    mocap_cli::parse_duration_within(
+fn parse_stale(s: &str) -> Result<Duration, mocap_cli::args::ValueError> {
+    mocap_cli::args::parse_duration_within(
         s,
         Duration::from_millis(1),
         Duration::from_secs(3600),
@@ -218,10 +218,10 @@ fn parse_prefer(s: &str) -> Result<(String, Vec<String>), String> {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = mocap_cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generate::generated::<Args>() {
         return code;
     }
-    let args: Args = mocap_cli::parse();
+    let args: Args = mocap_cli::generate::parse();
     let opts = mix::Options {
         listen: args.listen,
         to: args.to,
@@ -263,7 +263,7 @@ fn main() -> ExitCode {
         realtime: args.realtime,
         allow: args.allow,
     };
-    mocap_cli::exit(mix::run(&opts), mix::TOOL)
+    exit(mix::run(&opts), mix::TOOL)
 }
 
 #[cfg(test)]
@@ -296,7 +296,7 @@ mod tests {
         assert_eq!(parse_stale("500ms"), Ok(Duration::from_millis(500)));
         for (parse, bad) in [
             (
-                parse_window as fn(&str) -> Result<Duration, mocap_cli::ValueError>,
+                parse_window as fn(&str) -> Result<Duration, mocap_cli::args::ValueError>,
                 "0",
             ),
             (parse_window, "61s"),

@@ -8,10 +8,12 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use mocap_cli::net;
-use mocap_cli::{
-    Activity, FeedHandler, Flow, Format, Log, LogArgs, MAX_SENDERS, Output, Record, StopArgs,
-    Stopped, TakeSummary, UsageError, VmcOut, install_ctrlc, report, round3, summary_kind,
-};
+use mocap_cli::output::{report, round3, summary_kind};
+use mocap_cli::prelude::*;
+use mocap_cli::records::VmcOut;
+use mocap_cli::senders::MAX_SENDERS;
+use mocap_cli::status::Activity;
+use mocap_cli::take::TakeSummary;
 use mocap_core::vmc::{self, Message, Method, MixConfig, MixSchedule, Mixer};
 
 /// The tool's name, as it prefixes log lines.
@@ -21,7 +23,7 @@ pub(crate) const TOOL: &str = "vmc-average";
 #[derive(Debug, Clone)]
 pub(crate) struct Options {
     /// `--allow`: who may send.
-    pub(crate) allow: mocap_cli::AllowArgs,
+    pub(crate) allow: mocap_cli::allow::AllowArgs,
     /// Listening addresses (each a source, and each sender on it a source).
     pub(crate) listen: Vec<SocketAddr>,
     /// Receivers of the mixed stream.
@@ -55,7 +57,7 @@ pub(crate) struct Options {
     /// `--smooth`: 1€ smoothing of the mixed output.
     pub(crate) smooth: Option<vmc::SmoothOptions>,
     /// `--bvh FILE`: record the mix as BVH.
-    pub(crate) bvh: Option<mocap_cli::BvhOut>,
+    pub(crate) bvh: Option<mocap_cli::take::BvhOut>,
     /// `--realtime`: SCHED_FIFO for the mixing thread.
     pub(crate) realtime: bool,
 }
@@ -129,16 +131,17 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     // sender's address they identify a source.
     let mut bound = Vec::new();
     for addr in &opts.listen {
-        let socket = net::bind_udp(*addr, Some(mocap_cli::POLL))
+        let socket = net::bind_udp(*addr, Some(mocap_cli::runner::POLL))
             .with_context(|| format!("failed to bind UDP {addr}"))?;
         let local = socket.local_addr()?;
         log.info(format_args!("listening on {local} (UDP); Ctrl-C to stop"));
         bound.push(local);
         sockets.push(socket);
     }
-    let mut inbox = mocap_cli::Listeners::new(sockets);
-    let guard = mocap_cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
-    let fanout = net::Fanout::new(opts.to.clone(), mocap_cli::Receiver::Vmc)
+    let mut inbox = mocap_cli::inbox::Listeners::new(sockets);
+    let guard =
+        mocap_cli::allow::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    let fanout = net::Fanout::new(opts.to.clone(), mocap_cli::sends::Receiver::Vmc)
         .context("failed to open the sending socket")?;
     // Named sources first, in the order given, so --weight/--prefer/--primary can refer to them.
     let sources: Vec<SourceInfo> = opts
@@ -189,7 +192,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         bound,
         frames_out: 0,
         datagrams_out: 0,
-        takes: opts.bvh.clone().map(mocap_cli::VmcTakes::new),
+        takes: opts.bvh.clone().map(mocap_cli::take::VmcTakes::new),
         refused: 0,
         evicted: Evicted::default(),
         guard,
@@ -199,10 +202,10 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     };
     // The mixing thread wakes for every datagram: precise wake-ups, and with
     // --realtime ahead of every normal thread.
-    let tuned = mocap_cli::tune_current_thread(opts.realtime);
+    let tuned = mocap_cli::realtime::tune_current_thread(opts.realtime);
     mix.log
         .info(format_args!("{}", tuned.describe(opts.realtime)));
-    let stopped = mocap_cli::drive(
+    let stopped = drive(
         &mut inbox,
         opts.stop.duration,
         opts.log.stats_interval,
@@ -231,13 +234,13 @@ struct Mix<'o> {
     bound: Vec<SocketAddr>,
     frames_out: u64,
     datagrams_out: u64,
-    takes: Option<mocap_cli::VmcTakes>,
+    takes: Option<mocap_cli::take::VmcTakes>,
     /// Datagrams of new senders past [`MAX_SENDERS`] when every source is
     /// named by `--source` (none can be evicted), not mixed.
     refused: u64,
     evicted: Evicted,
     /// `--allow`, checked here for every listening socket at once.
-    guard: mocap_cli::Guard,
+    guard: mocap_cli::allow::Guard,
     /// Datagrams of several listening sockets dropped because mixing fell
     /// behind receiving (read from the inbox when the run ends).
     behind: u64,
@@ -314,8 +317,8 @@ impl Mix<'_> {
     }
 }
 
-impl FeedHandler<mocap_cli::Listeners> for Mix<'_> {
-    fn item(&mut self, r: mocap_cli::Received<'_>) -> anyhow::Result<Flow> {
+impl FeedHandler<mocap_cli::inbox::Listeners> for Mix<'_> {
+    fn item(&mut self, r: mocap_cli::inbox::Received<'_>) -> anyhow::Result<Flow> {
         let (listen_idx, from, bytes) = (r.socket, r.from, r.bytes);
         let now = self.start.elapsed();
         self.arrivals.datagrams(now, 1);
@@ -573,7 +576,7 @@ impl Record for SummaryRecord<'_> {
                 self.behind
             )?;
         }
-        mocap_cli::write_sends(f, &self.sends)
+        mocap_cli::sends::write_sends(f, &self.sends)
     }
 }
 
@@ -596,7 +599,7 @@ struct SummaryRecord<'a> {
     refused: u64,
     /// Senders `--allow` refused, with their counts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    refused_senders: Vec<mocap_cli::RefusedSender>,
+    refused_senders: Vec<mocap_cli::allow::RefusedSender>,
     /// Datagrams dropped because mixing fell behind receiving (several
     /// `--listen` sockets: their reading threads queue a bounded number).
     #[serde(skip_serializing_if = "is_zero")]
@@ -612,10 +615,10 @@ struct SummaryRecord<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     takes: &'a [TakeSummary],
     /// Each `--to` destination's counts.
-    sends: Vec<mocap_cli::SendRecord>,
+    sends: Vec<mocap_cli::sends::SendRecord>,
     /// A `stats` line's interval (human form only).
     #[serde(skip)]
-    interval: Option<mocap_cli::Interval>,
+    interval: Option<mocap_cli::status::Interval>,
 }
 
 fn is_zero_usize(n: &usize) -> bool {

@@ -466,12 +466,12 @@ fn a_new_sender_after_300_one_shot_strangers_is_mixed() {
     assert!(!done.stderr.contains("not mixed"), "{}", done.stderr);
     let sum = done.json().pop().unwrap();
     let sources = sum["sources"].as_array().unwrap();
-    assert_eq!(sources.len(), mocap_cli::MAX_SENDERS);
+    assert_eq!(sources.len(), mocap_cli::senders::MAX_SENDERS);
     assert!(sum.get("refused").is_none());
     let evicted = &sum["evicted"];
     assert_eq!(
         evicted["senders"].as_u64(),
-        Some((strangers + 1 - mocap_cli::MAX_SENDERS) as u64),
+        Some((strangers + 1 - mocap_cli::senders::MAX_SENDERS) as u64),
         "{evicted}"
     );
     // Every stranger's datagrams are counted, evicted or not.

@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use clap::{ArgAction, ArgMatches, FromArgMatches as _, Parser};
 mod relay;
 
-use mocap_cli::{Format, Input, LogArgs, StopArgs, WriteArgs};
+use mocap_cli::args::WriteArgs;
+use mocap_cli::prelude::*;
+use mocap_cli::source::Input;
 use mocap_core::osc::Pattern;
 use mocap_core::vmc::trackers::{Selection, VMT_MAX_BASE, VmtOptions, VrchatOptions};
 use mocap_core::vmc::{Rename, Rules, TrackerFormat, TrackerOptions};
@@ -38,10 +40,10 @@ Examples:
 /// byte, or filtered per destination (addresses, bones, expression names, rate),
 /// and show what passes.
 #[derive(Debug, Parser)]
-#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit_codes_help()))]
+#[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit::exit_codes_help()))]
 struct Args {
     /// UDP address to listen on.
-    #[arg(short, long, value_name = "ADDR", default_value_t = mocap_cli::any_ipv4(mocap_core::vmc::MARIONETTE_PORT), value_parser = mocap_cli::parse_listen)]
+    #[arg(short, long, value_name = "ADDR", default_value_t = mocap_cli::addr::any_ipv4(mocap_core::vmc::MARIONETTE_PORT), value_parser = mocap_cli::addr::parse_listen)]
     listen: SocketAddr,
 
     /// Read datagrams from a capture instead (pcap, pcapng, hex lines).
@@ -52,7 +54,7 @@ struct Args {
     record: WriteArgs,
 
     /// A receiver (repeatable). Filter options after it apply to it alone.
-    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::parse_dest, action = ArgAction::Append)]
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::addr::parse_dest, action = ArgAction::Append)]
     to: Vec<SocketAddr>,
 
     /// Forward only messages whose address matches this OSC pattern (repeatable).
@@ -81,7 +83,7 @@ struct Args {
 
     /// At most HZ updates per second per bone, expression or device (newest wins;
     /// the held value goes out at the next slot). Apply, OK, T and events always pass.
-    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_rate, action = ArgAction::Append)]
+    #[arg(long, value_name = "HZ", value_parser = mocap_cli::args::parse_rate, action = ArgAction::Append)]
     max_rate: Vec<f64>,
 
     /// Send every message in its own datagram (for receivers without bundle support).
@@ -94,15 +96,15 @@ struct Args {
     smooth: Vec<bool>,
 
     /// 1€ cutoff at rest in Hz, for every kind [default: 0.5 bones, 1 blendshapes].
-    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_cutoff, action = ArgAction::Append)]
+    #[arg(long, value_name = "HZ", value_parser = mocap_cli::args::parse_cutoff, action = ArgAction::Append)]
     smooth_min_cutoff: Vec<f64>,
 
     /// 1€ speed coefficient for rotations, per rad/s [default: 3].
-    #[arg(long, value_name = "B", value_parser = mocap_cli::parse_beta, action = ArgAction::Append)]
+    #[arg(long, value_name = "B", value_parser = mocap_cli::args::parse_beta, action = ArgAction::Append)]
     smooth_beta: Vec<f64>,
 
     /// 1€ cutoff of the speed estimate in Hz [default: 1].
-    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_cutoff, action = ArgAction::Append)]
+    #[arg(long, value_name = "HZ", value_parser = mocap_cli::args::parse_cutoff, action = ArgAction::Append)]
     smooth_dcutoff: Vec<f64>,
 
     /// Smooth only these bones (comma-separated).
@@ -127,11 +129,11 @@ struct Args {
     /// The user's height in metres: tracker positions are scaled by it over
     /// the avatar's, measured from the first frame's rest pose [default: the
     /// avatar's own scale].
-    #[arg(long, value_name = "M", value_parser = mocap_cli::parse_height, action = ArgAction::Append)]
+    #[arg(long, value_name = "M", value_parser = mocap_cli::args::parse_height, action = ArgAction::Append)]
     height: Vec<f32>,
 
     /// At most HZ tracker bundles per second [default: one per input frame].
-    #[arg(long, value_name = "HZ", value_parser = mocap_cli::parse_rate, action = ArgAction::Append)]
+    #[arg(long, value_name = "HZ", value_parser = mocap_cli::args::parse_rate, action = ArgAction::Append)]
     tracker_rate: Vec<f64>,
 
     /// With --as vrchat: also send the head reference (/tracking/trackers/head/…).
@@ -143,10 +145,10 @@ struct Args {
     vmt_base: Vec<u8>,
 
     #[command(flatten)]
-    allow: mocap_cli::AllowArgs,
+    allow: mocap_cli::allow::AllowArgs,
 
     /// Drop datagrams above this many per second (all sources together), counted.
-    #[arg(long, value_name = "N", value_parser = mocap_cli::parse_pps)]
+    #[arg(long, value_name = "N", value_parser = mocap_cli::args::parse_pps)]
     max_pps: Option<f64>,
 
     /// Print what arrives (human lines, or JSON Lines with --format json).
@@ -159,15 +161,15 @@ struct Args {
 
     /// --dump on a terminal: a VMC frame (up to its /VMC/Ext/OK and /VMC/Ext/T) at a time.
     #[command(flatten)]
-    view: mocap_cli::ViewArgs,
+    view: mocap_cli::view::ViewArgs,
 
     /// --bvh records what arrives (before any filter), one take per sender:
     /// the humanoid's bones, Root/Pos as root motion, mirrored into BVH axes.
     #[command(flatten)]
-    bvh: mocap_cli::BvhArgs,
+    bvh: mocap_cli::take::BvhArgs,
 
     #[command(flatten)]
-    pace: mocap_cli::PaceArgs,
+    pace: mocap_cli::args::PaceArgs,
 
     #[command(flatten)]
     stop: StopArgs,
@@ -176,7 +178,7 @@ struct Args {
     log: LogArgs,
 
     #[command(flatten)]
-    _generate: mocap_cli::GenerateArgs,
+    _generate: mocap_cli::generate::GenerateArgs,
 }
 
 /// `--as`.
@@ -279,7 +281,7 @@ fn build(m: &ArgMatches, args: &Args) -> Vec<Destination> {
             let blends = !owners(m, "no_smooth_blends", &to)
                 .into_iter()
                 .any(|o| applies(o, i));
-            r.smooth = Some(mocap_cli::smooth_options(
+            r.smooth = Some(mocap_cli::args::smooth_options(
                 pick(&args.smooth_min_cutoff, "smooth_min_cutoff"),
                 pick(&args.smooth_beta, "smooth_beta"),
                 pick(&args.smooth_dcutoff, "smooth_dcutoff"),
@@ -337,10 +339,10 @@ fn tracker_options(m: &ArgMatches, args: &Args, to: &[usize], i: usize) -> Optio
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = mocap_cli::generated::<Args>() {
+    if let Some(code) = mocap_cli::generate::generated::<Args>() {
         return code;
     }
-    let matches = mocap_cli::command::<Args>().get_matches();
+    let matches = mocap_cli::generate::command::<Args>().get_matches();
     let args = match Args::from_arg_matches(&matches) {
         Ok(a) => a,
         Err(e) => e.exit(),
@@ -363,7 +365,7 @@ fn main() -> ExitCode {
         view: args.view,
         bvh: args.bvh.out(),
     };
-    mocap_cli::exit(relay::run(opts), relay::TOOL)
+    exit(relay::run(opts), relay::TOOL)
 }
 
 #[cfg(test)]

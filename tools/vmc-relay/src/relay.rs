@@ -2,18 +2,21 @@
 //! filtered per destination, and show what passes. The binary parses flags
 //! into [`Options`] and calls [`run`].
 
-use mocap_cli::Senders;
+use mocap_cli::senders::Senders;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde::Serialize;
 
-use mocap_cli::{
-    Activity, Datagram, ErrorRecord, Event, FeedHandler, Flow, Format, FrameView, Human, Input,
-    InputError, Log, LogArgs, Output, Record, Source, StopArgs, Stopped, TakeSummary, UsageError,
-    ViewArgs, VmcOut, WriteArgs, install_ctrlc, report, round3, summary_kind,
-};
+use mocap_cli::args::WriteArgs;
+use mocap_cli::output::{Human, report, round3, summary_kind};
+use mocap_cli::prelude::*;
+use mocap_cli::records::{ErrorRecord, VmcOut};
+use mocap_cli::source::{Datagram, Event, Input, InputError, Source};
+use mocap_cli::status::Activity;
+use mocap_cli::take::TakeSummary;
+use mocap_cli::view::{FrameView, ViewArgs};
 use mocap_core::osc;
 use mocap_core::vmc::{
     self, Limiter, Message, Rules, TrackerCounters, TrackerFormat, TrackerOptions, TrackerStream,
@@ -45,7 +48,7 @@ pub(crate) struct Options {
     /// Receivers.
     pub(crate) destinations: Vec<Destination>,
     /// `--allow`: who may send.
-    pub(crate) allow: mocap_cli::AllowArgs,
+    pub(crate) allow: mocap_cli::allow::AllowArgs,
     /// Drop datagrams above this rate (all sources together), counted.
     pub(crate) max_pps: Option<f64>,
     /// Print what passes.
@@ -60,7 +63,7 @@ pub(crate) struct Options {
     /// recorded timing.
     pub(crate) topspeed: bool,
     /// `--bvh FILE`: record what arrives as BVH, one take per sender.
-    pub(crate) bvh: Option<mocap_cli::BvhOut>,
+    pub(crate) bvh: Option<mocap_cli::take::BvhOut>,
     /// `--every-frame`: the human dump unpaced on a terminal too.
     pub(crate) view: ViewArgs,
 }
@@ -208,7 +211,7 @@ impl Dest {
 
 struct Relay {
     /// What `--allow` refused (shared with the source, which checks).
-    guard: mocap_cli::Guard,
+    guard: mocap_cli::allow::Guard,
     max_pps: Option<f64>,
     dump: bool,
     format: Format,
@@ -223,10 +226,10 @@ struct Relay {
     /// Something needs the decoded packet even when the lean destinations
     /// do not: the dump, takes, smoothing, rate limits, trackers.
     decode_all: bool,
-    takes: Option<mocap_cli::VmcTakes>,
+    takes: Option<mocap_cli::take::VmcTakes>,
     takes_done: Vec<TakeSummary>,
     /// mocopi, iFacialMocap … sent to this port by mistake.
-    other: mocap_cli::OtherProtocols,
+    other: mocap_cli::other::OtherProtocols,
     /// The human dump, a VMC frame at a time (on a terminal a few a second).
     view: FrameView,
     /// A sender has ended a frame with [`vmc::FRAME_ENDS`]: the dump's frames
@@ -253,7 +256,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
     let stopped = if batched {
         relay.run_batched(&source, &stop, stats_interval)
     } else {
-        mocap_cli::run(&mut source, &stop, stats_interval, &mut relay)
+        mocap_cli::source::run(&mut source, &stop, stats_interval, &mut relay)
     };
     // recvmmsg/sendmmsg are Linux's: elsewhere the raw path is the portable
     // loop, a datagram at a time, with the same bytes out.
@@ -264,7 +267,7 @@ pub(crate) fn run(opts: Options) -> anyhow::Result<()> {
                 "batched forwarding (recvmmsg/sendmmsg) is Linux-only; forwarding one datagram at a time"
             ));
         }
-        mocap_cli::run(&mut source, &stop, stats_interval, &mut relay)
+        mocap_cli::source::run(&mut source, &stop, stats_interval, &mut relay)
     };
     // Takes are closed whatever ended the run (a closed pipe included).
     let mut taken = Ok(());
@@ -311,7 +314,8 @@ fn prepare(opts: Options) -> anyhow::Result<Prepared> {
         }
     }
     let mut source = Source::open(&opts.input)?;
-    let guard = mocap_cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    let guard =
+        mocap_cli::allow::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
     let guard = if opts.record.record_refused {
         guard.recording_refused()
     } else {
@@ -362,9 +366,9 @@ fn prepare(opts: Options) -> anyhow::Result<Prepared> {
         .into_iter()
         .map(|d| {
             let receiver = match d.trackers.as_ref().map(|t| t.format) {
-                None => mocap_cli::Receiver::Vmc,
-                Some(TrackerFormat::Vrchat(_)) => mocap_cli::Receiver::Vrchat,
-                Some(TrackerFormat::Vmt(_)) => mocap_cli::Receiver::Vmt,
+                None => mocap_cli::sends::Receiver::Vmc,
+                Some(TrackerFormat::Vrchat(_)) => mocap_cli::sends::Receiver::Vrchat,
+                Some(TrackerFormat::Vmt(_)) => mocap_cli::sends::Receiver::Vmt,
             };
             let lean = (d.trackers.is_none() && !d.rules.is_raw() && d.rules.is_lean())
                 .then(|| vmc::Lean::new(vmc::MAX_BUNDLE));
@@ -399,9 +403,9 @@ fn prepare(opts: Options) -> anyhow::Result<Prepared> {
         last_refill: Instant::now(),
         decode,
         decode_all,
-        takes: bvh.map(mocap_cli::VmcTakes::new),
+        takes: bvh.map(mocap_cli::take::VmcTakes::new),
         takes_done: Vec::new(),
-        other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::Vmc),
+        other: mocap_cli::other::OtherProtocols::new(mocap_core::protocol::Protocol::Vmc),
         view: FrameView::for_stdout(view, live),
         frame_marks: false,
         activity: Activity::new(Duration::ZERO, source.local_addr()),
@@ -433,7 +437,7 @@ struct SummaryRecord<'a> {
     stopped: Option<Stopped>,
     /// Each sender `--allow` refused, with its count.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    refused_senders: Vec<mocap_cli::RefusedSender>,
+    refused_senders: Vec<mocap_cli::allow::RefusedSender>,
     sources: Vec<SourceRecord<'a>>,
     /// Senders a `stats` record leaves out (it lists the busiest few).
     #[serde(skip_serializing_if = "is_zero")]
@@ -446,12 +450,12 @@ struct SummaryRecord<'a> {
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     takes: &'a [TakeSummary],
     /// Each destination's counts, as every tool that sends shows them.
-    sends: Vec<mocap_cli::SendRecord>,
+    sends: Vec<mocap_cli::sends::SendRecord>,
     #[serde(flatten)]
-    other: mocap_cli::OtherProtocolCount,
+    other: mocap_cli::other::OtherProtocolCount,
     /// A `stats` line's interval (human form only).
     #[serde(skip)]
-    interval: Option<mocap_cli::Interval>,
+    interval: Option<mocap_cli::status::Interval>,
 }
 
 impl Record for SummaryRecord<'_> {
@@ -478,7 +482,7 @@ impl Record for SummaryRecord<'_> {
                 d.to, s.datagrams, s.filtered, s.rate_limited, s.send_errors
             )?;
         }
-        mocap_cli::write_sends(f, &self.sends)
+        mocap_cli::sends::write_sends(f, &self.sends)
     }
 }
 
@@ -893,7 +897,7 @@ fn listening_on_loopback(destinations: Vec<Destination>) -> Options {
         input: Input::Listen(SocketAddr::from(([127, 0, 0, 1], 0))),
         record: WriteArgs::default(),
         destinations,
-        allow: mocap_cli::AllowArgs::default(),
+        allow: mocap_cli::allow::AllowArgs::default(),
         max_pps: None,
         dump: false,
         format: Format::Human,
@@ -932,7 +936,8 @@ mod batched {
 
     use anyhow::Context as _;
     use mocap_cli::net::{self, batch};
-    use mocap_cli::{FeedHandler, Flow, Step, Stopped};
+    use mocap_cli::prelude::*;
+    use mocap_cli::runner::Step;
 
     use super::Relay;
 
@@ -951,7 +956,7 @@ mod batched {
         }
     }
 
-    impl mocap_cli::Feed for Feed {
+    impl mocap_cli::runner::Feed for Feed {
         type Item<'a> = &'a batch::Batch;
 
         // The socket's own read timeout (the poll interval) bounds the wait.
@@ -968,7 +973,7 @@ mod batched {
     pub(super) struct Forward<'r> {
         relay: &'r mut Relay,
         headers: &'r mut batch::SendHeaders,
-        count: mocap_cli::Budget,
+        count: mocap_cli::args::Budget,
         /// The sender heard last and what it sent since, not yet in its
         /// entry in `relay.sources`: a stream from one sender adds up here,
         /// with no map search per datagram.
@@ -986,7 +991,7 @@ mod batched {
         pub(super) fn new(
             relay: &'r mut Relay,
             headers: &'r mut batch::SendHeaders,
-            count: mocap_cli::Budget,
+            count: mocap_cli::args::Budget,
         ) -> Self {
             Self {
                 relay,
@@ -1006,7 +1011,7 @@ mod batched {
             duration: Option<Duration>,
             stats_interval: Option<Duration>,
         ) -> anyhow::Result<Stopped> {
-            let stopped = mocap_cli::drive(feed, duration, stats_interval, self);
+            let stopped = drive(feed, duration, stats_interval, self);
             self.settle();
             stopped
         }

@@ -36,6 +36,7 @@
 
 mod bake;
 mod command;
+mod error;
 mod frame;
 pub mod handshake;
 mod names;
@@ -48,9 +49,11 @@ pub use command::{
     Command, FM_PHONE_PORT, PC_BAKE_PORT, PC_TCP_PORT, PC_UDP_PORT, PHONE_PORT, TERMINATOR,
     Version, is_command,
 };
-pub use frame::{
-    Error, ErrorKind, Frame, FrameRepr, Head, MAX_FRAME, Warning, WarningKind, parse, parse_str,
-};
+pub use error::{Error, ErrorKind, Warning, WarningKind};
+pub use frame::{Frame, FrameRepr, Head, parse, parse_str};
 pub use names::{ARKIT, arkit_index, wire_name};
 pub use spec::SPEC;
 pub use stream::Splitter;
+
+/// Largest frame we read (real frames are about 1 KB).
+pub const MAX_FRAME: usize = 64 * 1024;

@@ -1,6 +1,6 @@
 //! Bake mode: the recorded animation, fetched over TCP.
 
-use mocap_cli::{FeedHandler, Flow, drive};
+use mocap_cli::prelude::*;
 
 use super::feed::{Tcp, TcpFeed};
 

@@ -6,7 +6,10 @@ use std::io::{self, Read as _};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
-use mocap_cli::{Accept, Feed, Guard, POLL, Step, net};
+use mocap_cli::accept::Accept;
+use mocap_cli::allow::Guard;
+use mocap_cli::net;
+use mocap_cli::runner::{Feed, POLL, Step};
 
 /// What a [`TcpFeed`] produced.
 #[derive(Debug)]

@@ -2,7 +2,8 @@
 //! over UDP (the default) or TCP, or fetch a baked recording. The binary
 //! parses flags into [`Options`] and calls [`run`].
 
-use mocap_cli::{AllowArgs, Cidr, Guard, Senders};
+use mocap_cli::allow::{AllowArgs, Cidr, Guard};
+use mocap_cli::senders::Senders;
 use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::path::PathBuf;
@@ -21,15 +22,13 @@ use records::{FrameRecord, HeadRecord, RecordingRecord, SenderRecord, SummaryRec
 use tcp::run_tcp;
 use udp::run_udp;
 
-use mocap_cli::Stopped;
+use mocap_cli::args::WriteArgs;
 use mocap_cli::net;
 use mocap_cli::net::Fanout;
-use mocap_cli::{
-    Datagram, ErrorRecord, Input, InputError, Log, LogArgs, Output, Source, StopArgs, TextInput,
-    WriteArgs, install_ctrlc,
-};
-use mocap_cli::{report, round3, summary_kind};
-use mocap_cli::{ts_us, unix_time};
+use mocap_cli::output::{report, round3, summary_kind};
+use mocap_cli::prelude::*;
+use mocap_cli::records::{ErrorRecord, ts_us};
+use mocap_cli::source::{Datagram, Input, InputError, Source, TextInput, unix_time};
 use mocap_core::bridge::{FaceBridge, FaceOptions};
 use mocap_core::ifm::handshake::{Action as HandshakeAction, Handshake, Transport};
 use mocap_core::ifm::{self, Command, Frame};
@@ -247,7 +246,7 @@ fn command_socket(opts: &Options) -> anyhow::Result<UdpSocket> {
 fn send(socket: &UdpSocket, to: SocketAddr, cmd: Command) -> anyhow::Result<bool> {
     match socket.send_to(cmd.text().as_bytes(), to) {
         Ok(_) => Ok(true),
-        Err(e) if net::is_port_unreachable(&e) => Ok(false),
+        Err(e) if mocap_cli::sends::is_port_unreachable(&e) => Ok(false),
         Err(e) => Err(e).with_context(|| format!("failed to send the command to {to}")),
     }
 }
@@ -315,10 +314,10 @@ struct Decoder<'o> {
     line: String,
     vmc: Option<VmcSink>,
     /// mocopi, VMC … sent to this port by mistake.
-    other: mocap_cli::OtherProtocols,
+    other: mocap_cli::other::OtherProtocols,
     /// Datagrams per status interval, and where a silent socket listens
     /// (UDP mode; on `started`'s clock).
-    activity: mocap_cli::Activity,
+    activity: mocap_cli::status::Activity,
 }
 
 impl<'o> Decoder<'o> {
@@ -336,7 +335,7 @@ impl<'o> Decoder<'o> {
         let vmc = match &opts.vmc {
             Some(v) => Some(VmcSink {
                 bridge: FaceBridge::new(v.face.clone()),
-                out: Fanout::new(v.to.clone(), mocap_cli::Receiver::Vmc)
+                out: Fanout::new(v.to.clone(), mocap_cli::sends::Receiver::Vmc)
                     .context("failed to open the VMC sending socket")?,
                 smoother: v.smooth.clone().map(vmc::Smoother::new),
                 started: Instant::now(),
@@ -357,8 +356,10 @@ impl<'o> Decoder<'o> {
             stopped_reported: false,
             line: String::new(),
             vmc,
-            other: mocap_cli::OtherProtocols::new(mocap_core::protocol::Protocol::IFacialMocap),
-            activity: mocap_cli::Activity::new(Duration::ZERO, None),
+            other: mocap_cli::other::OtherProtocols::new(
+                mocap_core::protocol::Protocol::IFacialMocap,
+            ),
+            activity: mocap_cli::status::Activity::new(Duration::ZERO, None),
         })
     }
 
@@ -513,7 +514,7 @@ impl<'o> Decoder<'o> {
         &mut self,
         stopped: Option<Stopped>,
         connections: Option<u64>,
-        interval: Option<mocap_cli::Interval>,
+        interval: Option<mocap_cli::status::Interval>,
     ) -> anyhow::Result<()> {
         let senders: Vec<_> = self
             .sources

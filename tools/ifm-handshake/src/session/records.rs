@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-use mocap_cli::{Record, Stopped};
+use mocap_cli::prelude::*;
 
 use serde::Serialize;
 
@@ -52,22 +52,22 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) commands_ignored: u64,
     pub(super) commands_refused: u64,
     #[serde(flatten)]
-    pub(super) refusals: mocap_cli::Refusals,
+    pub(super) refusals: mocap_cli::allow::Refusals,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) connections: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) vmc_datagrams: Option<u64>,
     /// `--vmc`: each destination's counts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(super) sends: Vec<mocap_cli::SendRecord>,
+    pub(super) sends: Vec<mocap_cli::sends::SendRecord>,
     pub(super) elapsed_s: f64,
     pub(super) stopped: Option<Stopped>,
     pub(super) senders: Vec<SenderRecord>,
     #[serde(flatten)]
-    pub(super) other: mocap_cli::OtherProtocolCount,
+    pub(super) other: mocap_cli::other::OtherProtocolCount,
     /// The interval a status line covers (human form only).
     #[serde(skip)]
-    pub(super) interval: Option<mocap_cli::Interval>,
+    pub(super) interval: Option<mocap_cli::status::Interval>,
 }
 
 impl Record for SummaryRecord<'_> {
@@ -96,7 +96,7 @@ impl Record for SummaryRecord<'_> {
         if let Some(n) = self.vmc_datagrams {
             write!(f, "; {n} VMC datagrams sent")?;
         }
-        mocap_cli::write_sends(f, &self.sends)?;
+        mocap_cli::sends::write_sends(f, &self.sends)?;
         Ok(())
     }
 }

@@ -1,6 +1,6 @@
 //! TCP mode: the phone connects to us; the newest connection wins.
 
-use mocap_cli::{FeedHandler, Flow};
+use mocap_cli::prelude::*;
 
 use super::feed::{Tcp, TcpFeed};
 
@@ -45,7 +45,7 @@ pub(super) fn run_tcp(opts: &Options, listen: SocketAddr) -> anyhow::Result<()> 
         splitter: new_splitter(),
         frames: Vec::new(),
     };
-    let stopped = mocap_cli::drive(&mut feed, opts.stop.duration, opts.stats_every(), &mut mode)?;
+    let stopped = drive(&mut feed, opts.stop.duration, opts.stats_every(), &mut mode)?;
     mode.handshake.stop();
     mode.act()?;
     if mode.splitter.dropped() > 0 {

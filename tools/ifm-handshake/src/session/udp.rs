@@ -5,7 +5,8 @@ use super::{
     Datagram, Decoder, ErrorRecord, Handshake, HandshakeAction, Input, InputError, Options,
     OutputFormat, Source, StopArgs, TextInput, Transport, phone_guard, send,
 };
-use mocap_cli::{Event, FeedHandler, Flow, Stopped};
+use mocap_cli::prelude::*;
+use mocap_cli::source::Event;
 use mocap_core::ifm;
 use std::net::SocketAddr;
 use std::net::UdpSocket;
@@ -145,7 +146,7 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
         source.record_to(
             path,
             ifm::PC_UDP_PORT,
-            mocap_cli::Log::new(super::TOOL, opts.log.quiet, false),
+            Log::new(super::TOOL, opts.log.quiet, false),
         )?;
     }
     // Sending to a socket from a capture plays it at its recorded timing.
@@ -171,7 +172,7 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
     dec.guard = guard;
     // A socket's silence is explained (a file's or stdin's is the input's own).
     if let (true, Some(at)) = (matches!(input, Input::Listen(_)), source.local_addr()) {
-        dec.activity = mocap_cli::Activity::new(dec.now(), Some(at));
+        dec.activity = mocap_cli::status::Activity::new(dec.now(), Some(at));
     }
     let socket = source.socket();
     let started = Instant::now();
@@ -196,7 +197,7 @@ pub(super) fn run_udp(opts: &Options) -> anyhow::Result<()> {
         count: None,
         duration: opts.stop.duration,
     };
-    let stopped = mocap_cli::run(&mut source, &limits, opts.stats_every(), &mut mode)?;
+    let stopped = mocap_cli::source::run(&mut source, &limits, opts.stats_every(), &mut mode)?;
     mode.dec.log.finish();
     let recorded = source.finish(&mode.dec.log);
     mode.dec.summary(Some(stopped), None, None)?;

@@ -7,7 +7,10 @@ use std::net::SocketAddr;
 
 use mocap_cli::dump::{self, Core, DumpArgs, DumpTool, Mode, Spec};
 use mocap_cli::net::Fanout;
-use mocap_cli::{Datagram, Input, InputError, Senders, Stopped, summary_kind};
+use mocap_cli::output::summary_kind;
+use mocap_cli::prelude::*;
+use mocap_cli::senders::Senders;
+use mocap_cli::source::{Datagram, Input, InputError};
 use mocap_core::bridge::{FaceBridge, FaceOptions, FacePose};
 use mocap_core::health::Health;
 use mocap_core::livelink::AngleUnit;
@@ -72,7 +75,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     )?;
     let vmc = match &opts.vmc {
         Some(v) => Some(VmcSink {
-            out: Fanout::new(v.to.clone(), mocap_cli::Receiver::Vmc)
+            out: Fanout::new(v.to.clone(), mocap_cli::sends::Receiver::Vmc)
                 .map_err(|e| anyhow::anyhow!("failed to open the VMC sending socket: {e}"))?,
             frames: 0,
         }),

@@ -4,7 +4,10 @@
 
 use std::net::SocketAddr;
 
-use mocap_cli::{Datagram, ErrorRecord, Record, plural, ts_us};
+use mocap_cli::output::plural;
+use mocap_cli::prelude::*;
+use mocap_cli::records::{ErrorRecord, ts_us};
+use mocap_cli::source::Datagram;
 use mocap_core::health::HealthReport;
 use mocap_core::livelink::{self, Angles, Face, Packet};
 use serde::ser::SerializeMap as _;
@@ -277,9 +280,9 @@ pub(super) struct SummaryRecord {
     pub(super) vmc: Option<VmcSummary>,
     /// `--vmc`: each destination's counts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(super) sends: Vec<mocap_cli::SendRecord>,
+    pub(super) sends: Vec<mocap_cli::sends::SendRecord>,
     #[serde(flatten)]
-    pub(super) other: mocap_cli::OtherProtocolCount,
+    pub(super) other: mocap_cli::other::OtherProtocolCount,
 }
 
 impl SummaryRecord {
@@ -322,7 +325,7 @@ impl Record for SummaryRecord {
                 v.datagrams,
                 to.join(", ")
             )?;
-            mocap_cli::write_sends(f, &self.sends)?;
+            mocap_cli::sends::write_sends(f, &self.sends)?;
         }
         if let Some(c) = &self.capture {
             write!(f, "\n  {c}")?;

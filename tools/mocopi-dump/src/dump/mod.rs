@@ -1,8 +1,8 @@
 //! `mocopi-dump`: decode mocopi datagrams from a socket or a file and report
 //! stream health. The binary parses flags into [`Options`] and calls [`run`].
 
-use mocap_cli::Senders;
 use mocap_cli::dump::{self, Core, DumpArgs, DumpTool, Mode, Spec};
+use mocap_cli::senders::Senders;
 use std::fmt::Write as _;
 
 mod records;
@@ -18,10 +18,11 @@ use take::{BvhTake, Skeleton};
 pub(crate) use vmc_out::{VmcOut, parse_mapping_arg};
 use vmc_out::{VmcSink, list};
 
-use mocap_cli::ErrorRecord;
 use mocap_cli::net::Fanout;
-use mocap_cli::{Datagram, Input, InputError, Log, Stopped};
-use mocap_cli::{Record, summary_kind};
+use mocap_cli::output::summary_kind;
+use mocap_cli::prelude::*;
+use mocap_cli::records::ErrorRecord;
+use mocap_cli::source::{Datagram, Input, InputError};
 use mocap_core::bridge::{BodyBridge, BodyOptions, MappingTable, SkeletonEvent};
 use mocap_core::health::{Health, HealthReport};
 use mocap_core::smf::{self, Body, Chunks, Packet, Tag};
@@ -60,7 +61,7 @@ pub(crate) struct Options {
     pub(crate) bvh: Option<BvhOut>,
 }
 
-pub(crate) use mocap_cli::BvhOut;
+pub(crate) use mocap_cli::take::BvhOut;
 
 /// Runs the tool to the end and prints the summary.
 ///
@@ -84,7 +85,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         opts,
         senders: Senders::folding(SenderStats::fold),
         vmc: opts.vmc.as_ref().map(VmcSink::new).transpose()?,
-        takes: opts.bvh.clone().map(mocap_cli::TakeSlots::new),
+        takes: opts.bvh.clone().map(mocap_cli::take::TakeSlots::new),
         skeletons: Senders::new(),
         takes_done: Vec::new(),
     };
@@ -128,10 +129,10 @@ struct Dump<'o> {
     senders: Senders<SenderStats>,
     vmc: Option<VmcSink>,
     /// `--bvh`: the takes open, by sender.
-    takes: Option<mocap_cli::TakeSlots<BvhTake>>,
+    takes: Option<mocap_cli::take::TakeSlots<BvhTake>>,
     /// Skeletons of senders without a take yet, until their first frame.
     skeletons: Senders<Skeleton>,
-    takes_done: Vec<mocap_cli::TakeSummary>,
+    takes_done: Vec<mocap_cli::take::TakeSummary>,
 }
 
 impl DumpTool for Dump<'_> {

@@ -1,7 +1,7 @@
 //! mocopi-dump's records (docs/jsonl.md).
 
 use super::{Datagram, ErrorRecord, HealthReport, Packet, Record, list};
-use mocap_cli::plural;
+use mocap_cli::output::plural;
 use mocap_core::smf;
 use mocap_core::vmc;
 use serde::Serialize;
@@ -37,7 +37,7 @@ impl PacketHead {
     }
 }
 
-pub(super) use mocap_cli::ts_us;
+pub(super) use mocap_cli::records::ts_us;
 
 #[derive(Serialize)]
 pub(super) struct FrameRecord<'a> {
@@ -234,12 +234,12 @@ pub(super) struct SummaryRecord<'a> {
     pub(super) vmc: Option<VmcRecord>,
     /// `--bvh` takes, once finished.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub(super) takes: &'a [mocap_cli::TakeSummary],
+    pub(super) takes: &'a [mocap_cli::take::TakeSummary],
     /// `--vmc`, `--vrchat`, `--vmt`: each destination's counts.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub(super) sends: Vec<mocap_cli::SendRecord>,
+    pub(super) sends: Vec<mocap_cli::sends::SendRecord>,
     #[serde(flatten)]
-    pub(super) other: mocap_cli::OtherProtocolCount,
+    pub(super) other: mocap_cli::other::OtherProtocolCount,
 }
 
 impl SummaryRecord<'_> {
@@ -282,7 +282,7 @@ impl Record for SummaryRecord<'_> {
                     t.counters.rate_limited
                 )?;
             }
-            mocap_cli::write_sends(f, &self.sends)?;
+            mocap_cli::sends::write_sends(f, &self.sends)?;
         }
         if let Some(c) = &self.capture {
             write!(f, "\n  {c}")?;

@@ -4,7 +4,8 @@
 //! skeleton: a skeleton alone, a stranger's, takes neither.
 
 use super::{Body, Dump, Log, Packet, SenderStats};
-use mocap_cli::{Senders, TakeSlot};
+use mocap_cli::senders::Senders;
+use mocap_cli::take::TakeSlot;
 use mocap_core::smf;
 use std::io;
 use std::net::SocketAddr;

@@ -47,7 +47,7 @@ impl VmcSink {
     pub(super) fn new(v: &VmcOut) -> anyhow::Result<Self> {
         Ok(Self {
             bridge: BodyBridge::new(v.body.clone()),
-            out: Fanout::new(v.to.clone(), mocap_cli::Receiver::Vmc)
+            out: Fanout::new(v.to.clone(), mocap_cli::sends::Receiver::Vmc)
                 .context("failed to open the VMC sending socket")?,
             smoother: v.smooth.clone().map(vmc::Smoother::new),
             started: Instant::now(),
@@ -153,7 +153,7 @@ impl VmcSink {
 
 impl VmcSink {
     /// Every destination's counts: VMC first, then the tracker outputs.
-    pub(super) fn sends(&self) -> Vec<mocap_cli::SendRecord> {
+    pub(super) fn sends(&self) -> Vec<mocap_cli::sends::SendRecord> {
         self.out
             .sends()
             .chain(self.trackers.iter().flat_map(|t| t.out.sends()))
@@ -178,10 +178,10 @@ impl VmcSink {
 }
 
 /// What listens for a tracker output.
-fn receiver(opts: &vmc::TrackerOptions) -> mocap_cli::Receiver {
+fn receiver(opts: &vmc::TrackerOptions) -> mocap_cli::sends::Receiver {
     match opts.format {
-        vmc::TrackerFormat::Vrchat(_) => mocap_cli::Receiver::Vrchat,
-        vmc::TrackerFormat::Vmt(_) => mocap_cli::Receiver::Vmt,
+        vmc::TrackerFormat::Vrchat(_) => mocap_cli::sends::Receiver::Vrchat,
+        vmc::TrackerFormat::Vmt(_) => mocap_cli::sends::Receiver::Vmt,
     }
 }
 

@@ -32,10 +32,10 @@ use tungstenite::protocol::frame::coding::CloseCode;
 use crate::TOOL;
 use crate::records::{ClientEndRecord, ClientRecord, RefusedPeer, ServeSummary};
 use crate::ws::close;
+use mocap_cli::accept::Accept;
 use mocap_cli::net;
-use mocap_cli::round3;
-use mocap_cli::{Accept, FeedHandler, Flow, Stopped, report, summary_kind};
-use mocap_cli::{Format, Log, LogArgs, Output, StopArgs, install_ctrlc};
+use mocap_cli::output::{report, round3, summary_kind};
+use mocap_cli::prelude::*;
 use mocap_core::dlp3d::server::{self, Action, ClientId, Refusal, Session};
 use mocap_core::dlp3d::{self, Request};
 
@@ -115,7 +115,7 @@ pub(crate) struct ServeOptions {
     /// `--quiet`, `--stats-interval`.
     pub(crate) log: LogArgs,
     /// `--allow`: who may send VMC and open connections.
-    pub(crate) allow: mocap_cli::AllowArgs,
+    pub(crate) allow: mocap_cli::allow::AllowArgs,
     /// `--head-timeout`: from the connection to the end of its request head.
     pub(crate) head_timeout: Duration,
     /// `--max-per-address`: connections one address may hold open.
@@ -285,7 +285,8 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     // VMC datagrams from outside --allow: counted per sender, logged once
     // each. Connections are checked against the same ranges by the acceptor
     // and counted per address with the server's other refusals.
-    let guard = mocap_cli::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    let guard =
+        mocap_cli::allow::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
     let ctx = Arc::new(Context {
         access: opts.access.clone(),
         tls: opts.tls.clone(),
@@ -311,11 +312,11 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         .spawn(move || {
             let mut feed = Accept::new(listener);
             // Ends with the process (or on Ctrl-C); only a failing listener ends it early.
-            if let Err(e) = mocap_cli::drive(&mut feed, None, None, &mut acceptor) {
+            if let Err(e) = drive(&mut feed, None, None, &mut acceptor) {
                 info(&acceptor.ctx.log, format_args!("stopped accepting: {e:#}"));
             }
         })?;
-    let mut feed = mocap_cli::UdpFeed::new(socket);
+    let mut feed = mocap_cli::inbox::UdpFeed::new(socket);
     feed.guard_with(guard.clone());
     let mut server = Server {
         guard: guard.clone(),
@@ -329,7 +330,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         out: &mut out,
         shared: &shared,
     };
-    let stopped = mocap_cli::drive(
+    let stopped = drive(
         &mut feed,
         opts.stop.duration,
         opts.log.stats_interval,
@@ -374,7 +375,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
 struct Acceptor {
     ctx: Arc<Context>,
     /// `--allow`: a connection from elsewhere is closed unread.
-    allow: Vec<mocap_cli::Cidr>,
+    allow: Vec<mocap_cli::allow::Cidr>,
     max_per_address: usize,
     active: Arc<AtomicUsize>,
     open: Arc<Mutex<limits::Open>>,
@@ -507,7 +508,7 @@ const JOIN_POLL: Duration = Duration::from_millis(5);
 /// The session on the run loop: VMC datagrams in, client messages queued.
 struct Server<'a> {
     /// `--allow` (shared with the VMC feed and the accept thread).
-    guard: mocap_cli::Guard,
+    guard: mocap_cli::allow::Guard,
     opts: &'a ServeOptions,
     session: Session,
     clients: HashMap<ClientId, Joined>,
@@ -519,7 +520,7 @@ struct Server<'a> {
     shared: &'a Mutex<Shared>,
 }
 
-impl FeedHandler<mocap_cli::UdpFeed> for Server<'_> {
+impl FeedHandler<mocap_cli::inbox::UdpFeed> for Server<'_> {
     fn item(&mut self, (src, bytes): (SocketAddr, &[u8])) -> anyhow::Result<Flow> {
         self.datagrams += 1;
         self.session.handle_vmc(src, bytes, self.started.elapsed());
@@ -676,7 +677,7 @@ fn summary(
     out: &mut Output,
     stopped: Option<Stopped>,
     shared: &Mutex<Shared>,
-    guard: &mocap_cli::Guard,
+    guard: &mocap_cli::allow::Guard,
 ) -> anyhow::Result<()> {
     let (pages, connections, unauthorized, forbidden, over_limit, head_timeouts, closed, peers) =
         shared

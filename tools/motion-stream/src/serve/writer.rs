@@ -24,7 +24,7 @@ pub(super) fn write_loop(
         .get_ref()
         .get_ref()
         .set_read_timeout(Some(Duration::from_millis(1)));
-    let poll = mocap_cli::POLL;
+    let poll = mocap_cli::runner::POLL;
     let mut last_read = Instant::now();
     let mut last_write = Instant::now();
     loop {

@@ -7,12 +7,12 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
 use mocap_cli::net::batch::SendHeaders;
-use mocap_cli::{StopArgs, Stopped};
+use mocap_cli::prelude::*;
 use mocap_core::vmc::Rules;
 
 use super::batched::{Feed, Forward};
 use super::{Destination, Relay, listening_on_loopback, prepare};
-use mocap_cli::MAX_SENDERS;
+use mocap_cli::senders::MAX_SENDERS;
 
 const LEN: usize = 64;
 const SINKS: usize = 4;

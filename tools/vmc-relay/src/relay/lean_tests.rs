@@ -7,7 +7,7 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
-use mocap_cli::{StopArgs, Stopped};
+use mocap_cli::prelude::*;
 use mocap_core::osc::{self, Pattern};
 use mocap_core::vmc::{Rename, Rules};
 
@@ -37,7 +37,7 @@ fn rules() -> [Rules; 2] {
     ]
 }
 
-fn relay_to(sinks: &[UdpSocket]) -> (Relay, mocap_cli::Source, SocketAddr) {
+fn relay_to(sinks: &[UdpSocket]) -> (Relay, mocap_cli::source::Source, SocketAddr) {
     let opts = listening_on_loopback(
         sinks
             .iter()
@@ -91,7 +91,7 @@ fn filtering_allocates_nothing_per_datagram_and_forwards_what_the_rules_keep() {
                 count: Some(1),
                 duration: Some(Duration::from_secs(5)),
             };
-            let stopped = mocap_cli::run(&mut source, &stop, None, relay).unwrap();
+            let stopped = mocap_cli::source::run(&mut source, &stop, None, relay).unwrap();
             assert_eq!(stopped, Stopped::Count, "a datagram went missing");
         }
     };
