@@ -94,9 +94,7 @@ impl fmt::Display for ErrorKind {
         match *self {
             Self::Empty => write!(f, "empty datagram"),
             Self::Version(v) => write!(f, "unsupported packet version {v} (known: 6)"),
-            Self::Truncated { need, have } => {
-                write!(f, "truncated: need {need} bytes, have {have}")
-            }
+            Self::Truncated { need, have } => wire::Truncated { need, have }.fmt(f),
             Self::Length { len, have } => {
                 write!(f, "string length {len} does not fit: {have} bytes left")
             }

@@ -2,6 +2,8 @@
 //! either hands out its bytes (borrowed, never copied beyond a number) or a
 //! located [`Error`]; no read panics, whatever the bytes.
 
+use std::fmt;
+
 use super::{Error, Field};
 
 /// Fewer bytes left than a read needs: the one fault a [`Cursor`] finds by
@@ -13,6 +15,12 @@ pub struct Truncated {
     pub need: usize,
     /// Bytes left.
     pub have: usize,
+}
+
+impl fmt::Display for Truncated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "truncated: need {} bytes, have {}", self.need, self.have)
+    }
 }
 
 /// The unread rest of a datagram and the offset of its first byte.
@@ -178,8 +186,6 @@ impl<'a> Cursor<'a> {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use std::fmt;
-
     use super::*;
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,7 +208,7 @@ mod tests {
     impl fmt::Display for Kind {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             let Self::Short(t) = self;
-            write!(f, "need {}, have {}", t.need, t.have)
+            t.fmt(f)
         }
     }
 
@@ -277,6 +283,13 @@ mod tests {
         assert_eq!(block.u16_be(Part::B), Err(short(4, Part::B, 2, 1)));
         assert_eq!(c.take(3, Part::A), Err(short(5, Part::A, 3, 2)));
         assert_eq!(c.offset(), 5);
+    }
+
+    #[test]
+    fn a_short_read_says_what_it_needed() {
+        let e = Cursor::at(&[1], 7).u32_le(Part::A).unwrap_err();
+        assert_eq!(e.kind.to_string(), "truncated: need 4 bytes, have 1");
+        assert_eq!(e.to_string(), "truncated: need 4 bytes, have 1 at offset 7");
     }
 
     #[test]

@@ -28,18 +28,18 @@
 //! }
 //!
 //! #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-//! enum ErrorKind { Truncated { need: usize, have: usize } }
+//! enum ErrorKind { Truncated(Truncated) }
 //!
 //! impl From<Truncated> for ErrorKind {
-//!     fn from(Truncated { need, have }: Truncated) -> Self {
-//!         Self::Truncated { need, have }
+//!     fn from(t: Truncated) -> Self {
+//!         Self::Truncated(t)
 //!     }
 //! }
 //!
 //! impl fmt::Display for ErrorKind {
 //!     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-//!         let Self::Truncated { need, have } = self;
-//!         write!(f, "truncated: need {need} bytes, have {have}")
+//!         let Self::Truncated(t) = self;
+//!         t.fmt(f)
 //!     }
 //! }
 //!
