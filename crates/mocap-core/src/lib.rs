@@ -19,6 +19,7 @@
 //! - [`textcap`]: datagrams written as hex text (hex lines, mocopi packet captures).
 //! - [`protocol`]: the registry of protocols: names, default ports, content sniffs.
 //! - [`filekind`]: what an input file holds, from its first bytes.
+//! - [`wire`]: what the binary protocol modules share: located errors and warnings, a read cursor.
 #![warn(missing_docs, clippy::print_stdout, clippy::print_stderr)]
 
 pub mod bridge;
@@ -37,6 +38,7 @@ pub mod quat;
 pub mod smf;
 pub mod textcap;
 pub mod vmc;
+pub mod wire;
 
 /// The largest UDP payload, 65 535 bytes: a receive buffer this big never
 /// cuts a datagram, and no text line may describe a longer one.

@@ -162,7 +162,7 @@ fn malformed_containers_are_refused_with_reasons() {
             have: 16
         }
     );
-    assert_eq!(got[2].tag, Some(Tag::FRAM));
+    assert_eq!(got[2].field, Some(Tag::FRAM));
     assert_eq!(
         (got[3].offset, got[3].kind),
         (43, ErrorKind::TruncatedHeader { have: 3 })
@@ -220,7 +220,7 @@ fn malformed_packets_are_refused_or_warned_with_reasons() {
     for (i, (d, want)) in ds.iter().zip(want).enumerate() {
         match (smf::parse(d), want) {
             (Err(e), Refused(tag, kind)) => {
-                assert_eq!((e.tag, e.kind), (tag, kind), "datagram {i}: {e}");
+                assert_eq!((e.field, e.kind), (tag, kind), "datagram {i}: {e}");
                 // The offset points at a chunk header carrying that tag.
                 if let Some(tag) = tag {
                     assert_eq!(&d[e.offset + 4..e.offset + 8], &tag.0, "datagram {i}");
@@ -232,7 +232,7 @@ fn malformed_packets_are_refused_or_warned_with_reasons() {
             (Ok(p), Warned(tag, kind)) => {
                 let w = p.warnings();
                 assert_eq!(w.len(), 1, "datagram {i}: {w:?}");
-                assert_eq!((w[0].tag, w[0].kind), (tag, kind), "datagram {i}");
+                assert_eq!((w[0].field, w[0].kind), (tag, kind), "datagram {i}");
                 assert_eq!(&d[w[0].offset + 4..w[0].offset + 8], &tag.0, "datagram {i}");
                 let (bones, records) = match &p.body {
                     Body::Frame(f) => (f.bones().count(), f.bone_count()),

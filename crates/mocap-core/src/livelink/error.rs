@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::wire;
+
 /// The fields of a datagram, named in errors and warnings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -38,17 +40,23 @@ impl fmt::Display for Field {
     }
 }
 
-/// Why a datagram could not be decoded, and where.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Error {
-    /// Byte offset in the datagram of the field at fault.
-    pub offset: usize,
-    /// The field at fault.
-    pub field: Field,
-    /// What is wrong.
-    pub kind: ErrorKind,
+impl wire::Field for Field {
+    type ErrorKind = ErrorKind;
+    type WarningKind = WarningKind;
+
+    fn name(&self) -> Option<&dyn fmt::Display> {
+        Some(self)
+    }
 }
+
+/// Why a datagram could not be decoded, and where.
+pub type Error = wire::Error<Field>;
+
+/// A value that decodes but is odd: the packet is still decoded and used.
+pub type Warning = wire::Warning<Field>;
+
+/// Result of Live Link Face decoding.
+pub type Result<T> = std::result::Result<T, Error>;
 
 /// The reasons a datagram is refused. Messages are lowercase fragments with numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,9 +94,7 @@ impl fmt::Display for ErrorKind {
         match *self {
             Self::Empty => write!(f, "empty datagram"),
             Self::Version(v) => write!(f, "unsupported packet version {v} (known: 6)"),
-            Self::Truncated { need, have } => {
-                write!(f, "truncated: need {need} bytes, have {have}")
-            }
+            Self::Truncated { need, have } => wire::Truncated { need, have }.fmt(f),
             Self::Length { len, have } => {
                 write!(f, "string length {len} does not fit: {have} bytes left")
             }
@@ -101,30 +107,13 @@ impl fmt::Display for ErrorKind {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} at offset {} in `{}`",
-            self.kind, self.offset, self.field
-        )
+impl From<wire::Truncated> for ErrorKind {
+    fn from(t: wire::Truncated) -> Self {
+        Self::Truncated {
+            need: t.need,
+            have: t.have,
+        }
     }
-}
-
-impl std::error::Error for Error {}
-
-/// Result of Live Link Face decoding.
-pub type Result<T> = std::result::Result<T, Error>;
-
-/// A value that decodes but is odd: the packet is still decoded and used.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Warning {
-    /// Byte offset in the datagram of the field at fault.
-    pub offset: usize,
-    /// The field at fault.
-    pub field: Field,
-    /// What is odd.
-    pub kind: WarningKind,
 }
 
 /// The odd values a decoded packet can carry.
@@ -161,15 +150,5 @@ impl fmt::Display for WarningKind {
             Self::Subframe => write!(f, "subframe is not finite"),
             Self::Trailing { len } => write!(f, "{len} bytes after the values"),
         }
-    }
-}
-
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} at offset {} in `{}`",
-            self.kind, self.offset, self.field
-        )
     }
 }

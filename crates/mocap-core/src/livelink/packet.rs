@@ -6,6 +6,7 @@ use super::{
     BLENDSHAPES, Error, ErrorKind, Field, HEAD, LEFT_EYE, RIGHT_EYE, Result, VALUE_COUNT, VERSION,
     Warning, WarningKind,
 };
+use crate::wire::Cursor;
 
 /// A checked view of one datagram: every accessor is infallible.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -181,13 +182,7 @@ impl<'a> Packet<'a> {
     /// The odd values in this packet, in wire order.
     pub fn warnings(&self) -> Vec<Warning> {
         let mut w = Vec::new();
-        let mut warn = |offset, field, kind| {
-            w.push(Warning {
-                offset,
-                field,
-                kind,
-            })
-        };
+        let mut warn = |offset, field, kind| w.push(Warning::new(offset, field, kind));
         let [device_at, subject_at, time_at, count_at] = self.at;
         if std::str::from_utf8(self.device).is_err() {
             warn(device_at, Field::Device, WarningKind::NotUtf8);
@@ -228,40 +223,16 @@ impl<'a> Packet<'a> {
     }
 }
 
-/// Splits `n` bytes off the front of `rest`, or says what is missing.
-fn take<'a>(rest: &mut &'a [u8], n: usize, offset: usize, field: Field) -> Result<&'a [u8]> {
-    let Some((head, tail)) = rest.split_at_checked(n) else {
-        return Err(Error {
-            offset,
-            field,
-            kind: ErrorKind::Truncated {
-                need: n,
-                have: rest.len(),
-            },
-        });
-    };
-    *rest = tail;
-    Ok(head)
-}
-
-fn be_i32(b: &[u8]) -> i32 {
-    i32::from_be_bytes(b.first_chunk::<4>().copied().unwrap_or_default())
-}
-
-/// A length-prefixed string: its bytes and the offset after it.
-fn string<'a>(rest: &mut &'a [u8], offset: usize, field: Field) -> Result<(&'a [u8], usize)> {
-    let len = be_i32(take(rest, 4, offset, field)?);
-    let have = rest.len();
-    let bytes = usize::try_from(len)
+/// A length-prefixed string's bytes. A length that is negative or runs past
+/// the end is refused at the length, with the bytes left after it.
+fn string<'a>(c: &mut Cursor<'a>, field: Field) -> Result<&'a [u8]> {
+    let at = c.offset();
+    let len = c.i32_be(field)?;
+    let have = c.len();
+    usize::try_from(len)
         .ok()
-        .and_then(|n| rest.get(..n))
-        .ok_or(Error {
-            offset,
-            field,
-            kind: ErrorKind::Length { len, have },
-        })?;
-    *rest = rest.get(bytes.len()..).unwrap_or_default();
-    Ok((bytes, offset + 4 + bytes.len()))
+        .and_then(|n| c.bytes(n, field).ok())
+        .ok_or_else(|| Error::new(at, field, ErrorKind::Length { len, have }))
 }
 
 /// Decodes one Live Link Face datagram.
@@ -271,45 +242,36 @@ fn string<'a>(rest: &mut &'a [u8], offset: usize, field: Field) -> Result<(&'a [
 /// string length past the end, a frame time cut short, or a count whose values
 /// do not fit. Never panics.
 pub fn parse(datagram: &[u8]) -> Result<Packet<'_>> {
-    let mut rest = datagram;
-    let Some((&version, tail)) = rest.split_first() else {
-        return Err(Error {
-            offset: 0,
-            field: Field::Version,
-            kind: ErrorKind::Empty,
-        });
-    };
-    if version != VERSION {
-        return Err(Error {
-            offset: 0,
-            field: Field::Version,
-            kind: ErrorKind::Version(version),
-        });
+    let mut c = Cursor::new(datagram);
+    if c.is_empty() {
+        return Err(Error::new(0, Field::Version, ErrorKind::Empty));
     }
-    rest = tail;
-    let device_at = 1;
-    let (device, subject_at) = string(&mut rest, device_at, Field::Device)?;
-    let (subject, time_at) = string(&mut rest, subject_at, Field::Subject)?;
-    let t = take(&mut rest, 16, time_at, Field::FrameTime)?;
-    let word = |i: usize| t.get(i..).map(be_i32).unwrap_or_default();
+    let version = c.u8(Field::Version)?;
+    if version != VERSION {
+        return Err(Error::new(0, Field::Version, ErrorKind::Version(version)));
+    }
+    let device_at = c.offset();
+    let device = string(&mut c, Field::Device)?;
+    let subject_at = c.offset();
+    let subject = string(&mut c, Field::Subject)?;
+    let time_at = c.offset();
+    let mut t = c.take(16, Field::FrameTime)?;
     let time = FrameTime {
-        frame: word(0),
-        subframe: f32::from_bits(word(4).cast_unsigned()),
-        rate: [word(8), word(12)],
+        frame: t.i32_be(Field::FrameTime)?,
+        subframe: t.f32_be(Field::FrameTime)?,
+        rate: [t.i32_be(Field::FrameTime)?, t.i32_be(Field::FrameTime)?],
     };
-    let count_at = time_at + 16;
-    let body = match rest.split_first() {
-        None | Some((0, _)) => Body::NoFace,
-        Some((&count, values)) => {
-            let need = usize::from(count) * 4;
-            let values = values.get(..need).ok_or(Error {
-                offset: count_at,
-                field: Field::Values,
-                kind: ErrorKind::Count {
-                    count,
-                    have: values.len(),
-                },
-            })?;
+    let count_at = c.offset();
+    // Nothing after the frame time, or a count of 0: no face.
+    let body = match c.u8(Field::Values).unwrap_or(0) {
+        0 => Body::NoFace,
+        count => {
+            let have = c.len();
+            let values = c
+                .bytes(usize::from(count) * 4, Field::Values)
+                .map_err(|_| {
+                    Error::new(count_at, Field::Values, ErrorKind::Count { count, have })
+                })?;
             Body::Face(Face { values })
         }
     };

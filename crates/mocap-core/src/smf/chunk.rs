@@ -42,11 +42,7 @@ impl<'a> Chunk<'a> {
 
     /// An error located at this chunk.
     pub fn error(&self, kind: ErrorKind) -> Error {
-        Error {
-            offset: self.offset,
-            tag: Some(self.tag),
-            kind,
-        }
+        Error::new(self.offset, Some(self.tag), kind)
     }
 }
 
@@ -88,11 +84,11 @@ impl<'a> Iterator for Chunks<'a> {
         let Some((head, rest)) = self.rest.split_first_chunk::<HEADER_LEN>() else {
             let have = self.rest.len();
             self.rest = &[];
-            return Some(Err(Error {
-                offset: at,
-                tag: self.parent,
-                kind: ErrorKind::TruncatedHeader { have },
-            }));
+            return Some(Err(Error::new(
+                at,
+                self.parent,
+                ErrorKind::TruncatedHeader { have },
+            )));
         };
         let [l0, l1, l2, l3, t0, t1, t2, t3] = *head;
         let len = u32::from_le_bytes([l0, l1, l2, l3]);
@@ -103,11 +99,11 @@ impl<'a> Iterator for Chunks<'a> {
         else {
             let have = rest.len();
             self.rest = &[];
-            return Some(Err(Error {
-                offset: at,
-                tag: Some(tag),
-                kind: ErrorKind::Overrun { len, have },
-            }));
+            return Some(Err(Error::new(
+                at,
+                Some(tag),
+                ErrorKind::Overrun { len, have },
+            )));
         };
         self.rest = rest;
         self.offset = at + HEADER_LEN + value.len();
@@ -151,7 +147,7 @@ mod tests {
         assert!(it.next().unwrap().is_ok());
         let err = it.next().unwrap().unwrap_err();
         assert_eq!(err.offset, 108);
-        assert_eq!(err.tag, Some(Tag::FRAM));
+        assert_eq!(err.field, Some(Tag::FRAM));
         assert_eq!(err.kind, ErrorKind::TruncatedHeader { have: 3 });
         assert!(it.next().is_none());
     }
@@ -161,7 +157,7 @@ mod tests {
         let mut buf = chunk(b"fnum", &[0; 4]);
         buf.truncate(10);
         let err = Chunks::top(&buf).next().unwrap().unwrap_err();
-        assert_eq!(err.tag, Some(Tag::FNUM));
+        assert_eq!(err.field, Some(Tag::FNUM));
         assert_eq!(err.kind, ErrorKind::Overrun { len: 4, have: 2 });
     }
 

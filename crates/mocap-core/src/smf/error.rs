@@ -4,18 +4,30 @@
 use std::fmt;
 
 use super::Tag;
+use crate::wire;
 
-/// Why a datagram could not be decoded, where, and in which chunk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Error {
-    /// Byte offset in the datagram of the chunk header (or the byte) at fault.
-    pub offset: usize,
-    /// The chunk at fault; for errors about a missing or malformed child, its parent.
-    pub tag: Option<Tag>,
-    /// What is wrong.
-    pub kind: ErrorKind,
+/// Errors and warnings name the chunk at fault by its tag.
+impl wire::Field for Tag {
+    type ErrorKind = ErrorKind;
+    type WarningKind = WarningKind;
+
+    fn name(&self) -> Option<&dyn fmt::Display> {
+        Some(self)
+    }
 }
+
+/// Why a datagram could not be decoded, where (the byte offset of the chunk
+/// header, or of the byte, at fault), and in which chunk: for errors about a
+/// missing or malformed child, its parent; `None` at the top level.
+pub type Error = wire::Error<Option<Tag>>;
+
+/// A value that decodes but is odd: the packet is still decoded and used, and
+/// the warning says what and where (for a bone, the offset of its list:
+/// `btrs` or `bons`).
+pub type Warning = wire::Warning<Tag>;
+
+/// Result of SMF decoding.
+pub type Result<T> = std::result::Result<T, Error>;
 
 /// The reasons a datagram is refused. Messages are lowercase fragments with numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,19 +68,6 @@ pub enum ErrorKind {
     NoPayload,
 }
 
-/// A value that decodes but is odd: the packet is still decoded and used, and
-/// the warning says what and where.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Warning {
-    /// Byte offset in the datagram of the chunk header at fault (for a bone,
-    /// its list: `btrs` or `bons`).
-    pub offset: usize,
-    /// The chunk at fault.
-    pub tag: Tag,
-    /// What is odd.
-    pub kind: WarningKind,
-}
-
 /// The odd values a decoded packet can carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -103,16 +102,6 @@ impl fmt::Display for WarningKind {
     }
 }
 
-impl fmt::Display for Warning {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} at offset {} in `{}`",
-            self.kind, self.offset, self.tag
-        )
-    }
-}
-
 impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
@@ -143,18 +132,3 @@ impl fmt::Display for ErrorKind {
         }
     }
 }
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at offset {}", self.kind, self.offset)?;
-        if let Some(tag) = self.tag {
-            write!(f, " in `{tag}`")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for Error {}
-
-/// Result of SMF decoding.
-pub type Result<T> = std::result::Result<T, Error>;

@@ -378,11 +378,7 @@ fn collect_unknown<'a>(
 /// fault found.
 pub fn parse(datagram: &[u8]) -> Result<Packet<'_>> {
     if datagram.is_empty() {
-        return Err(Error {
-            offset: 0,
-            tag: None,
-            kind: ErrorKind::Empty,
-        });
+        return Err(Error::new(0, None, ErrorKind::Empty));
     }
     let mut unknown = 0u32;
     let mut head = None;
@@ -407,11 +403,7 @@ pub fn parse(datagram: &[u8]) -> Result<Packet<'_>> {
             _ => unknown += 1,
         }
     }
-    let top_missing = |kind| Error {
-        offset: 0,
-        tag: None,
-        kind,
-    };
+    let top_missing = |kind| Error::new(0, None, kind);
     let head = head.ok_or_else(|| top_missing(ErrorKind::Missing(Tag::HEAD)))?;
     let version = parse_head(&head, &mut unknown)?;
     let sender = sndf.map(|c| parse_sender(&c, &mut unknown)).transpose()?;
@@ -587,11 +579,7 @@ fn clock_warning(at: usize, tag: Tag, v: f64, out: &mut Vec<Warning>) {
     } else {
         return;
     };
-    out.push(Warning {
-        offset: at,
-        tag,
-        kind,
-    });
+    out.push(Warning::new(at, tag, kind));
 }
 
 fn bone_warning(list: usize, tag: Tag, id: u16, rot: [f32; 4], pos: [f32; 3]) -> Option<Warning> {
@@ -602,11 +590,7 @@ fn bone_warning(list: usize, tag: Tag, id: u16, rot: [f32; 4], pos: [f32; 3]) ->
     } else {
         return None;
     };
-    Some(Warning {
-        offset: list,
-        tag,
-        kind,
-    })
+    Some(Warning::new(list, tag, kind))
 }
 
 /// Chunk headers of a `btdt` as every app writes it: `bnid` (2 bytes), then `tran` (28).

@@ -220,7 +220,7 @@ fn json_packet(
         .iter()
         .map(|w| WarningRecord {
             offset: w.offset,
-            tag: w.tag.to_string(),
+            tag: w.field.to_string(),
             reason: w.kind.to_string(),
         })
         .collect();

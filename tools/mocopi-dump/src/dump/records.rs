@@ -148,7 +148,7 @@ pub(super) fn smf_error(d: &Datagram<'_>, e: &smf::Error) -> ErrorRecord {
     r.src = d.src;
     r.ts_us = ts_us(d.ts);
     r.offset = Some(e.offset);
-    r.tag = e.tag.map(|t| t.to_string());
+    r.tag = e.field.map(|t| t.to_string());
     r.len = Some(d.payload.len());
     r
 }
