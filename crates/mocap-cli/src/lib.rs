@@ -29,5 +29,6 @@ pub mod senders;
 pub mod sends;
 pub mod source;
 pub mod status;
+pub mod streams;
 pub mod take;
 pub mod view;

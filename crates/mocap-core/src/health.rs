@@ -202,6 +202,22 @@ impl HealthReport {
         };
     }
 
+    /// Lost frames as a share of the frames the sender meant, in percent:
+    /// copies are not frames it meant, and late ones filled a gap already
+    /// counted as lost, and left it. 0 before any frame.
+    #[must_use]
+    pub fn loss_pct(&self) -> f64 {
+        let expected = self
+            .frames
+            .saturating_sub(self.duplicates)
+            .saturating_add(self.lost);
+        if expected == 0 {
+            0.0
+        } else {
+            self.lost as f64 * 100.0 / expected as f64
+        }
+    }
+
     /// The same report with rates rounded to 0.001, for display.
     pub fn rounded(mut self) -> Self {
         let r = |v: Option<f64>| v.map(|x| (x * 1000.0).round() / 1000.0);
@@ -295,6 +311,12 @@ impl Health {
             }
         }
         event
+    }
+
+    /// Whether any numbered frame came (loss and its share mean something).
+    #[must_use]
+    pub fn is_numbered(&self) -> bool {
+        self.newest.is_some()
     }
 
     /// Counts a skeleton packet.

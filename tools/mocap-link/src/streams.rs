@@ -8,6 +8,7 @@ use std::fmt;
 use std::net::SocketAddr;
 
 use mocap_cli::senders::{Senders, pair};
+use mocap_cli::streams::StreamCounts;
 use mocap_core::health::Health;
 use mocap_core::protocol::{Protocol, Stamp};
 use serde::Serialize;
@@ -114,14 +115,13 @@ impl Streams {
                     performer: performer.clone(),
                     protocol: protocol.clone(),
                     senders: s.senders.len(),
-                    datagrams: s.datagrams,
+                    counts: StreamCounts::new(
+                        s.datagrams,
+                        h.frames,
+                        h.errors,
+                        s.health.is_numbered().then_some(&h),
+                    ),
                     bytes: s.bytes,
-                    frames: h.frames,
-                    lost: h.lost,
-                    duplicates: h.duplicates,
-                    reordered: h.reordered,
-                    restarts: h.restarts,
-                    errors: h.errors,
                     rate_hz: h.fps,
                     jitter_ms: h.jitter_ms,
                     stale: s.stale,
@@ -150,14 +150,10 @@ pub(crate) struct StreamRecord {
     pub(crate) performer: String,
     pub(crate) protocol: String,
     pub(crate) senders: usize,
-    pub(crate) datagrams: u64,
+    /// The counters mocap-top's rows carry too.
+    #[serde(flatten)]
+    pub(crate) counts: StreamCounts,
     pub(crate) bytes: u64,
-    pub(crate) frames: u64,
-    pub(crate) lost: u64,
-    pub(crate) duplicates: u64,
-    pub(crate) reordered: u64,
-    pub(crate) restarts: u64,
-    pub(crate) errors: u64,
     pub(crate) rate_hz: Option<f64>,
     pub(crate) jitter_ms: Option<f64>,
     /// Samples not sent on: older than --max-lag when they arrived.
@@ -174,7 +170,7 @@ impl fmt::Display for StreamRecord {
         write!(
             f,
             "{}/{}: {} datagrams",
-            self.performer, self.protocol, self.datagrams
+            self.performer, self.protocol, self.counts.datagrams
         )?;
         if let Some(hz) = self.rate_hz {
             write!(f, ", {hz:.1}/s")?;
@@ -182,7 +178,7 @@ impl fmt::Display for StreamRecord {
         write!(
             f,
             ", lost {}, duplicates {}, reordered {}, restarts {}",
-            self.lost, self.duplicates, self.reordered, self.restarts
+            self.counts.lost, self.counts.duplicates, self.counts.reordered, self.counts.restarts
         )?;
         if self.stale > 0 {
             write!(f, ", stale {}", self.stale)?;
@@ -224,12 +220,12 @@ mod tests {
             ("alice", "mocopi")
         );
         assert_eq!(
-            (a.datagrams, a.frames, a.duplicates, a.senders),
+            (a.counts.datagrams, a.counts.frames, a.counts.duplicates, a.senders),
             (2, 2, 1, 1)
         );
         assert_eq!(a.one_way_ms.unwrap().p50, 0.5);
         assert_eq!(a.rtt_ms.unwrap().p99, 2.0);
-        assert_eq!((r[1].datagrams, r[1].lost), (1, 0));
+        assert_eq!((r[1].counts.datagrams, r[1].counts.lost), (1, 0));
         assert!(a.to_string().starts_with("alice/mocopi: 2 datagrams"));
     }
 

@@ -701,7 +701,11 @@ mod tests {
         let names: Vec<&str> = streams.iter().map(|s| s.performer.as_str()).collect();
         assert_eq!(names, ["alice", "studio/alice"]);
         for s in &streams {
-            assert_eq!((s.datagrams, s.reordered, s.lost), (3, 0, 0), "{s:?}");
+            assert_eq!(
+                (s.counts.datagrams, s.counts.reordered, s.counts.lost),
+                (3, 0, 0),
+                "{s:?}"
+            );
         }
     }
 

@@ -769,23 +769,23 @@ impl fmt::Display for StreamLine<'_> {
             r.key.kind.name(),
             addr(r.listen),
             addr(r.sender),
-            n(r.datagrams, "datagram"),
-            n(r.frames, "frame")
+            n(r.counts.datagrams, "datagram"),
+            n(r.counts.frames, "frame")
         )?;
-        if let Some(pct) = r.loss_pct {
-            write!(f, ", {} lost ({pct:.1} %)", r.lost)?;
-            if r.duplicates + r.reordered + r.restarts > 0 {
+        if let Some(pct) = r.counts.loss_pct {
+            write!(f, ", {} lost ({pct:.1} %)", r.counts.lost)?;
+            if r.counts.duplicates + r.counts.reordered + r.counts.restarts > 0 {
                 write!(
                     f,
                     ", {} duplicated, {} reordered, {}",
-                    r.duplicates,
-                    r.reordered,
-                    n(r.restarts, "restart")
+                    r.counts.duplicates,
+                    r.counts.reordered,
+                    n(r.counts.restarts, "restart")
                 )?;
             }
         }
-        if r.errors > 0 {
-            write!(f, ", {}", n(r.errors, "error"))?;
+        if r.counts.errors > 0 {
+            write!(f, ", {}", n(r.counts.errors, "error"))?;
         }
         if r.non_unit_rotations > 0 {
             write!(

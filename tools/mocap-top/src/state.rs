@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use mocap_cli::streams::StreamCounts;
 use mocap_core::health::{FrameEvent, FrameMarks, Health, HealthReport};
 use mocap_core::protocol::{self, Protocol, Stamp};
 use serde::Serialize;
@@ -183,17 +184,8 @@ pub(crate) struct Row {
     /// Frames per second over the last second, duplicates left out
     /// (datagrams, for unknown bytes and OSC without VMC's frame ends).
     pub(crate) rate_hz: f64,
-    pub(crate) datagrams: u64,
-    pub(crate) frames: u64,
-    pub(crate) lost: u64,
-    /// Lost frames as a share of the frames expected, in percent (numbered
-    /// protocols only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) loss_pct: Option<f64>,
-    pub(crate) duplicates: u64,
-    pub(crate) reordered: u64,
-    pub(crate) restarts: u64,
-    pub(crate) errors: u64,
+    #[serde(flatten)]
+    pub(crate) counts: StreamCounts,
     pub(crate) age_ms: u64,
     pub(crate) bytes_per_s: f64,
     /// Datagrams per second over the last second.
@@ -412,23 +404,12 @@ fn row(key: Key, s: &Stream, now: Duration) -> Row {
         } else {
             s.frame_window.rate(now)
         }),
-        datagrams: s.datagrams,
-        frames: s.frames,
-        lost: h.lost,
-        loss_pct: (!s.health.is_empty()).then(|| {
-            // Copies are not frames the sender meant; late ones filled a
-            // gap already counted as lost, and left it.
-            let expected = h.frames.saturating_sub(h.duplicates).saturating_add(h.lost);
-            if expected == 0 {
-                0.0
-            } else {
-                round(h.lost as f64 * 100.0 / expected as f64)
-            }
-        }),
-        duplicates: h.duplicates,
-        reordered: h.reordered,
-        restarts: h.restarts,
-        errors: s.errors,
+        counts: StreamCounts::new(
+            s.datagrams,
+            s.frames,
+            s.errors,
+            (!s.health.is_empty()).then_some(&h),
+        ),
         age_ms: u64::try_from(age.as_millis()).unwrap_or(u64::MAX),
         bytes_per_s: round(s.window.bytes_per_s(now)),
         datagrams_per_s: round(s.window.rate(now)),
@@ -577,8 +558,12 @@ mod tests {
                 .iter()
                 .find(|r| r.key.kind == Kind::Known(p))
                 .unwrap_or_else(|| panic!("{p}: {rows:?}"));
-            assert_eq!((row.datagrams, row.errors), (d.len() as u64, cut), "{p}");
-            assert!(row.frames > 0, "{p}");
+            assert_eq!(
+                (row.counts.datagrams, row.counts.errors),
+                (d.len() as u64, cut),
+                "{p}"
+            );
+            assert!(row.counts.frames > 0, "{p}");
             let c = &top.stream(&row.key).unwrap().content;
             let shown = match p.spec().carries {
                 Carries::Body => c.bones.len(),
@@ -615,7 +600,7 @@ mod tests {
             .count();
         assert!(frames >= n - 2, "{frames}");
         assert_eq!(
-            (r.datagrams, r.frames, r.errors),
+            (r.counts.datagrams, r.counts.frames, r.counts.errors),
             (n as u64, frames as u64, 0)
         );
         assert_eq!(r.age_ms, 0);
@@ -658,7 +643,13 @@ mod tests {
         assert!(want.lost + want.duplicates + want.restarts > 0, "{want:?}");
         let r = &top.rows(secs(d.len() as f64 / 60.0))[0];
         assert_eq!(
-            (r.lost, r.duplicates, r.reordered, r.restarts, r.frames),
+            (
+                r.counts.lost,
+                r.counts.duplicates,
+                r.counts.reordered,
+                r.counts.restarts,
+                r.counts.frames
+            ),
             (
                 want.lost,
                 want.duplicates,
@@ -677,7 +668,10 @@ mod tests {
         let mut top = Top::new();
         play(&mut top, &d, 0.0, 60.0, "0.0.0.0:11111", "10.0.0.5:1");
         let r = &top.rows(secs(1.0))[0];
-        assert_eq!((r.lost, r.duplicates, r.restarts), (3, 1, 0));
+        assert_eq!(
+            (r.counts.lost, r.counts.duplicates, r.counts.restarts),
+            (3, 1, 0)
+        );
     }
 
     #[test]
@@ -732,7 +726,7 @@ mod tests {
             r.head_hex.as_deref(),
             Some("00 01 02 68 65 6c 6c 6f 2c 20 74 68 69 73 20 69")
         );
-        assert_eq!((r.frames, r.errors), (0, 0));
+        assert_eq!((r.counts.frames, r.counts.errors), (0, 0));
         let json = serde_json::to_value(r).unwrap();
         assert_eq!(json["protocol"], "unknown");
         assert_eq!(json["size"], junk.len());
@@ -753,7 +747,14 @@ mod tests {
         let rows = top.rows(secs(0.2));
         let got: Vec<_> = rows
             .iter()
-            .map(|r| (r.protocol, r.datagrams, r.frames, r.errors))
+            .map(|r| {
+                (
+                    r.protocol,
+                    r.counts.datagrams,
+                    r.counts.frames,
+                    r.counts.errors,
+                )
+            })
             .collect();
         assert_eq!(
             got,
@@ -776,7 +777,10 @@ mod tests {
         let r = &top.rows(secs(3.99))[0];
         // The first frame's two leading datagrams count as frames: until
         // the first OK/T the sender's frame marks are not known.
-        assert_eq!((r.protocol, r.datagrams, r.frames), ("vmc", 720, 242));
+        assert_eq!(
+            (r.protocol, r.counts.datagrams, r.counts.frames),
+            ("vmc", 720, 242)
+        );
         assert!((r.rate_hz - 60.0).abs() <= 1.0, "{}", r.rate_hz);
         assert!(
             (r.datagrams_per_s - 180.0).abs() <= 1.0,
@@ -1088,9 +1092,10 @@ mod tests {
         let mut top = Top::new();
         play(&mut top, &d, 0.0, 60.0, "0.0.0.0:12351", "10.0.0.5:50000");
         let r = &top.rows(secs(d.len() as f64 / 60.0))[0];
-        assert!(r.lost > 0);
-        let want = r.lost as f64 * 100.0 / (r.frames - r.duplicates + r.lost) as f64;
-        assert!((r.loss_pct.unwrap() - want).abs() < 0.001, "{r:?}");
+        assert!(r.counts.lost > 0);
+        let want = r.counts.lost as f64 * 100.0
+            / (r.counts.frames - r.counts.duplicates + r.counts.lost) as f64;
+        assert!((r.counts.loss_pct.unwrap() - want).abs() < 0.001, "{r:?}");
         // Not numbered: no percentage.
         let mut top = Top::new();
         top.handle_datagram(
@@ -1099,7 +1104,7 @@ mod tests {
             addr("10.0.0.5:1"),
             &blend(),
         );
-        assert_eq!(top.rows(secs(0.0))[0].loss_pct, None);
+        assert_eq!(top.rows(secs(0.0))[0].counts.loss_pct, None);
     }
 
     #[test]
