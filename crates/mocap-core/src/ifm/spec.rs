@@ -12,6 +12,7 @@ pub const SPEC: Spec = Spec {
     ports: &[PC_UDP_PORT],
     sniff,
     decode,
+    stamp,
     face: Some(face),
     renumber: None,
     carries: Carries::Face,
@@ -73,6 +74,13 @@ fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
         view.angle("right eye", e, "deg");
     }
     Stamp::Unnumbered { ends_frame: true }
+}
+
+fn stamp(d: &[u8]) -> Stamp {
+    match parse(d) {
+        Ok(_) => Stamp::Unnumbered { ends_frame: true },
+        Err(_) => Stamp::Error,
+    }
 }
 
 /// The face as the bridges read it.

@@ -4,7 +4,7 @@ use crate::bridge::FacePose;
 use crate::health::sender_clock;
 use crate::protocol::{Carries, Confidence, Numbers, Renumbering, Spec, Stamp, View, part_of};
 
-use super::{AngleUnit, DEFAULT_PORT, PacketRepr, VERSION, parse};
+use super::{AngleUnit, DEFAULT_PORT, Packet, PacketRepr, VERSION, parse};
 
 /// Epic's Live Link Face in the registry.
 pub const SPEC: Spec = Spec {
@@ -13,6 +13,7 @@ pub const SPEC: Spec = Spec {
     ports: &[DEFAULT_PORT],
     sniff,
     decode,
+    stamp,
     face: Some(face),
     carries: Carries::Face,
     renumber: Some(Renumbering {
@@ -27,19 +28,25 @@ pub const SPEC: Spec = Spec {
 /// name; a length past this is more likely another protocol's bytes.
 const MAX_NAME: usize = 1024;
 
-/// Certain when it parses with believable names; likely when the version
-/// and both names fit but the rest is cut.
+/// The parser's layout walked without decoding: the version, two names
+/// that fit (and are believable), the 16-byte frame time, then nothing (no
+/// face) or a count and exactly its floats. Certain when all of it adds
+/// up, likely when it is cut after the names. This runs on every datagram
+/// a live view receives; a full [`parse`] here cost a third more.
 fn sniff(d: &[u8]) -> Option<Confidence> {
-    if let Ok(p) = parse(d) {
-        let believable = p.device_bytes().len() <= MAX_NAME && p.subject_bytes().len() <= MAX_NAME;
-        return believable.then_some(Confidence::Certain);
-    }
     let (&version, rest) = d.split_first()?;
     if version != VERSION {
         return None;
     }
-    skip_name(skip_name(rest)?)?;
-    Some(Confidence::Likely)
+    let rest = skip_name(skip_name(rest)?)?;
+    let Some((_time, rest)) = rest.split_at_checked(16) else {
+        return Some(Confidence::Likely);
+    };
+    Some(match rest.split_first() {
+        None => Confidence::Certain,
+        Some((&n, values)) if values.len() == 4 * usize::from(n) => Confidence::Certain,
+        Some(_) => Confidence::Likely,
+    })
 }
 
 /// A big-endian `i32` length and that many bytes, when they fit and the
@@ -75,6 +82,14 @@ fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
             }
         }
     }
+    stamp_of(&packet)
+}
+
+fn stamp(d: &[u8]) -> Stamp {
+    parse(d).map_or(Stamp::Error, |p| stamp_of(&p))
+}
+
+fn stamp_of(packet: &Packet<'_>) -> Stamp {
     Stamp::Numbered {
         frame: packet.time.frame.cast_unsigned(),
         clock: packet.time.seconds().and_then(sender_clock),

@@ -3,7 +3,7 @@
 use crate::health::sender_clock;
 use crate::protocol::{Carries, Confidence, Numbers, Renumbering, Spec, Stamp, View};
 
-use super::{Body, BodyRepr, Chunks, DEFAULT_PORT, PacketRepr, Tag, bone_name, parse};
+use super::{Body, BodyRepr, DEFAULT_PORT, HEADER_LEN, PacketRepr, Tag, bone_name, parse};
 
 /// Sony mocopi in the registry.
 pub const SPEC: Spec = Spec {
@@ -12,6 +12,7 @@ pub const SPEC: Spec = Spec {
     ports: &[DEFAULT_PORT],
     sniff,
     decode,
+    stamp,
     face: None,
     carries: Carries::Body,
     renumber: Some(Renumbering {
@@ -22,20 +23,31 @@ pub const SPEC: Spec = Spec {
     dissector: Some("mocopi"),
 };
 
-/// The first chunk is `head`: certain when its length fits the datagram
-/// (the chunk reader the parser walks with says so), likely when it does
-/// not (a cut datagram). The rest is left to [`decode`]: this runs on every
-/// datagram a live view receives.
+/// The first chunk is `head`: certain when its length fits the datagram,
+/// likely when it does not (a cut datagram). Only the chunk header is read,
+/// as the parser's chunk reader reads it ([`HEADER_LEN`] bytes: length,
+/// then tag): this runs on every datagram a live view receives, so the rest
+/// is left to [`decode`].
 fn sniff(d: &[u8]) -> Option<Confidence> {
-    match Chunks::top(d).next()? {
-        Ok(head) if head.tag == Tag::HEAD => Some(Confidence::Certain),
-        Ok(_) => None,
-        Err(_) => (d.get(4..8) == Some(b"head")).then_some(Confidence::Likely),
+    let (header, _) = d.split_first_chunk::<HEADER_LEN>()?;
+    let [l0, l1, l2, l3, t0, t1, t2, t3] = *header;
+    if Tag([t0, t1, t2, t3]) != Tag::HEAD {
+        return None;
     }
+    let len = usize::try_from(u32::from_le_bytes([l0, l1, l2, l3])).ok()?;
+    Some(
+        if len
+            .checked_add(HEADER_LEN)
+            .is_some_and(|end| end <= d.len())
+        {
+            Confidence::Certain
+        } else {
+            Confidence::Likely
+        },
+    )
 }
 
-/// Bones of a frame (or of the skeleton's rest pose until frames come),
-/// numbered by `fnum` on the `uttm` clock, else `time`.
+/// Bones of a frame (or of the skeleton's rest pose until frames come).
 fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
     let Ok(packet) = parse(d) else {
         return Stamp::Error;
@@ -45,18 +57,30 @@ fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
             for b in frame.bones() {
                 bone(view, b.id, b.rot, b.pos);
             }
-            Stamp::Numbered {
-                frame: frame.fnum,
-                clock: sender_clock(frame.uttm.unwrap_or_else(|| f64::from(frame.time))),
-                part: 0,
-            }
         }
         Body::Skeleton(sk) => {
             for b in sk.bones() {
                 bone(view, b.id, b.rot, b.pos);
             }
-            Stamp::Skeleton
         }
+        Body::Sensor(_) => {}
+    }
+    stamp_of(&packet.body)
+}
+
+fn stamp(d: &[u8]) -> Stamp {
+    parse(d).map_or(Stamp::Error, |p| stamp_of(&p.body))
+}
+
+/// A frame is numbered by `fnum` on the `uttm` clock, else `time`.
+fn stamp_of(body: &Body<'_>) -> Stamp {
+    match body {
+        Body::Frame(frame) => Stamp::Numbered {
+            frame: frame.fnum,
+            clock: sender_clock(frame.uttm.unwrap_or_else(|| f64::from(frame.time))),
+            part: 0,
+        },
+        Body::Skeleton(_) => Stamp::Skeleton,
         Body::Sensor(_) => Stamp::Sensor,
     }
 }

@@ -17,6 +17,7 @@ pub const SPEC: Spec = Spec {
     ports: &[MARIONETTE_PORT, PERFORMER_PORT],
     sniff: |d| sniff(d, Family::Other),
     decode,
+    stamp,
     face: None,
     renumber: None,
     carries: Carries::Body,
@@ -31,6 +32,7 @@ pub const VRCHAT_SPEC: Spec = Spec {
     ports: &[VRCHAT_PORT],
     sniff: |d| sniff(d, Family::Vrchat),
     decode,
+    stamp,
     face: None,
     renumber: None,
     carries: Carries::Trackers,
@@ -45,6 +47,7 @@ pub const VMT_SPEC: Spec = Spec {
     ports: &[VMT_PORT],
     sniff: |d| sniff(d, Family::Vmt),
     decode,
+    stamp,
     face: None,
     renumber: None,
     carries: Carries::Trackers,
@@ -161,6 +164,22 @@ fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
         }
     }
     Stamp::Unnumbered { ends_frame: ends }
+}
+
+/// Whether the datagram decodes and carries a frame's end, without
+/// building messages' text (typed OK and time are told by their variant).
+fn stamp(d: &[u8]) -> Stamp {
+    let Ok(elements) = decode_borrowed(d) else {
+        return Stamp::Error;
+    };
+    let ends_frame = elements.iter().any(|e| match e {
+        Element::Other(Ok(Message::Available { .. } | Message::Time(_))) => true,
+        Element::Other(Ok(Message::Other(o) | Message::Thru(o))) => {
+            FRAME_ENDS.contains(&o.address.as_str())
+        }
+        _ => false,
+    });
+    Stamp::Unnumbered { ends_frame }
 }
 
 fn floats(args: &[Arg]) -> Vec<f32> {
