@@ -160,20 +160,25 @@ impl Dest {
         now: Duration,
         kept: &[osc::Message],
     ) {
-        let Some((opts, streams)) = &mut self.trackers else {
+        let Self {
+            trackers: Some((opts, streams)),
+            link,
+            stats,
+            ..
+        } = self
+        else {
             return;
         };
         // One solver per sender, never shared: past the bound the stalest
         // sender's solver makes room.
         let stream = streams.get_or_insert_with(&src, || TrackerStream::new(*opts));
-        let mut out = Vec::new();
         for m in kept {
             if let Ok(typed) = Message::from_osc(m) {
-                out.extend(stream.handle_message(&typed, now));
+                stream.handle_message(now, &typed);
+                while let Some(d) = stream.poll_transmit() {
+                    send_on(link, stats, &d, log);
+                }
             }
-        }
-        for d in &out {
-            send(self, d, log);
         }
     }
 

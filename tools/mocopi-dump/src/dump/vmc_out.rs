@@ -140,7 +140,8 @@ impl VmcSink {
                 // One bridge frame is one tracker frame, solved from the
                 // same (smoothed) body.
                 for sink in &mut self.trackers {
-                    for d in sink.stream.handle_frame(&messages, now) {
+                    sink.stream.handle_frame(now, &messages);
+                    while let Some(d) = sink.stream.poll_transmit() {
                         sink.out.send(&d, log);
                     }
                 }
