@@ -360,7 +360,7 @@ impl FeedHandler<mocap_cli::Listeners> for Mix<'_> {
                         }
                         vmc::Element::Other(Ok(m)) => {
                             s.messages += 1;
-                            self.mixer.handle_message(src, now, m);
+                            self.mixer.handle_message(now, src, m);
                         }
                         vmc::Element::Other(Err(_)) => s.decode_errors += 1,
                     }
@@ -384,7 +384,7 @@ impl FeedHandler<mocap_cli::Listeners> for Mix<'_> {
             && !frame.is_empty()
         {
             if let Some(s) = &mut self.smoother {
-                s.handle_frame(&mut frame, self.start.elapsed());
+                s.handle_frame(self.start.elapsed(), &mut frame);
             }
             for d in vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE)? {
                 self.fanout.send(&d, &self.log);

@@ -203,7 +203,7 @@ impl Dest {
             .smoothers
             .get_or_insert_with(&src, || (vmc::Smoother::new(opts.clone()), now));
         *seen = now;
-        s.handle_message(&mut typed, now);
+        s.handle_message(now, &mut typed);
         match typed {
             Message::Time(_) => m,
             other => other.to_osc(),
@@ -649,12 +649,15 @@ impl Relay {
                     continue;
                 };
                 let m = dest.smooth(d.src, now, m);
-                match &mut dest.limiter {
-                    Some(l) => match l.handle_message(now, m) {
-                        Some(m) => keep.push(m),
-                        None => dest.stats.rate_limited += 1,
-                    },
-                    None => keep.push(m),
+                let Some(l) = &mut dest.limiter else {
+                    keep.push(m);
+                    continue;
+                };
+                l.handle_message(now, m);
+                let before = keep.len();
+                keep.extend(std::iter::from_fn(|| l.poll_due()));
+                if keep.len() == before {
+                    dest.stats.rate_limited += 1;
                 }
             }
             if dest.trackers.is_some() {
@@ -777,7 +780,8 @@ impl Relay {
         };
         for dest in &mut self.dests {
             if let Some(l) = &mut dest.limiter {
-                let due = l.poll_due(now);
+                l.handle_timeout(now);
+                let due: Vec<osc::Message> = std::iter::from_fn(|| l.poll_due()).collect();
                 dest.stats.rate_limited = dest.stats.rate_limited.saturating_sub(due.len() as u64);
                 emit(dest, &due, false, &self.log)?;
             }

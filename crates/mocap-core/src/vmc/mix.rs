@@ -1,5 +1,7 @@
 //! Mixing several VMC senders into one stream: frames per source, window or
-//! tick scheduling, averaging or per-bone preference. Pure: time is passed in.
+//! tick scheduling, averaging or per-bone preference. Pure: time is passed in
+//! (`handle_message(now, source, m)`), mixed frames come out of
+//! [`Mixer::poll_frame`].
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
@@ -332,7 +334,7 @@ impl Mixer {
 
     /// A message from `source` at time `now`. OK, T and Blend/Apply close the
     /// source's frame; half-received frames are never mixed.
-    pub fn handle_message(&mut self, source: usize, now: Duration, m: Message) {
+    pub fn handle_message(&mut self, now: Duration, source: usize, m: Message) {
         if let Message::BonePos { name, pos, rot } = &m {
             self.handle_bone(source, name, *pos, *rot);
             return;
@@ -625,17 +627,17 @@ mod tests {
     }
 
     fn frame(m: &mut Mixer, src: usize, t: u64, head: f32, time: f32) {
-        m.handle_message(src, ms(t), bone("Head", head));
-        m.handle_message(src, ms(t), bone("Spine", 0.0));
+        m.handle_message(ms(t), src, bone("Head", head));
+        m.handle_message(ms(t), src, bone("Spine", 0.0));
         m.handle_message(
-            src,
             ms(t),
+            src,
             Message::BlendVal {
                 name: "Joy".into(),
                 value: 1.0,
             },
         );
-        m.handle_message(src, ms(t), Message::Time(time));
+        m.handle_message(ms(t), src, Message::Time(time));
     }
 
     fn head_angle(out: &[Message]) -> f32 {
@@ -696,18 +698,18 @@ mod tests {
                 // frames once T has): what a staging sender sends.
                 let ends = (k / 40_000) % 2 == 0;
                 match rng.below(if ends { 16 } else { 13 }) {
-                    0..=7 => m.handle_message(src, now, Message::BlendVal { name, value: v }),
+                    0..=7 => m.handle_message(now, src, Message::BlendVal { name, value: v }),
                     8..=11 => m.handle_bone(src, &name, [v, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]),
                     12 => m.handle_message(
-                        src,
                         now,
+                        src,
                         Message::Other(crate::osc::Message::new(format!("/x/{name}"), vec![])),
                     ),
-                    13 => m.handle_message(src, now, Message::Time(k as f32)),
+                    13 => m.handle_message(now, src, Message::Time(k as f32)),
                     // Bones of a real body now and then, closed as the
                     // strongest end would.
                     14 => frame(&mut m, src, k / 20, 10.0, k as f32),
-                    _ => m.handle_message(src, now, Message::BlendApply),
+                    _ => m.handle_message(now, src, Message::BlendApply),
                 }
                 if let Some(out) = m.poll_frame(now) {
                     for x in &out {
@@ -729,8 +731,8 @@ mod tests {
         let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 60.0 }), 1);
         for k in 0..100_000u64 {
             m.handle_message(
-                0,
                 ms(k),
+                0,
                 Message::BlendVal {
                     name: format!("{}", k % 3),
                     value: 0.5,
@@ -801,17 +803,17 @@ mod tests {
                 })
                 .collect()
         };
-        m.handle_message(0, ms(0), bone("Spine", 0.0));
-        m.handle_message(0, ms(0), bone("Head", 0.0));
-        m.handle_message(0, ms(0), bone("Chest", 0.0));
-        m.handle_message(0, ms(0), Message::Time(1.0));
+        m.handle_message(ms(0), 0, bone("Spine", 0.0));
+        m.handle_message(ms(0), 0, bone("Head", 0.0));
+        m.handle_message(ms(0), 0, bone("Chest", 0.0));
+        m.handle_message(ms(0), 0, Message::Time(1.0));
         assert_eq!(
             names(&m.poll_frame(ms(0)).unwrap()),
             ["Chest", "Head", "Spine"]
         );
         for k in 1..4u64 {
-            m.handle_message(0, ms(k), bone("Head", 0.0));
-            m.handle_message(0, ms(k), Message::Time(1.0 + k as f32));
+            m.handle_message(ms(k), 0, bone("Head", 0.0));
+            m.handle_message(ms(k), 0, Message::Time(1.0 + k as f32));
             assert_eq!(names(&m.poll_frame(ms(k)).unwrap()), ["Head"], "frame {k}");
         }
     }
@@ -838,9 +840,9 @@ mod tests {
             "a secondary frame waits for the primary"
         );
         // Half a frame from the primary is not a frame.
-        m.handle_message(0, ms(5), bone("Head", 10.0));
+        m.handle_message(ms(5), 0, bone("Head", 10.0));
         assert!(m.poll_frame(ms(5)).is_none());
-        m.handle_message(0, ms(5), Message::Time(2.0));
+        m.handle_message(ms(5), 0, Message::Time(2.0));
         let out = m.poll_frame(ms(5)).unwrap();
         assert!((head_angle(&out) - 30.0).abs() < 1e-3);
         assert!(m.poll_timeout().is_none(), "no timer in frame mode");
@@ -863,8 +865,8 @@ mod tests {
             for k in 0..240u64 {
                 let now = ms(k * 4);
                 m.handle_message(
-                    0,
                     now,
+                    0,
                     Message::BonePos {
                         name: "Hips".into(),
                         pos: [0.0, bad, 0.0],
@@ -872,15 +874,15 @@ mod tests {
                     },
                 );
                 m.handle_message(
-                    0,
                     now,
+                    0,
                     Message::Available {
                         loaded: 1,
                         calibration: None,
                         tracking: None,
                     },
                 );
-                m.handle_message(0, now, Message::Time(k as f32));
+                m.handle_message(now, 0, Message::Time(k as f32));
                 frame(&mut m, 1, k * 4, 30.0, 1000.0 + k as f32);
                 if let Some(f) = m.poll_frame(now) {
                     assert!((head_angle(&f) - 30.0).abs() < 1e-3);
@@ -905,7 +907,7 @@ mod tests {
         for k in 1..300u64 {
             let now = ms(k * 4);
             m.handle_bone(0, "Head", [f32::NAN; 3], [0.0, 0.0, 0.0, 1.0]);
-            m.handle_message(0, now, Message::Time(k as f32));
+            m.handle_message(now, 0, Message::Time(k as f32));
             frame(&mut m, 1, k * 4, 30.0, 1.0);
             out += usize::from(m.poll_frame(now).is_some());
         }
@@ -921,7 +923,7 @@ mod tests {
         frame(&mut m, 0, 5, 10.0, 1.0);
         frame(&mut m, 1, 6, 30.0, 2.0);
         // Half a frame from source 1 is not mixed.
-        m.handle_message(1, ms(7), bone("Head", 90.0));
+        m.handle_message(ms(7), 1, bone("Head", 90.0));
         let out = m.poll_frame(ms(17)).unwrap();
         assert!((head_angle(&out) - 20.0).abs() < 1e-3);
         // Primary's other messages pass through, in order.
@@ -1018,26 +1020,26 @@ mod tests {
         m.poll_frame(ms(0));
         // Reference-sender order: bones, Vals, Apply, then Root, OK, T.
         for (t, head) in [(10, 10.0), (30, 20.0)] {
-            m.handle_message(0, ms(t), bone("Head", head));
+            m.handle_message(ms(t), 0, bone("Head", head));
             m.handle_message(
-                0,
                 ms(t),
+                0,
                 Message::BlendVal {
                     name: "A".into(),
                     value: 0.5,
                 },
             );
-            m.handle_message(0, ms(t), Message::BlendApply);
+            m.handle_message(ms(t), 0, Message::BlendApply);
             m.handle_message(
-                0,
                 ms(t),
+                0,
                 Message::Available {
                     loaded: 1,
                     calibration: None,
                     tracking: None,
                 },
             );
-            m.handle_message(0, ms(t), Message::Time(t as f32));
+            m.handle_message(ms(t), 0, Message::Time(t as f32));
         }
         let out = m.poll_frame(ms(100)).unwrap();
         assert!((head_angle(&out) - 20.0).abs() < 1e-3);
@@ -1059,17 +1061,17 @@ mod tests {
     fn a_lone_closer_after_the_first_frame_joins_it() {
         let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 10.0 }), 1);
         m.poll_frame(ms(0));
-        m.handle_message(0, ms(10), bone("Head", 15.0));
+        m.handle_message(ms(10), 0, bone("Head", 15.0));
         m.handle_message(
-            0,
             ms(10),
+            0,
             Message::Available {
                 loaded: 1,
                 calibration: None,
                 tracking: None,
             },
         );
-        m.handle_message(0, ms(10), Message::Time(0.5));
+        m.handle_message(ms(10), 0, Message::Time(0.5));
         let out = m.poll_frame(ms(100)).unwrap();
         assert!((head_angle(&out) - 15.0).abs() < 1e-3, "{out:?}");
         assert_eq!(out.last(), Some(&Message::Time(0.5)));
@@ -1105,12 +1107,12 @@ mod tests {
         // Twice: a source's first frame ends early, while the mixer learns
         // that T (not Apply) ends its frames.
         for (src, joy) in [(0, 0.2), (1, 0.6), (0, 0.2), (1, 0.6)] {
-            m.handle_message(src, ms(1), val("Joy", joy));
+            m.handle_message(ms(1), src, val("Joy", joy));
             if src == 1 {
-                m.handle_message(src, ms(1), val("Blink", 1.0));
+                m.handle_message(ms(1), src, val("Blink", 1.0));
             }
-            m.handle_message(src, ms(1), Message::BlendApply);
-            m.handle_message(src, ms(1), Message::Time(1.0));
+            m.handle_message(ms(1), src, Message::BlendApply);
+            m.handle_message(ms(1), src, Message::Time(1.0));
         }
         let out = m.poll_frame(ms(17)).unwrap();
         let rest: Vec<&Message> = out
