@@ -490,21 +490,65 @@ impl Mixer {
                 picked.into_iter().map(move |f| (i, f))
             })
             .collect();
-        // Bones in name order; each frame holds its poses by name id, so a
-        // bone's poses from every frame are found without a lookup.
         let mut out = Vec::with_capacity(self.order.len() + 24);
-        let mut here: Vec<(usize, &Pose)> = Vec::with_capacity(frames.len());
-        let mut rots: Vec<([f32; 4], f64)> = Vec::new();
-        let mut poss: Vec<([f32; 3], f64)> = Vec::new();
         if self.previous.len() < self.names.len() {
             self.previous.resize(self.names.len(), None);
         }
-        for &id in &self.order {
+        let bones = Bones {
+            cfg: &self.cfg,
+            names: &self.names,
+            order: &self.order,
+            lead,
+        };
+        bones.mix(&frames, &mut self.previous, &mut out);
+        let blends = if self.cfg.average_blends {
+            average_blends(&self.cfg.weights, &frames)
+        } else {
+            Vec::new()
+        };
+        let lead_frame = lead
+            .and_then(|i| self.sources.get(i))
+            .and_then(|s| s.latest.as_ref())
+            .map(|(_, f)| f);
+        pass_through(lead_frame, self.cfg.average_blends, blends, &mut out);
+        if window.is_some() {
+            for s in &mut self.sources {
+                s.window.clear();
+            }
+        }
+        out
+    }
+}
+
+/// What mixing the bones of a frame reads: the config, the interned
+/// names, their name order, and the source standing as primary.
+struct Bones<'a> {
+    cfg: &'a MixConfig,
+    names: &'a [String],
+    order: &'a [usize],
+    lead: Option<usize>,
+}
+
+impl Bones<'_> {
+    /// Each bone in name order, from the frames that have it: averaged, or
+    /// from its preferred source (or the primary for a bone not averaged).
+    /// Each frame holds its poses by name id, so a bone's poses from every
+    /// frame are found without a lookup.
+    fn mix(
+        &self,
+        frames: &[(usize, &Frame)],
+        previous: &mut [Option<[f32; 4]>],
+        out: &mut Vec<Message>,
+    ) {
+        let mut here: Vec<(usize, &Pose)> = Vec::with_capacity(frames.len());
+        let mut rots: Vec<([f32; 4], f64)> = Vec::new();
+        let mut poss: Vec<([f32; 3], f64)> = Vec::new();
+        for &id in self.order {
             let Some(name) = self.names.get(id).map(String::as_str) else {
                 continue;
             };
             here.clear();
-            for (i, f) in &frames {
+            for (i, f) in frames {
                 if let Some(Some(pose)) = f.bones.get(id) {
                     here.push((*i, pose));
                 }
@@ -512,22 +556,7 @@ impl Mixer {
             if here.is_empty() {
                 continue;
             }
-            let preferred = self
-                .cfg
-                .prefer
-                .iter()
-                .find(|(_, bones)| bones.iter().any(|b| b == name))
-                .map(|(src, _)| *src);
-            let averaged = self
-                .cfg
-                .bones
-                .as_ref()
-                .is_none_or(|b| b.iter().any(|x| x == name));
-            let only: Option<usize> = match preferred {
-                Some(src) if here.iter().any(|(i, _)| *i == src) => Some(src),
-                _ if averaged => None,
-                _ => Some(lead.unwrap_or(self.cfg.primary)),
-            };
+            let only = self.only(name, &here);
             rots.clear();
             poss.clear();
             for (i, (p, r)) in &here {
@@ -538,7 +567,7 @@ impl Mixer {
                 rots.push((*r, w));
                 poss.push((*p, w));
             }
-            let Some(previous) = self.previous.get_mut(id) else {
+            let Some(previous) = previous.get_mut(id) else {
                 continue;
             };
             let (Some(rot), Some(pos)) = (
@@ -554,58 +583,79 @@ impl Mixer {
                 rot,
             });
         }
-        // Blendshape values averaged by name, weighted like the bones.
-        let mut blends: Vec<Message> = Vec::new();
-        if self.cfg.average_blends {
-            let mut sums: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
-            for (i, f) in &frames {
-                let w = self.cfg.weights.get(*i).copied().unwrap_or(1.0);
-                for m in &f.rest {
-                    if let Message::BlendVal { name, value } = m
-                        && value.is_finite()
-                    {
-                        let e = sums.entry(name.as_str()).or_insert((0.0, 0.0));
-                        e.0 += w * f64::from(*value);
-                        e.1 += w;
-                    }
-                }
-            }
-            blends = sums
-                .into_iter()
-                .filter(|(_, (_, w))| *w > 0.0)
-                .map(|(name, (sum, w))| Message::BlendVal {
-                    name: name.to_owned(),
-                    value: (sum / w) as f32,
-                })
-                .collect();
+    }
+
+    /// The one source bone `name` is taken from (`None`: averaged over
+    /// all): its preferred source when that sent it, else the primary for a
+    /// bone left out of the average.
+    fn only(&self, name: &str, here: &[(usize, &Pose)]) -> Option<usize> {
+        let preferred = self
+            .cfg
+            .prefer
+            .iter()
+            .find(|(_, bones)| bones.iter().any(|b| b == name))
+            .map(|(src, _)| *src);
+        let averaged = self
+            .cfg
+            .bones
+            .as_ref()
+            .is_none_or(|b| b.iter().any(|x| x == name));
+        match preferred {
+            Some(src) if here.iter().any(|(i, _)| *i == src) => Some(src),
+            _ if averaged => None,
+            _ => Some(self.lead.unwrap_or(self.cfg.primary)),
         }
-        // Everything else passes through from the primary source's latest
-        // frame (or its stand-in's); averaged blendshapes take the place of
-        // its own, before Apply.
-        let mut applied = false;
-        if let Some(Some((_, f))) = lead.and_then(|i| self.sources.get(i)).map(|s| &s.latest) {
-            for m in &f.rest {
-                match m {
-                    Message::BlendVal { .. } if self.cfg.average_blends => {}
-                    Message::BlendApply if !applied => {
-                        out.append(&mut blends);
-                        out.push(Message::BlendApply);
-                        applied = true;
-                    }
-                    other => out.push(other.clone()),
-                }
+    }
+}
+
+/// Blendshape values averaged by name, weighted like the bones.
+fn average_blends(weights: &[f64], frames: &[(usize, &Frame)]) -> Vec<Message> {
+    let mut sums: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for (i, f) in frames {
+        let w = weights.get(*i).copied().unwrap_or(1.0);
+        for m in &f.rest {
+            if let Message::BlendVal { name, value } = m
+                && value.is_finite()
+            {
+                let e = sums.entry(name.as_str()).or_insert((0.0, 0.0));
+                e.0 += w * f64::from(*value);
+                e.1 += w;
             }
         }
-        if !blends.is_empty() {
-            out.append(&mut blends);
-            out.push(Message::BlendApply);
-        }
-        if window.is_some() {
-            for s in &mut self.sources {
-                s.window.clear();
+    }
+    sums.into_iter()
+        .filter(|(_, (_, w))| *w > 0.0)
+        .map(|(name, (sum, w))| Message::BlendVal {
+            name: name.to_owned(),
+            value: (sum / w) as f32,
+        })
+        .collect()
+}
+
+/// Everything but bones passes through from the primary source's latest
+/// frame (or its stand-in's); averaged blendshapes take the place of its
+/// own, before Apply.
+fn pass_through(
+    lead: Option<&Frame>,
+    average_blends: bool,
+    mut blends: Vec<Message>,
+    out: &mut Vec<Message>,
+) {
+    let mut applied = false;
+    for m in lead.map_or(&[][..], |f| &f.rest) {
+        match m {
+            Message::BlendVal { .. } if average_blends => {}
+            Message::BlendApply if !applied => {
+                out.append(&mut blends);
+                out.push(Message::BlendApply);
+                applied = true;
             }
+            other => out.push(other.clone()),
         }
-        out
+    }
+    if !blends.is_empty() {
+        out.append(&mut blends);
+        out.push(Message::BlendApply);
     }
 }
 
