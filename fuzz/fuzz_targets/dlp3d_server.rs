@@ -129,7 +129,7 @@ fuzz_target!(|data: &[u8]| {
             1 => {
                 joins += 1;
                 m.clients.insert(joins, Client::default());
-                s.handle_join(joins, now);
+                s.handle_join(now, joins);
             }
             2 => {
                 let (Some(i), Some(pos), Some(rot)) = (b.u8(), b.f32s::<3>(), b.f32s::<4>()) else { break };
@@ -152,7 +152,7 @@ fuzz_target!(|data: &[u8]| {
                 let src = senders[usize::from(high / 3) % 2];
                 if let Ok(datagrams) = vmc::frame_datagrams(&frame, MAX_BUNDLE) {
                     for d in datagrams {
-                        s.handle_vmc(src, &d, now);
+                        s.handle_vmc(now, src, &d);
                     }
                 }
                 frame.clear();
@@ -160,7 +160,7 @@ fuzz_target!(|data: &[u8]| {
             5 => {
                 let Some(n) = b.u8() else { break };
                 let d = b.bytes(usize::from(n));
-                s.handle_vmc(senders[usize::from(high) % 2], d, now);
+                s.handle_vmc(now, senders[usize::from(high) % 2], d);
             }
             6 => {
                 if s.poll_timeout().is_some_and(|t| t <= now) || high & 1 == 0 {
@@ -181,7 +181,7 @@ fuzz_target!(|data: &[u8]| {
                         s.handle_refused(client, why, 8);
                     }
                     2 => m.refuse_next = Some((client, why)),
-                    _ => s.close_all("stopping", now),
+                    _ => s.close_all(now, "stopping"),
                 }
             }
         }
@@ -190,7 +190,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(st.served + st.clients as u64, joins, "{st:?}");
         assert_eq!(st.dropped, m.dropped, "{st:?}");
     }
-    s.close_all("stopping", now);
+    s.close_all(now, "stopping");
     m.refuse_next = None;
     m.drain(&mut s);
     assert!(m.clients.values().all(|c| c.ended), "a client never ended");

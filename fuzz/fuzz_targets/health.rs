@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use mocap_core::health::{FrameEvent, Health, UNNUMBERED};
+use mocap_core::health::{FrameEvent, Health, UNNUMBERED, sender_clock};
 
 const BASE: u32 = 1_000_000;
 
@@ -29,7 +29,7 @@ fn model(data: &[u8]) {
     for (i, c) in data.chunks_exact(2).enumerate() {
         let fnum = BASE + u32::from(u16::from_le_bytes([c[0], c[1]])) % 600;
         let t = i as f64 / 60.0;
-        if let FrameEvent::Resync { .. } = h.frame(fnum, t, Some(Duration::from_secs_f64(t + 0.01))) {
+        if let FrameEvent::Resync { .. } = h.frame(fnum, sender_clock(t), Some(Duration::from_secs_f64(t + 0.01))) {
             return;
         }
         if !seen.insert(fnum) {
@@ -61,7 +61,7 @@ fn free(data: &[u8]) {
         let secs = u64::from_le_bytes(c[12..20].try_into().unwrap());
         let at = Duration::new(secs, u32::from_le_bytes(c[0..4].try_into().unwrap()) % 1_000_000_000);
         let arrival = (c[0] & 1 == 0).then_some(at);
-        match h.frame(fnum, clock, arrival) {
+        match h.frame(fnum, sender_clock(clock), arrival) {
             FrameEvent::Duplicate => dups += 1,
             FrameEvent::Late => late += 1,
             FrameEvent::Restart => restarts += 1,

@@ -66,7 +66,7 @@ fn smoother(mut b: Bytes) {
                     bones.push(name);
                 }
                 let mut m = Message::BonePos { name: name.into(), pos, rot };
-                s.handle_message(&mut m, at(arrival));
+                s.handle_message(at(arrival), &mut m);
                 let Message::BonePos { name: got, pos: out_pos, rot: out_rot } = m else {
                     panic!("a bone became {m:?}")
                 };
@@ -99,7 +99,7 @@ fn smoother(mut b: Bytes) {
                     blends.push(name);
                 }
                 let mut m = Message::BlendVal { name: name.into(), value };
-                s.handle_message(&mut m, at(arrival));
+                s.handle_message(at(arrival), &mut m);
                 let Message::BlendVal { name: got, value: out } = m else { panic!("a blendshape became {m:?}") };
                 assert_eq!(got, name);
                 if value.is_finite() {
@@ -112,7 +112,7 @@ fn smoother(mut b: Bytes) {
             2 => {
                 let Some(t) = b.f32() else { break };
                 let mut m = Message::Time(t);
-                s.handle_message(&mut m, at(arrival));
+                s.handle_message(at(arrival), &mut m);
                 assert!(matches!(m, Message::Time(x) if x.to_bits() == t.to_bits()), "T changed: {m:?}");
             }
             _ => {
@@ -136,7 +136,7 @@ fn smoother(mut b: Bytes) {
                 pos: TARGET_POS.map(|v| v as f32),
                 rot: TARGET_ROT.map(|v| v as f32),
             };
-            s.handle_message(&mut m, at(arrival));
+            s.handle_message(at(arrival), &mut m);
             if let Message::BonePos { pos: p, rot: r, .. } = m {
                 (pos, rot) = (p, r);
             }
@@ -149,7 +149,7 @@ fn smoother(mut b: Bytes) {
         }
         for &name in &blends {
             let mut m = Message::BlendVal { name: name.into(), value: TARGET_BLEND as f32 };
-            s.handle_message(&mut m, at(arrival));
+            s.handle_message(at(arrival), &mut m);
             if let Message::BlendVal { value, .. } = m {
                 blend = value;
             }
@@ -158,7 +158,7 @@ fn smoother(mut b: Bytes) {
                 assert!(off < 1e-4, "{name}: still {off} from a steady weight after {STEADY} frames");
             }
         }
-        s.handle_message(&mut Message::Time(k as f32 / 60.0), at(arrival));
+        s.handle_message(at(arrival), &mut Message::Time(k as f32 / 60.0));
     }
 }
 

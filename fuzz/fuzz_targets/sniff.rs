@@ -1,16 +1,18 @@
 //! What the tools recognise before decoding: `protocol::recognise` on a
-//! datagram and `filekind::sniff` on a file's head.
+//! datagram and `filekind::sniff` on a file's head; and what every row of
+//! the registry does with any datagram.
 //!
 //! Neither panics; `recognise` names the protocol whose own `sniff` is the
 //! most confident (no other is more sure); a verdict depends only on the
-//! bytes (two calls agree). A file's kind does not change when bytes are
+//! bytes (two calls agree). Every row's decode, stamp, face and
+//! renumbering read run on the bytes, and the stamp alone is the decode's. A file's kind does not change when bytes are
 //! added past the 64 KiB a tool reads (pcap, pcapng and the wrapped formats
 //! are told by their first bytes alone).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use mocap_core::filekind::{self, FileKind};
-use mocap_core::protocol::{self, Protocol};
+use mocap_core::protocol::{self, NoView, Protocol};
 
 fuzz_target!(|data: &[u8]| {
     let best = protocol::recognise(data);
@@ -28,6 +30,12 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(q.sniff(data), None, "{q}");
             }
         }
+    }
+
+    for q in Protocol::ALL {
+        assert_eq!(q.stamp(data), q.decode(data, &mut NoView), "{q}");
+        let _ = q.spec().face.map(|f| f(data));
+        let _ = q.spec().renumber.map(|r| (r.read)(data));
     }
 
     let kind = filekind::sniff(data);

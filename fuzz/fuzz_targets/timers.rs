@@ -129,18 +129,18 @@ fuzz_target!(|data: &[u8]| {
         match op % 7 {
             0 => {
                 offered += 1;
-                sent += u64::from(
-                    limiter
-                        .handle_message(now, osc_bone(["Hips", "Head"][usize::from(op >> 7)], x))
-                        .is_some(),
-                );
+                limiter.handle_message(now, osc_bone(["Hips", "Head"][usize::from(op >> 7)], x));
+                sent += std::iter::from_fn(|| limiter.poll_due()).count() as u64;
             }
-            1 => sent += limiter.poll_due(now).len() as u64,
+            1 => {
+                limiter.handle_timeout(now);
+                sent += std::iter::from_fn(|| limiter.poll_due()).count() as u64;
+            }
             2 => {
-                mixer.handle_message(source, now, bone("Hips", x));
+                mixer.handle_message(now, source, bone("Hips", x));
                 mixer.handle_message(
-                    source,
                     now,
+                    source,
                     Message::Available {
                         loaded: 1,
                         calibration: None,
@@ -173,12 +173,17 @@ fuzz_target!(|data: &[u8]| {
             }
             _ => {
                 let clock = b.f64();
-                let _ = health.frame(b.u64() as u32, clock, (op & 8 != 0).then_some(now));
+                let _ = health.frame(
+                    b.u64() as u32,
+                    mocap_core::health::sender_clock(clock),
+                    (op & 8 != 0).then_some(now),
+                );
                 let _ = health.report();
             }
         }
     }
-    sent += limiter.poll_due(Duration::MAX).len() as u64;
+    limiter.handle_timeout(Duration::MAX);
+    sent += std::iter::from_fn(|| limiter.poll_due()).count() as u64;
     assert_eq!(limiter.poll_timeout(), None, "held after the clock's end");
     assert_eq!(
         offered,

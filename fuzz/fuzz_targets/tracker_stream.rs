@@ -96,7 +96,8 @@ fuzz_target!(|data: &[u8]| {
     let mut now = 0.0f64;
     let mut frame = Vec::new();
     let (mut sends, mut first, mut last) = (0u64, None::<f64>, 0.0f64);
-    let mut out = |got: Vec<Vec<u8>>, now: f64| {
+    let mut out = |s: &mut TrackerStream, now: f64| {
+        let got: Vec<Vec<u8>> = std::iter::from_fn(|| s.poll_transmit()).collect();
         if !got.is_empty() {
             sends += 1;
             first.get_or_insert(now);
@@ -135,11 +136,13 @@ fuzz_target!(|data: &[u8]| {
             let end = m.end_rank() > 0;
             frame.push(m);
             if end {
-                out(s.handle_frame(&frame, at(now)), now);
+                s.handle_frame(at(now), &frame);
+                out(&mut s, now);
                 frame.clear();
             }
         } else {
-            out(s.handle_message(&m, at(now)), now);
+            s.handle_message(at(now), &m);
+            out(&mut s, now);
         }
     }
 

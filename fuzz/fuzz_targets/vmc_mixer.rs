@@ -140,9 +140,9 @@ fuzz_target!(|data: &[u8]| {
             }
         };
         if let Some(msg) = msg {
-            one.handle_message(0, now, msg.clone());
+            one.handle_message(now, 0, msg.clone());
             for i in 0..sources {
-                many.handle_message(i, now, msg.clone());
+                many.handle_message(now, i, msg.clone());
             }
         }
         // Whatever the sequence, the mixer's state stays under its bound.

@@ -144,16 +144,19 @@ fuzz_target!(|data: &[u8]| {
                 offered += 1;
                 let key = format!("{}\0{}", out.address, first_string(&out).unwrap_or_default());
                 newest.insert(key, out.clone());
-                if let Some(m) = limiter.handle_message(now, out) {
+                limiter.handle_message(now, out);
+                while let Some(m) = limiter.poll_due() {
                     sent_count += 1;
                     send(now, m, &mut last_sent);
                 }
             } else {
-                assert_eq!(limiter.handle_message(now, out.clone()).map(|m| wire(&m)), Some(wire(&out)), "an unlimited message was held");
+                limiter.handle_message(now, out.clone());
+                assert_eq!(limiter.poll_due().map(|m| wire(&m)), Some(wire(&out)), "an unlimited message was held");
             }
         }
         if i % 2 == 1 {
-            for m in limiter.poll_due(now) {
+            limiter.handle_timeout(now);
+            while let Some(m) = limiter.poll_due() {
                 sent_count += 1;
                 send(now, m, &mut last_sent);
             }
@@ -164,7 +167,8 @@ fuzz_target!(|data: &[u8]| {
     while let Some(t) = limiter.poll_timeout() {
         // A slot that came while no one called `due` is due at once.
         now = now.max(t);
-        for m in limiter.poll_due(now) {
+        limiter.handle_timeout(now);
+        while let Some(m) = limiter.poll_due() {
             sent_count += 1;
             send(now, m, &mut last_sent);
         }

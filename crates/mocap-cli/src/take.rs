@@ -681,12 +681,12 @@ impl VmcTakes {
             m,
             vmc::Message::BonePos { .. } | vmc::Message::RootPos { .. }
         );
-        self.record(src, now, log, bones, |r| r.handle_message(m, now));
+        self.record(src, now, log, bones, |r| r.handle_message(now, m));
     }
 
     /// One whole frame (a mix) that was made at `now`.
     pub fn push_frame(&mut self, frame: &[vmc::Message], now: Duration, log: &Log) {
-        self.record(None, now, log, true, |r| r.handle_frame(frame, now));
+        self.record(None, now, log, true, |r| r.handle_frame(now, frame));
     }
 
     fn record(
@@ -695,14 +695,18 @@ impl VmcTakes {
         now: Duration,
         log: &Log,
         starts: bool,
-        feed: impl FnOnce(&mut Recorder) -> bool,
+        feed: impl FnOnce(&mut Recorder),
     ) {
         if !self.slots.recording() {
             return;
         }
         self.slots.sweep(now, log, vmc_frame_time);
         if let Some(slot) = self.slots.get_mut(&src, now) {
-            if feed(&mut slot.state) && slot.state.frame(&mut self.positions, &mut self.rotations) {
+            feed(&mut slot.state);
+            if slot
+                .state
+                .poll_frame(&mut self.positions, &mut self.rotations)
+            {
                 let (p, r) = (&self.positions, &self.rotations);
                 self.slots
                     .write(&src, log, vmc_frame_time, |t| t.take.frame(p, r));
@@ -717,15 +721,13 @@ impl VmcTakes {
                 None => return,
             }
         };
-        if !feed(recorder) {
+        feed(recorder);
+        if !recorder.poll_frame(&mut self.positions, &mut self.rotations) {
             return;
         }
         // A complete frame: the sender may have a take. Without a free
         // slot it stays pending and asks again at its next frame.
         let joints = recorder.joints().unwrap_or_default();
-        if !recorder.frame(&mut self.positions, &mut self.rotations) {
-            return;
-        }
         let Some(recorder) = self.pending.remove(&src) else {
             return;
         };

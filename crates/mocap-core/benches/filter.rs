@@ -72,7 +72,7 @@ fn smoother_per_bone(bencher: Bencher<'_, '_>) {
             f.push(Message::Time(t));
             (f, std::time::Duration::from_secs_f64(f64::from(t)))
         })
-        .bench_local_refs(|(frame, at)| s.handle_frame(frame, *at));
+        .bench_local_refs(|(frame, at)| s.handle_frame(*at, frame));
 }
 
 fn main() {

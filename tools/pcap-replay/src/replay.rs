@@ -156,92 +156,16 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     // Fail on a bad file before waiting for a trigger or opening sockets.
     let capture = open()?;
     let start_wall = Instant::now();
-
     let (socket, target) = match opts.trigger {
-        Some(addr) => {
-            let socket = net::bind_udp(addr, Some(mocap_cli::runner::POLL)).map_err(|e| {
-                let hint = if e.kind() == io::ErrorKind::AddrInUse {
-                    format!(
-                        "failed to bind the trigger address {addr}: another program has UDP port {} \
-                         (ifm-handshake on its default 0.0.0.0:{0}?); start the replay first, or \
-                         listen elsewhere with ifm-handshake -l 127.0.0.1:{}",
-                        addr.port(),
-                        addr.port().wrapping_add(1)
-                    )
-                } else {
-                    format!("failed to bind the trigger address {addr}")
-                };
-                anyhow::Error::new(e).context(hint)
-            })?;
-            let local = socket.local_addr()?;
-            log.info(format_args!(
-                "waiting for a datagram on {local} (UDP) to start"
-            ));
-            let mut feed = UdpFeed::new(socket.try_clone()?);
-            feed.guard_with(mocap_cli::allow::Guard::new(
-                &opts.allow,
-                Some(Log::new(TOOL, opts.quiet, false)),
-            ));
-            let mut trigger = Trigger(None);
-            let why = drive(&mut feed, opts.stop.duration, None, &mut trigger)?;
-            let Some(peer) = trigger.0 else {
-                return finish(
-                    opts,
-                    &log,
-                    &mut out,
-                    &Counts::default(),
-                    None,
-                    why,
-                    start_wall,
-                );
-            };
-            let reply = Reply {
-                port: peer.port(),
-                own: local,
-            };
-            match opts.to_port {
-                Some(p) => log.info(format_args!(
-                    "triggered by {peer}; playing to {}:{p}",
-                    peer.ip()
-                )),
-                None if reply.is_own(SocketAddr::new(peer.ip(), local.port())) => {
-                    log.info(format_args!(
-                        "triggered by {peer}; playing to {} at each datagram's port, except that \
-                         datagrams for port {}, this socket's own, go to {} (the trigger's port; \
-                         --to-port P sets one port for all)",
-                        peer.ip(),
-                        local.port(),
-                        peer.port()
-                    ));
-                }
-                None => log.info(format_args!(
-                    "triggered by {peer}; playing to {} at each datagram's port",
-                    peer.ip()
-                )),
+        Some(addr) => match wait_for_trigger(opts, &log, addr)? {
+            Triggered::Play(socket, target) => (socket, target),
+            Triggered::Stopped(why) => {
+                let counts = Counts::default();
+                return finish(opts, &log, &mut out, &counts, None, why, start_wall);
             }
-            (
-                socket,
-                Target {
-                    ip: peer.ip(),
-                    port: opts.to_port,
-                    reply: Some(reply),
-                },
-            )
-        }
-        None => {
-            let ip = opts.to.map_or(IpAddr::V4(Ipv4Addr::LOCALHOST), |a| a.ip());
-            let socket = net::sender_udp(ip).context("failed to open a UDP socket")?;
-            (
-                socket,
-                Target {
-                    ip,
-                    port: opts.to.map(|a| a.port()),
-                    reply: None,
-                },
-            )
-        }
+        },
+        None => untriggered(opts)?,
     };
-
     let progress = progress_bar(opts, &log)?;
     // Deadlines to keep: make this thread's sleeps and sends precise.
     if opts.pace != Pace::TopSpeed {
@@ -276,42 +200,129 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         pb.finish_and_clear();
     }
     let mut counts = send.counts;
-    counts.skipped = feed.skipped;
-    counts.loops = feed.loops;
-    counts.impaired = feed.impair.as_ref().map(|i| i.decide.counters());
-    counts.unreadable = feed.unreadable;
-    if opts.renumber {
-        counts.renumbered = Some(
-            feed.renumber
-                .as_ref()
-                .map(Renumber::counters)
-                .unwrap_or_default(),
-        );
-    }
+    feed.count(&mut counts, opts.renumber);
     let stats = add_stats(feed.done, feed.capture.capture_stats());
     // A damaged capture ends the run in error once the summary is out.
     let damage = feed.capture.damage();
     drop(feed);
     if let Some(h) = hedge {
-        let theirs = h.finish();
-        counts.tally.merge(&theirs.tally);
-        counts.hedged = Some(theirs.tally.sent);
-        counts.out_of_order += theirs.out_of_order;
-        if let Some(e) = theirs.first_error {
-            log.info(format_args!(
-                "the --hedge thread failed to send {} datagrams, the first: {e}",
-                theirs.tally.send_errors
-            ));
-        }
-        if counts.out_of_order > 0 {
-            log.info(format_args!(
-                "{} datagrams went out before the one ahead of them: the other sending thread stalled for over a second",
-                counts.out_of_order
-            ));
-        }
+        join_hedge(h, &mut counts, &log);
     }
     finish(opts, &log, &mut out, &counts, stats, stopped, start_wall)?;
     damage
+}
+
+/// How the wait for `--trigger` ended.
+enum Triggered {
+    /// A datagram came: play from this socket to this target.
+    Play(UdpSocket, Target),
+    /// None came before the run was stopped.
+    Stopped(Stopped),
+}
+
+/// `--trigger`: binds `addr` and waits for a datagram from a sender
+/// `--allow` lets in; the replay then plays to that sender.
+fn wait_for_trigger(opts: &Options, log: &Log, addr: SocketAddr) -> anyhow::Result<Triggered> {
+    let socket = bind_trigger(addr)?;
+    let local = socket.local_addr()?;
+    log.info(format_args!(
+        "waiting for a datagram on {local} (UDP) to start"
+    ));
+    let mut feed = UdpFeed::new(socket.try_clone()?);
+    feed.guard_with(mocap_cli::allow::Guard::new(
+        &opts.allow,
+        Some(Log::new(TOOL, opts.quiet, false)),
+    ));
+    let mut trigger = Trigger(None);
+    let why = drive(&mut feed, opts.stop.duration, None, &mut trigger)?;
+    let Some(peer) = trigger.0 else {
+        return Ok(Triggered::Stopped(why));
+    };
+    let reply = Reply {
+        port: peer.port(),
+        own: local,
+    };
+    announce_trigger(log, opts.to_port, peer, reply);
+    let target = Target {
+        ip: peer.ip(),
+        port: opts.to_port,
+        reply: Some(reply),
+    };
+    Ok(Triggered::Play(socket, target))
+}
+
+/// The `--trigger` socket, with a hint when the port is taken.
+fn bind_trigger(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
+    net::bind_udp(addr, Some(mocap_cli::runner::POLL)).map_err(|e| {
+        let hint = if e.kind() == io::ErrorKind::AddrInUse {
+            format!(
+                "failed to bind the trigger address {addr}: another program has UDP port {} \
+                 (ifm-handshake on its default 0.0.0.0:{0}?); start the replay first, or \
+                 listen elsewhere with ifm-handshake -l 127.0.0.1:{}",
+                addr.port(),
+                addr.port().wrapping_add(1)
+            )
+        } else {
+            format!("failed to bind the trigger address {addr}")
+        };
+        anyhow::Error::new(e).context(hint)
+    })
+}
+
+/// Says where a triggered replay plays to.
+fn announce_trigger(log: &Log, to_port: Option<u16>, peer: SocketAddr, reply: Reply) {
+    match to_port {
+        Some(p) => log.info(format_args!(
+            "triggered by {peer}; playing to {}:{p}",
+            peer.ip()
+        )),
+        None if reply.is_own(SocketAddr::new(peer.ip(), reply.own.port())) => {
+            log.info(format_args!(
+                "triggered by {peer}; playing to {} at each datagram's port, except that \
+                 datagrams for port {}, this socket's own, go to {} (the trigger's port; \
+                 --to-port P sets one port for all)",
+                peer.ip(),
+                reply.own.port(),
+                peer.port()
+            ));
+        }
+        None => log.info(format_args!(
+            "triggered by {peer}; playing to {} at each datagram's port",
+            peer.ip()
+        )),
+    }
+}
+
+/// Without `--trigger`: a sending socket, to `--to` or 127.0.0.1.
+fn untriggered(opts: &Options) -> anyhow::Result<(UdpSocket, Target)> {
+    let ip = opts.to.map_or(IpAddr::V4(Ipv4Addr::LOCALHOST), |a| a.ip());
+    let socket = net::sender_udp(ip).context("failed to open a UDP socket")?;
+    let target = Target {
+        ip,
+        port: opts.to.map(|a| a.port()),
+        reply: None,
+    };
+    Ok((socket, target))
+}
+
+/// `--hedge`: waits for the second thread and adds what it sent.
+fn join_hedge(h: Hedge, counts: &mut Counts, log: &Log) {
+    let theirs = h.finish();
+    counts.tally.merge(&theirs.tally);
+    counts.hedged = Some(theirs.tally.sent);
+    counts.out_of_order += theirs.out_of_order;
+    if let Some(e) = theirs.first_error {
+        log.info(format_args!(
+            "the --hedge thread failed to send {} datagrams, the first: {e}",
+            theirs.tally.send_errors
+        ));
+    }
+    if counts.out_of_order > 0 {
+        log.info(format_args!(
+            "{} datagrams went out before the one ahead of them: the other sending thread stalled for over a second",
+            counts.out_of_order
+        ));
+    }
 }
 
 /// Opens the capture with the reader every tool's `-r` uses: pcap, pcapng,
@@ -534,6 +545,23 @@ enum Read {
 }
 
 impl<'o, O: Fn() -> anyhow::Result<Source>> Playback<'o, O> {
+    /// Adds what the passes counted (skips, loops, `--impair`,
+    /// `--renumber`, unreadable lines) to the run's counts.
+    fn count(&self, counts: &mut Counts, renumber: bool) {
+        counts.skipped = self.skipped;
+        counts.loops = self.loops;
+        counts.impaired = self.impair.as_ref().map(|i| i.decide.counters());
+        counts.unreadable = self.unreadable;
+        if renumber {
+            counts.renumbered = Some(
+                self.renumber
+                    .as_ref()
+                    .map(Renumber::counters)
+                    .unwrap_or_default(),
+            );
+        }
+    }
+
     /// Plays `capture` (the first pass; `open` opens it again for the next).
     fn new(opts: &'o Options, log: &'o Log, open: &'o O, capture: Source) -> Self {
         Self {

@@ -101,44 +101,9 @@ const SUMMARY_LINES: usize = 16;
 /// `--primary` that no `--source` defines ([`UsageError`]).
 pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     install_ctrlc()?;
-    if opts.listen.is_empty() || (opts.to.is_empty() && opts.bvh.is_none()) {
-        return Err(UsageError(
-            "give at least one -l ADDR and one --to HOST:PORT (or --bvh FILE)".into(),
-        )
-        .into());
-    }
-    if let Some(b) = &opts.bvh {
-        b.check()?;
-    }
-    let known = |name: &str| opts.sources.iter().any(|(n, _)| n == name);
-    for name in opts
-        .weights
-        .iter()
-        .map(|(n, _)| n)
-        .chain(opts.prefer.iter().map(|(n, _)| n))
-        .chain(opts.primary.iter())
-    {
-        if !known(name) {
-            return Err(UsageError(format!(
-                "source {name:?} is not defined: add --source {name}=ADDR"
-            ))
-            .into());
-        }
-    }
+    check(opts)?;
     let log = Log::new(TOOL, opts.log.quiet, true);
-    let mut sockets = Vec::new();
-    // The addresses actually bound (port 0 becomes a real port): with the
-    // sender's address they identify a source.
-    let mut bound = Vec::new();
-    for addr in &opts.listen {
-        let socket = net::bind_udp(*addr, Some(mocap_cli::runner::POLL))
-            .with_context(|| format!("failed to bind UDP {addr}"))?;
-        let local = socket.local_addr()?;
-        log.info(format_args!("listening on {local} (UDP); Ctrl-C to stop"));
-        bound.push(local);
-        sockets.push(socket);
-    }
-    let mut inbox = mocap_cli::inbox::Listeners::new(sockets);
+    let (mut inbox, bound) = listen(opts, &log)?;
     let guard =
         mocap_cli::allow::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
     let fanout = net::Fanout::new(opts.to.clone(), mocap_cli::sends::Receiver::Vmc)
@@ -157,25 +122,6 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
             seen: Duration::ZERO,
         })
         .collect();
-    let index = |name: &str| opts.sources.iter().position(|(n, _)| n == name);
-    let cfg = MixConfig {
-        schedule: opts.schedule,
-        method: opts.method,
-        stale: opts.stale,
-        weights: opts
-            .sources
-            .iter()
-            .map(|(n, _)| weight_of(opts, n))
-            .collect(),
-        bones: opts.bones.clone(),
-        prefer: opts
-            .prefer
-            .iter()
-            .filter_map(|(n, b)| index(n).map(|i| (i, b.clone())))
-            .collect(),
-        primary: opts.primary.as_deref().and_then(index).unwrap_or(0),
-        average_blends: opts.average_blends,
-    };
     let listening = bound
         .iter()
         .map(|a| Activity::new(Duration::ZERO, Some(*a)))
@@ -183,7 +129,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     let mut mix = Mix {
         opts,
         log,
-        mixer: Mixer::new(cfg, opts.sources.len()),
+        mixer: Mixer::new(mix_config(opts), opts.sources.len()),
         smoother: opts.smooth.clone().map(vmc::Smoother::new),
         out: Output::stdout(true),
         start: Instant::now(),
@@ -218,6 +164,79 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     };
     mix.summary(Some(stopped?), &done)?;
     taken
+}
+
+/// Refuses a run with nothing to mix or send, and names in `--weight`,
+/// `--prefer` or `--primary` that no `--source` defines.
+fn check(opts: &Options) -> anyhow::Result<()> {
+    if opts.listen.is_empty() || (opts.to.is_empty() && opts.bvh.is_none()) {
+        return Err(UsageError(
+            "give at least one -l ADDR and one --to HOST:PORT (or --bvh FILE)".into(),
+        )
+        .into());
+    }
+    if let Some(b) = &opts.bvh {
+        b.check()?;
+    }
+    let known = |name: &str| opts.sources.iter().any(|(n, _)| n == name);
+    for name in opts
+        .weights
+        .iter()
+        .map(|(n, _)| n)
+        .chain(opts.prefer.iter().map(|(n, _)| n))
+        .chain(opts.primary.iter())
+    {
+        if !known(name) {
+            return Err(UsageError(format!(
+                "source {name:?} is not defined: add --source {name}=ADDR"
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// Binds every `-l` address; the inbox, and the addresses actually bound
+/// (port 0 becomes a real port): with the sender's address they identify
+/// a source.
+fn listen(
+    opts: &Options,
+    log: &Log,
+) -> anyhow::Result<(mocap_cli::inbox::Listeners, Vec<SocketAddr>)> {
+    let mut sockets = Vec::new();
+    let mut bound = Vec::new();
+    for addr in &opts.listen {
+        let socket = net::bind_udp(*addr, Some(mocap_cli::runner::POLL))
+            .with_context(|| format!("failed to bind UDP {addr}"))?;
+        let local = socket.local_addr()?;
+        log.info(format_args!("listening on {local} (UDP); Ctrl-C to stop"));
+        bound.push(local);
+        sockets.push(socket);
+    }
+    Ok((mocap_cli::inbox::Listeners::new(sockets), bound))
+}
+
+/// The mixer's configuration, sources named by `--source` by their index.
+fn mix_config(opts: &Options) -> MixConfig {
+    let index = |name: &str| opts.sources.iter().position(|(n, _)| n == name);
+    MixConfig {
+        schedule: opts.schedule,
+        method: opts.method,
+        stale: opts.stale,
+        weights: opts
+            .sources
+            .iter()
+            .map(|(n, _)| weight_of(opts, n))
+            .collect(),
+        bones: opts.bones.clone(),
+        prefer: opts
+            .prefer
+            .iter()
+            .filter_map(|(n, b)| index(n).map(|i| (i, b.clone())))
+            .collect(),
+        primary: opts.primary.as_deref().and_then(index).unwrap_or(0),
+        average_blends: opts.average_blends,
+    }
 }
 
 /// The mixer on the run loop: datagrams in, mixed frames out.
@@ -363,7 +382,7 @@ impl FeedHandler<mocap_cli::inbox::Listeners> for Mix<'_> {
                         }
                         vmc::Element::Other(Ok(m)) => {
                             s.messages += 1;
-                            self.mixer.handle_message(src, now, m);
+                            self.mixer.handle_message(now, src, m);
                         }
                         vmc::Element::Other(Err(_)) => s.decode_errors += 1,
                     }
@@ -387,7 +406,7 @@ impl FeedHandler<mocap_cli::inbox::Listeners> for Mix<'_> {
             && !frame.is_empty()
         {
             if let Some(s) = &mut self.smoother {
-                s.handle_frame(&mut frame, self.start.elapsed());
+                s.handle_frame(self.start.elapsed(), &mut frame);
             }
             for d in vmc::frame_datagrams(&frame, vmc::MAX_BUNDLE)? {
                 self.fanout.send(&d, &self.log);

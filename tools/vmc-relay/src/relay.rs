@@ -163,21 +163,64 @@ impl Dest {
         now: Duration,
         kept: &[osc::Message],
     ) {
-        let Some((opts, streams)) = &mut self.trackers else {
+        let Self {
+            trackers: Some((opts, streams)),
+            link,
+            stats,
+            ..
+        } = self
+        else {
             return;
         };
         // One solver per sender, never shared: past the bound the stalest
         // sender's solver makes room.
         let stream = streams.get_or_insert_with(&src, || TrackerStream::new(*opts));
-        let mut out = Vec::new();
         for m in kept {
             if let Ok(typed) = Message::from_osc(m) {
-                out.extend(stream.handle_message(&typed, now));
+                stream.handle_message(now, &typed);
+                while let Some(d) = stream.poll_transmit() {
+                    send_on(link, stats, &d, log);
+                }
             }
         }
-        for d in &out {
-            send(self, d, log);
+    }
+
+    /// A decoded datagram through this destination's rules, smoothing and
+    /// rate limit, out as VMC or (`--as`) as trackers.
+    fn forward(
+        &mut self,
+        log: &Log,
+        d: &Datagram<'_>,
+        now: Duration,
+        messages: &[&osc::Message],
+        single: bool,
+    ) -> anyhow::Result<()> {
+        self.smoothers
+            .retain(|_, (_, seen)| now.saturating_sub(*seen) < SMOOTH_STALE);
+        let mut keep = Vec::with_capacity(messages.len());
+        for m in messages {
+            let Some(m) = self.rules.apply(m) else {
+                self.stats.filtered += 1;
+                continue;
+            };
+            let m = self.smooth(d.src, now, m);
+            let Some(l) = &mut self.limiter else {
+                keep.push(m);
+                continue;
+            };
+            l.handle_message(now, m);
+            let before = keep.len();
+            keep.extend(std::iter::from_fn(|| l.poll_due()));
+            if keep.len() == before {
+                self.stats.rate_limited += 1;
+            }
         }
+        if self.trackers.is_some() {
+            let at = d.ts.unwrap_or(now);
+            self.trackers(log, d.src, at, &keep);
+            return Ok(());
+        }
+        emit(self, &keep, single, log)
     }
 
     /// Smooths `m` (typed as VMC) with the state of its source, when this
@@ -201,7 +244,7 @@ impl Dest {
             .smoothers
             .get_or_insert_with(&src, || (vmc::Smoother::new(opts.clone()), now));
         *seen = now;
-        s.handle_message(&mut typed, now);
+        s.handle_message(now, &mut typed);
         match typed {
             Message::Time(_) => m,
             other => other.to_osc(),
@@ -293,60 +336,14 @@ struct Prepared {
 
 /// Checks the options, opens the input and a sending link per destination.
 fn prepare(opts: Options) -> anyhow::Result<Prepared> {
-    if opts.destinations.is_empty() && !opts.dump && opts.bvh.is_none() {
-        return Err(UsageError(
-            "nothing to do: give --to HOST:PORT (repeatable), --dump or --bvh FILE".into(),
-        )
-        .into());
-    }
-    if let Some(b) = &opts.bvh {
-        b.check()?;
-    }
-    if let Input::Listen(listen) = opts.input {
-        for d in &opts.destinations {
-            if loops_back(listen, d.addr) {
-                return Err(UsageError(format!(
-                    "destination {} is the relay's own listening address {listen}: that would loop",
-                    d.addr
-                ))
-                .into());
-            }
-        }
-    }
-    let mut source = Source::open(&opts.input)?;
-    let guard =
-        mocap_cli::allow::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
-    let guard = if opts.record.record_refused {
-        guard.recording_refused()
-    } else {
-        guard
-    };
-    source.guard_with(guard.clone());
+    check(&opts)?;
+    let (source, guard) = open_source(&opts)?;
     let recording = opts.record.write.is_some();
-    if let Some(path) = &opts.record.write {
-        source.record_to(
-            path,
-            vmc::MARIONETTE_PORT,
-            Log::new(TOOL, opts.log.quiet, false),
-        )?;
-    }
-    // Sending to a socket from a capture plays it at its recorded timing.
-    if !opts.destinations.is_empty() && !opts.topspeed {
-        source.pace_recorded();
-    }
     let live = source.is_live();
     let log = Log::new(TOOL, opts.log.quiet, live);
     source.announce(&log);
     for d in &opts.destinations {
-        let mode = match &d.trackers {
-            Some(t) => match t.format {
-                TrackerFormat::Vrchat(_) => "VRChat OSC trackers",
-                TrackerFormat::Vmt(_) => "VMT trackers",
-            },
-            None if d.rules.is_raw() => "raw",
-            None => "filtered",
-        };
-        log.info(format_args!("forwarding to {} ({mode})", d.addr));
+        log.info(format_args!("forwarding to {} ({})", d.addr, d.mode()));
     }
     let Options {
         input: _,
@@ -364,28 +361,7 @@ fn prepare(opts: Options) -> anyhow::Result<Prepared> {
     } = opts;
     let dests: Vec<Dest> = destinations
         .into_iter()
-        .map(|d| {
-            let receiver = match d.trackers.as_ref().map(|t| t.format) {
-                None => mocap_cli::sends::Receiver::Vmc,
-                Some(TrackerFormat::Vrchat(_)) => mocap_cli::sends::Receiver::Vrchat,
-                Some(TrackerFormat::Vmt(_)) => mocap_cli::sends::Receiver::Vmt,
-            };
-            let lean = (d.trackers.is_none() && !d.rules.is_raw() && d.rules.is_lean())
-                .then(|| vmc::Lean::new(vmc::MAX_BUNDLE));
-            Ok(Dest {
-                addr: d.addr,
-                lean,
-                link: mocap_cli::net::Link::new(d.addr, receiver)
-                    .context("failed to open the sending socket")?,
-                limiter: d.rules.max_rate.map(Limiter::new),
-                rules: d.rules,
-                stats: DestStats::default(),
-                smoothers: Senders::new(),
-                trackers: d
-                    .trackers
-                    .map(|t| (t, Senders::folding(TrackerStream::fold))),
-            })
-        })
+        .map(Dest::open)
         .collect::<anyhow::Result<_>>()?;
     let decode = dump || bvh.is_some() || dests.iter().any(|d| !d.is_raw());
     let decode_all = dump || bvh.is_some() || dests.iter().any(|d| !d.is_raw() && d.lean.is_none());
@@ -420,6 +396,97 @@ fn prepare(opts: Options) -> anyhow::Result<Prepared> {
         source,
         batched,
     })
+}
+
+/// Refuses options with nothing to do, or a destination that would loop.
+fn check(opts: &Options) -> anyhow::Result<()> {
+    if opts.destinations.is_empty() && !opts.dump && opts.bvh.is_none() {
+        return Err(UsageError(
+            "nothing to do: give --to HOST:PORT (repeatable), --dump or --bvh FILE".into(),
+        )
+        .into());
+    }
+    if let Some(b) = &opts.bvh {
+        b.check()?;
+    }
+    if let Input::Listen(listen) = opts.input {
+        for d in &opts.destinations {
+            if loops_back(listen, d.addr) {
+                return Err(UsageError(format!(
+                    "destination {} is the relay's own listening address {listen}: that would loop",
+                    d.addr
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Opens the input with `--allow`'s guard, `-w`'s recording, and a
+/// capture's recorded pacing when it is sent on.
+fn open_source(opts: &Options) -> anyhow::Result<(Source, mocap_cli::allow::Guard)> {
+    let mut source = Source::open(&opts.input)?;
+    let guard =
+        mocap_cli::allow::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    let guard = if opts.record.record_refused {
+        guard.recording_refused()
+    } else {
+        guard
+    };
+    source.guard_with(guard.clone());
+    if let Some(path) = &opts.record.write {
+        source.record_to(
+            path,
+            vmc::MARIONETTE_PORT,
+            Log::new(TOOL, opts.log.quiet, false),
+        )?;
+    }
+    // Sending to a socket from a capture plays it at its recorded timing.
+    if !opts.destinations.is_empty() && !opts.topspeed {
+        source.pace_recorded();
+    }
+    Ok((source, guard))
+}
+
+impl Destination {
+    /// What it gets, for the log.
+    fn mode(&self) -> &'static str {
+        match &self.trackers {
+            Some(t) => match t.format {
+                TrackerFormat::Vrchat(_) => "VRChat OSC trackers",
+                TrackerFormat::Vmt(_) => "VMT trackers",
+            },
+            None if self.rules.is_raw() => "raw",
+            None => "filtered",
+        }
+    }
+}
+
+impl Dest {
+    /// A destination with its sending link.
+    fn open(d: Destination) -> anyhow::Result<Self> {
+        let receiver = match d.trackers.as_ref().map(|t| t.format) {
+            None => mocap_cli::sends::Receiver::Vmc,
+            Some(TrackerFormat::Vrchat(_)) => mocap_cli::sends::Receiver::Vrchat,
+            Some(TrackerFormat::Vmt(_)) => mocap_cli::sends::Receiver::Vmt,
+        };
+        let lean = (d.trackers.is_none() && !d.rules.is_raw() && d.rules.is_lean())
+            .then(|| vmc::Lean::new(vmc::MAX_BUNDLE));
+        Ok(Self {
+            addr: d.addr,
+            lean,
+            link: mocap_cli::net::Link::new(d.addr, receiver)
+                .context("failed to open the sending socket")?,
+            limiter: d.rules.max_rate.map(Limiter::new),
+            rules: d.rules,
+            stats: DestStats::default(),
+            smoothers: Senders::new(),
+            trackers: d
+                .trackers
+                .map(|t| (t, Senders::folding(TrackerStream::fold))),
+        })
+    }
 }
 
 /// `stats` and `summary`.
@@ -526,19 +593,8 @@ fn loops_back(listen: SocketAddr, to: SocketAddr) -> bool {
 impl Relay {
     fn datagram(&mut self, d: Datagram<'_>) -> anyhow::Result<()> {
         self.activity.datagrams(self.start.elapsed(), 1);
-        let stats = self.sources.get_or_default(&d.src);
-        stats.datagrams += 1;
-        stats.bytes += d.payload.len() as u64;
-        if let Some(max) = self.max_pps {
-            let now = Instant::now();
-            let refill = now.duration_since(self.last_refill).as_secs_f64() * max;
-            self.tokens = (self.tokens + refill).min(max.max(1.0));
-            self.last_refill = now;
-            if self.tokens < 1.0 {
-                stats.flooded += 1;
-                return Ok(());
-            }
-            self.tokens -= 1.0;
+        if self.flooded(&d) {
+            return Ok(());
         }
         // Raw destinations get the bytes as they came, whatever they are.
         for dest in self.dests.iter_mut().filter(|d| d.is_raw()) {
@@ -558,71 +614,20 @@ impl Relay {
             .then(|| osc::Flat::parse(d.payload))
             .flatten();
         if let Some(flat) = &flat {
-            for dest in &mut self.dests {
-                let Dest {
-                    lean: Some(lean),
-                    link,
-                    rules,
-                    stats,
-                    ..
-                } = dest
-                else {
-                    continue;
-                };
-                let done = lean.forward(rules, flat, |b| send_on(link, stats, b, &self.log))?;
-                stats.messages += done.kept;
-                stats.filtered += done.dropped;
-            }
+            self.forward_lean(flat)?;
             if !self.decode_all {
                 return self.flush_due(false);
             }
         }
         let packet = match osc::decode(d.payload) {
             Ok(p) => p,
-            Err(e) => {
-                let stats = self.sources.get_or_default(&d.src);
-                stats.decode_errors += 1;
-                let other = self.other.check(d.src, d.payload, &self.log).is_some();
-                if !other
-                    && stats
-                        .last_report
-                        .is_none_or(|t| t.elapsed() >= REPORT_EVERY)
-                {
-                    stats.last_report = Some(Instant::now());
-                    let n = stats.decode_errors;
-                    self.log.info(format_args!(
-                        "bad datagram{}: {e} ({n} so far from this source)",
-                        d.src.map_or_else(String::new, |s| format!(" from {s}"))
-                    ));
-                }
-                if self.dump && self.format == Format::Json {
-                    let mut rec = ErrorRecord::new(e.to_string());
-                    rec.src = d.src;
-                    rec.len = Some(d.payload.len());
-                    self.out.json(&rec)?;
-                }
-                return Ok(());
-            }
+            Err(e) => return self.undecodable(&d, &e),
         };
         // A single message in goes out as a single message; bundles as bundles.
         let single = matches!(packet, osc::PacketRepr::Message(_));
         let messages = packet.messages();
         if self.dump {
-            for m in &messages {
-                self.dump(d.src, d.ts, m)?;
-            }
-            if self.format == Format::Human {
-                let ends = messages
-                    .iter()
-                    .any(|m| vmc::FRAME_ENDS.contains(&m.address.as_str()));
-                self.frame_marks |= ends;
-                // Unpaced (a pipe), a datagram's lines go out as it is read.
-                let whole = ends || !self.frame_marks || !self.view.is_paced();
-                if whole || self.view.frame_full() {
-                    self.view
-                        .end_frame(self.start.elapsed(), &mut self.out, &self.log)?;
-                }
-            }
+            self.dump_datagram(&d, &messages)?;
         }
         let now = self.start.elapsed();
         if let Some(takes) = &mut self.takes {
@@ -639,31 +644,101 @@ impl Relay {
             .iter_mut()
             .filter(|d| !(d.is_raw() || lean_done && d.lean.is_some()))
         {
-            dest.smoothers
-                .retain(|_, (_, seen)| now.saturating_sub(*seen) < SMOOTH_STALE);
-            let mut keep = Vec::with_capacity(messages.len());
-            for m in &messages {
-                let Some(m) = dest.rules.apply(m) else {
-                    dest.stats.filtered += 1;
-                    continue;
-                };
-                let m = dest.smooth(d.src, now, m);
-                match &mut dest.limiter {
-                    Some(l) => match l.handle_message(now, m) {
-                        Some(m) => keep.push(m),
-                        None => dest.stats.rate_limited += 1,
-                    },
-                    None => keep.push(m),
-                }
-            }
-            if dest.trackers.is_some() {
-                let at = d.ts.unwrap_or(now);
-                dest.trackers(&self.log, d.src, at, &keep);
-                continue;
-            }
-            emit(dest, &keep, single, &self.log)?;
+            dest.forward(&self.log, &d, now, &messages, single)?;
         }
         self.flush_due(false)
+    }
+
+    /// Counts the datagram for its sender; true when `--max-pps` drops it.
+    fn flooded(&mut self, d: &Datagram<'_>) -> bool {
+        let stats = self.sources.get_or_default(&d.src);
+        stats.datagrams += 1;
+        stats.bytes += d.payload.len() as u64;
+        let Some(max) = self.max_pps else {
+            return false;
+        };
+        let now = Instant::now();
+        let refill = now.duration_since(self.last_refill).as_secs_f64() * max;
+        self.tokens = (self.tokens + refill).min(max.max(1.0));
+        self.last_refill = now;
+        if self.tokens < 1.0 {
+            stats.flooded += 1;
+            return true;
+        }
+        self.tokens -= 1.0;
+        false
+    }
+
+    /// A canonical packet to the lean destinations, as its bytes.
+    fn forward_lean(&mut self, flat: &osc::Flat<'_>) -> anyhow::Result<()> {
+        for dest in &mut self.dests {
+            let Dest {
+                lean: Some(lean),
+                link,
+                rules,
+                stats,
+                ..
+            } = dest
+            else {
+                continue;
+            };
+            let done = lean.forward(rules, flat, |b| send_on(link, stats, b, &self.log))?;
+            stats.messages += done.kept;
+            stats.filtered += done.dropped;
+        }
+        Ok(())
+    }
+
+    /// A datagram that is not OSC: counted, reported at a bounded rate
+    /// (unless it is another protocol's), a record in the JSON dump.
+    fn undecodable(&mut self, d: &Datagram<'_>, e: &osc::Error) -> anyhow::Result<()> {
+        let stats = self.sources.get_or_default(&d.src);
+        stats.decode_errors += 1;
+        let other = self.other.check(d.src, d.payload, &self.log).is_some();
+        if !other
+            && stats
+                .last_report
+                .is_none_or(|t| t.elapsed() >= REPORT_EVERY)
+        {
+            stats.last_report = Some(Instant::now());
+            let n = stats.decode_errors;
+            self.log.info(format_args!(
+                "bad datagram{}: {e} ({n} so far from this source)",
+                d.src.map_or_else(String::new, |s| format!(" from {s}"))
+            ));
+        }
+        if self.dump && self.format == Format::Json {
+            let mut rec = ErrorRecord::new(e.to_string());
+            rec.src = d.src;
+            rec.len = Some(d.payload.len());
+            self.out.json(&rec)?;
+        }
+        Ok(())
+    }
+
+    /// `--dump`: the datagram's messages; in the human view a frame ends
+    /// at a sender's frame end (or per datagram until one is seen).
+    fn dump_datagram(
+        &mut self,
+        d: &Datagram<'_>,
+        messages: &[&osc::Message],
+    ) -> anyhow::Result<()> {
+        for m in messages {
+            self.dump(d.src, d.ts, m)?;
+        }
+        if self.format == Format::Human {
+            let ends = messages
+                .iter()
+                .any(|m| vmc::FRAME_ENDS.contains(&m.address.as_str()));
+            self.frame_marks |= ends;
+            // Unpaced (a pipe), a datagram's lines go out as it is read.
+            let whole = ends || !self.frame_marks || !self.view.is_paced();
+            if whole || self.view.frame_full() {
+                self.view
+                    .end_frame(self.start.elapsed(), &mut self.out, &self.log)?;
+            }
+        }
+        Ok(())
     }
 
     fn unreadable(&mut self, e: &InputError) -> anyhow::Result<()> {
@@ -776,7 +851,8 @@ impl Relay {
         };
         for dest in &mut self.dests {
             if let Some(l) = &mut dest.limiter {
-                let due = l.poll_due(now);
+                l.handle_timeout(now);
+                let due: Vec<osc::Message> = std::iter::from_fn(|| l.poll_due()).collect();
                 dest.stats.rate_limited = dest.stats.rate_limited.saturating_sub(due.len() as u64);
                 emit(dest, &due, false, &self.log)?;
             }

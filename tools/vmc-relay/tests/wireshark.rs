@@ -295,14 +295,14 @@ fn dissector_reads_vrchat_and_vmt_trackers_as_we_do() {
             height: None,
             rate: None,
         });
-        let datagrams: Vec<Vec<u8>> = (0..20)
-            .flat_map(|k| {
-                s.handle_frame(
-                    &humanoid::frame(k, 60.0),
-                    Duration::from_secs_f64(f64::from(k) / 60.0),
-                )
-            })
-            .collect();
+        let mut datagrams: Vec<Vec<u8>> = Vec::new();
+        for k in 0..20 {
+            s.handle_frame(
+                Duration::from_secs_f64(f64::from(k) / 60.0),
+                &humanoid::frame(k, 60.0),
+            );
+            datagrams.extend(std::iter::from_fn(|| s.poll_transmit()));
+        }
         assert_eq!(datagrams.len(), 20);
         let cap = tmp(&format!("trackers-{port}.pcapng"));
         tshark::write_pcap(

@@ -466,7 +466,77 @@ impl Decoder {
     /// # Errors
     /// See [`Error`].
     pub fn response(&mut self, r: Response) -> Result<Event, Error> {
-        let class_name = r.class_name.clone();
+        match r.class_name.as_str() {
+            class::REQUEST_ID => Ok(Event::RequestId(r.request_id)),
+            class::NORMAL => Ok(Event::Normal),
+            class::FAILED => Ok(Event::Failed(r.message)),
+            class::LEAVE => Ok(Event::Leave),
+            class::MOTION_START => self.open_motion(r),
+            class::FACE_START => self.open_face(r),
+            class::AUDIO_START => self.open_audio(&r),
+            class::MOTION_BODY => self.body(Stream::Motion, &r),
+            class::FACE_BODY => self.body(Stream::Face, &r),
+            class::AUDIO_BODY => self.body(Stream::Audio, &r),
+            class::MOTION_END => self.close(Stream::Motion, &r.class_name),
+            class::FACE_END => self.close(Stream::Face, &r.class_name),
+            class::AUDIO_END => self.close(Stream::Audio, &r.class_name),
+            other => Err(Error::new(ErrorKind::UnknownClass, other, None)),
+        }
+    }
+
+    /// Opens stream `s` as `open`: only a stream not started yet starts.
+    fn start(&mut self, s: Stream, open: State, class_name: &str) -> Result<(), Error> {
+        let state = self.state(s);
+        if *state != State::Idle {
+            return Err(Error::new(ErrorKind::OutOfOrder, class_name, Some(s)));
+        }
+        *state = open;
+        Ok(())
+    }
+
+    /// A motion or face stream of `d` scalars, `frame_bytes` a frame.
+    fn scalars(&self, d: Dtype, frame_bytes: usize) -> State {
+        State::Open {
+            dtype: Some(d),
+            frame_bytes,
+            rate: self.fps,
+        }
+    }
+
+    /// MotionChunkStart: a frame is the joints' rotations and the root.
+    fn open_motion(&mut self, r: Response) -> Result<Event, Error> {
+        let d = dtype(&r, Stream::Motion)?;
+        let frame_bytes = motion_frame_len(r.motion_joint_names.len()) * d.width();
+        self.start(Stream::Motion, self.scalars(d, frame_bytes), &r.class_name)?;
+        Ok(Event::MotionStart {
+            joints: r.motion_joint_names,
+            restpose: r.motion_restpose_name,
+            dtype: d,
+            timeline: match r.motion_timeline_start_idx {
+                Some(TimelineStart::Value(v)) => Some(v),
+                _ => None,
+            },
+        })
+    }
+
+    /// FaceChunkStart: a frame is one weight per blendshape.
+    fn open_face(&mut self, r: Response) -> Result<Event, Error> {
+        let d = dtype(&r, Stream::Face)?;
+        let frame_bytes = r.face_blendshape_names.len() * d.width();
+        self.start(Stream::Face, self.scalars(d, frame_bytes), &r.class_name)?;
+        Ok(Event::FaceStart {
+            names: r.face_blendshape_names,
+            dtype: d,
+            timeline: match r.face_timeline_start_idx {
+                Some(FaceTimelineStart::Value(v)) => Some(v),
+                _ => None,
+            },
+        })
+    }
+
+    /// AudioChunkStart: a frame is one sample on every channel, at a
+    /// positive rate.
+    fn open_audio(&mut self, r: &Response) -> Result<Event, Error> {
         let bad_audio = || {
             Error::new(
                 ErrorKind::BadAudioFormat,
@@ -474,148 +544,91 @@ impl Decoder {
                 Some(Stream::Audio),
             )
         };
-        let start = |this: &mut Self, s: Stream, open: State| match this.state(s) {
-            State::Idle => {
-                *this.state(s) = open;
-                Ok(())
-            }
-            _ => Err(Error::new(ErrorKind::OutOfOrder, &class_name, Some(s))),
+        let (Ok(rate), Ok(channels), Ok(width)) = (
+            u32::try_from(r.audio_frame_rate),
+            u32::try_from(r.audio_n_channels),
+            u32::try_from(r.audio_sample_width),
+        ) else {
+            return Err(bad_audio());
         };
-        let fps = self.fps;
-        let open = |d: Dtype, frame_bytes: usize| State::Open {
-            dtype: Some(d),
+        if rate == 0 || channels == 0 || width == 0 {
+            return Err(bad_audio());
+        }
+        let frame_bytes =
+            usize::try_from(u64::from(channels) * u64::from(width)).map_err(|_| bad_audio())?;
+        let open = State::Open {
+            dtype: None,
             frame_bytes,
-            rate: fps,
+            rate,
         };
-        let dtype = |stream: Stream| {
-            Dtype::parse(&r.dtype).ok_or_else(|| {
-                Error::new(
-                    ErrorKind::UnknownDtype(r.dtype.clone()),
-                    &r.class_name,
-                    Some(stream),
-                )
-            })
+        self.start(Stream::Audio, open, &r.class_name)?;
+        Ok(Event::AudioStart {
+            rate,
+            channels,
+            width,
+        })
+    }
+
+    /// A body of stream `s`: after its start, before its end, whole frames.
+    fn body(&mut self, s: Stream, r: &Response) -> Result<Event, Error> {
+        let (d, frame_bytes, rate) = match self.state(s) {
+            State::Open {
+                dtype,
+                frame_bytes,
+                rate,
+            } => (*dtype, *frame_bytes, *rate),
+            State::Idle => {
+                return Err(Error::new(ErrorKind::BeforeStart, &r.class_name, Some(s)));
+            }
+            State::Ended => {
+                return Err(Error::new(ErrorKind::OutOfOrder, &r.class_name, Some(s)));
+            }
         };
-        match r.class_name.as_str() {
-            class::REQUEST_ID => Ok(Event::RequestId(r.request_id)),
-            class::NORMAL => Ok(Event::Normal),
-            class::FAILED => Ok(Event::Failed(r.message)),
-            class::LEAVE => Ok(Event::Leave),
-            class::MOTION_START => {
-                let d = dtype(Stream::Motion)?;
-                let frame_bytes = motion_frame_len(r.motion_joint_names.len()) * d.width();
-                start(self, Stream::Motion, open(d, frame_bytes))?;
-                Ok(Event::MotionStart {
-                    joints: r.motion_joint_names,
-                    restpose: r.motion_restpose_name,
-                    dtype: d,
-                    timeline: match r.motion_timeline_start_idx {
-                        Some(TimelineStart::Value(v)) => Some(v),
-                        _ => None,
-                    },
-                })
+        let len = r.data.len();
+        if frame_bytes == 0 && len > 0 || frame_bytes > 0 && !len.is_multiple_of(frame_bytes) {
+            return Err(Error::new(
+                ErrorKind::PartialFrame { len, frame_bytes },
+                &r.class_name,
+                Some(s),
+            ));
+        }
+        let frames = len.checked_div(frame_bytes).unwrap_or(0);
+        Ok(match d {
+            None => Event::AudioBody {
+                bytes: len,
+                seconds: frames as f64 / f64::from(rate.max(1)),
+            },
+            Some(d) => Event::Body {
+                stream: s,
+                frames,
+                scalars: d.decode(&r.data),
+            },
+        })
+    }
+
+    /// The end of stream `s`: only an open stream ends.
+    fn close(&mut self, s: Stream, class_name: &str) -> Result<Event, Error> {
+        let state = self.state(s);
+        match state {
+            State::Open { .. } => {
+                *state = State::Ended;
+                Ok(Event::End(s))
             }
-            class::FACE_START => {
-                let d = dtype(Stream::Face)?;
-                let frame_bytes = r.face_blendshape_names.len() * d.width();
-                start(self, Stream::Face, open(d, frame_bytes))?;
-                Ok(Event::FaceStart {
-                    names: r.face_blendshape_names,
-                    dtype: d,
-                    timeline: match r.face_timeline_start_idx {
-                        Some(FaceTimelineStart::Value(v)) => Some(v),
-                        _ => None,
-                    },
-                })
-            }
-            class::AUDIO_START => {
-                let (Ok(rate), Ok(channels), Ok(width)) = (
-                    u32::try_from(r.audio_frame_rate),
-                    u32::try_from(r.audio_n_channels),
-                    u32::try_from(r.audio_sample_width),
-                ) else {
-                    return Err(bad_audio());
-                };
-                if rate == 0 || channels == 0 || width == 0 {
-                    return Err(bad_audio());
-                }
-                let frame_bytes = usize::try_from(u64::from(channels) * u64::from(width))
-                    .map_err(|_| bad_audio())?;
-                start(
-                    self,
-                    Stream::Audio,
-                    State::Open {
-                        dtype: None,
-                        frame_bytes,
-                        rate,
-                    },
-                )?;
-                Ok(Event::AudioStart {
-                    rate,
-                    channels,
-                    width,
-                })
-            }
-            class::MOTION_BODY | class::FACE_BODY | class::AUDIO_BODY => {
-                let s = match r.class_name.as_str() {
-                    class::MOTION_BODY => Stream::Motion,
-                    class::FACE_BODY => Stream::Face,
-                    _ => Stream::Audio,
-                };
-                let (d, frame_bytes, rate) = match self.state(s) {
-                    State::Open {
-                        dtype,
-                        frame_bytes,
-                        rate,
-                    } => (*dtype, *frame_bytes, *rate),
-                    State::Idle => {
-                        return Err(Error::new(ErrorKind::BeforeStart, &r.class_name, Some(s)));
-                    }
-                    State::Ended => {
-                        return Err(Error::new(ErrorKind::OutOfOrder, &r.class_name, Some(s)));
-                    }
-                };
-                let len = r.data.len();
-                if frame_bytes == 0 && len > 0
-                    || frame_bytes > 0 && !len.is_multiple_of(frame_bytes)
-                {
-                    return Err(Error::new(
-                        ErrorKind::PartialFrame { len, frame_bytes },
-                        &r.class_name,
-                        Some(s),
-                    ));
-                }
-                let frames = len.checked_div(frame_bytes).unwrap_or(0);
-                match d {
-                    None => Ok(Event::AudioBody {
-                        bytes: len,
-                        seconds: frames as f64 / f64::from(rate.max(1)),
-                    }),
-                    Some(d) => Ok(Event::Body {
-                        stream: s,
-                        frames,
-                        scalars: d.decode(&r.data),
-                    }),
-                }
-            }
-            class::MOTION_END | class::FACE_END | class::AUDIO_END => {
-                let s = match r.class_name.as_str() {
-                    class::MOTION_END => Stream::Motion,
-                    class::FACE_END => Stream::Face,
-                    _ => Stream::Audio,
-                };
-                match self.state(s) {
-                    State::Open { .. } => {
-                        *self.state(s) = State::Ended;
-                        Ok(Event::End(s))
-                    }
-                    State::Idle => Err(Error::new(ErrorKind::BeforeStart, &r.class_name, Some(s))),
-                    State::Ended => Err(Error::new(ErrorKind::OutOfOrder, &r.class_name, Some(s))),
-                }
-            }
-            other => Err(Error::new(ErrorKind::UnknownClass, other, None)),
+            State::Idle => Err(Error::new(ErrorKind::BeforeStart, class_name, Some(s))),
+            State::Ended => Err(Error::new(ErrorKind::OutOfOrder, class_name, Some(s))),
         }
     }
+}
+
+/// The scalar type a motion or face start names.
+fn dtype(r: &Response, stream: Stream) -> Result<Dtype, Error> {
+    Dtype::parse(&r.dtype).ok_or_else(|| {
+        Error::new(
+            ErrorKind::UnknownDtype(r.dtype.clone()),
+            &r.class_name,
+            Some(stream),
+        )
+    })
 }
 
 #[cfg(test)]

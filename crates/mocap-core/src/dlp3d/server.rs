@@ -171,7 +171,10 @@ impl Session {
         }
     }
 
-    /// The next thing to do, in order.
+    /// The next thing to do, in order; poll until `None` after each
+    /// `handle_*`. One call queues at most a few actions per client (Starts,
+    /// a frame's three bodies, Ends, a close, the record), and the tool
+    /// bounds its clients, so a caller that polls holds a bounded queue.
     pub fn poll_action(&mut self) -> Option<Action> {
         self.actions.pop_front()
     }
@@ -212,7 +215,7 @@ impl Session {
     }
 
     /// A connection sent its start request.
-    pub fn handle_join(&mut self, client: ClientId, now: Duration) {
+    pub fn handle_join(&mut self, now: Duration, client: ClientId) {
         let id = format!("mocap-tools-{client}");
         self.send(client, encode(&request_id(&id)));
         self.send(client, encode(&normal()));
@@ -249,7 +252,7 @@ impl Session {
     }
 
     /// A VMC datagram from `src`.
-    pub fn handle_vmc(&mut self, src: SocketAddr, datagram: &[u8], now: Duration) {
+    pub fn handle_vmc(&mut self, now: Duration, src: SocketAddr, datagram: &[u8]) {
         let Ok(messages) = vmc::decode(datagram) else {
             self.decode_errors += 1;
             return;
@@ -394,7 +397,7 @@ impl Session {
     }
 
     /// Ends every stream (the server is stopping).
-    pub fn close_all(&mut self, reason: &str, now: Duration) {
+    pub fn close_all(&mut self, now: Duration, reason: &str) {
         for c in std::mem::take(&mut self.clients) {
             self.finish(c, reason, now);
         }
@@ -538,9 +541,9 @@ mod tests {
     fn input(s: &mut Session, from: u32, to: u32) {
         for ms in (from..to).filter(|ms| ms % 17 == 0) {
             s.handle_vmc(
+                Duration::from_millis(u64::from(ms)),
                 src(),
                 &datagram(ms / 17),
-                Duration::from_millis(u64::from(ms)),
             );
         }
     }
@@ -549,15 +552,15 @@ mod tests {
     fn a_client_waits_for_live_learnt_input_then_streams() {
         let mut s = Session::new(config());
         let mut p = Peers::default();
-        s.handle_join(1, Duration::ZERO);
+        s.handle_join(Duration::ZERO, 1);
         let (sent, _) = drain(&mut s, &mut p);
         assert_eq!(sent, [(1, "dlp3d.request_id"), (1, "dlp3d.normal")]);
         // 50 ms of input: live, but names not learnt yet: no Starts.
         for k in 0..3 {
             s.handle_vmc(
+                Duration::from_millis(u64::from(k) * 17),
                 src(),
                 &datagram(k),
-                Duration::from_millis(u64::from(k) * 17),
             );
         }
         let (sent, other) = drain(&mut s, &mut p);
@@ -566,9 +569,9 @@ mod tests {
         // Past the learning time: Starts, then bodies.
         for k in 3..12 {
             s.handle_vmc(
+                Duration::from_millis(u64::from(k) * 17),
                 src(),
                 &datagram(k),
-                Duration::from_millis(u64::from(k) * 17),
             );
         }
         let (sent, _) = drain(&mut s, &mut p);
@@ -585,7 +588,7 @@ mod tests {
             ]
         );
         // A client joining now starts at once.
-        s.handle_join(2, Duration::from_millis(210));
+        s.handle_join(Duration::from_millis(210), 2);
         let (sent, _) = drain(&mut s, &mut p);
         assert_eq!(sent.len(), 5, "{sent:?}");
         assert_eq!(s.stats().clients, 2);
@@ -595,7 +598,7 @@ mod tests {
     fn idle_input_ends_streams_with_three_ends_and_a_close() {
         let mut s = Session::new(config());
         let mut p = Peers::default();
-        s.handle_join(1, Duration::ZERO);
+        s.handle_join(Duration::ZERO, 1);
         input(&mut s, 0, 600);
         let last = s.poll_timeout().unwrap();
         drain(&mut s, &mut p);
@@ -633,8 +636,8 @@ mod tests {
     fn a_slow_client_is_dropped_and_nothing_more_is_queued_for_it() {
         let mut s = Session::new(config());
         let mut p = Peers::default();
-        s.handle_join(1, Duration::ZERO);
-        s.handle_join(2, Duration::ZERO);
+        s.handle_join(Duration::ZERO, 1);
+        s.handle_join(Duration::ZERO, 2);
         input(&mut s, 0, 300);
         // The tool could not queue client 2's first message.
         s.handle_refused(2, Refusal::Full, 256);
@@ -655,7 +658,7 @@ mod tests {
             (1, 1, 1)
         );
         // A refusal while ending turns the end into a drop, counted once.
-        s.close_all("server stopping", Duration::from_secs(1));
+        s.close_all(Duration::from_secs(1), "server stopping");
         s.handle_refused(1, Refusal::Gone, 256);
         let (sent, other) = drain(&mut s, &mut p);
         assert!(sent.is_empty());
@@ -679,8 +682,8 @@ mod tests {
         });
         let mut p = Peers::default();
         input(&mut s, 0, 20);
-        s.handle_join(1, Duration::from_millis(20));
-        s.handle_join(2, Duration::from_millis(20));
+        s.handle_join(Duration::from_millis(20), 1);
+        s.handle_join(Duration::from_millis(20), 2);
         s.handle_gone(2);
         input(&mut s, 20, 400);
         let (sent, other) = drain(&mut s, &mut p);

@@ -185,7 +185,8 @@ impl<R: Read> Datagrams<R> {
                 }
                 Ok(Layer::Fragment(f)) => {
                     let ts = record.ts;
-                    if let Some(whole) = self.defrag.handle_fragment(ts, &f) {
+                    self.defrag.handle_fragment(ts, &f);
+                    if let Some(whole) = self.defrag.poll_datagram() {
                         if f.protocol != 17 {
                             self.stats.non_udp += 1;
                             continue;

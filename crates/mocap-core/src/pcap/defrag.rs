@@ -1,4 +1,6 @@
-//! IPv4 and IPv6 fragment reassembly with bounded memory, driven by capture time.
+//! IPv4 and IPv6 fragment reassembly with bounded memory, driven by capture
+//! time: `handle_fragment(now, f)` in, whole payloads out of
+//! [`Defrag::poll_datagram`].
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -89,6 +91,12 @@ pub struct Defrag {
     held: usize,
     seq: u64,
     stats: DefragStats,
+    /// The payload the last fragment completed, until polled, with its
+    /// fragment count. One at most: a fragment completes at most one
+    /// datagram, so a caller polling after each never loses one, and one
+    /// that does not holds one payload beyond the caps (the older is
+    /// dropped, its fragments counted).
+    ready: Option<(Vec<u8>, u64)>,
 }
 
 impl Defrag {
@@ -115,10 +123,27 @@ impl Defrag {
         self.partial.len()
     }
 
-    /// Adds a fragment seen at capture time `ts`. Returns the reassembled
-    /// payload when this fragment completes its datagram. Fragments may come
+    /// The payload (for UDP: header and data) the last fragment completed,
+    /// once.
+    pub fn poll_datagram(&mut self) -> Option<Vec<u8>> {
+        self.ready.take().map(|(data, _)| data)
+    }
+
+    /// Adds a fragment seen at capture time `now`; when it completes its
+    /// datagram, [`Self::poll_datagram`] has the payload. Fragments may come
     /// in any order and more than once; overlaps take the newest bytes.
-    pub fn handle_fragment(&mut self, ts: Duration, f: &Fragment<'_>) -> Option<Vec<u8>> {
+    pub fn handle_fragment(&mut self, now: Duration, f: &Fragment<'_>) {
+        let Some(whole) = self.reassemble(now, f) else {
+            return;
+        };
+        if let Some((_, fragments)) = self.ready.replace(whole) {
+            self.stats.dropped += fragments;
+        }
+    }
+
+    /// The reassembly: the payload and its fragment count when `f`
+    /// completes its datagram.
+    fn reassemble(&mut self, ts: Duration, f: &Fragment<'_>) -> Option<(Vec<u8>, u64)> {
         self.stats.fragments += 1;
         self.handle_timeout(ts);
         let end = f.offset.checked_add(f.data.len())?;
@@ -192,7 +217,7 @@ impl Defrag {
         }
         let p = self.remove(&key)?;
         self.stats.reassembled += 1;
-        Some(p.data)
+        Some((p.data, p.fragments))
     }
 
     /// Drops datagrams whose first fragment is older than the timeout at `now`.
@@ -250,6 +275,12 @@ impl Defrag {
 mod tests {
     use super::*;
 
+    /// Adds one fragment; the payload it completed.
+    fn feed(r: &mut Defrag, now: Duration, f: &Fragment<'_>) -> Option<Vec<u8>> {
+        r.handle_fragment(now, f);
+        r.poll_datagram()
+    }
+
     fn frag(id: u32, offset: usize, more: bool, data: &[u8]) -> Fragment<'_> {
         Fragment {
             src: "10.0.0.1".parse().unwrap(),
@@ -282,7 +313,7 @@ mod tests {
             let mut out = None;
             for &i in &order {
                 let (off, more, data) = parts[i];
-                if let Some(done) = r.handle_fragment(Duration::ZERO, &frag(9, off, more, data)) {
+                if let Some(done) = feed(&mut r, Duration::ZERO, &frag(9, off, more, data)) {
                     assert!(out.is_none(), "completed twice");
                     out = Some(done);
                 }
@@ -291,6 +322,19 @@ mod tests {
             assert_eq!(r.held_bytes(), 0);
             assert_eq!(r.stats().reassembled, 1);
         }
+    }
+
+    #[test]
+    fn an_unpolled_payload_is_replaced_by_the_next_and_counted() {
+        let mut r = Defrag::default();
+        r.handle_fragment(Duration::ZERO, &frag(1, 0, true, &[1; 8]));
+        r.handle_fragment(Duration::ZERO, &frag(1, 8, false, &[1; 8]));
+        r.handle_fragment(Duration::ZERO, &frag(2, 0, true, &[2; 8]));
+        r.handle_fragment(Duration::ZERO, &frag(2, 8, false, &[2; 8]));
+        assert_eq!(r.poll_datagram(), Some(vec![2; 16]));
+        assert_eq!(r.poll_datagram(), None);
+        let s = r.stats();
+        assert_eq!((s.fragments, s.reassembled, s.dropped), (4, 2, 2));
     }
 
     #[test]
@@ -304,7 +348,7 @@ mod tests {
         let chunk = [0u8; 1480];
         for id in 0..10_000u32 {
             // First fragments only: nothing ever completes.
-            r.handle_fragment(Duration::ZERO, &frag(id, 0, true, &chunk));
+            feed(&mut r, Duration::ZERO, &frag(id, 0, true, &chunk));
             assert!(r.held_bytes() <= limits.max_bytes);
             assert!(r.pending() <= limits.max_datagrams);
         }
@@ -312,7 +356,7 @@ mod tests {
         let d = datagram(3000);
         let mut got = None;
         for (off, more, data) in pieces(&d, 1480) {
-            if let Some(done) = r.handle_fragment(Duration::ZERO, &frag(999_999, off, more, data)) {
+            if let Some(done) = feed(&mut r, Duration::ZERO, &frag(999_999, off, more, data)) {
                 got = Some(done);
             }
         }
@@ -323,7 +367,7 @@ mod tests {
     #[test]
     fn incomplete_datagrams_time_out_by_capture_time() {
         let mut r = Defrag::default();
-        r.handle_fragment(Duration::from_secs(1), &frag(1, 0, true, &[0; 8]));
+        feed(&mut r, Duration::from_secs(1), &frag(1, 0, true, &[0; 8]));
         assert_eq!(r.pending(), 1);
         r.handle_timeout(Duration::from_secs(7));
         assert_eq!(r.pending(), 0);
@@ -333,13 +377,9 @@ mod tests {
     #[test]
     fn an_empty_last_fragment_fixes_the_length() {
         let mut r = Defrag::default();
-        assert!(
-            r.handle_fragment(Duration::ZERO, &frag(5, 0, true, &[7; 16]))
-                .is_none()
-        );
+        assert!(feed(&mut r, Duration::ZERO, &frag(5, 0, true, &[7; 16])).is_none());
         assert_eq!(
-            r.handle_fragment(Duration::ZERO, &frag(5, 16, false, &[]))
-                .as_deref(),
+            feed(&mut r, Duration::ZERO, &frag(5, 16, false, &[])).as_deref(),
             Some(&[7u8; 16][..])
         );
     }
@@ -348,21 +388,12 @@ mod tests {
     fn impossible_fragments_are_dropped() {
         let mut r = Defrag::default();
         // Not a multiple of 8 but more fragments follow.
-        assert!(
-            r.handle_fragment(Duration::ZERO, &frag(1, 0, true, &[0; 7]))
-                .is_none()
-        );
+        assert!(feed(&mut r, Duration::ZERO, &frag(1, 0, true, &[0; 7])).is_none());
         // Past 65535 bytes.
-        assert!(
-            r.handle_fragment(Duration::ZERO, &frag(2, 65_528, false, &[0; 16]))
-                .is_none()
-        );
+        assert!(feed(&mut r, Duration::ZERO, &frag(2, 65_528, false, &[0; 16])).is_none());
         // Two different ends.
-        r.handle_fragment(Duration::ZERO, &frag(3, 8, false, &[0; 8]));
-        assert!(
-            r.handle_fragment(Duration::ZERO, &frag(3, 8, false, &[0; 16]))
-                .is_none()
-        );
+        feed(&mut r, Duration::ZERO, &frag(3, 8, false, &[0; 8]));
+        assert!(feed(&mut r, Duration::ZERO, &frag(3, 8, false, &[0; 16])).is_none());
         assert_eq!(r.pending(), 0);
         assert_eq!(r.stats().dropped, 4);
     }

@@ -1,6 +1,7 @@
 //! A VMC stream as BVH frames: the humanoid the stream shows, with no avatar
-//! file. Pure — messages and arrival times in, joints and frame values out;
-//! the tools own the file ([`crate::bvh`] makes the text).
+//! file. Pure — messages and arrival times in (`handle_*(now, input)`),
+//! joints and frame values out ([`Recorder::poll_frame`]); the tools own the
+//! file ([`crate::bvh`] makes the text).
 //!
 //! - Skeleton: `Root` (from `/VMC/Ext/Root/Pos`, identity when the sender has
 //!   none) and the HumanBodyBones present in the first frame that has `Hips`,
@@ -134,6 +135,9 @@ pub struct Recorder {
     last: Option<f64>,
     frames: u64,
     skipped: u64,
+    /// A frame completed and not yet polled. One at most: a frame is the
+    /// bones' latest values, so the next frame's messages overwrite it.
+    ready: bool,
 }
 
 impl Recorder {
@@ -146,31 +150,41 @@ impl Recorder {
     }
 
     /// Takes one message that arrived at `now` (any origin, the same for
-    /// every call). True when it completed a frame that [`Self::frame`] can
-    /// now write.
-    pub fn handle_message(&mut self, m: &Message, now: Duration) -> bool {
+    /// every call). When it completes a frame, [`Self::poll_frame`] writes it.
+    pub fn handle_message(&mut self, now: Duration, m: &Message) {
         let rank = m.end_rank();
         self.absorb(m);
         self.closer = self.closer.max(rank);
         if rank == 0 || rank < self.closer || !self.pending {
-            return false;
+            return;
         }
         if self.closer_at_open < self.closer {
             // The first frame, or a sender that just began sending a
             // stronger end: where this frame ended is not known for sure.
             self.pending = false;
             self.skipped += 1;
-            return false;
+            return;
         }
-        self.end(now)
+        self.end(now);
     }
 
     /// Takes a whole frame (a mixer's output): one frame whatever ends it.
-    pub fn handle_frame(&mut self, frame: &[Message], now: Duration) -> bool {
+    pub fn handle_frame(&mut self, now: Duration, frame: &[Message]) {
         for m in frame {
             self.absorb(m);
         }
-        self.end(now)
+        self.end(now);
+    }
+
+    /// The frame the last `handle_*` completed, once: its positions
+    /// (centimetres) and `[x, y, z, w]` rotations by joint index, in BVH
+    /// axes. `false` (the vectors untouched) when no frame is ready.
+    pub fn poll_frame(
+        &mut self,
+        positions: &mut Vec<[f64; 3]>,
+        rotations: &mut Vec<[f64; 4]>,
+    ) -> bool {
+        std::mem::take(&mut self.ready) && self.frame(positions, rotations)
     }
 
     /// Keeps what a message says; true when it ends a frame.
@@ -212,22 +226,22 @@ impl Recorder {
         }
     }
 
-    fn end(&mut self, now: Duration) -> bool {
+    fn end(&mut self, now: Duration) {
         let now = now.as_secs_f64();
         if !std::mem::take(&mut self.pending) {
-            return false;
+            return;
         }
         if self.layout.is_none() {
             if self.bones.first().is_none_or(Option::is_none) {
                 self.skipped += 1;
-                return false; // no Hips yet: nothing to hang a skeleton on
+                return; // no Hips yet: nothing to hang a skeleton on
             }
             self.layout = Some(self.present_bones());
         }
         self.first.get_or_insert(now);
         self.last = Some(now);
         self.frames += 1;
-        true
+        self.ready = true;
     }
 
     /// Present bones, depth first from Hips: parents before children.
@@ -291,9 +305,9 @@ impl Recorder {
         Some(joints)
     }
 
-    /// Writes the current frame's positions (centimetres) and `[x, y, z, w]`
-    /// rotations by joint index, in BVH axes. `false` before the skeleton.
-    pub fn frame(&self, positions: &mut Vec<[f64; 3]>, rotations: &mut Vec<[f64; 4]>) -> bool {
+    /// Writes the current pose as [`Self::poll_frame`] does; `false` before
+    /// the skeleton.
+    fn frame(&self, positions: &mut Vec<[f64; 3]>, rotations: &mut Vec<[f64; 4]>) -> bool {
         let Some(layout) = &self.layout else {
             return false;
         };
@@ -358,6 +372,18 @@ mod tests {
 
     const ID: [f32; 4] = [0.0, 0.0, 0.0, 1.0];
 
+    /// Feeds one message; whether it completed a frame (polled, dropped).
+    fn message(r: &mut Recorder, now: Duration, m: &Message) -> bool {
+        r.handle_message(now, m);
+        r.poll_frame(&mut Vec::new(), &mut Vec::new())
+    }
+
+    /// Feeds a whole frame; whether it made one (polled, dropped).
+    fn whole(r: &mut Recorder, now: Duration, frame: &[Message]) -> bool {
+        r.handle_frame(now, frame);
+        r.poll_frame(&mut Vec::new(), &mut Vec::new())
+    }
+
     #[test]
     fn every_bone_but_hips_has_a_humanoid_parent() {
         assert_eq!(humanoid_parent(0), None);
@@ -379,37 +405,47 @@ mod tests {
     fn skeleton_from_the_first_frame_with_hips_and_missing_bones_skipped() {
         let mut r = Recorder::new();
         // A frame without Hips is not recorded.
-        r.handle_message(&bone("Head", [0.0, 0.1, 0.0], ID), Duration::ZERO);
-        assert!(!r.handle_message(&Message::Time(1.0), Duration::ZERO));
+        message(&mut r, Duration::ZERO, &bone("Head", [0.0, 0.1, 0.0], ID));
+        assert!(!message(&mut r, Duration::ZERO, &Message::Time(1.0)));
         assert_eq!(r.skipped(), 1);
         assert!(r.joints().is_none());
         // No UpperChest and no Neck: Head and the shoulder hang off Chest.
-        r.handle_message(
+        message(
+            &mut r,
+            Duration::from_secs_f64(0.1),
             &bone("Hips", [0.0, 0.9, 0.0], ID),
-            Duration::from_secs_f64(0.1),
         );
-        r.handle_message(
+        message(
+            &mut r,
+            Duration::from_secs_f64(0.1),
             &bone("Spine", [0.0, 0.1, 0.0], ID),
-            Duration::from_secs_f64(0.1),
         );
-        r.handle_message(
+        message(
+            &mut r,
+            Duration::from_secs_f64(0.1),
             &bone("Chest", [0.0, 0.15, 0.01], ID),
-            Duration::from_secs_f64(0.1),
         );
-        r.handle_message(
+        message(
+            &mut r,
+            Duration::from_secs_f64(0.1),
             &bone("LeftShoulder", [-0.02, 0.1, 0.0], ID),
-            Duration::from_secs_f64(0.1),
         );
-        r.handle_message(
-            &bone("Jaw", [0.0, 0.0, 0.0], ID),
+        message(
+            &mut r,
             Duration::from_secs_f64(0.1),
+            &bone("Jaw", [0.0, 0.0, 0.0], ID),
         );
         // An unknown name is ignored.
-        r.handle_message(
-            &bone("Tail", [0.0, 0.0, 0.0], ID),
+        message(
+            &mut r,
             Duration::from_secs_f64(0.1),
+            &bone("Tail", [0.0, 0.0, 0.0], ID),
         );
-        assert!(r.handle_message(&Message::Time(1.1), Duration::from_secs_f64(0.1)));
+        assert!(message(
+            &mut r,
+            Duration::from_secs_f64(0.1),
+            &Message::Time(1.1)
+        ));
         let joints = r.joints().unwrap();
         let names: Vec<&str> = joints.iter().map(|j| j.name.as_str()).collect();
         assert_eq!(
@@ -450,9 +486,10 @@ mod tests {
         let mut r = Recorder::new();
         let mut frames = 0;
         for k in 0..3 {
-            r.handle_message(
-                &bone("Hips", [0.0, 0.9, 0.0], ID),
+            message(
+                &mut r,
                 Duration::from_secs_f64(f64::from(k)),
+                &bone("Hips", [0.0, 0.9, 0.0], ID),
             );
             // Apply, OK and T all end frames; only the first after bones counts.
             for m in [
@@ -464,20 +501,25 @@ mod tests {
                 },
                 Message::Time(k as f32),
             ] {
-                frames += usize::from(r.handle_message(&m, Duration::from_secs_f64(f64::from(k))));
+                frames += usize::from(message(&mut r, Duration::from_secs_f64(f64::from(k)), &m));
             }
         }
         // The first frame only teaches that T ends them.
         assert_eq!((frames, r.frames(), r.skipped()), (2, 2, 1));
         // A mixed frame is one frame, with or without an ending message.
         let hips = bone("Hips", [0.0, 0.9, 0.0], ID);
-        assert!(r.handle_frame(
-            &[hips.clone(), Message::BlendApply, Message::Time(9.0)],
-            Duration::from_secs_f64(4.0)
+        assert!(whole(
+            &mut r,
+            Duration::from_secs_f64(4.0),
+            &[hips.clone(), Message::BlendApply, Message::Time(9.0)]
         ));
-        assert!(r.handle_frame(std::slice::from_ref(&hips), Duration::from_secs_f64(5.0)));
+        assert!(whole(
+            &mut r,
+            Duration::from_secs_f64(5.0),
+            std::slice::from_ref(&hips)
+        ));
         assert!(
-            !r.handle_frame(&[Message::BlendApply], Duration::from_secs_f64(6.0)),
+            !whole(&mut r, Duration::from_secs_f64(6.0), &[Message::BlendApply]),
             "no bones, no frame"
         );
         assert_eq!(r.frames(), 4);
@@ -492,24 +534,27 @@ mod tests {
         // The reference sender's order: bones, Apply, then Root/Pos, OK, T.
         // The first frame teaches that T ends frames, so the root of a frame
         // belongs to it.
-        r.handle_message(&bone("Hips", [0.0; 3], ID), Duration::ZERO);
-        assert!(!r.handle_message(&Message::BlendApply, Duration::ZERO));
-        assert!(!r.handle_message(&Message::Time(0.0), Duration::ZERO));
-        r.handle_message(&bone("Hips", [0.5, 0.9, 0.25], q), Duration::ZERO);
-        r.handle_message(&bone("Spine", [0.0, 0.1, 0.0], ID), Duration::ZERO);
-        assert!(!r.handle_message(&Message::BlendApply, Duration::ZERO));
-        r.handle_message(
+        message(&mut r, Duration::ZERO, &bone("Hips", [0.0; 3], ID));
+        assert!(!message(&mut r, Duration::ZERO, &Message::BlendApply));
+        assert!(!message(&mut r, Duration::ZERO, &Message::Time(0.0)));
+        message(&mut r, Duration::ZERO, &bone("Hips", [0.5, 0.9, 0.25], q));
+        message(&mut r, Duration::ZERO, &bone("Spine", [0.0, 0.1, 0.0], ID));
+        assert!(!message(&mut r, Duration::ZERO, &Message::BlendApply));
+        message(
+            &mut r,
+            Duration::ZERO,
             &Message::RootPos {
                 name: "root".into(),
                 pos: [1.0, 0.0, 2.0],
                 rot: ID,
                 mr: None,
             },
-            Duration::ZERO,
         );
-        assert!(r.handle_message(&Message::Time(0.0), Duration::ZERO));
+        r.handle_message(Duration::ZERO, &Message::Time(0.0));
         let (mut p, mut q_out) = (Vec::new(), Vec::new());
-        assert!(r.frame(&mut p, &mut q_out));
+        assert!(r.poll_frame(&mut p, &mut q_out));
+        // Once: polled, the frame is out.
+        assert!(!r.poll_frame(&mut p, &mut q_out));
         assert_eq!(p[0], [-100.0, 0.0, 200.0]);
         assert_eq!(p[1], [-50.0, f64::from(0.9f32) * 100.0, 25.0]);
         // A vector along +X (right in Unity) turned by q, then mirrored, equals
@@ -521,15 +566,16 @@ mod tests {
             assert!((bvh[k] - want).abs() < 1e-6, "{bvh:?} vs {unity:?}");
         }
         // Next frame without Spine: Spine holds.
-        r.handle_message(
-            &bone("Hips", [0.0, 0.9, 0.0], ID),
+        message(
+            &mut r,
             Duration::from_secs_f64(1.0 / 60.0),
+            &bone("Hips", [0.0, 0.9, 0.0], ID),
         );
-        assert!(r.handle_message(
+        r.handle_message(
+            Duration::from_secs_f64(1.0 / 60.0),
             &Message::Time(1.0 / 60.0),
-            Duration::from_secs_f64(1.0 / 60.0)
-        ));
-        assert!(r.frame(&mut p, &mut q_out));
+        );
+        assert!(r.poll_frame(&mut p, &mut q_out));
         assert_eq!(p[2], [0.0, f64::from(0.1f32) * 100.0, 0.0]);
     }
 
@@ -537,25 +583,29 @@ mod tests {
     fn frame_time_from_sender_time_else_arrival() {
         let mut r = Recorder::new();
         for k in 0..=60u32 {
-            r.handle_message(
+            message(
+                &mut r,
+                Duration::from_secs_f64(f64::from(k) * 0.1),
                 &bone("Hips", [0.0; 3], ID),
-                Duration::from_secs_f64(f64::from(k) * 0.1),
             );
-            r.handle_message(
-                &Message::Time(10.0 + k as f32 / 30.0),
+            message(
+                &mut r,
                 Duration::from_secs_f64(f64::from(k) * 0.1),
+                &Message::Time(10.0 + k as f32 / 30.0),
             );
         }
         assert!((r.frame_time().unwrap() - 1.0 / 30.0).abs() < 1e-6);
         let mut r = Recorder::new();
         for k in 0..=60u32 {
-            r.handle_message(
+            message(
+                &mut r,
+                Duration::from_secs_f64(f64::from(k) / 50.0),
                 &bone("Hips", [0.0; 3], ID),
-                Duration::from_secs_f64(f64::from(k) / 50.0),
             );
-            r.handle_message(
-                &Message::BlendApply,
+            message(
+                &mut r,
                 Duration::from_secs_f64(f64::from(k) / 50.0),
+                &Message::BlendApply,
             );
         }
         assert!((r.frame_time().unwrap() - 0.02).abs() < 1e-9);

@@ -1,5 +1,7 @@
 //! Mixing several VMC senders into one stream: frames per source, window or
-//! tick scheduling, averaging or per-bone preference. Pure: time is passed in.
+//! tick scheduling, averaging or per-bone preference. Pure: time is passed in
+//! (`handle_message(now, source, m)`), mixed frames come out of
+//! [`Mixer::poll_frame`].
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
@@ -332,7 +334,7 @@ impl Mixer {
 
     /// A message from `source` at time `now`. OK, T and Blend/Apply close the
     /// source's frame; half-received frames are never mixed.
-    pub fn handle_message(&mut self, source: usize, now: Duration, m: Message) {
+    pub fn handle_message(&mut self, now: Duration, source: usize, m: Message) {
         if let Message::BonePos { name, pos, rot } = &m {
             self.handle_bone(source, name, *pos, *rot);
             return;
@@ -488,21 +490,65 @@ impl Mixer {
                 picked.into_iter().map(move |f| (i, f))
             })
             .collect();
-        // Bones in name order; each frame holds its poses by name id, so a
-        // bone's poses from every frame are found without a lookup.
         let mut out = Vec::with_capacity(self.order.len() + 24);
-        let mut here: Vec<(usize, &Pose)> = Vec::with_capacity(frames.len());
-        let mut rots: Vec<([f32; 4], f64)> = Vec::new();
-        let mut poss: Vec<([f32; 3], f64)> = Vec::new();
         if self.previous.len() < self.names.len() {
             self.previous.resize(self.names.len(), None);
         }
-        for &id in &self.order {
+        let bones = Bones {
+            cfg: &self.cfg,
+            names: &self.names,
+            order: &self.order,
+            lead,
+        };
+        bones.mix(&frames, &mut self.previous, &mut out);
+        let blends = if self.cfg.average_blends {
+            average_blends(&self.cfg.weights, &frames)
+        } else {
+            Vec::new()
+        };
+        let lead_frame = lead
+            .and_then(|i| self.sources.get(i))
+            .and_then(|s| s.latest.as_ref())
+            .map(|(_, f)| f);
+        pass_through(lead_frame, self.cfg.average_blends, blends, &mut out);
+        if window.is_some() {
+            for s in &mut self.sources {
+                s.window.clear();
+            }
+        }
+        out
+    }
+}
+
+/// What mixing the bones of a frame reads: the config, the interned
+/// names, their name order, and the source standing as primary.
+struct Bones<'a> {
+    cfg: &'a MixConfig,
+    names: &'a [String],
+    order: &'a [usize],
+    lead: Option<usize>,
+}
+
+impl Bones<'_> {
+    /// Each bone in name order, from the frames that have it: averaged, or
+    /// from its preferred source (or the primary for a bone not averaged).
+    /// Each frame holds its poses by name id, so a bone's poses from every
+    /// frame are found without a lookup.
+    fn mix(
+        &self,
+        frames: &[(usize, &Frame)],
+        previous: &mut [Option<[f32; 4]>],
+        out: &mut Vec<Message>,
+    ) {
+        let mut here: Vec<(usize, &Pose)> = Vec::with_capacity(frames.len());
+        let mut rots: Vec<([f32; 4], f64)> = Vec::new();
+        let mut poss: Vec<([f32; 3], f64)> = Vec::new();
+        for &id in self.order {
             let Some(name) = self.names.get(id).map(String::as_str) else {
                 continue;
             };
             here.clear();
-            for (i, f) in &frames {
+            for (i, f) in frames {
                 if let Some(Some(pose)) = f.bones.get(id) {
                     here.push((*i, pose));
                 }
@@ -510,22 +556,7 @@ impl Mixer {
             if here.is_empty() {
                 continue;
             }
-            let preferred = self
-                .cfg
-                .prefer
-                .iter()
-                .find(|(_, bones)| bones.iter().any(|b| b == name))
-                .map(|(src, _)| *src);
-            let averaged = self
-                .cfg
-                .bones
-                .as_ref()
-                .is_none_or(|b| b.iter().any(|x| x == name));
-            let only: Option<usize> = match preferred {
-                Some(src) if here.iter().any(|(i, _)| *i == src) => Some(src),
-                _ if averaged => None,
-                _ => Some(lead.unwrap_or(self.cfg.primary)),
-            };
+            let only = self.only(name, &here);
             rots.clear();
             poss.clear();
             for (i, (p, r)) in &here {
@@ -536,7 +567,7 @@ impl Mixer {
                 rots.push((*r, w));
                 poss.push((*p, w));
             }
-            let Some(previous) = self.previous.get_mut(id) else {
+            let Some(previous) = previous.get_mut(id) else {
                 continue;
             };
             let (Some(rot), Some(pos)) = (
@@ -552,58 +583,79 @@ impl Mixer {
                 rot,
             });
         }
-        // Blendshape values averaged by name, weighted like the bones.
-        let mut blends: Vec<Message> = Vec::new();
-        if self.cfg.average_blends {
-            let mut sums: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
-            for (i, f) in &frames {
-                let w = self.cfg.weights.get(*i).copied().unwrap_or(1.0);
-                for m in &f.rest {
-                    if let Message::BlendVal { name, value } = m
-                        && value.is_finite()
-                    {
-                        let e = sums.entry(name.as_str()).or_insert((0.0, 0.0));
-                        e.0 += w * f64::from(*value);
-                        e.1 += w;
-                    }
-                }
-            }
-            blends = sums
-                .into_iter()
-                .filter(|(_, (_, w))| *w > 0.0)
-                .map(|(name, (sum, w))| Message::BlendVal {
-                    name: name.to_owned(),
-                    value: (sum / w) as f32,
-                })
-                .collect();
+    }
+
+    /// The one source bone `name` is taken from (`None`: averaged over
+    /// all): its preferred source when that sent it, else the primary for a
+    /// bone left out of the average.
+    fn only(&self, name: &str, here: &[(usize, &Pose)]) -> Option<usize> {
+        let preferred = self
+            .cfg
+            .prefer
+            .iter()
+            .find(|(_, bones)| bones.iter().any(|b| b == name))
+            .map(|(src, _)| *src);
+        let averaged = self
+            .cfg
+            .bones
+            .as_ref()
+            .is_none_or(|b| b.iter().any(|x| x == name));
+        match preferred {
+            Some(src) if here.iter().any(|(i, _)| *i == src) => Some(src),
+            _ if averaged => None,
+            _ => Some(self.lead.unwrap_or(self.cfg.primary)),
         }
-        // Everything else passes through from the primary source's latest
-        // frame (or its stand-in's); averaged blendshapes take the place of
-        // its own, before Apply.
-        let mut applied = false;
-        if let Some(Some((_, f))) = lead.and_then(|i| self.sources.get(i)).map(|s| &s.latest) {
-            for m in &f.rest {
-                match m {
-                    Message::BlendVal { .. } if self.cfg.average_blends => {}
-                    Message::BlendApply if !applied => {
-                        out.append(&mut blends);
-                        out.push(Message::BlendApply);
-                        applied = true;
-                    }
-                    other => out.push(other.clone()),
-                }
+    }
+}
+
+/// Blendshape values averaged by name, weighted like the bones.
+fn average_blends(weights: &[f64], frames: &[(usize, &Frame)]) -> Vec<Message> {
+    let mut sums: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for (i, f) in frames {
+        let w = weights.get(*i).copied().unwrap_or(1.0);
+        for m in &f.rest {
+            if let Message::BlendVal { name, value } = m
+                && value.is_finite()
+            {
+                let e = sums.entry(name.as_str()).or_insert((0.0, 0.0));
+                e.0 += w * f64::from(*value);
+                e.1 += w;
             }
         }
-        if !blends.is_empty() {
-            out.append(&mut blends);
-            out.push(Message::BlendApply);
-        }
-        if window.is_some() {
-            for s in &mut self.sources {
-                s.window.clear();
+    }
+    sums.into_iter()
+        .filter(|(_, (_, w))| *w > 0.0)
+        .map(|(name, (sum, w))| Message::BlendVal {
+            name: name.to_owned(),
+            value: (sum / w) as f32,
+        })
+        .collect()
+}
+
+/// Everything but bones passes through from the primary source's latest
+/// frame (or its stand-in's); averaged blendshapes take the place of its
+/// own, before Apply.
+fn pass_through(
+    lead: Option<&Frame>,
+    average_blends: bool,
+    mut blends: Vec<Message>,
+    out: &mut Vec<Message>,
+) {
+    let mut applied = false;
+    for m in lead.map_or(&[][..], |f| &f.rest) {
+        match m {
+            Message::BlendVal { .. } if average_blends => {}
+            Message::BlendApply if !applied => {
+                out.append(&mut blends);
+                out.push(Message::BlendApply);
+                applied = true;
             }
+            other => out.push(other.clone()),
         }
-        out
+    }
+    if !blends.is_empty() {
+        out.append(&mut blends);
+        out.push(Message::BlendApply);
     }
 }
 
@@ -625,17 +677,17 @@ mod tests {
     }
 
     fn frame(m: &mut Mixer, src: usize, t: u64, head: f32, time: f32) {
-        m.handle_message(src, ms(t), bone("Head", head));
-        m.handle_message(src, ms(t), bone("Spine", 0.0));
+        m.handle_message(ms(t), src, bone("Head", head));
+        m.handle_message(ms(t), src, bone("Spine", 0.0));
         m.handle_message(
-            src,
             ms(t),
+            src,
             Message::BlendVal {
                 name: "Joy".into(),
                 value: 1.0,
             },
         );
-        m.handle_message(src, ms(t), Message::Time(time));
+        m.handle_message(ms(t), src, Message::Time(time));
     }
 
     fn head_angle(out: &[Message]) -> f32 {
@@ -696,18 +748,18 @@ mod tests {
                 // frames once T has): what a staging sender sends.
                 let ends = (k / 40_000) % 2 == 0;
                 match rng.below(if ends { 16 } else { 13 }) {
-                    0..=7 => m.handle_message(src, now, Message::BlendVal { name, value: v }),
+                    0..=7 => m.handle_message(now, src, Message::BlendVal { name, value: v }),
                     8..=11 => m.handle_bone(src, &name, [v, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]),
                     12 => m.handle_message(
-                        src,
                         now,
+                        src,
                         Message::Other(crate::osc::Message::new(format!("/x/{name}"), vec![])),
                     ),
-                    13 => m.handle_message(src, now, Message::Time(k as f32)),
+                    13 => m.handle_message(now, src, Message::Time(k as f32)),
                     // Bones of a real body now and then, closed as the
                     // strongest end would.
                     14 => frame(&mut m, src, k / 20, 10.0, k as f32),
-                    _ => m.handle_message(src, now, Message::BlendApply),
+                    _ => m.handle_message(now, src, Message::BlendApply),
                 }
                 if let Some(out) = m.poll_frame(now) {
                     for x in &out {
@@ -729,8 +781,8 @@ mod tests {
         let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 60.0 }), 1);
         for k in 0..100_000u64 {
             m.handle_message(
-                0,
                 ms(k),
+                0,
                 Message::BlendVal {
                     name: format!("{}", k % 3),
                     value: 0.5,
@@ -801,17 +853,17 @@ mod tests {
                 })
                 .collect()
         };
-        m.handle_message(0, ms(0), bone("Spine", 0.0));
-        m.handle_message(0, ms(0), bone("Head", 0.0));
-        m.handle_message(0, ms(0), bone("Chest", 0.0));
-        m.handle_message(0, ms(0), Message::Time(1.0));
+        m.handle_message(ms(0), 0, bone("Spine", 0.0));
+        m.handle_message(ms(0), 0, bone("Head", 0.0));
+        m.handle_message(ms(0), 0, bone("Chest", 0.0));
+        m.handle_message(ms(0), 0, Message::Time(1.0));
         assert_eq!(
             names(&m.poll_frame(ms(0)).unwrap()),
             ["Chest", "Head", "Spine"]
         );
         for k in 1..4u64 {
-            m.handle_message(0, ms(k), bone("Head", 0.0));
-            m.handle_message(0, ms(k), Message::Time(1.0 + k as f32));
+            m.handle_message(ms(k), 0, bone("Head", 0.0));
+            m.handle_message(ms(k), 0, Message::Time(1.0 + k as f32));
             assert_eq!(names(&m.poll_frame(ms(k)).unwrap()), ["Head"], "frame {k}");
         }
     }
@@ -838,9 +890,9 @@ mod tests {
             "a secondary frame waits for the primary"
         );
         // Half a frame from the primary is not a frame.
-        m.handle_message(0, ms(5), bone("Head", 10.0));
+        m.handle_message(ms(5), 0, bone("Head", 10.0));
         assert!(m.poll_frame(ms(5)).is_none());
-        m.handle_message(0, ms(5), Message::Time(2.0));
+        m.handle_message(ms(5), 0, Message::Time(2.0));
         let out = m.poll_frame(ms(5)).unwrap();
         assert!((head_angle(&out) - 30.0).abs() < 1e-3);
         assert!(m.poll_timeout().is_none(), "no timer in frame mode");
@@ -863,8 +915,8 @@ mod tests {
             for k in 0..240u64 {
                 let now = ms(k * 4);
                 m.handle_message(
-                    0,
                     now,
+                    0,
                     Message::BonePos {
                         name: "Hips".into(),
                         pos: [0.0, bad, 0.0],
@@ -872,15 +924,15 @@ mod tests {
                     },
                 );
                 m.handle_message(
-                    0,
                     now,
+                    0,
                     Message::Available {
                         loaded: 1,
                         calibration: None,
                         tracking: None,
                     },
                 );
-                m.handle_message(0, now, Message::Time(k as f32));
+                m.handle_message(now, 0, Message::Time(k as f32));
                 frame(&mut m, 1, k * 4, 30.0, 1000.0 + k as f32);
                 if let Some(f) = m.poll_frame(now) {
                     assert!((head_angle(&f) - 30.0).abs() < 1e-3);
@@ -905,7 +957,7 @@ mod tests {
         for k in 1..300u64 {
             let now = ms(k * 4);
             m.handle_bone(0, "Head", [f32::NAN; 3], [0.0, 0.0, 0.0, 1.0]);
-            m.handle_message(0, now, Message::Time(k as f32));
+            m.handle_message(now, 0, Message::Time(k as f32));
             frame(&mut m, 1, k * 4, 30.0, 1.0);
             out += usize::from(m.poll_frame(now).is_some());
         }
@@ -921,7 +973,7 @@ mod tests {
         frame(&mut m, 0, 5, 10.0, 1.0);
         frame(&mut m, 1, 6, 30.0, 2.0);
         // Half a frame from source 1 is not mixed.
-        m.handle_message(1, ms(7), bone("Head", 90.0));
+        m.handle_message(ms(7), 1, bone("Head", 90.0));
         let out = m.poll_frame(ms(17)).unwrap();
         assert!((head_angle(&out) - 20.0).abs() < 1e-3);
         // Primary's other messages pass through, in order.
@@ -1018,26 +1070,26 @@ mod tests {
         m.poll_frame(ms(0));
         // Reference-sender order: bones, Vals, Apply, then Root, OK, T.
         for (t, head) in [(10, 10.0), (30, 20.0)] {
-            m.handle_message(0, ms(t), bone("Head", head));
+            m.handle_message(ms(t), 0, bone("Head", head));
             m.handle_message(
-                0,
                 ms(t),
+                0,
                 Message::BlendVal {
                     name: "A".into(),
                     value: 0.5,
                 },
             );
-            m.handle_message(0, ms(t), Message::BlendApply);
+            m.handle_message(ms(t), 0, Message::BlendApply);
             m.handle_message(
-                0,
                 ms(t),
+                0,
                 Message::Available {
                     loaded: 1,
                     calibration: None,
                     tracking: None,
                 },
             );
-            m.handle_message(0, ms(t), Message::Time(t as f32));
+            m.handle_message(ms(t), 0, Message::Time(t as f32));
         }
         let out = m.poll_frame(ms(100)).unwrap();
         assert!((head_angle(&out) - 20.0).abs() < 1e-3);
@@ -1059,17 +1111,17 @@ mod tests {
     fn a_lone_closer_after_the_first_frame_joins_it() {
         let mut m = Mixer::new(cfg(MixSchedule::Tick { rate: 10.0 }), 1);
         m.poll_frame(ms(0));
-        m.handle_message(0, ms(10), bone("Head", 15.0));
+        m.handle_message(ms(10), 0, bone("Head", 15.0));
         m.handle_message(
-            0,
             ms(10),
+            0,
             Message::Available {
                 loaded: 1,
                 calibration: None,
                 tracking: None,
             },
         );
-        m.handle_message(0, ms(10), Message::Time(0.5));
+        m.handle_message(ms(10), 0, Message::Time(0.5));
         let out = m.poll_frame(ms(100)).unwrap();
         assert!((head_angle(&out) - 15.0).abs() < 1e-3, "{out:?}");
         assert_eq!(out.last(), Some(&Message::Time(0.5)));
@@ -1105,12 +1157,12 @@ mod tests {
         // Twice: a source's first frame ends early, while the mixer learns
         // that T (not Apply) ends its frames.
         for (src, joy) in [(0, 0.2), (1, 0.6), (0, 0.2), (1, 0.6)] {
-            m.handle_message(src, ms(1), val("Joy", joy));
+            m.handle_message(ms(1), src, val("Joy", joy));
             if src == 1 {
-                m.handle_message(src, ms(1), val("Blink", 1.0));
+                m.handle_message(ms(1), src, val("Blink", 1.0));
             }
-            m.handle_message(src, ms(1), Message::BlendApply);
-            m.handle_message(src, ms(1), Message::Time(1.0));
+            m.handle_message(ms(1), src, Message::BlendApply);
+            m.handle_message(ms(1), src, Message::Time(1.0));
         }
         let out = m.poll_frame(ms(17)).unwrap();
         let rest: Vec<&Message> = out

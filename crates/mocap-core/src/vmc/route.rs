@@ -1,7 +1,7 @@
 //! What a relay forwards to one destination: address and bone filters,
 //! expression renames, and a per-stream rate limit. Pure: time is passed in.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use super::names::{vrm0_to_vrm1, vrm1_to_vrm0};
@@ -266,16 +266,30 @@ struct Slot {
 
 /// Per-stream rate limit: within a slot the newest value wins, and a held
 /// value is sent when its slot comes, so the last value is never lost.
+///
+/// `handle_message(now, m)` offers a message, `handle_timeout(now)` lets
+/// held values whose slot has come go; what may go is handed out by
+/// [`Self::poll_due`], in order.
 #[derive(Debug)]
 pub struct Limiter {
     interval: Duration,
     slots: HashMap<String, Slot>,
     held: u64,
+    /// What may go, until polled.
+    ready: VecDeque<Message>,
+    overflowed: u64,
 }
 
 /// Most streams tracked at once (55 bones, many expressions, devices);
 /// beyond it a stream is not limited rather than memory growing.
 const MAX_STREAMS: usize = 4096;
+
+/// Most messages ready at once. One `handle_timeout` readies at most one
+/// value per stream, so a caller that polls after each call never reaches
+/// it; one that does not poll is held to it: a limited value that would pass
+/// waits in its slot (still the newest), and other messages are counted in
+/// [`Limiter::overflowed`] and dropped.
+const MAX_READY: usize = MAX_STREAMS;
 
 impl Limiter {
     /// At most `rate` updates per second per stream. Total for any value: a
@@ -287,6 +301,8 @@ impl Limiter {
             interval,
             slots: HashMap::new(),
             held: 0,
+            ready: VecDeque::new(),
+            overflowed: 0,
         }
     }
 
@@ -295,47 +311,68 @@ impl Limiter {
         self.held
     }
 
-    /// Offers a message at time `now`; returns it if it may go now.
-    pub fn handle_message(&mut self, now: Duration, m: Message) -> Option<Message> {
-        let Some(key) = stream_key(&m) else {
-            return Some(m);
+    /// Messages not limited by stream that found [`MAX_READY`] messages
+    /// unpolled, dropped (zero for a caller that polls after each call).
+    pub fn overflowed(&self) -> u64 {
+        self.overflowed
+    }
+
+    /// The next message that may go, in the order it was readied; poll until
+    /// `None` after each `handle_*`.
+    pub fn poll_due(&mut self) -> Option<Message> {
+        self.ready.pop_front()
+    }
+
+    /// Offers a message at time `now`: it is ready at once when its stream's
+    /// slot has come (or it is not limited), else held as its stream's
+    /// newest value.
+    pub fn handle_message(&mut self, now: Duration, m: Message) {
+        let room = self.ready.len() < MAX_READY;
+        let key = stream_key(&m)
+            .filter(|key| self.slots.contains_key(key) || self.slots.len() < MAX_STREAMS);
+        let Some(key) = key else {
+            if room {
+                self.ready.push_back(m);
+            } else {
+                self.overflowed += 1;
+            }
+            return;
         };
-        if !self.slots.contains_key(&key) && self.slots.len() >= MAX_STREAMS {
-            return Some(m);
-        }
         let slot = self.slots.entry(key).or_insert(Slot {
             next: Duration::ZERO,
             pending: None,
         });
-        if now >= slot.next {
+        if now >= slot.next && room {
             // Saturating: the relay flushes at `Duration::MAX` when input ends.
             slot.next = now.saturating_add(self.interval);
             if slot.pending.take().is_some() {
                 self.held += 1;
             }
-            return Some(m);
+            self.ready.push_back(m);
+            return;
         }
         if slot.pending.replace(m).is_some() {
             self.held += 1;
         }
-        None
     }
 
-    /// Held values whose slot has come, in no particular order.
-    pub fn poll_due(&mut self, now: Duration) -> Vec<Message> {
-        let mut out = Vec::new();
+    /// Readies the held values whose slot has come at `now`, in no
+    /// particular order (past [`MAX_READY`] the rest stay due).
+    pub fn handle_timeout(&mut self, now: Duration) {
         for slot in self.slots.values_mut() {
+            if self.ready.len() >= MAX_READY {
+                break;
+            }
             if now >= slot.next
                 && let Some(m) = slot.pending.take()
             {
                 slot.next = now.saturating_add(self.interval);
-                out.push(m);
+                self.ready.push_back(m);
             }
         }
-        out
     }
 
-    /// When the next held value is due, if any is held.
+    /// When [`Self::handle_timeout`] has a held value to ready, if any is held.
     pub fn poll_timeout(&self) -> Option<Duration> {
         self.slots
             .values()
@@ -393,19 +430,50 @@ mod tests {
     fn rate_limit_keeps_the_newest_and_never_loses_the_last() {
         let ms = Duration::from_millis;
         let mut l = Limiter::new(10.0); // one update per 100 ms per stream
-        assert!(l.handle_message(ms(0), bone("Hips", 1.0)).is_some());
-        assert!(l.handle_message(ms(10), bone("Hips", 2.0)).is_none());
-        assert!(l.handle_message(ms(20), bone("Hips", 3.0)).is_none());
+        assert_eq!(offer(&mut l, ms(0), bone("Hips", 1.0)).len(), 1);
+        assert!(offer(&mut l, ms(10), bone("Hips", 2.0)).is_empty());
+        assert!(offer(&mut l, ms(20), bone("Hips", 3.0)).is_empty());
         // Another stream has its own slot; Apply always passes.
-        assert!(l.handle_message(ms(20), bone("Head", 9.0)).is_some());
-        assert!(
-            l.handle_message(ms(20), Message::new("/VMC/Ext/Blend/Apply", vec![]))
-                .is_some()
-        );
+        assert_eq!(offer(&mut l, ms(20), bone("Head", 9.0)).len(), 1);
+        let apply = Message::new("/VMC/Ext/Blend/Apply", vec![]);
+        assert_eq!(offer(&mut l, ms(20), apply.clone()), [apply]);
         assert_eq!(l.poll_timeout(), Some(ms(100)));
-        assert!(l.poll_due(ms(50)).is_empty());
-        assert_eq!(l.poll_due(ms(100)), [bone("Hips", 3.0)]);
+        assert!(due(&mut l, ms(50)).is_empty());
+        assert_eq!(due(&mut l, ms(100)), [bone("Hips", 3.0)]);
         assert_eq!(l.superseded(), 1);
+        assert_eq!(l.poll_timeout(), None);
+    }
+
+    /// Offers one message; what it readied.
+    fn offer(l: &mut Limiter, now: Duration, m: Message) -> Vec<Message> {
+        l.handle_message(now, m);
+        std::iter::from_fn(|| l.poll_due()).collect()
+    }
+
+    /// Lets time pass to `now`; the held values it readied.
+    fn due(l: &mut Limiter, now: Duration) -> Vec<Message> {
+        l.handle_timeout(now);
+        std::iter::from_fn(|| l.poll_due()).collect()
+    }
+
+    /// A caller that never polls: the ready queue stops at its bound, a
+    /// limited value waits in its slot (and still goes, the newest), other
+    /// messages are counted.
+    #[test]
+    fn the_ready_queue_is_bounded_and_loses_no_limited_value() {
+        let mut l = Limiter::new(1e9);
+        let apply = || Message::new("/VMC/Ext/Blend/Apply", vec![]);
+        for _ in 0..MAX_READY {
+            l.handle_message(Duration::ZERO, apply());
+        }
+        l.handle_message(Duration::ZERO, apply());
+        assert_eq!(l.overflowed(), 1);
+        l.handle_message(Duration::ZERO, bone("Hips", 1.0));
+        l.handle_message(Duration::ZERO, bone("Hips", 2.0));
+        assert_eq!(l.superseded(), 1);
+        let drained: Vec<Message> = std::iter::from_fn(|| l.poll_due()).collect();
+        assert_eq!(drained.len(), MAX_READY);
+        assert_eq!(due(&mut l, Duration::ZERO), [bone("Hips", 2.0)]);
         assert_eq!(l.poll_timeout(), None);
     }
 
@@ -443,19 +511,19 @@ mod tests {
                 };
                 let m = bone(["Hips", "Head"][rng.below(2)], 0.0);
                 offered += 1;
-                if let Some(m) = l.handle_message(now, m) {
+                for m in offer(&mut l, now, m) {
                     sent += 1;
                     note(&m, now);
                 }
                 if rng.below(3) == 0 {
-                    for m in l.poll_due(now) {
+                    for m in due(&mut l, now) {
                         sent += 1;
                         note(&m, now);
                     }
                 }
                 let _ = l.poll_timeout();
             }
-            for m in l.poll_due(Duration::MAX) {
+            for m in due(&mut l, Duration::MAX) {
                 sent += 1;
                 note(&m, Duration::MAX);
             }

@@ -75,8 +75,9 @@ impl Smoother {
     }
 
     /// Smooths `m` in place; `arrival` is its receive time (any origin, the
-    /// same for every call).
-    pub fn handle_message(&mut self, m: &mut Message, arrival: Duration) {
+    /// same for every call). A filter: its output is `m` itself, so there is
+    /// nothing to poll.
+    pub fn handle_message(&mut self, arrival: Duration, m: &mut Message) {
         match m {
             Message::Time(t) => {
                 let t = f64::from(*t);
@@ -130,9 +131,9 @@ impl Smoother {
     }
 
     /// Smooths every message of a frame (or datagram) in order.
-    pub fn handle_frame(&mut self, messages: &mut [Message], arrival: Duration) {
+    pub fn handle_frame(&mut self, arrival: Duration, messages: &mut [Message]) {
         for m in messages {
-            self.handle_message(m, arrival);
+            self.handle_message(arrival, m);
         }
     }
 
@@ -186,7 +187,7 @@ mod tests {
                 Message::BlendApply,
                 Message::Time(t),
             ];
-            s.handle_frame(&mut f, Duration::ZERO);
+            s.handle_frame(Duration::ZERO, &mut f);
             f
         };
         let first = frame(0.0, 1.0);
@@ -228,7 +229,7 @@ mod tests {
                 value: 0.0,
             },
         ];
-        s.handle_frame(&mut a, Duration::ZERO);
+        s.handle_frame(Duration::ZERO, &mut a);
         let mut b = vec![
             bone(30.0),
             Message::BlendVal {
@@ -236,7 +237,7 @@ mod tests {
                 value: 1.0,
             },
         ];
-        s.handle_frame(&mut b, Duration::from_secs_f64(0.1));
+        s.handle_frame(Duration::from_secs_f64(0.1), &mut b);
         assert_eq!(b[0], bone(30.0), "Head is not in --smooth-bones");
         assert_eq!(
             b[1],
@@ -256,7 +257,7 @@ mod tests {
                 name: format!("b{i}"),
                 value: 0.5,
             };
-            s.handle_message(&mut m, Duration::ZERO);
+            s.handle_message(Duration::ZERO, &mut m);
         }
         assert_eq!(s.len(), MAX_NAMES);
     }
@@ -276,7 +277,7 @@ mod tests {
                     },
                     Message::Time(f32::from(k) / 60.0),
                 ];
-                s.handle_frame(&mut f, Duration::ZERO);
+                s.handle_frame(Duration::ZERO, &mut f);
                 match f[0] {
                     Message::BlendVal { value, .. } => value,
                     ref other => panic!("{other:?}"),

@@ -2,7 +2,11 @@
 //! arrival time), a bundle of VRChat or VMT trackers out once per frame,
 //! capped at a rate. Pure; the tools own the sockets. vmc-relay keeps one per
 //! sender and destination, mocopi-dump one per output.
+//!
+//! The crate's state-machine shape: `handle_*(now, input)` takes input,
+//! [`TrackerStream::poll_transmit`] hands out what to send.
 
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::trackers::{TrackerSolver, VmtOptions, VrchatOptions, vmt_datagrams, vrchat_datagrams};
@@ -57,6 +61,10 @@ pub struct TrackerStream {
     /// Earliest arrival at which the next bundle may go (rate cap).
     next_slot: Option<f64>,
     counters: TrackerCounters,
+    /// The datagrams of the latest frame sent, until polled. Bounded to one
+    /// frame: trackers are a pose, so a frame a caller did not poll before
+    /// the next one ended is replaced rather than queued behind it.
+    transmit: VecDeque<Vec<u8>>,
 }
 
 impl TrackerStream {
@@ -70,13 +78,20 @@ impl TrackerStream {
             closer_at_open: 0,
             next_slot: None,
             counters: TrackerCounters::default(),
+            transmit: VecDeque::new(),
         }
     }
 
+    /// The next tracker datagram to send, in order; `None` when all are out.
+    /// Poll until `None` after each `handle_*`.
+    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+        self.transmit.pop_front()
+    }
+
     /// Takes one message that arrived at `now` (any origin, the same for
-    /// every call): the tracker datagrams to send when it ended a frame and
-    /// the rate allows.
-    pub fn handle_message(&mut self, m: &Message, now: Duration) -> Vec<Vec<u8>> {
+    /// every call). When it ends a frame and the rate allows, the frame's
+    /// tracker datagrams are ready for [`Self::poll_transmit`].
+    pub fn handle_message(&mut self, now: Duration, m: &Message) {
         let rank = m.end_rank();
         self.closer = self.closer.max(rank);
         match m {
@@ -94,18 +109,18 @@ impl TrackerStream {
                     // Root/Pos after Apply, so it may lack its root.
                     self.pending = false;
                     self.counters.waiting += 1;
-                    return Vec::new();
+                    return;
                 }
-                return self.end(now);
+                self.end(now);
+                return;
             }
-            _ => return Vec::new(),
+            _ => return,
         }
         self.solver.push(m);
-        Vec::new()
     }
 
     /// Takes a whole frame (a bridge's output for one input frame).
-    pub fn handle_frame(&mut self, frame: &[Message], now: Duration) -> Vec<Vec<u8>> {
+    pub fn handle_frame(&mut self, now: Duration, frame: &[Message]) {
         for m in frame {
             if matches!(m, Message::BonePos { .. }) {
                 self.pending = true;
@@ -113,9 +128,7 @@ impl TrackerStream {
             self.solver.push(m);
         }
         if self.pending {
-            self.end(now)
-        } else {
-            Vec::new()
+            self.end(now);
         }
     }
 
@@ -144,7 +157,7 @@ impl TrackerStream {
         &self.solver
     }
 
-    fn end(&mut self, now: Duration) -> Vec<Vec<u8>> {
+    fn end(&mut self, now: Duration) {
         let now = now.as_secs_f64();
         self.pending = false;
         self.counters.frames += 1;
@@ -156,14 +169,14 @@ impl TrackerStream {
                 && now + interval / 2.0 < slot
             {
                 self.counters.rate_limited += 1;
-                return Vec::new();
+                return;
             }
             let base = self.next_slot.map_or(now, |s| s.max(now - interval));
             self.next_slot = Some(base + interval);
         }
         let Some(trackers) = self.solver.trackers() else {
             self.counters.waiting += 1;
-            return Vec::new();
+            return;
         };
         let out = match &self.opts.format {
             TrackerFormat::Vrchat(o) => vrchat_datagrams(&trackers, o, MAX_BUNDLE),
@@ -171,8 +184,9 @@ impl TrackerStream {
         };
         if !out.is_empty() {
             self.counters.sent += 1;
+            self.transmit.clear();
+            self.transmit.extend(out);
         }
-        out
     }
 }
 
@@ -200,6 +214,23 @@ mod tests {
         ]
     }
 
+    /// What the stream has ready to send, drained.
+    fn sent(s: &mut TrackerStream) -> Vec<Vec<u8>> {
+        std::iter::from_fn(|| s.poll_transmit()).collect()
+    }
+
+    /// Feeds one message; what it made ready.
+    fn message(s: &mut TrackerStream, now: f64, m: &Message) -> Vec<Vec<u8>> {
+        s.handle_message(Duration::from_secs_f64(now), m);
+        sent(s)
+    }
+
+    /// Feeds one frame; what it made ready.
+    fn whole(s: &mut TrackerStream, now: f64, frame: &[Message]) -> Vec<Vec<u8>> {
+        s.handle_frame(Duration::from_secs_f64(now), frame);
+        sent(s)
+    }
+
     fn stream(rate: Option<f64>) -> TrackerStream {
         TrackerStream::new(TrackerOptions {
             format: TrackerFormat::Vrchat(VrchatOptions::default()),
@@ -221,16 +252,13 @@ mod tests {
         for k in 0..5 {
             let now = f64::from(k) / 60.0;
             for m in frame() {
-                assert!(
-                    s.handle_message(&m, Duration::from_secs_f64(now))
-                        .is_empty()
-                );
+                assert!(message(&mut s, now, &m).is_empty());
             }
             let ends = [Message::BlendApply, ok.clone(), Message::Time(now as f32)];
             let sent: Vec<usize> = ends
                 .iter()
                 .enumerate()
-                .filter(|(_, m)| !s.handle_message(m, Duration::from_secs_f64(now)).is_empty())
+                .filter(|(_, m)| !message(&mut s, now, m).is_empty())
                 .map(|(i, _)| i)
                 .collect();
             let want: &[usize] = if k == 0 { &[] } else { &[2] };
@@ -239,13 +267,10 @@ mod tests {
         assert_eq!(s.counters().sent, 4);
         assert_eq!(s.counters().waiting, 1);
         // A frame end with no bones since: nothing.
-        assert!(
-            s.handle_message(&Message::Time(1.0), Duration::from_secs_f64(1.0))
-                .is_empty()
-        );
+        assert!(message(&mut s, 1.0, &Message::Time(1.0)).is_empty());
         // What goes out is VRChat's hips first.
         let mut s = stream(None);
-        let out = s.handle_frame(&frame(), Duration::ZERO);
+        let out = whole(&mut s, 0.0, &frame());
         let p = osc::decode(&out[0]).unwrap();
         assert_eq!(p.messages()[0].address, "/tracking/trackers/1/position");
     }
@@ -257,10 +282,7 @@ mod tests {
         for k in 0..60 {
             // 60 fps with ±2 ms of jitter.
             let now = f64::from(k) / 60.0 + if k % 2 == 0 { 0.002 } else { -0.002 };
-            if !s
-                .handle_frame(&frame(), Duration::from_secs_f64(now))
-                .is_empty()
-            {
+            if !whole(&mut s, now, &frame()).is_empty() {
                 sent.push(k);
             }
         }
@@ -271,11 +293,31 @@ mod tests {
         let n = (0..60)
             .filter(|&k| {
                 let now = f64::from(k) / 60.0 + if k % 2 == 0 { 0.003 } else { -0.003 };
-                !s.handle_frame(&frame(), Duration::from_secs_f64(now))
-                    .is_empty()
+                !whole(&mut s, now, &frame()).is_empty()
             })
             .count();
         assert_eq!(n, 60);
+    }
+
+    #[test]
+    fn poll_transmit_drains_and_an_unpolled_frame_is_replaced() {
+        let moved = |x| {
+            let mut f = frame();
+            f[0] = bone("Hips", [x, 0.9, 0.0]);
+            f
+        };
+        let mut polled = stream(None);
+        assert!(!whole(&mut polled, 0.0, &moved(0.0)).is_empty());
+        let second = whole(&mut polled, 0.1, &moved(0.5));
+        assert!(!second.is_empty());
+        assert_eq!(polled.poll_transmit(), None);
+        // A caller that polls late gets the latest frame only: the queue
+        // never holds more than one frame.
+        let mut late = stream(None);
+        late.handle_frame(Duration::ZERO, &moved(0.0));
+        late.handle_frame(Duration::from_secs_f64(0.1), &moved(0.5));
+        assert_eq!(sent(&mut late), second);
+        assert_eq!(late.counters().sent, 2);
     }
 
     #[test]
@@ -285,12 +327,9 @@ mod tests {
             height: None,
             rate: None,
         });
-        assert!(
-            s.handle_frame(&[bone("Head", [0.0, 0.1, 0.0])], Duration::ZERO)
-                .is_empty()
-        );
+        assert!(whole(&mut s, 0.0, &[bone("Head", [0.0, 0.1, 0.0])]).is_empty());
         assert_eq!(s.counters().waiting, 1);
-        let out = s.handle_frame(&frame(), Duration::from_secs_f64(0.1));
+        let out = whole(&mut s, 0.1, &frame());
         let p = osc::decode(&out[0]).unwrap();
         assert!(p.messages().iter().all(|m| m.address == "/VMT/Room/Unity"));
     }

@@ -152,7 +152,7 @@ impl VmcSink {
         }
         if let Some(s) = &mut self.smoother {
             let at = arrival.unwrap_or_else(|| self.started.elapsed());
-            s.handle_frame(&mut messages, at);
+            s.handle_frame(at, &mut messages);
         }
         for d in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE)? {
             self.out.send(&d, log);

@@ -245,7 +245,7 @@ impl Dump<'_> {
             if !messages.is_empty() {
                 if let Some(sm) = smoother {
                     let at = d.ts.unwrap_or_else(|| core.started.elapsed());
-                    sm.handle_frame(&mut messages, at);
+                    sm.handle_frame(at, &mut messages);
                 }
                 sink.frames += 1;
                 for datagram in vmc::frame_datagrams(&messages, vmc::MAX_BUNDLE)? {

@@ -129,7 +129,7 @@ impl VmcSink {
                 // frame; a capture's clock stepping back counts as no time.
                 let now = Duration::try_from_secs_f64(t).unwrap_or_default();
                 if let Some(s) = &mut self.smoother {
-                    s.handle_frame(&mut messages, now);
+                    s.handle_frame(now, &mut messages);
                 }
                 self.frames += 1;
                 if !self.out.targets().is_empty() {
@@ -140,7 +140,8 @@ impl VmcSink {
                 // One bridge frame is one tracker frame, solved from the
                 // same (smoothed) body.
                 for sink in &mut self.trackers {
-                    for d in sink.stream.handle_frame(&messages, now) {
+                    sink.stream.handle_frame(now, &messages);
+                    while let Some(d) = sink.stream.poll_transmit() {
                         sink.out.send(&d, log);
                     }
                 }

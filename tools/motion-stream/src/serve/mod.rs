@@ -249,35 +249,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     let local = listener.local_addr()?;
     let socket = net::bind_udp(opts.vmc, Some(Duration::from_millis(5)))
         .with_context(|| format!("cannot listen for VMC on {}", opts.vmc))?;
-    let vmc_addr = socket.local_addr()?;
-    let scheme = if opts.tls.is_some() { "https" } else { "http" };
-    if let Ok(l) = log.lock() {
-        let query = opts
-            .access
-            .token
-            .as_ref()
-            .map_or_else(String::new, |t| format!("?token={t}"));
-        let line = format_args!(
-            "listening on {local} ({}: {}{}; viewer at {scheme}://{local}/{query})",
-            if opts.tls.is_some() { "wss" } else { "ws" },
-            dlp3d::ROUTES[2],
-            ", …",
-        );
-        // The token is needed to connect at all: said even with --quiet.
-        if opts.access.token.is_some() {
-            l.always(line);
-        } else {
-            l.info(line);
-        }
-        if !local.ip().is_loopback() && opts.access.token.is_none() {
-            l.always(format_args!(
-                "warning: {local} is reachable from the network and no --token is set: any device or web page that can reach it can watch the stream (--token auto prints a viewer URL with one)"
-            ));
-        }
-        l.info(format_args!(
-            "listening on {vmc_addr} (VMC over UDP); Ctrl-C to stop"
-        ));
-    }
+    announce(opts, &log, local, socket.local_addr()?);
     let (join_tx, join_rx) = mpsc::channel::<Joined>();
     // Connection threads alive; the writers among them are waited for at exit.
     let active = Arc::new(AtomicUsize::new(0));
@@ -297,7 +269,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         head_timeout: opts.head_timeout,
         heads: Arc::new(Mutex::new(limits::Unfinished::new(MAX_UNFINISHED))),
     });
-    let mut acceptor = Acceptor {
+    let acceptor = Acceptor {
         ctx: Arc::clone(&ctx),
         allow: opts.allow.allow.clone(),
         max_per_address: opts.max_per_address,
@@ -307,15 +279,7 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         next_id: 0,
         next_log: Instant::now() + REFUSAL_LOG_INTERVAL,
     };
-    thread::Builder::new()
-        .name("accept".into())
-        .spawn(move || {
-            let mut feed = Accept::new(listener);
-            // Ends with the process (or on Ctrl-C); only a failing listener ends it early.
-            if let Err(e) = drive(&mut feed, None, None, &mut acceptor) {
-                info(&acceptor.ctx.log, format_args!("stopped accepting: {e:#}"));
-            }
-        })?;
+    acceptor.spawn(listener)?;
     let mut feed = mocap_cli::inbox::UdpFeed::new(socket);
     feed.guard_with(guard.clone());
     let mut server = Server {
@@ -343,15 +307,10 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
         datagrams,
         ..
     } = server;
-    session.close_all("server stopping", started.elapsed());
+    session.close_all(started.elapsed(), "server stopping");
     act(&mut session, &mut clients, opts, &log, &mut out)?;
     drop(clients);
-    // Let the writers send the Ends and close frames (bounded: a peer that
-    // does not answer its close must not hold the exit).
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while active.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
-        thread::sleep(Duration::from_millis(10));
-    }
+    wait_for_writers(&active);
     ctx.say_unsaid(None);
     summary(
         &session,
@@ -366,6 +325,49 @@ pub(crate) fn serve(opts: &ServeOptions) -> anyhow::Result<()> {
     )?;
     out.flush()?;
     Ok(())
+}
+
+/// Where the server listens, said once; the token's URL even with
+/// `--quiet`, and a warning when the stream is open to the network.
+fn announce(opts: &ServeOptions, log: &Mutex<Log>, local: SocketAddr, vmc_addr: SocketAddr) {
+    let Ok(l) = log.lock() else {
+        return;
+    };
+    let scheme = if opts.tls.is_some() { "https" } else { "http" };
+    let query = opts
+        .access
+        .token
+        .as_ref()
+        .map_or_else(String::new, |t| format!("?token={t}"));
+    let line = format_args!(
+        "listening on {local} ({}: {}{}; viewer at {scheme}://{local}/{query})",
+        if opts.tls.is_some() { "wss" } else { "ws" },
+        dlp3d::ROUTES[2],
+        ", …",
+    );
+    // The token is needed to connect at all: said even with --quiet.
+    if opts.access.token.is_some() {
+        l.always(line);
+    } else {
+        l.info(line);
+    }
+    if !local.ip().is_loopback() && opts.access.token.is_none() {
+        l.always(format_args!(
+            "warning: {local} is reachable from the network and no --token is set: any device or web page that can reach it can watch the stream (--token auto prints a viewer URL with one)"
+        ));
+    }
+    l.info(format_args!(
+        "listening on {vmc_addr} (VMC over UDP); Ctrl-C to stop"
+    ));
+}
+
+/// Lets the writers send the Ends and close frames (bounded: a peer that
+/// does not answer its close must not hold the exit).
+fn wait_for_writers(active: &AtomicUsize) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while active.load(Ordering::Relaxed) > 0 && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// The accept thread on the run loop: each connection gets a thread of its
@@ -385,10 +387,24 @@ struct Acceptor {
     next_log: Instant,
 }
 
-impl FeedHandler<Accept> for Acceptor {
-    fn item(&mut self, (tcp, peer): (TcpStream, SocketAddr)) -> anyhow::Result<Flow> {
-        let accepted = Instant::now();
-        self.next_id += 1;
+impl Acceptor {
+    /// The accept thread.
+    fn spawn(mut self, listener: std::net::TcpListener) -> std::io::Result<()> {
+        thread::Builder::new()
+            .name("accept".into())
+            .spawn(move || {
+                let mut feed = Accept::new(listener);
+                // Ends with the process (or on Ctrl-C); only a failing listener ends it early.
+                if let Err(e) = drive(&mut feed, None, None, &mut self) {
+                    info(&self.ctx.log, format_args!("stopped accepting: {e:#}"));
+                }
+            })?;
+        Ok(())
+    }
+
+    /// The connection, unless `--allow` or `--max-per-address` refuses it
+    /// (closed unread). Admitted, it holds a place of its address.
+    fn admit(&self, tcp: TcpStream, peer: SocketAddr) -> Option<TcpStream> {
         let ip = peer.ip();
         if !self.allow.is_empty() && !self.allow.iter().any(|c| c.contains(ip)) {
             drop(tcp);
@@ -397,7 +413,7 @@ impl FeedHandler<Accept> for Acceptor {
                 |_| {},
                 format_args!("{peer}: refused a connection: not in --allow (closed unread)"),
             );
-            return Ok(Flow::Continue);
+            return None;
         }
         // Bounded: a connection flood costs refusals, not threads; one
         // address cannot take every place, and many addresses holding
@@ -413,18 +429,21 @@ impl FeedHandler<Accept> for Acceptor {
                     limits::host(ip)
                 ),
             );
-            return Ok(Flow::Continue);
+            return None;
         }
-        let refuse = |why: std::fmt::Arguments<'_>| {
-            lock(&self.open).give_back(ip);
-            self.ctx.refuse(peer, |s| s.over_limit += 1, why);
-        };
-        let Ok(socket) = tcp.try_clone() else {
-            refuse(format_args!(
-                "{peer}: refused a connection: out of descriptors"
-            ));
-            return Ok(Flow::Continue);
-        };
+        Some(tcp)
+    }
+
+    /// Refuses an admitted connection, giving its address's place back.
+    fn refuse_taken(&self, peer: SocketAddr, why: std::fmt::Arguments<'_>) {
+        lock(&self.open).give_back(peer.ip());
+        self.ctx.refuse(peer, |s| s.over_limit += 1, why);
+    }
+
+    /// A place among [`MAX_CONNECTIONS`]: when all are held, the oldest
+    /// unfinished head gives up its own (closed, counted); false (refused)
+    /// when none can.
+    fn make_room(&self, peer: SocketAddr, accepted: Instant) -> bool {
         let given_up = {
             let mut heads = lock(&self.ctx.heads);
             let held = self
@@ -434,10 +453,13 @@ impl FeedHandler<Accept> for Acceptor {
             if held >= MAX_CONNECTIONS || heads.full() {
                 let Some(old) = heads.make_room() else {
                     drop(heads);
-                    refuse(format_args!(
-                        "{peer}: refused a connection: {MAX_CONNECTIONS} connections already open"
-                    ));
-                    return Ok(Flow::Continue);
+                    self.refuse_taken(
+                        peer,
+                        format_args!(
+                            "{peer}: refused a connection: {MAX_CONNECTIONS} connections already open"
+                        ),
+                    );
+                    return false;
                 };
                 Some(old)
             } else {
@@ -457,6 +479,12 @@ impl FeedHandler<Accept> for Acceptor {
                 ),
             );
         }
+        true
+    }
+
+    /// The connection's thread, which reads its head and serves it; its
+    /// slot gives the places back when it ends.
+    fn start(&mut self, tcp: TcpStream, socket: TcpStream, peer: SocketAddr, accepted: Instant) {
         let id = self.next_id;
         lock(&self.ctx.heads).push(
             id,
@@ -471,7 +499,7 @@ impl FeedHandler<Accept> for Acceptor {
             active: Arc::clone(&self.active),
             open: Arc::clone(&self.open),
             heads: Arc::clone(&self.ctx.heads),
-            ip,
+            ip: peer.ip(),
             id,
         };
         let (ctx, join) = (Arc::clone(&self.ctx), self.join_tx.clone());
@@ -488,6 +516,26 @@ impl FeedHandler<Accept> for Acceptor {
                 |_| {},
                 format_args!("{peer}: cannot start a connection thread: {e}"),
             );
+        }
+    }
+}
+
+impl FeedHandler<Accept> for Acceptor {
+    fn item(&mut self, (tcp, peer): (TcpStream, SocketAddr)) -> anyhow::Result<Flow> {
+        let accepted = Instant::now();
+        self.next_id += 1;
+        let Some(tcp) = self.admit(tcp, peer) else {
+            return Ok(Flow::Continue);
+        };
+        let Ok(socket) = tcp.try_clone() else {
+            self.refuse_taken(
+                peer,
+                format_args!("{peer}: refused a connection: out of descriptors"),
+            );
+            return Ok(Flow::Continue);
+        };
+        if self.make_room(peer, accepted) {
+            self.start(tcp, socket, peer, accepted);
         }
         Ok(Flow::Continue)
     }
@@ -523,7 +571,7 @@ struct Server<'a> {
 impl FeedHandler<mocap_cli::inbox::UdpFeed> for Server<'_> {
     fn item(&mut self, (src, bytes): (SocketAddr, &[u8])) -> anyhow::Result<Flow> {
         self.datagrams += 1;
-        self.session.handle_vmc(src, bytes, self.started.elapsed());
+        self.session.handle_vmc(self.started.elapsed(), src, bytes);
         Ok(Flow::Continue)
     }
 
@@ -548,7 +596,7 @@ impl FeedHandler<mocap_cli::inbox::UdpFeed> for Server<'_> {
                     text: &j.request.speech_text,
                 },
             )?;
-            self.session.handle_join(j.id, self.started.elapsed());
+            self.session.handle_join(self.started.elapsed(), j.id);
             self.clients.insert(j.id, j);
         }
         // Writers that gave up (the peer closed or stopped reading).
