@@ -485,10 +485,11 @@ fn truncate(s: &str, width: usize) -> String {
 }
 
 /// Short protocol labels for narrow screens.
+/// The protocol's label for the narrow PROTO column (the registry's).
 fn short(kind: Kind) -> &'static str {
-    match kind.key() {
-        "ifacialmocap" => "ifm",
-        other => other,
+    match kind {
+        Kind::Known(p) => p.spec().label,
+        Kind::Unknown => kind.key(),
     }
 }
 

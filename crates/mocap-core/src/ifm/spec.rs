@@ -9,6 +9,7 @@ use super::{ARKIT, PC_UDP_PORT, parse};
 pub const SPEC: Spec = Spec {
     name: "iFacialMocap",
     key: "ifacialmocap",
+    label: "ifm",
     ports: &[PC_UDP_PORT],
     sniff,
     decode,

@@ -10,6 +10,7 @@ use super::{AngleUnit, DEFAULT_PORT, Packet, PacketRepr, VERSION, parse};
 pub const SPEC: Spec = Spec {
     name: "Live Link Face",
     key: "livelink",
+    label: "livelink",
     ports: &[DEFAULT_PORT],
     sniff,
     decode,

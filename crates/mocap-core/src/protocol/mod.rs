@@ -4,7 +4,7 @@
 //! generic [`View`] that also returns the datagram's frame [`Stamp`] for
 //! stream health, the face pose where it has one, the tool that reads it and
 //! its Wireshark dissector. Tools read the table and never match on a
-//! protocol, so a new one is its module and one line of [`registry!`].
+//! protocol, so a new one is its module and one line of `registry!`.
 //!
 //! ```
 //! use mocap_core::protocol::{Confidence, Protocol, recognise};
@@ -21,10 +21,9 @@
 mod spec;
 
 pub use spec::{
-    Args, Carries, Confidence, FaceOf, NoView, Numbers, Renumbering, Spec, Stamp, View, part_of,
+    Args, Carries, Confidence, FaceOf, MAX_LABEL, NoView, Numbers, Renumbering, Spec, Stamp, View,
+    part_of,
 };
-
-use crate::{ifm, livelink, smf, vmc};
 
 /// Declares [`Protocol`] from `Variant => module::SPEC` lines: the enum, its
 /// [`ALL`](Protocol::ALL) in that order, and [`Protocol::spec`].
@@ -57,19 +56,19 @@ macro_rules! registry {
 }
 
 registry! {
-    /// Sony mocopi's motion stream ([`smf`]).
-    Mocopi => smf::SPEC,
-    /// VMC, and OSC in general ([`vmc`], [`crate::osc`]).
-    Vmc => vmc::SPEC,
-    /// iFacialMocap / Facemotion3d face frames ([`ifm`]).
-    IFacialMocap => ifm::SPEC,
-    /// Epic's Live Link Face ([`livelink`]).
-    LiveLink => livelink::SPEC,
+    /// Sony mocopi's motion stream ([`crate::smf`]).
+    Mocopi => crate::smf::SPEC,
+    /// VMC, and OSC in general ([`crate::vmc`], [`crate::osc`]).
+    Vmc => crate::vmc::SPEC,
+    /// iFacialMocap / Facemotion3d face frames ([`crate::ifm`]).
+    IFacialMocap => crate::ifm::SPEC,
+    /// Epic's Live Link Face ([`crate::livelink`]).
+    LiveLink => crate::livelink::SPEC,
     /// VRChat's OSC input: avatar parameters, trackers, chatbox
-    /// ([`vmc::trackers`] writes its trackers).
-    Vrchat => vmc::VRCHAT_SPEC,
-    /// The VMT driver's OSC trackers inside SteamVR ([`vmc::trackers`]).
-    Vmt => vmc::VMT_SPEC,
+    /// ([`crate::vmc::trackers`] writes its trackers).
+    Vrchat => crate::vmc::VRCHAT_SPEC,
+    /// The VMT driver's OSC trackers inside SteamVR ([`crate::vmc::trackers`]).
+    Vmt => crate::vmc::VMT_SPEC,
 }
 
 impl Protocol {
@@ -162,6 +161,7 @@ pub fn port_list() -> String {
 mod tests {
     use super::*;
     use crate::pcap::Datagrams;
+    use crate::{livelink, smf};
 
     const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures");
 
@@ -337,6 +337,11 @@ mod tests {
                 "{p}: a key is lowercase letters and digits"
             );
             assert!(!spec.ports.is_empty(), "{p}");
+            assert!(
+                !spec.label.is_empty() && spec.label.chars().count() <= MAX_LABEL,
+                "{p}: label {:?}",
+                spec.label
+            );
             let tool = spec.tool.split(' ').next().unwrap();
             assert!(
                 std::path::Path::new(&format!("{root}/tools/{tool}/Cargo.toml")).exists(),

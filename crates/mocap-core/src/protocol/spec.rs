@@ -7,6 +7,9 @@ use std::time::Duration;
 use crate::bridge::FacePose;
 use crate::osc::Arg;
 
+/// The longest [`Spec::label`]: mocap-top's narrowest protocol column.
+pub const MAX_LABEL: usize = 8;
+
 /// The face a datagram carries, if it decodes and has one.
 pub type FaceOf = fn(&[u8]) -> Option<FacePose>;
 
@@ -18,6 +21,8 @@ pub struct Spec {
     /// A short lowercase name for keys and JSON fields (`livelink`); stable:
     /// it is a JSON value and a Zenoh key segment.
     pub key: &'static str,
+    /// At most [`MAX_LABEL`] characters for narrow tables (`ifm`).
+    pub label: &'static str,
     /// The UDP ports its receivers listen on by default.
     pub ports: &'static [u16],
     /// Whether a datagram has the protocol's shape: `Certain` when it

@@ -9,6 +9,7 @@ use super::{Body, BodyRepr, DEFAULT_PORT, HEADER_LEN, PacketRepr, Tag, bone_name
 pub const SPEC: Spec = Spec {
     name: "mocopi",
     key: "mocopi",
+    label: "mocopi",
     ports: &[DEFAULT_PORT],
     sniff,
     decode,

@@ -311,7 +311,7 @@ impl Limiter {
         self.held
     }
 
-    /// Messages not limited by stream that found [`MAX_READY`] messages
+    /// Messages not limited by stream that found `MAX_READY` messages
     /// unpolled, dropped (zero for a caller that polls after each call).
     pub fn overflowed(&self) -> u64 {
         self.overflowed
@@ -357,7 +357,7 @@ impl Limiter {
     }
 
     /// Readies the held values whose slot has come at `now`, in no
-    /// particular order (past [`MAX_READY`] the rest stay due).
+    /// particular order (past `MAX_READY` the rest stay due).
     pub fn handle_timeout(&mut self, now: Duration) {
         for slot in self.slots.values_mut() {
             if self.ready.len() >= MAX_READY {

@@ -14,6 +14,7 @@ use super::{Element, FRAME_ENDS, MARIONETTE_PORT, Message, PERFORMER_PORT, decod
 pub const SPEC: Spec = Spec {
     name: "VMC (OSC)",
     key: "vmc",
+    label: "vmc",
     ports: &[MARIONETTE_PORT, PERFORMER_PORT],
     sniff: |d| sniff(d, Family::Other),
     decode,
@@ -29,6 +30,7 @@ pub const SPEC: Spec = Spec {
 pub const VRCHAT_SPEC: Spec = Spec {
     name: "VRChat OSC",
     key: "vrchat",
+    label: "vrchat",
     ports: &[VRCHAT_PORT],
     sniff: |d| sniff(d, Family::Vrchat),
     decode,
@@ -44,6 +46,7 @@ pub const VRCHAT_SPEC: Spec = Spec {
 pub const VMT_SPEC: Spec = Spec {
     name: "VMT",
     key: "vmt",
+    label: "vmt",
     ports: &[VMT_PORT],
     sniff: |d| sniff(d, Family::Vmt),
     decode,
