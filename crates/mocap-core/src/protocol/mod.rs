@@ -24,7 +24,7 @@ pub use spec::{
     Args, Carries, Confidence, FaceOf, NoView, Numbers, Renumbering, Spec, Stamp, View, part_of,
 };
 
-use crate::{ifm, livelink, smf, vmc};
+use crate::{ifm, livelink, openseeface, smf, vmc};
 
 /// Declares [`Protocol`] from `Variant => module::SPEC` lines: the enum, its
 /// [`ALL`](Protocol::ALL) in that order, and [`Protocol::spec`].
@@ -70,6 +70,8 @@ registry! {
     Vrchat => vmc::VRCHAT_SPEC,
     /// The VMT driver's OSC trackers inside SteamVR ([`vmc::trackers`]).
     Vmt => vmc::VMT_SPEC,
+    /// OpenSeeFace's face tracking stream ([`openseeface`]).
+    OpenSeeFace => openseeface::SPEC,
 }
 
 impl Protocol {
