@@ -137,7 +137,7 @@ fn the_registry_row_shows_values_head_and_blinks() {
     assert_eq!(v.faces.len(), 32);
     assert_eq!(v.faces[0], ("eye_open_r".to_owned(), 0.5));
     assert_eq!(v.faces[2], ("eye_l".to_owned(), -0.453_125));
-    assert_eq!(v.faces[31], ("face 1 mouth_wide".to_owned(), 0.359_375));
+    assert_eq!(v.faces[31], ("#1 mouth_wide".to_owned(), 0.359_375));
     assert_eq!(v.angles, [("head", [-158.0, 10.5, 90.25])]);
 
     // Frame 3: right eye 3/4 open, left 1/4.

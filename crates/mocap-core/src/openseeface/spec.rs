@@ -39,7 +39,8 @@ fn sniff(d: &[u8]) -> Option<Confidence> {
 
 /// Eye openness and the 14 features as face values, the head's Euler
 /// angles when the 3D fit succeeded. A datagram is a camera frame, not
-/// numbered. Faces after the first are named by their id (`face 1 eye_l`).
+/// numbered. Faces after the first are named by their id (`#1 eye_l`): short,
+/// as a live view's name column is.
 fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
     let Ok(packet) = parse(d) else {
         return Stamp::Error;
@@ -51,7 +52,7 @@ fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
                 view.face(n, v);
             } else {
                 name.clear();
-                let _ = write!(name, "face {} {n}", f.id());
+                let _ = write!(name, "#{} {n}", f.id());
                 view.face(&name, v);
             }
         };
