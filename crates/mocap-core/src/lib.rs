@@ -9,6 +9,7 @@
 //! - [`ifm`]: iFacialMocap / Facemotion3d face streams (UDP 49983, TCP 49986).
 //! - [`smf`]: Sony mocopi's motion stream (UDP 12351).
 //! - [`livelink`]: Epic's Live Link Face app (UDP 11111).
+//! - [`openseeface`]: OpenSeeFace's face tracking stream (UDP 11573).
 //! - [`health`]: loss, duplicates, reordering, restarts, rate and jitter of a numbered frame stream.
 //! - [`pcap`]: capture files in and out, fragment reassembly, replay scheduling.
 //! - [`osc`]: OSC 1.0 through rosc, guarded against deep nesting and leftovers.
@@ -31,6 +32,7 @@ pub mod health;
 pub mod ifm;
 pub mod json;
 pub mod livelink;
+pub mod openseeface;
 pub mod osc;
 pub mod pcap;
 pub mod protocol;

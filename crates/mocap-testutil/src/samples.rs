@@ -17,6 +17,8 @@ pub fn of(key: &str) -> Option<Vec<Vec<u8>>> {
         "ifacialmocap" => crate::capture_payloads("ifacialmocap/face-60fps.pcapng"),
         // One datagram of it is cut on purpose (docs/livelink.md).
         "livelink" => crate::capture_payloads("livelink/face-60fps.pcapng"),
+        // Its last datagram is cut on purpose (captures/README.md).
+        "openseeface" => crate::capture_payloads("openseeface/face-32fps.pcap"),
         // Tracker 1's position and rotation (Euler degrees), 60 frames.
         "vrchat" => (0u8..60)
             .map(|i| {

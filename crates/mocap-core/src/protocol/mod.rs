@@ -69,6 +69,8 @@ registry! {
     Vrchat => crate::vmc::VRCHAT_SPEC,
     /// The VMT driver's OSC trackers inside SteamVR ([`crate::vmc::trackers`]).
     Vmt => crate::vmc::VMT_SPEC,
+    /// OpenSeeFace's face tracking stream ([`crate::openseeface`]).
+    OpenSeeFace => crate::openseeface::SPEC,
 }
 
 impl Protocol {

@@ -1,0 +1,107 @@
+//! OpenSeeFace's row of the registry ([`crate::protocol`]).
+
+use std::fmt::Write as _;
+
+use crate::bridge::FacePose;
+use crate::ifm::ARKIT;
+use crate::protocol::{Carries, Confidence, Spec, Stamp, View};
+
+use super::packet::plausible_head;
+use super::{DEFAULT_PORT, Face, parse};
+
+/// OpenSeeFace's face stream in the registry. It has no dump tool of its
+/// own: mocap-top decodes it.
+pub const SPEC: Spec = Spec {
+    name: "OpenSeeFace",
+    key: "openseeface",
+    label: "osf",
+    ports: &[DEFAULT_PORT],
+    sniff,
+    decode,
+    stamp,
+    face: Some(face),
+    carries: Carries::Face,
+    renumber: None,
+    tool: "mocap-top",
+    dissector: None,
+};
+
+/// Certain when the datagram is whole faces and every face's head is
+/// believable (a clock, a camera size, eye openness 0–1, a success byte);
+/// likely when only the first face's head is (a cut datagram).
+fn sniff(d: &[u8]) -> Option<Confidence> {
+    match parse(d) {
+        Ok(p) => p
+            .faces()
+            .all(|f| f.plausible())
+            .then_some(Confidence::Certain),
+        Err(_) => plausible_head(d).then_some(Confidence::Likely),
+    }
+}
+
+/// Eye openness and the 14 features as face values, the head's Euler
+/// angles when the 3D fit succeeded. A datagram is a camera frame, not
+/// numbered. Faces after the first are named by their id (`#1 eye_l`): short,
+/// as a live view's name column is.
+fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
+    let Ok(packet) = parse(d) else {
+        return Stamp::Error;
+    };
+    let mut name = String::new();
+    for (i, f) in packet.faces().enumerate() {
+        let mut value = |n: &str, v: f32| {
+            if i == 0 {
+                view.face(n, v);
+            } else {
+                name.clear();
+                let _ = write!(name, "#{} {n}", f.id());
+                view.face(&name, v);
+            }
+        };
+        let [right, left] = f.eyes_open();
+        value("eye_open_r", right);
+        value("eye_open_l", left);
+        for (n, v) in f.features() {
+            value(n, v);
+        }
+        // A view's angle names are fixed words: the first face's head only.
+        if f.success() && i == 0 {
+            view.angle("head", f.euler(), "deg x/y/z");
+        }
+    }
+    Stamp::Unnumbered { ends_frame: true }
+}
+
+fn stamp(d: &[u8]) -> Stamp {
+    match parse(d) {
+        Ok(_) => Stamp::Unnumbered { ends_frame: true },
+        Err(_) => Stamp::Error,
+    }
+}
+
+/// The first face's eye blinks (1 − openness, as the tracker derives
+/// openness from its blink), and whether it is tracked. Nothing else maps
+/// onto ARKit without a guess: the features are relative to the face's
+/// own range, and the head's Euler angles are in the tracker's camera frame
+/// with offsets only its Unity receiver documents (by code).
+fn face(d: &[u8]) -> Option<FacePose> {
+    let packet = parse(d).ok()?;
+    packet.faces().next().map(|f| pose(&f))
+}
+
+fn pose(f: &Face<'_>) -> FacePose {
+    let mut pose = FacePose {
+        tracking: Some(f.success()),
+        ..FacePose::default()
+    };
+    let [right, left] = f.eyes_open();
+    for (name, open) in [("eyeBlinkRight", right), ("eyeBlinkLeft", left)] {
+        if let Some(i) = ARKIT.iter().position(|n| *n == name)
+            && let Some(slot) = pose.blendshapes.get_mut(i)
+            && open.is_finite()
+        {
+            *slot = Some((1.0 - open).clamp(0.0, 1.0));
+        }
+    }
+    pose
+}
