@@ -84,6 +84,11 @@ fn main() {
         out.put("livelink", &format!("face-60fps-{i}"), d);
     }
 
+    // One face, two faces, a failed fit and the cut last datagram.
+    for (i, d) in pick(datagrams(&captures.join("openseeface/face-32fps.pcap")), 4).iter().enumerate() {
+        out.put("openseeface", &format!("face-32fps-{i}"), d);
+    }
+
     // iFacialMocap: text lines and UDP frames; TCP streams and a recording of them.
     let ifm_dir = captures.join("ifacialmocap");
     let mut lines = Vec::new();
