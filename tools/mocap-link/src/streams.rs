@@ -220,7 +220,12 @@ mod tests {
             ("alice", "mocopi")
         );
         assert_eq!(
-            (a.counts.datagrams, a.counts.frames, a.counts.duplicates, a.senders),
+            (
+                a.counts.datagrams,
+                a.counts.frames,
+                a.counts.duplicates,
+                a.senders
+            ),
             (2, 2, 1, 1)
         );
         assert_eq!(a.one_way_ms.unwrap().p50, 0.5);
