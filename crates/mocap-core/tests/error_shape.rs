@@ -137,7 +137,9 @@ fn error_structs_have_one_shape() {
             "{name} in {file} has no `pub kind` field"
         );
     }
-    assert!(checked >= 10, "checked only {checked} error structs");
+    // Live Link's, SMF's, iFacialMocap's and OSC's errors are aliases of
+    // wire::Error, checked once as it.
+    assert!(checked >= 8, "checked only {checked} error structs");
 }
 
 #[test]

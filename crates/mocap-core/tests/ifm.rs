@@ -97,7 +97,7 @@ fn junk_tail_keeps_the_frame_and_warns() {
     let f = ifm::parse(lines(STALE_TAIL)[0].as_bytes()).unwrap();
     assert_eq!(f.arkit_count(), 52);
     assert_eq!(f.left_eye, Some([5.300755, 0.32921365, 0.03218361]));
-    let junk: Vec<_> = f.warnings.iter().map(|w| (w.kind, w.field)).collect();
+    let junk: Vec<_> = f.warnings.iter().map(|w| (w.kind, w.field.0)).collect();
     assert_eq!(
         junk,
         [

@@ -93,13 +93,22 @@ fn depth_bomb_is_refused_without_crashing() {
     for _ in 0..3000 {
         b = bundle_of(&[b]);
     }
+    let e = osc::decode(&b).unwrap_err();
     assert!(matches!(
-        osc::decode(&b),
-        Err(Error {
+        e,
+        Error {
             kind: ErrorKind::TooDeep,
             ..
-        })
+        }
     ));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "nesting deeper than {} levels at byte {}",
+            osc::MAX_DEPTH,
+            e.offset
+        )
+    );
     // Deep arrays in a type tag too.
     let mut tags = ",".to_owned();
     tags.push_str(&"[".repeat(5000));
@@ -134,6 +143,11 @@ fn truncated_leftover_and_malformed() {
         (&e.kind, e.offset),
         (&ErrorKind::BadSize, 20 + m.len()),
         "{e}"
+    );
+    // The wording tools print, kept when the error became wire::Error.
+    assert_eq!(
+        e.to_string(),
+        format!("bundle element size out of range at byte {}", 20 + m.len())
     );
     let mut extra = m.clone();
     extra.extend_from_slice(&[0, 0, 0, 0]);

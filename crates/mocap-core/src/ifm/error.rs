@@ -1,20 +1,30 @@
-//! Why a datagram is not an iFacialMocap frame or command (kind, offset), and
-//! the fields of a frame that were skipped.
+//! Why a datagram is not an iFacialMocap frame or command, and the fields of
+//! a frame that were skipped: [`wire`]'s located error and warning. The
+//! messages keep iFacialMocap's own wording (the offset inside the
+//! sentence, a skipped field quoted), which ifm-handshake prints in its
+//! records.
 
 use std::fmt;
 
 use super::MAX_FRAME;
+use crate::wire;
 
-/// A field that was skipped.
+/// What an iFacialMocap refusal is about: the datagram as a whole (its
+/// offset says from where).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Warning<'a> {
-    /// Byte offset of the field in the frame.
-    pub offset: usize,
-    /// The field as received.
-    pub field: &'a str,
-    /// Why it was skipped.
-    pub kind: WarningKind,
-}
+pub struct Whole;
+
+/// A field of a frame as received (`mouthSmile_L-12`), which a warning
+/// quotes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry<'a>(pub &'a str);
+
+/// A field that was skipped: its offset in the frame, the field as
+/// received, and why.
+pub type Warning<'a> = wire::Warning<Entry<'a>>;
+
+/// Why a datagram is not a frame (or a command), and where.
+pub type Error = wire::Error<Whole>;
 
 /// Why a field was skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,20 +57,17 @@ impl fmt::Display for WarningKind {
     }
 }
 
-impl fmt::Display for Warning<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at byte {}: {:?}", self.kind, self.offset, self.field)
-    }
-}
+impl wire::Field for Entry<'_> {
+    type ErrorKind = ErrorKind;
+    type WarningKind = WarningKind;
 
-/// Why a datagram is not a frame (or a command), and where.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Error {
-    /// What is wrong.
-    pub kind: ErrorKind,
-    /// Byte offset of the fault (0 when the datagram as a whole is at fault).
-    pub offset: usize,
+    fn name(&self) -> Option<&dyn fmt::Display> {
+        None
+    }
+
+    fn fmt_warning(w: &Warning<'_>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}: {:?}", w.kind, w.offset, w.field.0)
+    }
 }
 
 /// The reasons a datagram is not a frame (or a command).
@@ -87,33 +94,46 @@ pub enum ErrorKind {
 impl From<ErrorKind> for Error {
     /// The datagram as a whole is at fault.
     fn from(kind: ErrorKind) -> Self {
-        Self { kind, offset: 0 }
+        Self::new(0, Whole, kind)
     }
 }
 
 impl Error {
     /// Bytes that are not UTF-8 from `offset`.
     pub(crate) fn not_utf8(offset: usize) -> Self {
-        Self {
-            kind: ErrorKind::NotUtf8,
-            offset,
+        Self::new(offset, Whole, ErrorKind::NotUtf8)
+    }
+}
+
+impl wire::Field for Whole {
+    type ErrorKind = ErrorKind;
+    type WarningKind = WarningKind;
+
+    fn name(&self) -> Option<&dyn fmt::Display> {
+        None
+    }
+
+    /// Only text that is not UTF-8 has a place worth saying; the other
+    /// refusals are of the datagram as a whole.
+    fn fmt_error(e: &Error, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match e.kind {
+            ErrorKind::NotUtf8 => write!(f, "{} at byte {}", e.kind, e.offset),
+            _ => write!(f, "{}", e.kind),
         }
     }
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            ErrorKind::Empty => write!(f, "empty datagram"),
-            ErrorKind::NotUtf8 => write!(f, "not UTF-8 at byte {}", self.offset),
-            ErrorKind::Command => write!(f, "a command string, not a frame"),
-            ErrorKind::TooLong { len } => {
+        match self {
+            Self::Empty => write!(f, "empty datagram"),
+            Self::NotUtf8 => write!(f, "not UTF-8"),
+            Self::Command => write!(f, "a command string, not a frame"),
+            Self::TooLong { len } => {
                 write!(f, "{len} bytes is longer than any frame ({MAX_FRAME})")
             }
-            ErrorKind::NoFrameData => write!(f, "no blendshape or head/eye block"),
-            ErrorKind::NotACommand => write!(f, "not an iFacialMocap or Facemotion3d command"),
+            Self::NoFrameData => write!(f, "no blendshape or head/eye block"),
+            Self::NotACommand => write!(f, "not an iFacialMocap or Facemotion3d command"),
         }
     }
 }
-
-impl std::error::Error for Error {}

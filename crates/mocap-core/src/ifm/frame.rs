@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use super::error::{Error, ErrorKind, Warning, WarningKind};
+use super::error::{Entry, Error, ErrorKind, Warning, WarningKind};
 use super::names::{ARKIT, arkit_index, wire_name};
 use super::{MAX_FRAME, Version};
 
@@ -157,7 +157,7 @@ fn read_entry<'a>(
     let Some((i, amp)) = split else {
         f.warnings.push(Warning {
             offset: at,
-            field,
+            field: Entry(field),
             kind: WarningKind::NotAnEntry,
         });
         return false;
@@ -171,7 +171,7 @@ fn read_entry<'a>(
     {
         f.warnings.push(Warning {
             offset: at,
-            field,
+            field: Entry(field),
             kind: WarningKind::NotAnEntry,
         });
         return false;
@@ -179,7 +179,7 @@ fn read_entry<'a>(
     let Ok(v) = value.trim().parse::<i32>() else {
         f.warnings.push(Warning {
             offset: at,
-            field,
+            field: Entry(field),
             kind: WarningKind::BadValue,
         });
         return false;
@@ -205,7 +205,7 @@ fn read_entry<'a>(
     if duplicate {
         f.warnings.push(Warning {
             offset: at,
-            field,
+            field: Entry(field),
             kind: WarningKind::Duplicate,
         });
     }
@@ -217,7 +217,7 @@ fn read_block<'a>(f: &mut Frame<'a>, field: &'a str, at: usize, after_last: &mut
     let Some((name, values)) = field.split_once('#') else {
         f.warnings.push(Warning {
             offset: at,
-            field,
+            field: Entry(field),
             kind: WarningKind::NotAnEntry,
         });
         return false;
@@ -228,7 +228,7 @@ fn read_block<'a>(f: &mut Frame<'a>, field: &'a str, at: usize, after_last: &mut
         _ => {
             f.warnings.push(Warning {
                 offset: at,
-                field,
+                field: Entry(field),
                 kind: WarningKind::NotAnEntry,
             });
             return false;
@@ -247,7 +247,7 @@ fn read_block<'a>(f: &mut Frame<'a>, field: &'a str, at: usize, after_last: &mut
     if !ok || n != expected {
         f.warnings.push(Warning {
             offset: at,
-            field,
+            field: Entry(field),
             kind: WarningKind::BadBlock { expected },
         });
         return false;
@@ -270,7 +270,7 @@ fn read_block<'a>(f: &mut Frame<'a>, field: &'a str, at: usize, after_last: &mut
     if slot_taken {
         f.warnings.push(Warning {
             offset: at,
-            field,
+            field: Entry(field),
             kind: WarningKind::Duplicate,
         });
     }

@@ -49,7 +49,7 @@ pub use command::{
     Command, FM_PHONE_PORT, PC_BAKE_PORT, PC_TCP_PORT, PC_UDP_PORT, PHONE_PORT, TERMINATOR,
     Version, is_command,
 };
-pub use error::{Error, ErrorKind, Warning, WarningKind};
+pub use error::{Entry, Error, ErrorKind, Warning, WarningKind, Whole};
 pub use frame::{Frame, FrameRepr, Head, parse, parse_str};
 pub use names::{ARKIT, arkit_index, wire_name};
 pub use spec::SPEC;

@@ -289,16 +289,15 @@ fn check_encodable(p: &PacketRepr, depth: usize) -> Result<(), EncodeError> {
 /// Largest part an OSC size field (`i32`) describes, less room for its padding.
 const MAX_SIZE: usize = i32::MAX as usize - 8;
 
-/// Why bytes are not an OSC packet, and where.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Error {
-    /// What is wrong.
-    pub kind: ErrorKind,
-    /// Byte offset in the datagram of the part at fault (0 when the decoder
-    /// does not say: [`ErrorKind::Malformed`]).
-    pub offset: usize,
-}
+/// Why bytes are not an OSC packet, and where: [`crate::wire`]'s located
+/// error. The offset is of the part at fault (0 when the decoder does not
+/// say: [`ErrorKind::Malformed`]).
+pub type Error = crate::wire::Error<Whole>;
+
+/// What an OSC refusal is about: the whole packet (its offset says where
+/// in it). The messages keep OSC's own wording, which the tools print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Whole;
 
 /// The reasons bytes are not an OSC packet.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -321,7 +320,7 @@ pub enum ErrorKind {
 
 impl Error {
     pub(crate) fn at(kind: ErrorKind, offset: usize) -> Self {
-        Self { kind, offset }
+        Self::new(offset, Whole, kind)
     }
 }
 
@@ -378,25 +377,33 @@ impl fmt::Display for Malformed {
     }
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let offset = self.offset;
-        match &self.kind {
-            ErrorKind::TooDeep => {
-                write!(f, "nesting deeper than {MAX_DEPTH} levels at byte {offset}")
-            }
-            ErrorKind::BadSize => {
-                write!(f, "bundle element size out of range at byte {offset}")
-            }
-            ErrorKind::Trailing { count } => {
-                write!(f, "{count} bytes after the end of the packet")
-            }
-            ErrorKind::Malformed(why) => write!(f, "not OSC: {why}"),
+impl crate::wire::Field for Whole {
+    type ErrorKind = ErrorKind;
+    // OSC has no odd-but-decoded values.
+    type WarningKind = ErrorKind;
+
+    fn name(&self) -> Option<&dyn fmt::Display> {
+        None
+    }
+
+    fn fmt_error(e: &Error, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &e.kind {
+            ErrorKind::TooDeep | ErrorKind::BadSize => write!(f, "{} at byte {}", e.kind, e.offset),
+            _ => write!(f, "{}", e.kind),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::TooDeep => write!(f, "nesting deeper than {MAX_DEPTH} levels"),
+            Self::BadSize => write!(f, "bundle element size out of range"),
+            Self::Trailing { count } => write!(f, "{count} bytes after the end of the packet"),
+            Self::Malformed(why) => write!(f, "not OSC: {why}"),
+        }
+    }
+}
 
 /// Decodes one datagram: [`parse`], then [`PacketRepr::parse`]. Never
 /// panics, never recurses deeper than [`MAX_DEPTH`].

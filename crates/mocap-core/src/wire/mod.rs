@@ -81,6 +81,24 @@ pub trait Field: Copy + fmt::Debug {
     /// The name messages print between backticks after the offset; `None`
     /// for the datagram as a whole.
     fn name(&self) -> Option<&dyn fmt::Display>;
+
+    /// Writes `e` as a message. The default is the one wording (offset,
+    /// then the field's name); a protocol whose messages predate this module
+    /// and are printed in records (iFacialMocap's) keeps its own here.
+    fn fmt_error(e: &Error<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result
+    where
+        Self: Sized,
+    {
+        located(f, &e.kind, e.offset, &e.field)
+    }
+
+    /// Writes `w` as a message, as [`Field::fmt_error`] does for errors.
+    fn fmt_warning(w: &Warning<Self>, f: &mut fmt::Formatter<'_>) -> fmt::Result
+    where
+        Self: Sized,
+    {
+        located(f, &w.kind, w.offset, &w.field)
+    }
 }
 
 /// A field that may be absent: `None` names the datagram as a whole (an SMF
@@ -119,7 +137,7 @@ impl<F: Field> Error<F> {
 
 impl<F: Field> fmt::Display for Error<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        located(f, &self.kind, self.offset, &self.field)
+        F::fmt_error(self, f)
     }
 }
 
@@ -151,7 +169,7 @@ impl<F: Field> Warning<F> {
 
 impl<F: Field> fmt::Display for Warning<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        located(f, &self.kind, self.offset, &self.field)
+        F::fmt_warning(self, f)
     }
 }
 
