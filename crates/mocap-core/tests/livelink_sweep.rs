@@ -76,16 +76,6 @@ fn every_prefix_and_flip() {
 #[test]
 fn seeded_mutations() {
     let n = sweep::rounds("LIVELINK_SWEEP_MUTATIONS", 1_000_000);
-    let (mut ok, mut refused) = (0u64, 0u64);
-    sweep::mutants(&seeds(), Rng(0x0001_1111_face), n, |m| {
-        if exercise(m) {
-            ok += 1;
-        } else {
-            refused += 1;
-        }
-    });
     // The mutations reach both sides: packets that decode and ones refused.
-    if n >= 1000 {
-        assert!(ok > 0 && refused > 0, "ok {ok}, refused {refused}");
-    }
+    sweep::decoded(&seeds(), Rng(0x0001_1111_face), n, exercise);
 }

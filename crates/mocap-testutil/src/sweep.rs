@@ -48,6 +48,32 @@ pub fn mutants<S: AsRef<[u8]>>(
     }
 }
 
+/// [`mutants`] through `decode`, which says whether the mutant decoded:
+/// how many did and how many were refused, and a check (past 1000 rounds)
+/// that the mutations reached both sides.
+///
+/// # Panics
+/// As [`mutants`]; or when every mutant decoded, or none did.
+pub fn decoded<S: AsRef<[u8]>>(
+    seeds: &[S],
+    rng: Rng,
+    rounds: usize,
+    mut decode: impl FnMut(&[u8]) -> bool,
+) -> (u64, u64) {
+    let (mut ok, mut refused) = (0u64, 0u64);
+    mutants(seeds, rng, rounds, |m| {
+        if decode(m) {
+            ok += 1;
+        } else {
+            refused += 1;
+        }
+    });
+    if rounds >= 1000 {
+        assert!(ok > 0 && refused > 0, "ok {ok}, refused {refused}");
+    }
+    (ok, refused)
+}
+
 /// What a decoder accepts, its encoder writes, and those bytes decode and
 /// encode to themselves: `bytes` → `decode` → `encode` → `decode` →
 /// `encode` gives the first encoding again. Encodings are compared, not

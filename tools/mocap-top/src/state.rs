@@ -498,19 +498,7 @@ impl Taken {
 mod tests {
     use super::*;
     use mocap_core::osc::{self, Arg, Message};
-    use mocap_core::pcap::Datagrams;
-
-    const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures");
-
-    fn capture(path: &str) -> Vec<Vec<u8>> {
-        let file = std::fs::File::open(format!("{CAPTURES}/{path}")).unwrap();
-        let mut d = Datagrams::new(file).unwrap();
-        let mut out = Vec::new();
-        while let Some(c) = d.next_datagram() {
-            out.push(c.unwrap().payload.to_vec());
-        }
-        out
-    }
+    use mocap_testutil::capture_payloads as capture;
 
     fn addr(s: &str) -> Option<SocketAddr> {
         Some(s.parse().unwrap())

@@ -2,7 +2,9 @@
 
 use crate::bridge::FacePose;
 use crate::health::sender_clock;
-use crate::protocol::{Carries, Confidence, Numbers, Renumbering, Spec, Stamp, View, part_of};
+use crate::protocol::{
+    Carries, Confidence, Numbers, Renumbering, Spec, Stamp, View, part_of, writes_back,
+};
 
 use super::{AngleUnit, DEFAULT_PORT, Packet, PacketRepr, VERSION, parse};
 
@@ -121,9 +123,7 @@ fn renumbered(d: &[u8], n: &Numbers, out: &mut Vec<u8>, scratch: &mut Vec<u8>) -
         return false;
     };
     let mut repr = PacketRepr::parse(&packet);
-    scratch.clear();
-    repr.emit(scratch);
-    if scratch.as_slice() != d {
+    if !writes_back(d, scratch, |b| repr.emit(b)) {
         return false;
     }
     repr.frame = n.frame.cast_signed();

@@ -20,6 +20,7 @@
 
 mod spec;
 
+pub(crate) use spec::writes_back;
 pub use spec::{
     Args, Carries, Confidence, FaceOf, MAX_LABEL, NoView, Numbers, Renumbering, Spec, Stamp, View,
     part_of,
@@ -162,22 +163,10 @@ pub fn port_list() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pcap::Datagrams;
     use crate::{livelink, smf};
+    use mocap_testutil::capture_payloads as capture;
 
     const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures");
-
-    /// Every datagram of a capture in the repository.
-    fn capture(path: &str) -> Vec<Vec<u8>> {
-        let file = std::fs::File::open(format!("{CAPTURES}/{path}")).unwrap();
-        let mut d = Datagrams::new(file).unwrap();
-        let mut out = Vec::new();
-        while let Some(c) = d.next_datagram() {
-            out.push(c.unwrap().payload.to_vec());
-        }
-        assert!(!out.is_empty(), "{path}");
-        out
-    }
 
     /// Every datagram is `want`; `cut` of them (damaged on purpose in the
     /// capture) only likely so.

@@ -62,6 +62,19 @@ pub struct Renumbering {
         fn(datagram: &[u8], numbers: &Numbers, out: &mut Vec<u8>, scratch: &mut Vec<u8>) -> bool,
 }
 
+/// Whether `emit` (a `Repr` parsed from `datagram`) writes the captured
+/// bytes back exactly: the condition of every [`Renumbering::write`], so
+/// nothing the capture held is lost by a rewrite.
+pub(crate) fn writes_back(
+    datagram: &[u8],
+    scratch: &mut Vec<u8>,
+    emit: impl FnOnce(&mut Vec<u8>),
+) -> bool {
+    scratch.clear();
+    emit(scratch);
+    scratch.as_slice() == datagram
+}
+
 /// A datagram's frame number, its sequence, and the sender clocks (in
 /// seconds, as on the wire) a new pass moves on.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,7 +1,7 @@
 //! mocopi's row of the registry ([`crate::protocol`]).
 
 use crate::health::sender_clock;
-use crate::protocol::{Carries, Confidence, Numbers, Renumbering, Spec, Stamp, View};
+use crate::protocol::{Carries, Confidence, Numbers, Renumbering, Spec, Stamp, View, writes_back};
 
 use super::{Body, BodyRepr, DEFAULT_PORT, HEADER_LEN, PacketRepr, Tag, bone_name, parse};
 
@@ -113,9 +113,7 @@ fn renumbered(d: &[u8], n: &Numbers, out: &mut Vec<u8>, scratch: &mut Vec<u8>) -
         return false;
     };
     let mut repr = PacketRepr::parse(&packet);
-    scratch.clear();
-    repr.emit(scratch);
-    if scratch.as_slice() != d {
+    if !writes_back(d, scratch, |b| repr.emit(b)) {
         return false;
     }
     let BodyRepr::Frame(fr) = &mut repr.body else {

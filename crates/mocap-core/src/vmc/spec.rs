@@ -12,51 +12,51 @@ use super::{Element, FRAME_ENDS, MARIONETTE_PORT, Message, PERFORMER_PORT, decod
 
 /// VMC, and OSC that is neither VRChat's nor VMT's, in the registry.
 pub const SPEC: Spec = Spec {
-    name: "VMC (OSC)",
-    key: "vmc",
-    label: "vmc",
-    ports: &[MARIONETTE_PORT, PERFORMER_PORT],
     sniff: |d| sniff(d, Family::Other),
-    decode,
-    stamp,
-    face: None,
-    renumber: None,
-    carries: Carries::Body,
-    tool: "vmc-relay --dump",
-    dissector: Some("vmc"),
+    ..osc_row(
+        "VMC (OSC)",
+        "vmc",
+        &[MARIONETTE_PORT, PERFORMER_PORT],
+        Carries::Body,
+    )
 };
 
 /// VRChat's OSC input (avatar parameters, trackers, chatbox) in the registry.
 pub const VRCHAT_SPEC: Spec = Spec {
-    name: "VRChat OSC",
-    key: "vrchat",
-    label: "vrchat",
-    ports: &[VRCHAT_PORT],
     sniff: |d| sniff(d, Family::Vrchat),
-    decode,
-    stamp,
-    face: None,
-    renumber: None,
-    carries: Carries::Trackers,
-    tool: "vmc-relay --dump",
-    dissector: Some("vmc"),
+    ..osc_row("VRChat OSC", "vrchat", &[VRCHAT_PORT], Carries::Trackers)
 };
 
 /// The VMT driver's OSC trackers inside SteamVR in the registry.
 pub const VMT_SPEC: Spec = Spec {
-    name: "VMT",
-    key: "vmt",
-    label: "vmt",
-    ports: &[VMT_PORT],
     sniff: |d| sniff(d, Family::Vmt),
-    decode,
-    stamp,
-    face: None,
-    renumber: None,
-    carries: Carries::Trackers,
-    tool: "vmc-relay --dump",
-    dissector: Some("vmc"),
+    ..osc_row("VMT", "vmt", &[VMT_PORT], Carries::Trackers)
 };
+
+/// What the three OSC rows share: one decode and stamp, read by
+/// vmc-relay, dissected by vmc.lua; the key is the label. Each row sets
+/// its own sniff (a const fn cannot build the closure from an argument).
+const fn osc_row(
+    name: &'static str,
+    key: &'static str,
+    ports: &'static [u16],
+    carries: Carries,
+) -> Spec {
+    Spec {
+        name,
+        key,
+        label: key,
+        ports,
+        sniff: |d| sniff(d, Family::Other),
+        decode,
+        stamp,
+        face: None,
+        renumber: None,
+        carries,
+        tool: "vmc-relay --dump",
+        dissector: Some("vmc"),
+    }
+}
 
 /// Which OSC application a datagram speaks, from its (first) address.
 #[derive(Clone, Copy, PartialEq, Eq)]
