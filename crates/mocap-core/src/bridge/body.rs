@@ -17,6 +17,8 @@ use crate::quat::{mul, normalise, rotate, wide};
 use crate::smf::{self, BONE_COUNT, BONES, Frame, Skeleton};
 use crate::vmc::{HUMAN_BODY_BONES, Message};
 
+use super::pose::{BodyPose, BodyReader, BonePose};
+
 /// Humanoid bone → mocopi joint id.
 pub type Mapping = [(&'static str, usize); 22];
 
@@ -117,6 +119,11 @@ impl Retarget {
             bones.push((*name, *joint, chain));
         }
         Self { bones }
+    }
+
+    /// The humanoid bones it gives, in the mapping's order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.bones.iter().map(|(name, _, _)| *name).collect()
     }
 
     /// Humanoid local rotations in Unity's frame from mocopi's local
@@ -327,10 +334,19 @@ impl BodyBridge {
     }
 
     /// One frame as VMC messages: Root/Pos (at the origin: the motion is on
-    /// Hips), Bone/Pos for every mapped bone, OK, and T = `time` seconds.
-    /// `None` until a skeleton has arrived. Joints missing from the frame
-    /// keep their rest offset and an identity rotation.
+    /// Hips), Bone/Pos for every mapped bone in the mapping's order, OK, and
+    /// T = `time` seconds. `None` until a skeleton has arrived.
     pub fn frame(&self, f: &Frame<'_>, time: f32) -> Option<Vec<Message>> {
+        let pose = self.pose(f)?;
+        let order = self.retarget.as_ref().map(Retarget::names)?;
+        Some(pose.to_vmc(Some(&order), time))
+    }
+
+    /// One frame as a [`BodyPose`]: the root at the origin (the motion is
+    /// on Hips) and every mapped bone. `None` until a skeleton has arrived.
+    /// Joints missing from the frame keep their rest offset and an identity
+    /// rotation.
+    pub fn pose(&self, f: &Frame<'_>) -> Option<BodyPose> {
         let (retarget, (_, rest)) = self.retarget.as_ref().zip(self.skeleton.as_ref())?;
         let mut rot = [[0.0, 0.0, 0.0, 1.0]; BONE_COUNT];
         let mut pos = *rest;
@@ -346,33 +362,42 @@ impl BodyBridge {
         {
             *p = *r;
         }
-        let mut out = Vec::with_capacity(self.opts.mapping.len() + 3);
-        out.push(Message::RootPos {
-            name: "root".into(),
-            pos: [0.0; 3],
-            rot: [0.0, 0.0, 0.0, 1.0],
-            mr: None,
-        });
-        out.extend(
-            retarget
-                .pose(&rot, &pos)
-                .into_iter()
-                .map(|(name, pos, rot)| Message::BonePos {
-                    name: name.into(),
-                    pos,
-                    rot,
-                }),
-        );
-        // Loaded, calibrated (3) in normal mode (0), tracking: as a
-        // calibrated VirtualMotionCapture says it, so receivers that gate
-        // on OK start moving the avatar.
-        out.push(Message::Available {
-            loaded: 1,
-            calibration: Some((3, 0)),
-            tracking: Some(1),
-        });
-        out.push(Message::Time(time));
+        let mut out = BodyPose {
+            root: Some(BonePose {
+                pos: [0.0; 3],
+                rot: [0.0, 0.0, 0.0, 1.0],
+            }),
+            ..BodyPose::default()
+        };
+        for (name, pos, rot) in retarget.pose(&rot, &pos) {
+            out.set(name, BonePose { pos, rot });
+        }
         Some(out)
+    }
+}
+
+/// mocopi's [`BodyReader`]: skeleton packets rebuild the retargeting (Sony's
+/// mapping, root motion on), frames come out as poses.
+#[derive(Clone, Debug)]
+pub(crate) struct MocopiBody(BodyBridge);
+
+impl MocopiBody {
+    pub(crate) fn boxed() -> Box<dyn BodyReader> {
+        Box::new(Self(BodyBridge::new(BodyOptions::default())))
+    }
+}
+
+impl BodyReader for MocopiBody {
+    fn datagram(&mut self, datagram: &[u8]) -> Option<BodyPose> {
+        let packet = smf::parse(datagram).ok()?;
+        match &packet.body {
+            smf::Body::Skeleton(s) => {
+                self.0.skeleton(s);
+                None
+            }
+            smf::Body::Frame(f) => self.0.pose(f),
+            _ => None,
+        }
     }
 }
 

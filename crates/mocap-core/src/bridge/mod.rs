@@ -1,5 +1,6 @@
 //! Bridges from tracker protocols into VMC. Pure: frames in, VMC messages out
-//! (ARKit faces from iFacialMocap and Live Link Face; mocopi body retargeting).
+//! (ARKit faces from iFacialMocap and Live Link Face; mocopi body retargeting),
+//! and the face and body poses every protocol's registry row gives them.
 //! See `docs/bridges.md`.
 //!
 //! ```
@@ -17,7 +18,9 @@
 
 mod body;
 mod face;
+mod pose;
 
+pub(crate) use body::MocopiBody;
 pub use body::{
     ANIMU_SPHERE_MAPPING, BodyBridge, BodyOptions, Mapping, MappingError, MappingTable, Retarget,
     SONY_MAPPING, SkeletonEvent, default_parents, parse_mapping, pos_to_unity, rot_to_unity,
@@ -26,3 +29,4 @@ pub use face::{
     BlendCase, FaceBridge, FaceOptions, FacePose, HeadAxes, HeadAxesError, OnLost, arkit_to_unity,
     euler_to_quat,
 };
+pub use pose::{BodyOf, BodyPose, BodyReader, BonePose, HUMANOID_BONES};

@@ -15,6 +15,7 @@ pub const SPEC: Spec = Spec {
     decode,
     stamp,
     face: Some(face),
+    body: None,
     renumber: None,
     carries: Carries::Face,
     tool: "ifm-handshake",

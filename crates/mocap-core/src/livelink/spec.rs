@@ -18,6 +18,7 @@ pub const SPEC: Spec = Spec {
     decode,
     stamp,
     face: Some(face),
+    body: None,
     carries: Carries::Face,
     renumber: Some(Renumbering {
         read: numbers,

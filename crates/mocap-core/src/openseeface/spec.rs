@@ -20,6 +20,7 @@ pub const SPEC: Spec = Spec {
     decode,
     stamp,
     face: Some(face),
+    body: None,
     carries: Carries::Face,
     renumber: None,
     tool: "mocap-top",

@@ -343,9 +343,11 @@ mod tests {
                 assert!(std::path::Path::new(&lua).exists(), "{p}: no {lua}");
             }
             assert_eq!(spec.face.is_some(), spec.carries == Carries::Face, "{p}");
+            assert_eq!(spec.body.is_some(), spec.carries == Carries::Body, "{p}");
             let samples = mocap_testutil::samples::of(spec.key)
                 .unwrap_or_else(|| panic!("{p}: add its datagrams to mocap_testutil::samples"));
             let mut faces = 0;
+            let (mut body, mut bodies) = (spec.body.map(|b| b()), 0);
             for (i, d) in samples.iter().enumerate() {
                 let stamp = p.stamp(d);
                 assert_eq!(stamp, p.decode(d, &mut NoView), "{p}: datagram {i}");
@@ -359,9 +361,13 @@ mod tests {
                     other => panic!("{p}: datagram {i} recognised as {other:?}"),
                 }
                 faces += spec.face.and_then(|f| f(d)).is_some() as usize;
+                bodies += body.as_mut().and_then(|b| b.datagram(d)).is_some() as usize;
             }
             if spec.face.is_some() {
                 assert!(faces > 0, "{p}: no face decoded");
+            }
+            if spec.body.is_some() {
+                assert!(bodies > 0, "{p}: no body decoded");
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::bridge::FacePose;
+use crate::bridge::{BodyOf, FacePose};
 use crate::osc::Arg;
 
 /// The longest [`Spec::label`]: mocap-top's narrowest protocol column.
@@ -37,6 +37,11 @@ pub struct Spec {
     /// The face a datagram carries, for the face bridges; `None` for
     /// protocols without faces.
     pub face: Option<FaceOf>,
+    /// Its body frames as humanoid poses, for the body bridges and
+    /// pictures: a reader per sender, since a protocol may spread what a
+    /// frame needs over datagrams (mocopi's skeleton, VMC's bundles);
+    /// `None` for protocols without bodies.
+    pub body: Option<BodyOf>,
     /// What a stream of it mostly carries (the drill-down view to open).
     pub carries: Carries,
     /// How a looped replay carries its frame numbers on

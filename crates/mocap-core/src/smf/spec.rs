@@ -15,6 +15,7 @@ pub const SPEC: Spec = Spec {
     decode,
     stamp,
     face: None,
+    body: Some(crate::bridge::MocopiBody::boxed),
     carries: Carries::Body,
     renumber: Some(Renumbering {
         read: numbers,

@@ -4,6 +4,8 @@
 //! serves them all: bones, blendshapes, tracker slots and one row per
 //! address.
 
+use crate::bridge::{BodyPose, BodyReader, BonePose};
+use crate::health::FrameMarks;
 use crate::osc::{Arg, Message as Osc};
 use crate::protocol::{Args, Carries, Confidence, Spec, Stamp, View};
 
@@ -13,6 +15,7 @@ use super::{Element, FRAME_ENDS, MARIONETTE_PORT, Message, PERFORMER_PORT, decod
 /// VMC, and OSC that is neither VRChat's nor VMT's, in the registry.
 pub const SPEC: Spec = Spec {
     sniff: |d| sniff(d, Family::Other),
+    body: Some(|| Box::new(VmcBody::default())),
     ..osc_row(
         "VMC (OSC)",
         "vmc",
@@ -51,6 +54,7 @@ const fn osc_row(
         decode,
         stamp,
         face: None,
+        body: None,
         renumber: None,
         carries,
         tool: "vmc-relay --dump",
@@ -183,6 +187,46 @@ fn stamp(d: &[u8]) -> Stamp {
         _ => false,
     });
     Stamp::Unnumbered { ends_frame }
+}
+
+/// VMC's bodies: bones and the root gather over the datagrams of a frame,
+/// which ends where the sender marks it (OK, time); a sender that never
+/// marks sends a frame per datagram. Bones outside `HumanBodyBones` are
+/// left out (they have no place in a humanoid pose); the pose is bounded.
+#[derive(Default)]
+struct VmcBody {
+    pose: BodyPose,
+    marks: FrameMarks,
+}
+
+impl BodyReader for VmcBody {
+    fn datagram(&mut self, datagram: &[u8]) -> Option<BodyPose> {
+        let elements = decode_borrowed(datagram).ok()?;
+        let mut ends = false;
+        for e in elements {
+            match e {
+                Element::Bone { name, pos, rot } => {
+                    self.pose.set(name, BonePose { pos, rot });
+                }
+                Element::Other(Ok(Message::BonePos { name, pos, rot })) => {
+                    self.pose.set(&name, BonePose { pos, rot });
+                }
+                Element::Other(Ok(Message::RootPos { pos, rot, .. })) => {
+                    self.pose.root = Some(BonePose { pos, rot });
+                }
+                Element::Other(Ok(Message::Available { .. } | Message::Time(_))) => ends = true,
+                Element::Other(Ok(Message::Other(o) | Message::Thru(o))) => {
+                    ends |= FRAME_ENDS.contains(&o.address.as_str());
+                }
+                Element::Other(_) => {}
+            }
+        }
+        if !self.marks.is_frame(ends) {
+            return None;
+        }
+        let pose = std::mem::take(&mut self.pose);
+        (!pose.is_empty()).then_some(pose)
+    }
 }
 
 fn floats(args: &[Arg]) -> Vec<f32> {
