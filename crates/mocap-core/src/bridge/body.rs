@@ -14,7 +14,7 @@
 //! (Root/Pos, Bone/Pos per humanoid bone, OK, T).
 
 use crate::quat::{mul, normalise, rotate, wide};
-use crate::smf::{self, BONE_COUNT, BONES, Frame, Skeleton};
+use crate::smf::{BONE_COUNT, BONES, Body, Frame, Skeleton, bone_id, parse};
 use crate::vmc::{HUMAN_BODY_BONES, Message};
 
 use super::pose::{BodyPose, BodyReader, BonePose};
@@ -195,7 +195,7 @@ pub fn parse_mapping(text: &str) -> Result<MappingTable, MappingError> {
             .find(|b| **b == bone.as_str())
             .ok_or_else(|| MappingError::UnknownBone(bone.clone()))?;
         let id = match joint {
-            serde_json::Value::String(j) => smf::bone_id(j).map(usize::from),
+            serde_json::Value::String(j) => bone_id(j).map(usize::from),
             serde_json::Value::Number(n) => n
                 .as_u64()
                 .and_then(|n| usize::try_from(n).ok())
@@ -389,13 +389,13 @@ impl MocopiBody {
 
 impl BodyReader for MocopiBody {
     fn datagram(&mut self, datagram: &[u8]) -> Option<BodyPose> {
-        let packet = smf::parse(datagram).ok()?;
+        let packet = parse(datagram).ok()?;
         match &packet.body {
-            smf::Body::Skeleton(s) => {
+            Body::Skeleton(s) => {
                 self.0.skeleton(s);
                 None
             }
-            smf::Body::Frame(f) => self.0.pose(f),
+            Body::Frame(f) => self.0.pose(f),
             _ => None,
         }
     }
@@ -538,15 +538,15 @@ mod tests {
     const SKDF: &[u8] = include_bytes!("../../../../captures/mocopi/t-34400/sample_skdf.bin");
 
     fn frame_of(bytes: &[u8]) -> Frame<'_> {
-        match smf::parse(bytes).unwrap().body {
-            smf::Body::Frame(f) => f,
+        match parse(bytes).unwrap().body {
+            Body::Frame(f) => f,
             other => panic!("not a frame: {}", other.kind()),
         }
     }
 
     fn skeleton_of(bytes: &[u8]) -> Skeleton<'_> {
-        match smf::parse(bytes).unwrap().body {
-            smf::Body::Skeleton(s) => s,
+        match parse(bytes).unwrap().body {
+            Body::Skeleton(s) => s,
             other => panic!("not a skeleton: {}", other.kind()),
         }
     }
@@ -652,8 +652,8 @@ mod tests {
         assert_eq!(bridge.skeleton(&skeleton_of(SKDF)), SkeletonEvent::Same);
         // A re-parented joint (torso_7 hanging off torso_5) is a new skeleton,
         // and Neck's rotation then composes torso_7 only (torso_6 is mapped).
-        let mut repr = smf::PacketRepr::parse(&smf::parse(SKDF).unwrap());
-        if let smf::BodyRepr::Skeleton(bones) = &mut repr.body {
+        let mut repr = crate::smf::PacketRepr::parse(&parse(SKDF).unwrap());
+        if let crate::smf::BodyRepr::Skeleton(bones) = &mut repr.body {
             bones.iter_mut().find(|b| b.id == 7).unwrap().parent = 5;
         } else {
             panic!("not a skeleton");
@@ -781,12 +781,12 @@ mod tests {
                     }
                 }
                 for v in variants {
-                    let Ok(p) = smf::parse(&v) else { continue };
+                    let Ok(p) = parse(&v) else { continue };
                     match p.body {
-                        smf::Body::Skeleton(s) => {
+                        Body::Skeleton(s) => {
                             bridge.skeleton(&s);
                         }
-                        smf::Body::Frame(f) => {
+                        Body::Frame(f) => {
                             for m in bridge.frame(&f, 0.0).unwrap() {
                                 if let Message::BonePos { rot, .. } = m {
                                     let n: f32 = rot.iter().map(|v| v * v).sum();
@@ -794,7 +794,7 @@ mod tests {
                                 }
                             }
                         }
-                        smf::Body::Sensor(_) => {}
+                        Body::Sensor(_) => {}
                     }
                 }
             }
