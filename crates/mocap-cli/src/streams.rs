@@ -1,9 +1,36 @@
-//! The counters every per-stream record carries, whichever tool writes it
-//! (mocap-top's `top.stream`, mocap-link's `streams`): one type, flattened
-//! into each record, so the two read alike and count alike.
+//! The record of one stream, whichever tool writes it (mocap-top's
+//! `top.stream`, mocap-link's `streams`): one type, so the two read alike
+//! and count alike; each tool fills in where a stream comes from and what
+//! else it knows.
+
+use std::borrow::Cow;
 
 use mocap_core::health::HealthReport;
 use serde::Serialize;
+
+/// One stream: its protocol, where it comes from in the tool's own words
+/// (`F`: mocap-top's listen and sender addresses, mocap-link's performer
+/// and sender count), its rate, jitter and counters, then the tool's own
+/// fields (`E`), in that order in a record.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StreamRecord<F, E> {
+    /// The registry key of its protocol (`mocopi`), or `unknown`.
+    pub protocol: Cow<'static, str>,
+    /// Where it comes from.
+    #[serde(flatten)]
+    pub from: F,
+    /// Frames per second (how each tool measures it, its docs say); `None`
+    /// until there is a rate to give.
+    pub rate_hz: Option<f64>,
+    /// Jitter in ms, when known.
+    pub jitter_ms: Option<f64>,
+    /// Datagrams, frames and health.
+    #[serde(flatten)]
+    pub counts: StreamCounts,
+    /// What else the tool knows of it.
+    #[serde(flatten)]
+    pub own: E,
+}
 
 /// A stream's datagrams, frames and health counters, in record order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]

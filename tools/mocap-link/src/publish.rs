@@ -19,7 +19,7 @@ use zenoh::time::{NTP64, Timestamp};
 
 use crate::key;
 use crate::session::{self, Endpoint, ZenohArgs};
-use crate::streams::{StreamRecord, Streams};
+use crate::streams::{Line, StreamRecord, Streams};
 
 /// What `publish` was asked to do.
 #[derive(Debug)]
@@ -265,7 +265,7 @@ impl Record for PublishRecord {
         }
         f.write_str(&self.refusals.human())?;
         for s in &self.streams {
-            write!(f, "\n  {s}")?;
+            write!(f, "\n  {}", Line(s))?;
         }
         Ok(())
     }

@@ -8,7 +8,7 @@ use std::fmt;
 use std::net::SocketAddr;
 
 use mocap_cli::senders::{Senders, pair};
-use mocap_cli::streams::StreamCounts;
+use mocap_cli::streams::{self, StreamCounts};
 use mocap_core::health::Health;
 use mocap_core::protocol::{Protocol, Stamp};
 use serde::Serialize;
@@ -112,21 +112,25 @@ impl Streams {
             .map(|((performer, protocol), s)| {
                 let h = s.health.report().rounded();
                 StreamRecord {
-                    performer: performer.clone(),
-                    protocol: protocol.clone(),
-                    senders: s.senders.len(),
+                    protocol: protocol.clone().into(),
+                    from: Performer {
+                        performer: performer.clone(),
+                        senders: s.senders.len(),
+                    },
+                    rate_hz: h.fps,
+                    jitter_ms: h.jitter_ms,
                     counts: StreamCounts::new(
                         s.datagrams,
                         h.frames,
                         h.errors,
                         s.health.is_numbered().then_some(&h),
                     ),
-                    bytes: s.bytes,
-                    rate_hz: h.fps,
-                    jitter_ms: h.jitter_ms,
-                    stale: s.stale,
-                    one_way_ms: s.one_way.percentiles(),
-                    rtt_ms: self.rtt.get(performer).and_then(Recent::percentiles),
+                    own: Linked {
+                        bytes: s.bytes,
+                        stale: s.stale,
+                        one_way_ms: s.one_way.percentiles(),
+                        rtt_ms: self.rtt.get(performer).and_then(Recent::percentiles),
+                    },
                 }
             })
             .collect()
@@ -144,18 +148,21 @@ fn health(h: &mut Health, protocol: Option<Protocol>, payload: &[u8], arrival: f
     h.stamp(stamp, arrival);
 }
 
-/// One stream in `stats` and `summary` records.
+/// One stream in `stats` and `summary` records: mocap-top's record type
+/// (its counters count alike), from a performer.
+pub(crate) type StreamRecord = streams::StreamRecord<Performer, Linked>;
+
+/// Whose stream it is.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub(crate) struct StreamRecord {
+pub(crate) struct Performer {
     pub(crate) performer: String,
-    pub(crate) protocol: String,
     pub(crate) senders: usize,
-    /// The counters mocap-top's rows carry too.
-    #[serde(flatten)]
-    pub(crate) counts: StreamCounts,
+}
+
+/// What the link adds: bytes carried, samples dropped as stale, delays.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Linked {
     pub(crate) bytes: u64,
-    pub(crate) rate_hz: Option<f64>,
-    pub(crate) jitter_ms: Option<f64>,
     /// Samples not sent on: older than --max-lag when they arrived.
     pub(crate) stale: u64,
     /// Arrival minus capture time (Zenoh timestamp): meaningful where the
@@ -165,28 +172,32 @@ pub(crate) struct StreamRecord {
     pub(crate) rtt_ms: Option<Percentiles>,
 }
 
-impl fmt::Display for StreamRecord {
+/// A stream as a line of the human summary.
+pub(crate) struct Line<'a>(pub(crate) &'a StreamRecord);
+
+impl fmt::Display for Line<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = self.0;
         write!(
             f,
             "{}/{}: {} datagrams",
-            self.performer, self.protocol, self.counts.datagrams
+            r.from.performer, r.protocol, r.counts.datagrams
         )?;
-        if let Some(hz) = self.rate_hz {
+        if let Some(hz) = r.rate_hz {
             write!(f, ", {hz:.1}/s")?;
         }
         write!(
             f,
             ", lost {}, duplicates {}, reordered {}, restarts {}",
-            self.counts.lost, self.counts.duplicates, self.counts.reordered, self.counts.restarts
+            r.counts.lost, r.counts.duplicates, r.counts.reordered, r.counts.restarts
         )?;
-        if self.stale > 0 {
-            write!(f, ", stale {}", self.stale)?;
+        if r.own.stale > 0 {
+            write!(f, ", stale {}", r.own.stale)?;
         }
-        if let Some(p) = self.one_way_ms {
+        if let Some(p) = r.own.one_way_ms {
             write!(f, ", one-way p50 {:.2} ms p99 {:.2} ms", p.p50, p.p99)?;
         }
-        if let Some(p) = self.rtt_ms {
+        if let Some(p) = r.own.rtt_ms {
             write!(f, ", round trip p50 {:.2} ms p99 {:.2} ms", p.p50, p.p99)?;
         }
         Ok(())
@@ -216,7 +227,7 @@ mod tests {
         assert_eq!(r.len(), 2);
         let a = &r[0];
         assert_eq!(
-            (a.performer.as_str(), a.protocol.as_str()),
+            (a.from.performer.as_str(), &*a.protocol),
             ("alice", "mocopi")
         );
         assert_eq!(
@@ -224,14 +235,14 @@ mod tests {
                 a.counts.datagrams,
                 a.counts.frames,
                 a.counts.duplicates,
-                a.senders
+                a.from.senders
             ),
             (2, 2, 1, 1)
         );
-        assert_eq!(a.one_way_ms.unwrap().p50, 0.5);
-        assert_eq!(a.rtt_ms.unwrap().p99, 2.0);
+        assert_eq!(a.own.one_way_ms.unwrap().p50, 0.5);
+        assert_eq!(a.own.rtt_ms.unwrap().p99, 2.0);
         assert_eq!((r[1].counts.datagrams, r[1].counts.lost), (1, 0));
-        assert!(a.to_string().starts_with("alice/mocopi: 2 datagrams"));
+        assert!(Line(a).to_string().starts_with("alice/mocopi: 2 datagrams"));
     }
 
     #[test]

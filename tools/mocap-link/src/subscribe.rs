@@ -23,7 +23,7 @@ use zenoh::Wait as _;
 use crate::delay::Clocks;
 use crate::key;
 use crate::session::{self, Endpoint, ZenohArgs};
-use crate::streams::{StreamRecord, Streams};
+use crate::streams::{Line, StreamRecord, Streams};
 
 /// Where samples go: every sample, or those of one protocol, one performer,
 /// or one performer's protocol (`vmc=…`, `alice=…`, `alice/vmc=…`).
@@ -622,7 +622,7 @@ impl Record for SubscribeRecord {
             self.senders
         )?;
         for s in &self.streams {
-            write!(f, "\n  {s}")?;
+            write!(f, "\n  {}", Line(s))?;
         }
         mocap_cli::sends::write_sends(f, &self.sends)
     }
@@ -698,7 +698,7 @@ mod tests {
                 .unwrap();
         }
         let streams = f.streams.records();
-        let names: Vec<&str> = streams.iter().map(|s| s.performer.as_str()).collect();
+        let names: Vec<&str> = streams.iter().map(|s| s.from.performer.as_str()).collect();
         assert_eq!(names, ["alice", "studio/alice"]);
         for s in &streams {
             assert_eq!(

@@ -766,9 +766,9 @@ impl fmt::Display for StreamLine<'_> {
         write!(
             f,
             "{} on {} from {}: {}, {}",
-            r.key.kind.name(),
-            addr(r.listen),
-            addr(r.sender),
+            r.from.key.kind.name(),
+            addr(r.from.listen),
+            addr(r.from.sender),
             n(r.counts.datagrams, "datagram"),
             n(r.counts.frames, "frame")
         )?;
@@ -787,11 +787,11 @@ impl fmt::Display for StreamLine<'_> {
         if r.counts.errors > 0 {
             write!(f, ", {}", n(r.counts.errors, "error"))?;
         }
-        if r.non_unit_rotations > 0 {
+        if r.own.non_unit_rotations > 0 {
             write!(
                 f,
                 ", {} not unit quaternions",
-                n(r.non_unit_rotations, "rotation")
+                n(r.own.non_unit_rotations, "rotation")
             )?;
         }
         Ok(())

@@ -224,7 +224,7 @@ impl View {
         // row on screen: whatever it lands on can be seen.
         let at_row = self
             .selected
-            .and_then(|k| rows.iter().position(|r| r.key == k));
+            .and_then(|k| rows.iter().position(|r| r.from.key == k));
         let from = at_row.unwrap_or_else(|| self.offset.get().min(last));
         let to = match key.code {
             KeyCode::Down | KeyCode::Char('j') => at_row.map_or(from, |i| (i + 1).min(last)),
@@ -242,9 +242,9 @@ impl View {
             | KeyCode::PageDown
             | KeyCode::PageUp
             | KeyCode::Home
-            | KeyCode::End => self.selected = rows.get(to).map(|r| r.key),
+            | KeyCode::End => self.selected = rows.get(to).map(|r| r.from.key),
             KeyCode::Enter | KeyCode::Right => {
-                let key = rows.get(from).map(|r| r.key);
+                let key = rows.get(from).map(|r| r.from.key);
                 if let Some(key) = key {
                     self.selected = Some(key);
                     let tab = shown
@@ -365,7 +365,10 @@ fn keys_help(f: &mut Frame<'_>, area: Rect) {
 }
 
 fn header(rows: &[Row], rate: f64, view: &View) -> Line<'static> {
-    let live = rows.iter().filter(|r| r.state == Liveness::Live).count();
+    let live = rows
+        .iter()
+        .filter(|r| r.own.state == Liveness::Live)
+        .count();
     // + 0.0: no "-0".
     let rate = rate.max(0.0) + 0.0;
     let mut spans = vec![
@@ -504,7 +507,7 @@ fn si(x: f64) -> String {
 }
 
 fn age_text(r: &Row) -> String {
-    let s = r.age_ms as f64 / 1000.0;
+    let s = r.own.age_ms as f64 / 1000.0;
     if s >= 100.0 {
         format!("{s:.0}s")
     } else {
@@ -565,36 +568,37 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], view: &View) {
         .iter()
         .map(|r| {
             let port = r
+                .from
                 .listen
                 .map_or_else(|| "-".into(), |l| l.port().to_string());
             let sender = truncate(
-                &r.sender.map_or_else(|| "-".into(), |s| s.to_string()),
+                &r.from.sender.map_or_else(|| "-".into(), |s| s.to_string()),
                 sender_w,
             );
             let jitter = r
                 .jitter_ms
                 .map_or_else(|| "-".into(), |j| format!("{j:.1}"));
-            let note = if r.shared {
+            let note = if r.own.shared {
                 if width == Width::Wide {
                     "2+ SENDERS on this port".into()
                 } else {
                     "SHARED".into()
                 }
-            } else if let Some(bone) = &r.non_unit_bone {
+            } else if let Some(bone) = &r.own.non_unit_bone {
                 format!("|q|≠1 {bone}")
-            } else if let (Some(size), Some(hex)) = (r.size, &r.head_hex) {
+            } else if let (Some(size), Some(hex)) = (r.own.size, &r.own.head_hex) {
                 format!("{size}B {hex}")
             } else {
-                match r.state {
+                match r.own.state {
                     Liveness::Live => String::new(),
                     Liveness::Stale => "stale".into(),
                     Liveness::Quiet => "quiet".into(),
                 }
             };
-            let rate = format!("{:.1}", r.rate_hz);
+            let rate = format!("{:.1}", r.rate_hz.unwrap_or_default());
             let cells: Vec<String> = match width {
                 Width::Wide => vec![
-                    r.key.kind.name().into(),
+                    r.from.key.kind.name().into(),
                     port,
                     sender,
                     rate,
@@ -605,11 +609,11 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], view: &View) {
                     r.counts.restarts.to_string(),
                     age_text(r),
                     r.counts.errors.to_string(),
-                    si(r.bytes_per_s),
+                    si(r.own.bytes_per_s),
                     note,
                 ],
                 Width::Normal => vec![
-                    short(r.key.kind).into(),
+                    short(r.from.key.kind).into(),
                     port,
                     sender,
                     rate,
@@ -617,20 +621,26 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], view: &View) {
                     r.counts.lost.to_string(),
                     age_text(r),
                     r.counts.errors.to_string(),
-                    si(r.bytes_per_s),
+                    si(r.own.bytes_per_s),
                     note,
                 ],
-                Width::Narrow => vec![short(r.key.kind).into(), port, rate, age_text(r), sender],
+                Width::Narrow => vec![
+                    short(r.from.key.kind).into(),
+                    port,
+                    rate,
+                    age_text(r),
+                    sender,
+                ],
             };
-            let mut style = match r.state {
+            let mut style = match r.own.state {
                 Liveness::Live => Style::new(),
                 Liveness::Stale => Style::new().fg(Color::Yellow),
                 Liveness::Quiet => Style::new().fg(Color::DarkGray),
             };
-            if r.shared {
+            if r.own.shared {
                 style = style.fg(Color::Red);
             }
-            if Some(r.key) == selected {
+            if Some(r.from.key) == selected {
                 style = style.add_modifier(Modifier::REVERSED);
             }
             TableRow::new(cells).style(style)
@@ -638,7 +648,7 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], view: &View) {
         .collect();
     // The selection is kept on screen: the table scrolls to it, from where
     // the last draw left off.
-    let at = selected.and_then(|k| rows.iter().position(|r| r.key == k));
+    let at = selected.and_then(|k| rows.iter().position(|r| r.from.key == k));
     let mut state = TableState::new()
         .with_offset(view.offset.get().min(rows.len().saturating_sub(1)))
         .with_selected(at);
@@ -674,7 +684,7 @@ fn drill(
     view: &View,
 ) {
     let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
-    let row = rows.iter().find(|r| r.key == d.key);
+    let row = rows.iter().find(|r| r.from.key == d.key);
     let mut spans = vec![Span::styled(
         format!(
             "{} on {} from {}",
@@ -685,7 +695,10 @@ fn drill(
         Style::new().add_modifier(Modifier::BOLD),
     )];
     if let Some(r) = row {
-        spans.push(Span::raw(format!("  {:.1}/s", r.rate_hz)));
+        spans.push(Span::raw(format!(
+            "  {:.1}/s",
+            r.rate_hz.unwrap_or_default()
+        )));
     }
     let Some(stream) = top.stream(&d.key) else {
         f.render_widget(Paragraph::new(Line::from(spans)), title);

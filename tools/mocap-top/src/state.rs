@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mocap_cli::streams::StreamCounts;
+use mocap_cli::streams::{StreamCounts, StreamRecord};
 use mocap_core::health::{FrameEvent, FrameMarks, Health, HealthReport};
 use mocap_core::protocol::{self, Protocol, Stamp};
 use serde::Serialize;
@@ -173,26 +173,30 @@ impl Stream {
 }
 
 /// One row of the table and one `top.stream` record: everything a person or
-/// a script reads about a stream at `now`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub(crate) struct Row {
+/// a script reads about a stream at `now` (mocap-link's streams are the same
+/// record type). Its rate is frames per second over the last second,
+/// duplicates left out (datagrams, for unknown bytes and OSC without VMC's
+/// frame ends), always given; its jitter is RFC 3550's against the sender's
+/// clock for numbered frames, else the mean deviation of arrival gaps over
+/// the last second.
+pub(crate) type Row = StreamRecord<Where, Seen>;
+
+/// Where a stream of mocap-top comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub(crate) struct Where {
     #[serde(skip)]
     pub(crate) key: Key,
-    pub(crate) protocol: &'static str,
     pub(crate) listen: Option<SocketAddr>,
     pub(crate) sender: Option<SocketAddr>,
-    /// Frames per second over the last second, duplicates left out
-    /// (datagrams, for unknown bytes and OSC without VMC's frame ends).
-    pub(crate) rate_hz: f64,
-    #[serde(flatten)]
-    pub(crate) counts: StreamCounts,
+}
+
+/// What mocap-top sees of a stream beyond its rate and counts.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct Seen {
     pub(crate) age_ms: u64,
     pub(crate) bytes_per_s: f64,
     /// Datagrams per second over the last second.
     pub(crate) datagrams_per_s: f64,
-    /// Jitter in ms: RFC 3550's against the sender's clock for numbered
-    /// frames, else the mean deviation of arrival gaps over the last second.
-    pub(crate) jitter_ms: Option<f64>,
     pub(crate) state: Liveness,
     /// Another sender is sending to the same listen address at the same
     /// time (both live, their runs of datagrams overlapping).
@@ -346,11 +350,11 @@ impl Top {
         let mut rows: Vec<Row> = self.streams.iter().map(|(k, s)| row(*k, s, now)).collect();
         let order = |r: &Row| {
             (
-                r.state == Liveness::Quiet,
-                r.key.listen.map(|l| l.port()),
-                r.key.listen,
-                r.key.kind,
-                r.key.sender,
+                r.own.state == Liveness::Quiet,
+                r.from.key.listen.map(|l| l.port()),
+                r.from.key.listen,
+                r.from.key.kind,
+                r.from.key.sender,
             )
         };
         rows.sort_by_key(order);
@@ -364,11 +368,14 @@ impl Top {
             .map(|(k, s)| (*k, s.since, s.last))
             .collect();
         for r in &mut rows {
-            let Some((_, since, last)) = live.iter().find(|(k, ..)| *k == r.key) else {
+            let Some((_, since, last)) = live.iter().find(|(k, ..)| *k == r.from.key) else {
                 continue;
             };
-            r.shared = live.iter().any(|(k, s, l)| {
-                k.listen == r.key.listen && k.sender != r.key.sender && s <= last && since <= l
+            r.own.shared = live.iter().any(|(k, s, l)| {
+                k.listen == r.from.key.listen
+                    && k.sender != r.from.key.sender
+                    && s <= last
+                    && since <= l
             });
         }
         rows
@@ -395,24 +402,17 @@ fn row(key: Key, s: &Stream, now: Duration) -> Row {
     let round = |x: f64| (x * 1000.0).round() / 1000.0 + 0.0;
     let unknown = key.kind == Kind::Unknown;
     Row {
-        key,
-        protocol: key.kind.key(),
-        listen: key.listen,
-        sender: key.sender,
-        rate_hz: round(if unknown {
+        protocol: key.kind.key().into(),
+        from: Where {
+            key,
+            listen: key.listen,
+            sender: key.sender,
+        },
+        rate_hz: Some(round(if unknown {
             s.window.rate(now)
         } else {
             s.frame_window.rate(now)
-        }),
-        counts: StreamCounts::new(
-            s.datagrams,
-            s.frames,
-            s.errors,
-            (!s.health.is_empty()).then_some(&h),
-        ),
-        age_ms: u64::try_from(age.as_millis()).unwrap_or(u64::MAX),
-        bytes_per_s: round(s.window.bytes_per_s(now)),
-        datagrams_per_s: round(s.window.rate(now)),
+        })),
         jitter_ms: h
             .jitter_ms
             .or_else(|| {
@@ -423,15 +423,26 @@ fn row(key: Key, s: &Stream, now: Duration) -> Row {
                 }
             })
             .map(round),
-        state: Liveness::of(age),
-        shared: false,
-        non_unit_rotations: s.content.non_unit,
-        non_unit_bone: (s.content.non_unit > 0)
-            .then(|| s.content.bones.iter().find(|b| !b.unit()))
-            .flatten()
-            .map(|b| b.name.clone()),
-        size: unknown.then_some(s.last_size),
-        head_hex: unknown.then(|| hex_head(&s.head)),
+        counts: StreamCounts::new(
+            s.datagrams,
+            s.frames,
+            s.errors,
+            (!s.health.is_empty()).then_some(&h),
+        ),
+        own: Seen {
+            age_ms: u64::try_from(age.as_millis()).unwrap_or(u64::MAX),
+            bytes_per_s: round(s.window.bytes_per_s(now)),
+            datagrams_per_s: round(s.window.rate(now)),
+            state: Liveness::of(age),
+            shared: false,
+            non_unit_rotations: s.content.non_unit,
+            non_unit_bone: (s.content.non_unit > 0)
+                .then(|| s.content.bones.iter().find(|b| !b.unit()))
+                .flatten()
+                .map(|b| b.name.clone()),
+            size: unknown.then_some(s.last_size),
+            head_hex: unknown.then(|| hex_head(&s.head)),
+        },
     }
 }
 
@@ -447,10 +458,10 @@ pub(crate) fn matches(row: &Row, filter: &str) -> bool {
         return true;
     }
     let has = |text: &str| text.to_lowercase().contains(filter);
-    has(row.key.kind.key())
-        || has(row.key.kind.name())
-        || row.listen.is_some_and(|l| has(&l.to_string()))
-        || row.sender.is_some_and(|s| has(&s.to_string()))
+    has(row.from.key.kind.key())
+        || has(row.from.key.kind.name())
+        || row.from.listen.is_some_and(|l| has(&l.to_string()))
+        || row.from.sender.is_some_and(|s| has(&s.to_string()))
 }
 
 /// Bytes as spaced hex pairs (`2f 56 4d 43`).
@@ -544,7 +555,7 @@ mod tests {
             let rows = top.rows(secs(d.len() as f64 / 60.0));
             let row = rows
                 .iter()
-                .find(|r| r.key.kind == Kind::Known(p))
+                .find(|r| r.from.key.kind == Kind::Known(p))
                 .unwrap_or_else(|| panic!("{p}: {rows:?}"));
             assert_eq!(
                 (row.counts.datagrams, row.counts.errors),
@@ -552,7 +563,7 @@ mod tests {
                 "{p}"
             );
             assert!(row.counts.frames > 0, "{p}");
-            let c = &top.stream(&row.key).unwrap().content;
+            let c = &top.stream(&row.from.key).unwrap().content;
             let shown = match p.spec().carries {
                 Carries::Body => c.bones.len(),
                 Carries::Face => c.face.len(),
@@ -581,7 +592,7 @@ mod tests {
         assert_eq!(rows.len(), 1);
         let r = &rows[0];
         assert_eq!(r.protocol, "mocopi");
-        assert!((r.rate_hz - 60.0).abs() <= 1.0, "{}", r.rate_hz);
+        assert!((r.rate_hz.unwrap() - 60.0).abs() <= 1.0, "{:?}", r.rate_hz);
         let frames = mocopi[..n]
             .iter()
             .filter(|d| mocap_core::smf::parse(d).unwrap().frame().is_some())
@@ -591,21 +602,24 @@ mod tests {
             (r.counts.datagrams, r.counts.frames, r.counts.errors),
             (n as u64, frames as u64, 0)
         );
-        assert_eq!(r.age_ms, 0);
-        assert_eq!(r.state, Liveness::Live);
+        assert_eq!(r.own.age_ms, 0);
+        assert_eq!(r.own.state, Liveness::Live);
         // The datagrams of the last second, 59 or 60 of them.
         let last: f64 = mocopi[n - 60..n].iter().map(|d| d.len() as f64).sum();
         let size = mocopi[n - 1].len() as f64;
         assert!(
-            (r.bytes_per_s - last).abs() <= size,
+            (r.own.bytes_per_s - last).abs() <= size,
             "{} {last}",
-            r.bytes_per_s
+            r.own.bytes_per_s
         );
         // The rate is not cumulative: it falls to 0 once the sender stops.
         let r = &top.rows(secs(end + 1.5))[0];
-        assert_eq!((r.rate_hz, r.age_ms, r.state), (0.0, 1500, Liveness::Stale));
-        assert_eq!(top.rows(secs(end + 5.0))[0].state, Liveness::Quiet);
-        assert_eq!(top.rows(secs(end + 0.999))[0].state, Liveness::Live);
+        assert_eq!(
+            (r.rate_hz, r.own.age_ms, r.own.state),
+            (Some(0.0), 1500, Liveness::Stale)
+        );
+        assert_eq!(top.rows(secs(end + 5.0))[0].own.state, Liveness::Quiet);
+        assert_eq!(top.rows(secs(end + 0.999))[0].own.state, Liveness::Live);
     }
 
     #[test]
@@ -681,9 +695,9 @@ mod tests {
             .iter()
             .map(|r| {
                 (
-                    r.listen.unwrap().port(),
-                    r.sender.unwrap().ip().to_string(),
-                    r.shared,
+                    r.from.listen.unwrap().port(),
+                    r.from.sender.unwrap().ip().to_string(),
+                    r.own.shared,
                 )
             })
             .collect();
@@ -698,7 +712,7 @@ mod tests {
         // Once one has gone quiet, the other is alone again.
         play(&mut top, &d, 10.0, 60.0, "0.0.0.0:39539", "10.0.0.5:1000");
         let rows = top.rows(secs(10.5));
-        assert!(rows.iter().all(|r| !r.shared), "{rows:?}");
+        assert!(rows.iter().all(|r| !r.own.shared), "{rows:?}");
     }
 
     #[test]
@@ -709,9 +723,9 @@ mod tests {
         let rows = top.rows(secs(1.0));
         let r = &rows[0];
         assert_eq!(r.protocol, "unknown");
-        assert_eq!(r.size, Some(junk.len()));
+        assert_eq!(r.own.size, Some(junk.len()));
         assert_eq!(
-            r.head_hex.as_deref(),
+            r.own.head_hex.as_deref(),
             Some("00 01 02 68 65 6c 6c 6f 2c 20 74 68 69 73 20 69")
         );
         assert_eq!((r.counts.frames, r.counts.errors), (0, 0));
@@ -737,7 +751,7 @@ mod tests {
             .iter()
             .map(|r| {
                 (
-                    r.protocol,
+                    &*r.protocol,
                     r.counts.datagrams,
                     r.counts.frames,
                     r.counts.errors,
@@ -752,7 +766,7 @@ mod tests {
                 ("livelink", 10, 10, 0)
             ]
         );
-        assert!(rows.iter().all(|r| !r.shared), "one sender is not two");
+        assert!(rows.iter().all(|r| !r.own.shared), "one sender is not two");
     }
 
     #[test]
@@ -766,16 +780,16 @@ mod tests {
         // The first frame's two leading datagrams count as frames: until
         // the first OK/T the sender's frame marks are not known.
         assert_eq!(
-            (r.protocol, r.counts.datagrams, r.counts.frames),
+            (&*r.protocol, r.counts.datagrams, r.counts.frames),
             ("vmc", 720, 242)
         );
-        assert!((r.rate_hz - 60.0).abs() <= 1.0, "{}", r.rate_hz);
+        assert!((r.rate_hz.unwrap() - 60.0).abs() <= 1.0, "{:?}", r.rate_hz);
         assert!(
-            (r.datagrams_per_s - 180.0).abs() <= 1.0,
+            (r.own.datagrams_per_s - 180.0).abs() <= 1.0,
             "{}",
-            r.datagrams_per_s
+            r.own.datagrams_per_s
         );
-        let k = r.key;
+        let k = r.from.key;
         let c = &top.stream(&k).unwrap().content;
         assert!(
             c.bones.iter().any(|b| b.name == "Hips"),
@@ -797,7 +811,7 @@ mod tests {
         assert_eq!(top.evicted, 10);
         // The least recent went.
         let rows = top.rows(secs(1000.0));
-        assert!(rows.iter().all(|r| r.sender.unwrap().port() >= 1010));
+        assert!(rows.iter().all(|r| r.from.sender.unwrap().port() >= 1010));
     }
 
     #[test]
@@ -976,11 +990,14 @@ mod tests {
         );
         let rows = top.rows(secs(10.0));
         assert_eq!(rows.len(), 21);
-        assert_eq!(rows[0].listen.unwrap().port(), 39539);
-        assert_eq!(rows[0].state, Liveness::Live);
-        assert!(rows[1..].iter().all(|r| r.state == Liveness::Quiet));
+        assert_eq!(rows[0].from.listen.unwrap().port(), 39539);
+        assert_eq!(rows[0].own.state, Liveness::Live);
+        assert!(rows[1..].iter().all(|r| r.own.state == Liveness::Quiet));
         // Among the quiet ones the order stays the stable one.
-        let ports: Vec<u16> = rows[1..].iter().map(|r| r.sender.unwrap().port()).collect();
+        let ports: Vec<u16> = rows[1..]
+            .iter()
+            .map(|r| r.from.sender.unwrap().port())
+            .collect();
         assert!(ports.windows(2).all(|w| w[0] < w[1]), "{ports:?}");
     }
 
@@ -998,7 +1015,7 @@ mod tests {
         // `c`: the quiet one (10 s) goes, the stale one (0.5 s) stays.
         top.clear_quiet(secs(60.0));
         assert_eq!((top.len(), top.expired), (1, 2));
-        assert_eq!(top.rows(secs(60.0))[0].sender, addr("10.0.0.9:3"));
+        assert_eq!(top.rows(secs(60.0))[0].from.sender, addr("10.0.0.9:3"));
     }
 
     #[test]
@@ -1021,7 +1038,7 @@ mod tests {
         assert_eq!(top.len(), MAX_STREAMS);
         let rate = top.datagrams_per_s(now);
         assert!((rate - 40_000.0).abs() < 100.0, "{rate}");
-        let rows_sum: f64 = top.rows(now).iter().map(|r| r.datagrams_per_s).sum();
+        let rows_sum: f64 = top.rows(now).iter().map(|r| r.own.datagrams_per_s).sum();
         assert!(rows_sum < 2_000.0, "{rows_sum}");
         assert_eq!(top.datagrams_per_s(now + secs(1.5)), 0.0);
         assert_eq!(Top::new().datagrams_per_s(now), 0.0);
@@ -1036,14 +1053,14 @@ mod tests {
         play(&mut top, &d, 1.02, 60.0, "0.0.0.0:39539", "10.0.0.5:1001");
         for t in [1.05, 1.5, 2.0, 3.0, 5.0] {
             let rows = top.rows(secs(t));
-            assert!(rows.iter().all(|r| !r.shared), "at {t}: {rows:?}");
+            assert!(rows.iter().all(|r| !r.own.shared), "at {t}: {rows:?}");
         }
         // Two live at once are two, as long as both are live.
         play(&mut top, &d, 10.0, 60.0, "0.0.0.0:39539", "10.0.0.5:1000");
         play(&mut top, &d, 10.5, 60.0, "0.0.0.0:39539", "10.0.0.5:1001");
-        assert!(top.rows(secs(11.0)).iter().all(|r| r.shared));
+        assert!(top.rows(secs(11.0)).iter().all(|r| r.own.shared));
         // 1000 stopped at 11.0: once it is stale, 1001 is alone.
-        assert!(top.rows(secs(12.1)).iter().all(|r| !r.shared));
+        assert!(top.rows(secs(12.1)).iter().all(|r| !r.own.shared));
     }
 
     #[test]
@@ -1062,7 +1079,7 @@ mod tests {
         let hits = |f: &str| -> Vec<u16> {
             rows.iter()
                 .filter(|r| matches(r, f))
-                .map(|r| r.listen.unwrap().port())
+                .map(|r| r.from.listen.unwrap().port())
                 .collect()
         };
         assert_eq!(hits(""), [12351, 39539]);
@@ -1119,7 +1136,7 @@ mod tests {
         );
         let r = &top.rows(secs(0.0))[0];
         assert_eq!(
-            (r.non_unit_rotations, r.non_unit_bone.as_deref()),
+            (r.own.non_unit_rotations, r.own.non_unit_bone.as_deref()),
             (0, None)
         );
         // Euler degrees sent as a quaternion.
@@ -1137,7 +1154,7 @@ mod tests {
         );
         let r = &top.rows(secs(0.2))[0];
         assert_eq!(
-            (r.non_unit_rotations, r.non_unit_bone.as_deref()),
+            (r.own.non_unit_rotations, r.own.non_unit_bone.as_deref()),
             (2, Some("Spine"))
         );
         // Once Spine is sent right, Head (NaN) is the one named.
@@ -1149,7 +1166,7 @@ mod tests {
         );
         let r = &top.rows(secs(0.3))[0];
         assert_eq!(
-            (r.non_unit_rotations, r.non_unit_bone.as_deref()),
+            (r.own.non_unit_rotations, r.own.non_unit_bone.as_deref()),
             (2, Some("Head"))
         );
         // The captures' rotations are unit.
@@ -1166,7 +1183,7 @@ mod tests {
         assert!(
             top.rows(secs(4.0))
                 .iter()
-                .all(|r| r.non_unit_rotations == 0)
+                .all(|r| r.own.non_unit_rotations == 0)
         );
     }
 
