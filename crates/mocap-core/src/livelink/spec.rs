@@ -19,6 +19,7 @@ pub const SPEC: Spec = Spec {
     stamp,
     face: Some(face),
     carries: Carries::Face,
+    ask: None,
     renumber: Some(Renumbering {
         read: numbers,
         write: renumbered,

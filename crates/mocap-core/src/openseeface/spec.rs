@@ -21,6 +21,7 @@ pub const SPEC: Spec = Spec {
     stamp,
     face: Some(face),
     carries: Carries::Face,
+    ask: None,
     renumber: None,
     tool: "mocap-top",
     dissector: None,

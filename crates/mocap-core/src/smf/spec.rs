@@ -16,6 +16,7 @@ pub const SPEC: Spec = Spec {
     stamp,
     face: None,
     carries: Carries::Body,
+    ask: None,
     renumber: Some(Renumbering {
         read: numbers,
         write: renumbered,

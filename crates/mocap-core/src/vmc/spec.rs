@@ -53,6 +53,7 @@ const fn osc_row(
         face: None,
         renumber: None,
         carries,
+        ask: None,
         tool: "vmc-relay --dump",
         dissector: Some("vmc"),
     }
