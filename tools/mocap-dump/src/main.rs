@@ -33,8 +33,8 @@ Examples:
 /// VRChat OSC, VMT, iFacialMocap, Live Link Face, OpenSeeFace, …), each
 /// datagram recognised by its content: one line or JSON record per
 /// datagram with its decoded values, stream health per sender and
-/// protocol, faces bridged to VMC, and apps that stream only when asked
-/// asked.
+/// protocol, faces bridged to VMC; apps that stream only when asked are
+/// asked (--ask).
 #[derive(Debug, Parser)]
 #[command(version, after_help = format!("{EXAMPLES}\n\n{}", mocap_cli::exit::exit_codes_help()))]
 struct Args {
@@ -67,7 +67,8 @@ struct Args {
     vmc: Vec<SocketAddr>,
 
     /// Ask the app on HOST to stream here, for protocols whose sender must
-    /// be asked (iFacialMocap): each protocol's request to its own port, or
+    /// be asked (phone apps: iFacialMocap, …): each protocol's request to
+    /// its own port, or
     /// to PORT (then with --protocol when several are asked). Sent from the
     /// port listened on, again as the protocol needs.
     #[arg(long, value_name = "HOST[:PORT]", value_parser = parse_ask)]
@@ -217,7 +218,7 @@ mod tests {
     #[test]
     fn cli_definition_is_valid() {
         use clap::CommandFactory;
-        super::Args::command().debug_assert();
+        Args::command().debug_assert();
     }
 
     #[test]
