@@ -68,9 +68,9 @@ struct Args {
 
     /// Ask the app on HOST to stream here, for protocols whose sender must
     /// be asked (phone apps: iFacialMocap, …): each protocol's request to
-    /// its own port, or
-    /// to PORT (then with --protocol when several are asked). Sent from the
-    /// port listened on, again as the protocol needs.
+    /// its own port, or to PORT (the protocol whose port it is, else every
+    /// one; --protocol chooses). Sent from the port listened on, again as
+    /// the protocol needs.
     #[arg(long, value_name = "HOST[:PORT]", value_parser = parse_ask)]
     ask: Option<AskArg>,
 
@@ -123,8 +123,10 @@ fn parse_ask(text: &str) -> Result<AskArg, ValueError> {
 }
 
 /// Which protocols `--ask` asks, and where: `--protocol`'s when given, else
-/// every protocol that must be asked, each at its own port; a PORT given
-/// names one protocol's port, so it needs a single protocol.
+/// every protocol that must be asked, each at its own port. A PORT given
+/// that is one of them's own asks that one; any other PORT (an emulator's,
+/// an app moved) gets every protocol's request, which the others' apps
+/// ignore, so one command covers whichever app listens there.
 fn asked(ask: AskArg, forced: Option<Protocol>) -> Result<Vec<(Protocol, SocketAddr)>, UsageError> {
     let askable: Vec<Protocol> = Protocol::ALL
         .into_iter()
@@ -146,19 +148,22 @@ fn asked(ask: AskArg, forced: Option<Protocol>) -> Result<Vec<(Protocol, SocketA
                 keys()
             )));
         }
-        None if ask.port.is_some() && askable.len() > 1 => {
-            return Err(UsageError(format!(
-                "--ask HOST:PORT names one port, and {} are asked each at its own: give \
-                 --protocol KEY, or HOST alone",
-                keys()
-            )));
+        None => {
+            let own: Vec<Protocol> = askable
+                .iter()
+                .copied()
+                .filter(|p| {
+                    ask.port
+                        .is_some_and(|port| p.spec().ask.is_some_and(|a| a.port == port))
+                })
+                .collect();
+            if own.len() == 1 { own } else { askable }
         }
-        None => askable,
     };
     Ok(chosen
         .into_iter()
         .filter_map(|p| {
-            let port = ask.port.or(p.spec().ask.map(|a| a.port))?;
+            let port = ask.port.or_else(|| p.spec().ask.map(|a| a.port))?;
             Some((p, SocketAddr::new(ask.host, port)))
         })
         .collect())
@@ -256,5 +261,18 @@ mod tests {
         );
         let e = asked(forced, Some(Protocol::Mocopi)).unwrap_err().0;
         assert!(e.contains("mocopi streams without being asked"), "{e}");
+        // A port of no protocol: every asked protocol's request goes there.
+        let any = asked(forced, None).unwrap();
+        assert_eq!(any.len(), all.len());
+        assert!(any.iter().all(|(_, a)| *a == to(4000)));
+        // A protocol's own port: that protocol only.
+        let own = AskArg {
+            host,
+            port: Some(ifm),
+        };
+        assert_eq!(
+            asked(own, None).unwrap(),
+            [(Protocol::IFacialMocap, to(ifm))]
+        );
     }
 }

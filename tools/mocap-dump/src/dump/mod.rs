@@ -406,3 +406,57 @@ impl DumpTool for Dump<'_> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without -l: every registry port once (a protocol added is listened
+    /// for with no edit here), or --protocol's own.
+    #[test]
+    fn default_ports_are_the_registrys() {
+        let all = default_listen(None);
+        for p in Protocol::ALL {
+            for port in p.default_ports() {
+                assert!(
+                    all.contains(&mocap_cli::addr::any_ipv4(*port)),
+                    "{p} {port}"
+                );
+            }
+        }
+        let ports: std::collections::HashSet<u16> = all.iter().map(SocketAddr::port).collect();
+        assert_eq!(ports.len(), all.len(), "each port once");
+        let ifm = Protocol::from_key("ifacialmocap");
+        assert_eq!(
+            default_listen(ifm),
+            [mocap_cli::addr::any_ipv4(mocap_core::ifm::PC_UDP_PORT)]
+        );
+    }
+
+    /// Health is kept per numbered sequence, bounded per stream.
+    #[test]
+    fn sequences_are_counted_apart_and_bounded() {
+        let mut s = Stream::default();
+        for frame in 0..3 {
+            for part in 0..(MAX_PARTS as u64 + 4) {
+                s.count(
+                    Stamp::Numbered {
+                        frame,
+                        clock: None,
+                        part,
+                    },
+                    None,
+                );
+            }
+        }
+        assert_eq!(s.parts.len(), MAX_PARTS);
+        assert_eq!(s.untracked, 3 * 4);
+        let r = s.report();
+        // Each sequence 0, 1, 2 in order: nothing lost, no duplicates.
+        assert_eq!(
+            (r.frames, r.lost, r.duplicates),
+            (3 * MAX_PARTS as u64, 0, 0)
+        );
+        assert!(s.numbered());
+    }
+}
