@@ -471,6 +471,27 @@ fn human_lines_name_the_protocol() {
         run.stdout
     );
     assert!(run.stderr.contains("done (count)"), "{}", run.stderr);
+    // --vmc with a protocol whose row gives no face: said once, not per datagram.
+    let run = tool(&[
+        "-r",
+        &path("mocopi/wave-60hz.pcapng"),
+        "--vmc",
+        "127.0.0.1:9",
+        "--topspeed",
+    ])
+    .finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("not bridged to --vmc").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("its own tool: mocopi-dump"),
+        "{}",
+        run.stderr
+    );
     // Forced: every datagram decoded as the protocol given.
     let run = tool(&[
         "-r",

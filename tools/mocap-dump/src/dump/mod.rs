@@ -161,6 +161,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         unreadable: 0,
         vmc,
         askers,
+        no_pose: Vec::new(),
     };
     dump::run(source, core, &opts.common, &mut tool)
 }
@@ -176,8 +177,6 @@ struct Stream {
     untracked: u64,
     /// `--vmc`: what this stream sends, if it has a pose.
     pose: Option<Pose>,
-    /// `--vmc` was given and this protocol has no pose: said once.
-    told_no_pose: bool,
     /// In the evicted aggregate only: the streams folded into it.
     folded: Option<(u64, HealthReport, bool)>,
 }
@@ -260,6 +259,9 @@ struct Dump<'o> {
     unreadable: u64,
     vmc: Option<VmcSink>,
     askers: Askers,
+    /// Protocols without a pose that came with `--vmc` given: said once
+    /// each (bounded by the registry, whatever senders a stranger spoofs).
+    no_pose: Vec<Protocol>,
 }
 
 impl DumpTool for Dump<'_> {
@@ -315,13 +317,15 @@ impl DumpTool for Dump<'_> {
                     }
                 }
             }
-            None if !stream.told_no_pose => {
-                stream.told_no_pose = true;
+            None if !self.no_pose.contains(&p) => {
+                self.no_pose.push(p);
                 core.log.info(format_args!(
-                    "{} from {}: no face or body for --vmc (decoded, not bridged)",
+                    "{} (first from {}): not bridged to --vmc, its registry row gives no \
+                     face (decoded all the same; its own tool: {})",
                     p.name(),
                     d.src
-                        .map_or_else(|| "the input".to_owned(), |a| a.to_string())
+                        .map_or_else(|| "the input".to_owned(), |a| a.to_string()),
+                    p.spec().tool
                 ));
             }
             None => {}
