@@ -456,6 +456,44 @@ fn several_sockets_and_a_recording() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--allow`: a sender outside the ranges is refused before anything sees
+/// it (not decoded, not counted by `-n`), and the summary says so.
+#[test]
+fn allow_refuses_other_senders() {
+    let mut t = tool(&[
+        "-l",
+        "127.0.0.1:0",
+        "--allow",
+        "127.0.0.2/32",
+        "--format",
+        "json",
+        "-n",
+        "1",
+    ]);
+    let (_, at) = t.log_line("listening on");
+    let at = at.unwrap();
+    let osf = capture_payloads("openseeface/face-32fps.pcap");
+    let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+    stranger.send_to(&osf[0], at).unwrap();
+    t.log_line("refused");
+    let friend = UdpSocket::bind("127.0.0.2:0").unwrap();
+    friend.send_to(&osf[1], at).unwrap();
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    let frames = of_type(&recs, "frame");
+    assert_eq!(frames.len(), 1);
+    assert_eq!(
+        frames[0]["sender"],
+        friend.local_addr().unwrap().to_string()
+    );
+    let sum = recs.last().unwrap();
+    assert_eq!(
+        (&sum["refused"], &sum["datagrams"]),
+        (&Value::from(1), &Value::from(1))
+    );
+}
+
 #[test]
 fn human_lines_name_the_protocol() {
     let run = tool(&["-r", &path("mocopi/wave-60hz.pcapng"), "-n", "2"]).finish();
