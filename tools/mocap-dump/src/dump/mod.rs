@@ -437,6 +437,23 @@ mod tests {
         );
     }
 
+    /// Default ports another program holds are skipped (and said); one
+    /// asked for with -l is an error, and so is no free default port.
+    #[test]
+    fn taken_default_ports_are_skipped_given_ones_fail() {
+        let busy = std::net::UdpSocket::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("{e}"));
+        let taken = busy.local_addr().unwrap_or_else(|e| panic!("{e}"));
+        let free: SocketAddr = "127.0.0.1:0".parse().unwrap_or_else(|e| panic!("{e}"));
+        let log = Log::new(TOOL, true, false);
+        let source = listen(&[taken, free], false, &log).unwrap_or_else(|e| panic!("{e:#}"));
+        let bound = source.sockets();
+        assert_eq!(bound.len(), 1);
+        assert_ne!(bound.first().map(|b| b.0), Some(taken));
+        assert!(listen(&[taken, free], true, &log).is_err());
+        let none = listen(&[taken], false, &log).err().map(|e| e.to_string());
+        assert!(none.is_some_and(|e| e.contains("no default port")));
+    }
+
     /// Health is kept per numbered sequence, bounded per stream.
     #[test]
     fn sequences_are_counted_apart_and_bounded() {
