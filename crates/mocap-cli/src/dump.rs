@@ -142,8 +142,22 @@ impl Core {
     /// Input that cannot be opened, a `-w` file that cannot be created.
     pub fn open(spec: &Spec<'_>, mode: Mode) -> anyhow::Result<(Source, Self)> {
         install_ctrlc()?;
+        let source = Source::open(spec.input)?;
+        Self::with_source(source, spec, mode)
+    }
+
+    /// The same around a source the tool opened itself (several listening
+    /// sockets: [`Source::listening`]); `spec.input` is not opened again.
+    ///
+    /// # Errors
+    /// A `-w` file that cannot be created.
+    pub fn with_source(
+        mut source: Source,
+        spec: &Spec<'_>,
+        mode: Mode,
+    ) -> anyhow::Result<(Source, Self)> {
+        install_ctrlc()?;
         let args = spec.args;
-        let mut source = Source::open(spec.input)?;
         if let Some(path) = &args.record.write {
             let port = spec.protocol.default_ports().first().copied().unwrap_or(0);
             source.record_to(path, port, Log::new(spec.tool, args.log.quiet, false))?;
@@ -311,6 +325,21 @@ pub trait DumpTool {
     /// Output errors.
     fn summary(&mut self, core: &mut Core, stopped: Option<Stopped>) -> anyhow::Result<()>;
 
+    /// Every turn of the run loop: the tool's own timers (a request to a
+    /// sender resent).
+    ///
+    /// # Errors
+    /// Sends that end the run.
+    fn tick(&mut self, core: &mut Core) -> anyhow::Result<()> {
+        let _ = core;
+        Ok(())
+    }
+
+    /// When [`tick`](Self::tick) next has work, on `core.started`'s clock.
+    fn poll_timeout(&self) -> Option<Duration> {
+        None
+    }
+
     /// The run ended, however it ended (a closed pipe too): close what must
     /// be closed (takes). Before the summary; an error is returned after it.
     ///
@@ -388,6 +417,7 @@ impl<T: DumpTool> FeedHandler<Source> for Harness<'_, T> {
     fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
         let now = self.core.started.elapsed();
         self.core.view.tick(now, &mut self.core.out)?;
+        self.tool.tick(self.core)?;
         if let Some(silence) = self.core.activity.silence(now) {
             self.core.log.info(format_args!("{silence}"));
         }
@@ -395,7 +425,10 @@ impl<T: DumpTool> FeedHandler<Source> for Harness<'_, T> {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        let due = self.core.view.poll_timeout()?;
+        let due = match (self.core.view.poll_timeout(), self.tool.poll_timeout()) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
         self.core.started.checked_add(due)
     }
 

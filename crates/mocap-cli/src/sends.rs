@@ -25,6 +25,8 @@ pub enum Receiver {
     Vrchat,
     /// The VMT driver in SteamVR.
     Vmt,
+    /// An app asked to stream (a phone's face app: `mocap-dump --ask`).
+    App,
 }
 
 impl Receiver {
@@ -32,6 +34,7 @@ impl Receiver {
     /// meant for VRChat), then by what is sent.
     fn hint(self, port: u16) -> &'static str {
         match (port, self) {
+            (_, Self::App) => "is the app open, and on this machine's network?",
             (vmc::PERFORMER_PORT, _) => "is the VMC performer's receiver on?",
             (vmc::MARIONETTE_PORT, _) => "is VSeeFace's receiver on?",
             (trackers::VRCHAT_PORT, _) => "is VRChat running with OSC on?",

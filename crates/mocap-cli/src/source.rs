@@ -14,6 +14,7 @@ use anyhow::{Context as _, bail};
 
 use crate::allow::Guard;
 use crate::args::{Budget, StopArgs};
+use crate::inbox::Inbox;
 use crate::net;
 use crate::runner::{Feed, FeedHandler, Flow, Step, Stopped, drive};
 use mocap_core::filekind::{self, FileKind};
@@ -152,6 +153,12 @@ enum Kind {
         /// The bound address, read once (the destination of every datagram).
         local: Option<SocketAddr>,
     },
+    /// Several listening sockets, each read on a thread of its own.
+    Many {
+        inbox: Inbox,
+        /// Each socket's bound address and a second handle on it, by index.
+        sockets: Vec<(SocketAddr, UdpSocket)>,
+    },
     Raw(Option<Vec<u8>>),
     Text {
         lines: Lines,
@@ -181,7 +188,7 @@ impl Source {
     pub fn open_as(input: &Input, text: TextInput) -> anyhow::Result<Self> {
         let kind = match input {
             Input::Listen(addr) => {
-                let socket = bind(*addr)?;
+                let socket = bind_listen(*addr)?;
                 let local = socket.local_addr().ok();
                 Kind::Udp { socket, local }
             }
@@ -192,12 +199,16 @@ impl Source {
             }
             Input::Read(path) => open_file(path, text, false)?,
         };
+        Ok(Self::with_kind(kind))
+    }
+
+    fn with_kind(kind: Kind) -> Self {
         let buf = if matches!(kind, Kind::Udp { .. }) {
             vec![0; mocap_core::MAX_DATAGRAM]
         } else {
             Vec::new()
         };
-        Ok(Self {
+        Self {
             kind,
             buf,
             len: 0,
@@ -211,7 +222,30 @@ impl Source {
             port_unreachable: 0,
             guard: Guard::default(),
             pace_when_open: false,
-        })
+        }
+    }
+
+    /// Listens on `sockets` (bound with [`bind_listen`]) as one input: one
+    /// is read as [`Input::Listen`] reads it, several each on a thread of
+    /// its own; a datagram's `dst` is the socket it came to.
+    #[must_use]
+    pub fn listening(mut sockets: Vec<UdpSocket>) -> Self {
+        let kind = if sockets.len() == 1
+            && let Some(socket) = sockets.pop()
+        {
+            let local = socket.local_addr().ok();
+            Kind::Udp { socket, local }
+        } else {
+            let handles = sockets
+                .iter()
+                .filter_map(|s| Some((s.local_addr().ok()?, s.try_clone().ok()?)))
+                .collect();
+            Kind::Many {
+                inbox: Inbox::new(sockets),
+                sockets: handles,
+            }
+        };
+        Self::with_kind(kind)
     }
 
     /// Records every datagram, before any decoding, to a new pcapng file.
@@ -279,6 +313,7 @@ impl Source {
         matches!(
             self.kind,
             Kind::Udp { .. }
+                | Kind::Many { .. }
                 | Kind::Opening(_)
                 | Kind::Text {
                     lines: Lines::Thread(_),
@@ -287,7 +322,8 @@ impl Source {
         )
     }
 
-    /// The bound address of a live source (the real port when bound to port 0).
+    /// The bound address of a live source (the real port when bound to
+    /// port 0); `None` for several sockets ([`Source::sockets`]).
     pub fn local_addr(&self) -> Option<SocketAddr> {
         match &self.kind {
             Kind::Udp { local, .. } => *local,
@@ -301,6 +337,25 @@ impl Source {
         match &self.kind {
             Kind::Udp { socket, .. } => socket.try_clone().ok(),
             _ => None,
+        }
+    }
+
+    /// Every listening socket's bound address and a second handle on it,
+    /// for sending from the port a peer answers to; empty for file input.
+    pub fn sockets(&self) -> Vec<(SocketAddr, UdpSocket)> {
+        match &self.kind {
+            Kind::Udp {
+                socket,
+                local: Some(local),
+            } => socket
+                .try_clone()
+                .map(|s| vec![(*local, s)])
+                .unwrap_or_default(),
+            Kind::Many { sockets, .. } => sockets
+                .iter()
+                .filter_map(|(a, s)| Some((*a, s.try_clone().ok()?)))
+                .collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -320,6 +375,13 @@ impl Source {
         } = &self.kind
         {
             log.info(format_args!("listening on {addr} (UDP); Ctrl-C to stop"));
+        }
+        if let Kind::Many { sockets, .. } = &self.kind {
+            let at: Vec<String> = sockets.iter().map(|(a, _)| a.to_string()).collect();
+            log.info(format_args!(
+                "listening on {} (UDP); Ctrl-C to stop",
+                at.join(" ")
+            ));
         }
         if let Some(r) = &self.recorder {
             log.info(format_args!("recording to {}", r.path.display()));
@@ -425,13 +487,7 @@ impl Source {
                 }
                 Err(e) => match net::recv_failure(&e) {
                     net::RecvFailure::Idle => {
-                        if let Some(r) = &mut self.recorder
-                            && let Err(e) = r.writer.flush()
-                        {
-                            let e = anyhow::Error::new(e)
-                                .context(format!("failed to write {}", r.path.display()));
-                            self.stop_recording(&e);
-                        }
+                        self.flush_recording();
                         Got::Idle
                     }
                     net::RecvFailure::PortUnreachable => {
@@ -440,6 +496,25 @@ impl Source {
                     }
                     net::RecvFailure::Fatal => return Err(e).context("failed to receive"),
                 },
+            },
+            Kind::Many { inbox, sockets } => match inbox.next(wait)? {
+                Step::Item(r) => {
+                    self.buf.clear();
+                    self.buf.extend_from_slice(r.bytes);
+                    self.len = self.buf.len();
+                    let at = unix_time().saturating_sub(r.at.elapsed());
+                    Got::Datagram {
+                        src: Some(r.from),
+                        dst: sockets.get(r.socket).map(|(a, _)| *a),
+                        arrival: Some(at.as_secs_f64()),
+                        ts: Some(at),
+                    }
+                }
+                Step::Idle => {
+                    self.flush_recording();
+                    Got::Idle
+                }
+                Step::End(_) => bail!("every listening socket failed"),
             },
             Kind::Raw(data) => match data.take() {
                 Some(bytes) => {
@@ -535,6 +610,17 @@ impl Source {
             return self.deliver_at(event, due, wait);
         }
         self.deliver(event)
+    }
+
+    /// A quiet socket: what `-w` holds is written out, so a recording read
+    /// while the run goes on is whole up to now.
+    fn flush_recording(&mut self) {
+        if let Some(r) = &mut self.recorder
+            && let Err(e) = r.writer.flush()
+        {
+            let e = anyhow::Error::new(e).context(format!("failed to write {}", r.path.display()));
+            self.stop_recording(&e);
+        }
     }
 
     /// Delivers `got` at `due`, or holds it and idles if `due` is more than
@@ -693,7 +779,13 @@ impl Recorder {
     }
 }
 
-fn bind(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
+/// A UDP socket bound to `addr` to listen on, as [`Input::Listen`] binds
+/// it (for [`Source::listening`]), with advice when that fails (the port
+/// taken, an address not of this machine).
+///
+/// # Errors
+/// The bind failed.
+pub fn bind_listen(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
     net::bind_udp(addr, Some(crate::runner::POLL)).map_err(|e| {
         let hint = match e.kind() {
             io::ErrorKind::AddrInUse => format!(
@@ -1010,6 +1102,40 @@ mod tests {
     use super::*;
 
     const CAPTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../captures");
+
+    /// Several listening sockets are one source: each datagram says which
+    /// socket it came to, and each socket can be sent from.
+    #[test]
+    fn several_sockets_listen_as_one_source() {
+        let any = "127.0.0.1:0".parse().unwrap();
+        let (a, b) = (bind_listen(any).unwrap(), bind_listen(any).unwrap());
+        let (pa, pb) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+        let mut source = Source::listening(vec![a, b]);
+        assert!(source.is_live());
+        let bound: Vec<SocketAddr> = source.sockets().iter().map(|(a, _)| *a).collect();
+        assert_eq!(bound, [pa, pb]);
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.send_to(b"to a", pa).unwrap();
+        tx.send_to(b"to b", pb).unwrap();
+        let mut got = Vec::new();
+        let until = Instant::now() + Duration::from_secs(10);
+        while got.len() < 2 && Instant::now() < until {
+            if let Step::Item(Event::Datagram(d)) = source.next_event(crate::runner::POLL).unwrap()
+            {
+                assert_eq!(d.src, tx.local_addr().ok());
+                assert!(d.arrival.is_some() && d.ts.is_some());
+                got.push((d.payload.to_vec(), d.dst.unwrap()));
+            }
+        }
+        got.sort();
+        assert_eq!(got, [(b"to a".to_vec(), pa), (b"to b".to_vec(), pb)]);
+        // Sent from the second socket: the peer sees its port.
+        let (_, b_handle) = &source.sockets()[1];
+        b_handle.send_to(b"hi", tx.local_addr().unwrap()).unwrap();
+        tx.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = [0; 8];
+        assert_eq!(tx.recv_from(&mut buf).unwrap().1, pb);
+    }
 
     /// A reader that hands out at most `step` bytes per `fill_buf`, as a pipe does.
     struct Trickle<'a> {

@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use super::Command;
+use crate::protocol::{Asking, Due, Resend};
 
 /// How frames arrive.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,9 +49,9 @@ pub enum Action {
 pub struct Handshake {
     transport: Transport,
     start: Command,
-    keepalive: Duration,
-    last_send: Option<Duration>,
-    last_frame: Option<Duration>,
+    /// When the start command is due: every registry protocol that must be
+    /// asked times its requests so ([`crate::protocol::Asking`]).
+    asking: Asking,
     conn: Option<ConnId>,
     actions: VecDeque<Action>,
 }
@@ -58,12 +59,15 @@ pub struct Handshake {
 impl Handshake {
     /// Starts: the start command is due at once.
     pub fn new(transport: Transport, start: Command, keepalive: Duration, now: Duration) -> Self {
+        let resend = match transport {
+            Transport::Udp => Resend::WhileSilent(keepalive),
+            // Frames do not keep a TCP phone asked; being connected does.
+            Transport::Tcp => Resend::Every(keepalive),
+        };
         let mut h = Self {
             transport,
             start,
-            keepalive,
-            last_send: None,
-            last_frame: None,
+            asking: Asking::new(resend),
             conn: None,
             actions: VecDeque::new(),
         };
@@ -81,54 +85,38 @@ impl Handshake {
         self.conn
     }
 
+    /// Whether the phone is connected and needs no command.
+    fn connected(&self) -> bool {
+        self.transport == Transport::Tcp && self.conn.is_some()
+    }
+
     /// When [`Self::handle_timeout`] may have something to send.
     pub fn poll_timeout(&self) -> Option<Duration> {
         // A connected phone needs nothing until it drops, whatever was sent
         // before: checked first, so a reconnect after a drop cannot leave a
         // deadline in the past that the run loop would wake for forever.
-        if self.transport == Transport::Tcp && self.conn.is_some() {
+        if self.connected() {
             return None;
         }
-        let Some(sent) = self.last_send else {
-            return Some(Duration::ZERO);
-        };
-        match self.transport {
-            Transport::Udp => {
-                let quiet = self.last_frame.map_or(sent, |f| f.max(sent));
-                Some(quiet.saturating_add(self.keepalive))
-            }
-            Transport::Tcp if self.conn.is_none() => Some(sent.saturating_add(self.keepalive)),
-            Transport::Tcp => None,
-        }
+        self.asking.poll_timeout()
     }
 
     /// Sends the start command if it is due.
     pub fn handle_timeout(&mut self, now: Duration) {
-        let due = match self.transport {
-            Transport::Udp => {
-                let since =
-                    |t: Option<Duration>| t.is_none_or(|t| now.saturating_sub(t) >= self.keepalive);
-                since(self.last_frame) && since(self.last_send)
-            }
-            Transport::Tcp => {
-                self.conn.is_none()
-                    && self
-                        .last_send
-                        .is_none_or(|t| now.saturating_sub(t) >= self.keepalive)
-            }
-        };
-        if due {
+        if self.connected() {
+            return;
+        }
+        if let Some(due) = self.asking.handle_timeout(now) {
             self.actions.push_back(Action::Send {
                 command: self.start,
-                again: self.last_send.is_some(),
+                again: due == Due::Again,
             });
-            self.last_send = Some(now);
         }
     }
 
     /// A frame arrived.
     pub fn handle_frame(&mut self, now: Duration) {
-        self.last_frame = Some(now);
+        self.asking.handle_frame(now);
     }
 
     /// The phone connected (TCP). The newest connection wins.
@@ -143,7 +131,7 @@ impl Handshake {
     pub fn handle_disconnected(&mut self, conn: ConnId) {
         if self.conn == Some(conn) {
             self.conn = None;
-            self.last_send = None;
+            self.asking.restart();
         }
     }
 

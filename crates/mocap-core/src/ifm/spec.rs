@@ -1,9 +1,11 @@
 //! iFacialMocap's row of the registry ([`crate::protocol`]).
 
-use crate::bridge::FacePose;
-use crate::protocol::{Carries, Confidence, Spec, Stamp, View};
+use std::time::Duration;
 
-use super::{ARKIT, PC_UDP_PORT, parse};
+use crate::bridge::FacePose;
+use crate::protocol::{Ask, Carries, Confidence, Resend, Spec, Stamp, View};
+
+use super::{ARKIT, Command, PC_UDP_PORT, PHONE_PORT, Version, parse};
 
 /// iFacialMocap / Facemotion3d face frames in the registry.
 pub const SPEC: Spec = Spec {
@@ -18,9 +20,26 @@ pub const SPEC: Spec = Spec {
     body: None,
     renumber: None,
     carries: Carries::Face,
+    ask: Some(Ask {
+        port: PHONE_PORT,
+        request: start_udp,
+        // Again after ifm-handshake's default --keepalive without a frame,
+        // as its UDP handshake does (handshake.rs).
+        resend: Resend::WhileSilent(Duration::from_secs(3)),
+    }),
     tool: "ifm-handshake",
     dissector: Some("ifacialmocap"),
 };
+
+/// The UDP start command (v1 frames). The phone streams to the address the
+/// command came from; it takes no ports or name.
+fn start_udp(_ports: &[u16], _name: &str) -> Vec<u8> {
+    Command::StartUdp {
+        version: Version::V1,
+    }
+    .text()
+    .into_bytes()
+}
 
 /// ASCII fields split by `|`, most of them `name-value` (v1) or
 /// `name&value` (v2), the head after `=head#`. Three named values decide:

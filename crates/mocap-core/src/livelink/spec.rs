@@ -20,6 +20,7 @@ pub const SPEC: Spec = Spec {
     face: Some(face),
     body: None,
     carries: Carries::Face,
+    ask: None,
     renumber: Some(Renumbering {
         read: numbers,
         write: renumbered,

@@ -10,7 +10,7 @@ use super::packet::plausible_head;
 use super::{DEFAULT_PORT, Face, parse};
 
 /// OpenSeeFace's face stream in the registry. It has no dump tool of its
-/// own: mocap-top decodes it.
+/// own: mocap-dump (and mocap-top) decode it through the registry.
 pub const SPEC: Spec = Spec {
     name: "OpenSeeFace",
     key: "openseeface",
@@ -22,8 +22,9 @@ pub const SPEC: Spec = Spec {
     face: Some(face),
     body: None,
     carries: Carries::Face,
+    ask: None,
     renumber: None,
-    tool: "mocap-top",
+    tool: "mocap-dump",
     dissector: None,
 };
 

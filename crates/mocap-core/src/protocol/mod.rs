@@ -18,8 +18,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod ask;
 mod spec;
 
+pub use ask::{Ask, Asking, Due, Resend};
 pub(crate) use spec::writes_back;
 pub use spec::{
     Args, Carries, Confidence, FaceOf, MAX_LABEL, NoView, Numbers, Renumbering, Spec, Stamp, View,
@@ -369,6 +371,25 @@ mod tests {
             if spec.body.is_some() {
                 assert!(bodies > 0, "{p}: no body decoded");
             }
+        }
+    }
+
+    /// iFacialMocap is asked as ifm-handshake asks it: its UDP start command
+    /// to the phone's command port, again while no frame comes.
+    #[test]
+    fn ifacialmocap_is_asked_with_its_start_command() {
+        use crate::ifm::{Command, PHONE_PORT, Version};
+        let ask = Protocol::IFacialMocap.spec().ask.expect("ifm is asked");
+        assert_eq!(ask.port, PHONE_PORT);
+        assert_eq!(
+            Command::parse(&(ask.request)(&[49983, 12345], "mocap-dump")),
+            Ok(Command::StartUdp {
+                version: Version::V1
+            })
+        );
+        assert!(matches!(ask.resend, Resend::WhileSilent(p) if p.as_secs() == 3));
+        for p in [Protocol::Mocopi, Protocol::Vmc, Protocol::LiveLink] {
+            assert!(p.spec().ask.is_none(), "{p} sends unasked");
         }
     }
 

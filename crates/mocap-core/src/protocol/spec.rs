@@ -7,6 +7,8 @@ use std::time::Duration;
 use crate::bridge::{BodyOf, FacePose};
 use crate::osc::Arg;
 
+use super::Ask;
+
 /// The longest [`Spec::label`]: mocap-top's narrowest protocol column.
 pub const MAX_LABEL: usize = 8;
 
@@ -44,6 +46,9 @@ pub struct Spec {
     pub body: Option<BodyOf>,
     /// What a stream of it mostly carries (the drill-down view to open).
     pub carries: Carries,
+    /// How a receiver asks the sender to stream (`mocap-dump --ask`);
+    /// `None` for protocols that send unasked.
+    pub ask: Option<Ask>,
     /// How a looped replay carries its frame numbers on
     /// ([`crate::pcap::Renumber`]); `None` for protocols without them.
     pub renumber: Option<Renumbering>,

@@ -17,6 +17,7 @@ pub const SPEC: Spec = Spec {
     face: None,
     body: Some(crate::bridge::MocopiBody::boxed),
     carries: Carries::Body,
+    ask: None,
     renumber: Some(Renumbering {
         read: numbers,
         write: renumbered,

@@ -57,6 +57,7 @@ const fn osc_row(
         body: None,
         renumber: None,
         carries,
+        ask: None,
         tool: "vmc-relay --dump",
         dissector: Some("vmc"),
     }

@@ -1,0 +1,587 @@
+//! Runs the real `mocap-dump` on every bundled capture (checked against the
+//! per-protocol tools' output and the values the capture scripts wrote),
+//! live on loopback (several sockets, an emulated iFacialMocap phone on
+//! 127.0.0.2, a VMC receiver), with ephemeral ports and bounded waits.
+
+#![allow(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a panic is how a test reports"
+)]
+
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mocap_core::vmc::{self, Message};
+use mocap_testutil::{LIMIT, Proc, capture, capture_payloads};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_mocap-dump");
+
+fn tool(args: &[&str]) -> Proc {
+    Proc::spawn(BIN, args, None)
+}
+
+fn path(name: &str) -> String {
+    capture(name).display().to_string()
+}
+
+/// Every record of `mocap-dump -r NAME --format json`, the run ending 0.
+fn records(name: &str) -> Vec<Value> {
+    let run = tool(&["-r", &path(name), "--format", "json"]).finish();
+    assert_eq!(run.code, Some(0), "{name}: {}", run.stderr);
+    run.json()
+}
+
+fn of_type<'a>(recs: &'a [Value], t: &str) -> Vec<&'a Value> {
+    recs.iter().filter(|r| r["type"] == t).collect()
+}
+
+/// Every .pcap/.pcapng under `captures/`, with the protocol its folder is.
+fn bundled() -> Vec<(String, &'static str)> {
+    let root = capture("");
+    let mut out = Vec::new();
+    for (dir, key) in [
+        ("mocopi", "mocopi"),
+        ("livelink", "livelink"),
+        ("ifacialmocap", "ifacialmocap"),
+        ("openseeface", "openseeface"),
+        ("vmc", "vmc"),
+    ] {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"))
+            .collect();
+        files.sort();
+        for f in files {
+            let name = f.strip_prefix(&root).unwrap().display().to_string();
+            out.push((name, key));
+        }
+    }
+    out
+}
+
+/// Every datagram of every bundled capture is one record: a `frame` of the
+/// folder's protocol, or an `error` naming it (the captures' damaged
+/// datagrams), never unknown; the summary counts them all.
+#[test]
+fn every_bundled_capture_is_recognised_by_content() {
+    let all = bundled();
+    assert!(all.len() >= 9, "{all:?}");
+    for (name, key) in all {
+        let datagrams = capture_payloads(&name).len();
+        let recs = records(&name);
+        let (frames, errors) = (of_type(&recs, "frame"), of_type(&recs, "error"));
+        assert_eq!(frames.len() + errors.len(), datagrams, "{name}");
+        assert!(frames.len() > errors.len(), "{name}");
+        for r in frames.iter().chain(&errors) {
+            assert_eq!(r["protocol"], key, "{name}: {r}");
+        }
+        let sum = recs.last().unwrap();
+        assert_eq!(sum["type"], "summary", "{name}");
+        assert_eq!(sum["tool"], "mocap-dump");
+        assert_eq!(sum["datagrams"], datagrams, "{name}");
+        assert_eq!(sum["errors"], errors.len(), "{name}");
+        assert_eq!(sum["unknown"], 0, "{name}");
+    }
+}
+
+/// The OpenSeeFace capture's values as make_capture.py packs them: per
+/// datagram k, eye openness right (k % 5) / 4 and left 1 − that, feature j
+/// j/16 − 0.5 + k/256, the head's Euler x −170 + k (not when the fit
+/// failed, k = 20, 21), a second face (id 1) in datagrams 10 to 14, and
+/// the last datagram cut 10 bytes short.
+#[test]
+fn openseeface_values_are_those_packed() {
+    let recs = records("openseeface/face-32fps.pcap");
+    let frames = of_type(&recs, "frame");
+    assert_eq!(frames.len(), 29);
+    let f32_ = |x: f64| f64::from(x as f32);
+    for (k, r) in frames.iter().enumerate() {
+        let kf = k as f64;
+        let face = &r["face"];
+        let right = (k % 5) as f64 * 0.25;
+        assert_eq!(face["eye_open_r"].as_f64(), Some(right), "{k}");
+        assert_eq!(face["eye_open_l"].as_f64(), Some(1.0 - right), "{k}");
+        assert_eq!(face["eye_l"].as_f64(), Some(f32_(-0.5 + kf / 256.0)), "{k}");
+        assert_eq!(
+            face["mouth_wide"].as_f64(),
+            Some(f32_(13.0 / 16.0 - 0.5 + kf / 256.0)),
+            "{k}"
+        );
+        let angles = r["angles"].as_array();
+        if k == 20 || k == 21 {
+            assert!(angles.is_none(), "{k}: no head without a fit");
+        } else {
+            let head = &angles.unwrap()[0];
+            assert_eq!(head["of"], "head");
+            assert_eq!(
+                head["values"],
+                serde_json::json!([-170.0 + kf, 10.5, 90.25])
+            );
+        }
+        assert_eq!(
+            face.get("#1 eye_open_r").and_then(Value::as_f64),
+            (10..=14).contains(&k).then_some(0.5),
+            "{k}"
+        );
+        assert_eq!(r["sender"], "127.0.0.1:50573");
+        assert!(
+            r.get("frame").is_none(),
+            "OpenSeeFace does not number frames"
+        );
+    }
+    let err = of_type(&recs, "error");
+    assert_eq!(err.len(), 1);
+    assert_eq!(err[0]["len"], 1775);
+    assert_eq!(err[0]["reason"], "not a whole OpenSeeFace datagram");
+}
+
+/// The record of the same capture from another tool of ours.
+fn other_tool(name: &str, capture_name: &str) -> Vec<Value> {
+    let bin = mocap_testutil::tool(BIN, name);
+    let run = Proc::spawn(
+        bin.to_str().unwrap(),
+        &["-r", &path(capture_name), "--format", "json"],
+        None,
+    )
+    .finish();
+    assert_eq!(run.code, Some(0), "{name}: {}", run.stderr);
+    run.json()
+}
+
+/// Live Link: the same frames, values and health as livelink-dump reads.
+#[test]
+fn livelink_as_livelink_dump_reads_it() {
+    let name = "livelink/face-60fps.pcapng";
+    let ours = records(name);
+    let theirs = other_tool("livelink-dump", name);
+    let faces: Vec<&Value> = of_type(&ours, "frame")
+        .into_iter()
+        .filter(|r| r.get("face").is_some())
+        .collect();
+    let their_faces = of_type(&theirs, "livelink.frame");
+    assert_eq!(faces.len(), their_faces.len());
+    assert_eq!(faces.len(), 268);
+    for (a, b) in faces.iter().zip(&their_faces) {
+        assert_eq!(a["frame"], b["frame"]);
+        assert_eq!(a["sender"], b["src"]);
+        let shapes = b["blendshapes"].as_object().unwrap();
+        for (n, v) in shapes {
+            assert_eq!(a["face"][n], *v, "{n}");
+        }
+        let head = &a["angles"][0];
+        assert_eq!(head["of"], "head");
+        assert_eq!(
+            head["values"],
+            serde_json::json!([b["head"]["yaw"], b["head"]["pitch"], b["head"]["roll"]])
+        );
+    }
+    let (s, t) = (ours.last().unwrap(), theirs.last().unwrap());
+    assert_eq!(s["datagrams"], t["packets"]);
+    for k in ["lost", "duplicates", "reordered", "restarts", "errors"] {
+        assert_eq!(s[k], t[k], "{k}");
+    }
+}
+
+/// mocopi: the frame numbers and bones mocopi-dump reads, in order.
+#[test]
+fn mocopi_as_mocopi_dump_reads_it() {
+    let name = "mocopi/wave-60hz.pcapng";
+    let ours = records(name);
+    let theirs = other_tool("mocopi-dump", name);
+    let numbers: Vec<&Value> = of_type(&ours, "frame")
+        .into_iter()
+        .filter_map(|r| r.get("frame"))
+        .collect();
+    let their_numbers: Vec<&Value> = of_type(&theirs, "mocopi.frame")
+        .into_iter()
+        .map(|r| &r["fnum"])
+        .collect();
+    assert_eq!(numbers, their_numbers);
+    let first = of_type(&ours, "frame")
+        .into_iter()
+        .find(|r| r.get("frame").is_some())
+        .unwrap();
+    let their_first = of_type(&theirs, "mocopi.frame")[0];
+    let bones = first["bones"].as_array().unwrap();
+    let their_bones = their_first["bones"].as_array().unwrap();
+    assert_eq!(bones.len(), their_bones.len());
+    for (a, b) in bones.iter().zip(their_bones) {
+        assert_eq!((&a["rot"], &a["pos"]), (&b["rot"], &b["pos"]));
+    }
+    assert_eq!(
+        of_type(&ours, "frame")
+            .iter()
+            .filter(|r| r["carries"] == "skeleton")
+            .count(),
+        of_type(&theirs, "mocopi.skeleton").len()
+    );
+    let (s, t) = (ours.last().unwrap(), theirs.last().unwrap());
+    for k in ["lost", "duplicates", "reordered", "restarts"] {
+        assert_eq!(s[k], t[k], "{k}");
+    }
+}
+
+/// Datagrams at `rx` until it is quiet for 500 ms.
+fn receive_all(rx: &UdpSocket) -> Vec<Vec<u8>> {
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut buf = vec![0u8; 65_536];
+    let mut got = Vec::new();
+    while let Ok(n) = rx.recv(&mut buf) {
+        got.push(buf[..n].to_vec());
+    }
+    got
+}
+
+/// Each frame's blendshapes as (name, value), frames ended by Apply.
+fn blend_frames(datagrams: &[Vec<u8>]) -> Vec<Vec<(String, f32)>> {
+    let messages: Vec<Message> = datagrams
+        .iter()
+        .flat_map(|d| vmc::decode(d).unwrap())
+        .map(Result::unwrap)
+        .collect();
+    messages
+        .split_inclusive(|m| *m == Message::BlendApply)
+        .map(|frame| {
+            frame
+                .iter()
+                .filter_map(|m| match m {
+                    Message::BlendVal { name, value } => Some((name.clone(), *value)),
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// OpenSeeFace to VMC: one Apply per whole datagram, its face 0's blinks
+/// (1 − openness as packed), the last tracked pose held while the fit
+/// failed (datagrams 20 and 21), nothing for the cut last datagram.
+#[test]
+fn vmc_from_openseeface_sends_the_packed_blinks() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let t = tool(&["-r", &path("openseeface/face-32fps.pcap"), "--vmc", &to]);
+    let got = receive_all(&rx);
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "bridging is quiet: {:?}", run.stdout);
+    let frames = blend_frames(&got);
+    let want: Vec<Vec<(String, f32)>> = (0..29)
+        .map(|k| {
+            let k = if k == 20 || k == 21 { 19 } else { k };
+            let right = (k % 5) as f32 * 0.25;
+            let left = 1.0 - right;
+            vec![
+                ("eyeBlinkLeft".to_owned(), 1.0 - left),
+                ("eyeBlinkRight".to_owned(), 1.0 - right),
+            ]
+        })
+        .collect();
+    assert_eq!(frames, want);
+    assert!(run.stderr.contains("vmc: 29 frames"), "{}", run.stderr);
+}
+
+/// Live Link to VMC: every face packet's 52 blendshapes as sent, once per
+/// packet, each phone through its own bridge.
+#[test]
+fn vmc_from_livelink_sends_the_wire_blendshapes() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let name = "livelink/face-60fps.pcapng";
+    let t = tool(&["-r", &path(name), "--vmc", &to]);
+    let got = receive_all(&rx);
+    assert_eq!(t.finish().code, Some(0));
+    let sent = blend_frames(&got);
+    // The capture's faces, decoded by the core's own Live Link parser
+    // (each no-face packet holds the sender's last face).
+    let mut last = std::collections::HashMap::new();
+    let mut want = Vec::new();
+    for d in capture_payloads(name) {
+        let Ok(p) = mocap_core::livelink::parse(&d) else {
+            continue;
+        };
+        let key = p.device().into_owned();
+        if let Some(f) = p.face() {
+            last.insert(key.clone(), f.values().take(52).collect::<Vec<f32>>());
+        }
+        if let Some(v) = last.get(&key) {
+            want.push(v.clone());
+        }
+    }
+    let values: Vec<Vec<f32>> = sent
+        .iter()
+        .map(|f| f.iter().map(|(_, v)| *v).collect())
+        .collect();
+    assert_eq!(values.len(), want.len());
+    assert_eq!(values, want);
+}
+
+/// The emulated iFacialMocap phone's command socket on 127.0.0.2.
+fn phone() -> (UdpSocket, SocketAddr) {
+    let s = UdpSocket::bind("127.0.0.2:0").unwrap();
+    s.set_read_timeout(Some(LIMIT)).unwrap();
+    let at = s.local_addr().unwrap();
+    (s, at)
+}
+
+/// The next command the phone receives; the tool's log when none comes
+/// within the limit.
+fn recv_command(phone: &UdpSocket, t: Proc) -> (Vec<u8>, SocketAddr, Proc) {
+    let mut buf = [0u8; 2048];
+    match phone.recv_from(&mut buf) {
+        Ok((n, from)) => (buf[..n].to_vec(), from, t),
+        Err(e) => panic!("no command within {LIMIT:?} ({e}): {}", t.kill().stderr),
+    }
+}
+
+const IFM_FRAMES: &str =
+    include_str!("../../../captures/ifacialmocap/v1_minbitt_head_sample_data.txt");
+
+/// `--ask` makes the phone send: the start command ifm-handshake sends,
+/// from the port listened on; the phone's frames are then decoded; a phone
+/// that missed the first command gets it again after 3 s without frames.
+#[test]
+fn ask_makes_the_ifacialmocap_phone_send() {
+    let (phone, at) = phone();
+    let at = at.to_string();
+    let mut t = tool(&[
+        "-l",
+        "127.0.0.1:0",
+        "--protocol",
+        "ifacialmocap",
+        "--ask",
+        &at,
+        "--format",
+        "json",
+        "-n",
+        "3",
+    ]);
+    let (_, listening) = t.log_line("listening on");
+    let (first, _, t) = recv_command(&phone, t);
+    // Missed: nothing is sent back, so the tool asks again.
+    let (cmd, pc, mut t) = recv_command(&phone, t);
+    assert_eq!(first, cmd);
+    assert_eq!(Some(pc), listening, "asked from the listening socket");
+    assert_eq!(
+        mocap_core::ifm::Command::parse(&cmd),
+        Ok(mocap_core::ifm::Command::StartUdp {
+            version: mocap_core::ifm::Version::V1
+        })
+    );
+    t.log_line("frames yet; asked");
+    let lines: Vec<&str> = IFM_FRAMES.lines().take(3).collect();
+    for l in &lines {
+        phone.send_to(l.as_bytes(), pc).unwrap();
+    }
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    let frames = of_type(&recs, "frame");
+    assert_eq!(frames.len(), 3);
+    for (r, line) in frames.iter().zip(&lines) {
+        assert_eq!(r["protocol"], "ifacialmocap");
+        assert_eq!(r["sender"], at);
+        let f = mocap_core::ifm::parse(line.as_bytes()).unwrap();
+        let (name, v) = f.arkit().next().unwrap();
+        assert_eq!(r["face"][name].as_f64(), Some(f64::from(v)), "{name}");
+    }
+    let sum = recs.last().unwrap();
+    assert_eq!(sum["stopped"], "count");
+    assert_eq!(sum["asked"][0]["protocol"], "ifacialmocap");
+    assert_eq!(sum["asked"][0]["to"], at);
+    assert_eq!(sum["asked"][0]["requests"], 2);
+    assert_eq!(sum["sends"][0]["sent"], 2);
+}
+
+/// Several `-l` sockets at once, each datagram named by content whatever
+/// port it came to; `-w` records them and reads back the same.
+#[test]
+fn several_sockets_and_a_recording() {
+    let dir = std::env::temp_dir().join(format!("mocap-dump-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let take = dir.join("take.pcapng").display().to_string();
+    let mut t = tool(&[
+        "-l",
+        "127.0.0.1:0",
+        "-l",
+        "127.0.0.1:0",
+        "--format",
+        "json",
+        "-n",
+        "3",
+        "-w",
+        &take,
+    ]);
+    let (line, _) = t.log_line("listening on");
+    let ports: Vec<SocketAddr> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(ports.len(), 2, "{line}");
+    let osf = capture_payloads("openseeface/face-32fps.pcap");
+    let live = capture_payloads("livelink/face-60fps.pcapng");
+    let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    tx.send_to(&osf[0], ports[0]).unwrap();
+    tx.send_to(&live[0], ports[1]).unwrap();
+    tx.send_to(b"hello, anyone?", ports[1]).unwrap();
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    // Two sockets, a reading thread each: either may come first.
+    let mut protocols: Vec<&str> = of_type(&recs, "frame")
+        .into_iter()
+        .map(|r| r["protocol"].as_str().unwrap())
+        .collect();
+    protocols.sort_unstable();
+    assert_eq!(protocols, ["livelink", "openseeface"]);
+    let unknown = of_type(&recs, "error");
+    assert_eq!(
+        unknown[0]["reason"],
+        "no protocol of the registry recognises it"
+    );
+    assert_eq!(recs.last().unwrap()["unknown"], 1);
+    let replay = tool(&["-r", &take, "--format", "json"]).finish();
+    let again = replay.json();
+    let (a, b) = (of_type(&again, "frame"), of_type(&recs, "frame"));
+    assert_eq!(a.len(), 2);
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!((&x["protocol"], &x["face"]), (&y["protocol"], &y["face"]));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--allow`: a sender outside the ranges is refused before anything sees
+/// it (not decoded, not counted by `-n`), and the summary says so.
+#[test]
+fn allow_refuses_other_senders() {
+    let mut t = tool(&[
+        "-l",
+        "127.0.0.1:0",
+        "--allow",
+        "127.0.0.2/32",
+        "--format",
+        "json",
+        "-n",
+        "1",
+    ]);
+    let (_, at) = t.log_line("listening on");
+    let at = at.unwrap();
+    let osf = capture_payloads("openseeface/face-32fps.pcap");
+    let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+    stranger.send_to(&osf[0], at).unwrap();
+    t.log_line("refused");
+    let friend = UdpSocket::bind("127.0.0.2:0").unwrap();
+    friend.send_to(&osf[1], at).unwrap();
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let recs = run.json();
+    let frames = of_type(&recs, "frame");
+    assert_eq!(frames.len(), 1);
+    assert_eq!(
+        frames[0]["sender"],
+        friend.local_addr().unwrap().to_string()
+    );
+    let sum = recs.last().unwrap();
+    assert_eq!(
+        (&sum["refused"], &sum["datagrams"]),
+        (&Value::from(1), &Value::from(1))
+    );
+}
+
+#[test]
+fn human_lines_name_the_protocol() {
+    let run = tool(&["-r", &path("mocopi/wave-60hz.pcapng"), "-n", "2"]).finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stdout[0].starts_with("mocopi       skeleton bones=27"),
+        "{:?}",
+        run.stdout
+    );
+    assert!(
+        run.stdout[1].starts_with("mocopi       frame="),
+        "{:?}",
+        run.stdout
+    );
+    assert!(run.stderr.contains("done (count)"), "{}", run.stderr);
+    // --vmc with a protocol whose row gives no face: said once, not per datagram.
+    let run = tool(&[
+        "-r",
+        &path("mocopi/wave-60hz.pcapng"),
+        "--vmc",
+        "127.0.0.1:9",
+        "--topspeed",
+    ])
+    .finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(
+        run.stderr.matches("not bridged to --vmc").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("its own tool: mocopi-dump"),
+        "{}",
+        run.stderr
+    );
+    // Forced: every datagram decoded as the protocol given.
+    let run = tool(&[
+        "-r",
+        &path("mocopi/wave-60hz.pcapng"),
+        "--protocol",
+        "livelink",
+        "-n",
+        "1",
+    ])
+    .finish();
+    assert!(
+        run.stdout[0].starts_with("livelink     error: not a whole Live Link Face datagram"),
+        "{:?}",
+        run.stdout
+    );
+}
+
+#[test]
+fn usage_errors_and_runtime_errors() {
+    for (bad, says) in [
+        (&["--format", "xml"][..], "xml"),
+        (&["--smooth"], "--vmc"),
+        (&["--eye-bones"], "--vmc"),
+        (&["--protocol", "nosuch"], "nosuch"),
+        (&["-l", "nowhere"], "nowhere"),
+        (&["--ask", "127.0.0.1:0"], "port 0"),
+        (&["-r", "x.pcap", "--ask", "127.0.0.1"], "--ask"),
+        (
+            &["--ask", "127.0.0.1", "--protocol", "mocopi"],
+            "mocopi streams without being asked",
+        ),
+    ] {
+        let run = tool(bad).finish();
+        assert_eq!(run.code, Some(2), "{bad:?}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{bad:?}: {}", run.stderr);
+    }
+    let run = tool(&["-r", "/nonexistent/take.pcapng"]).finish();
+    assert_eq!(run.code, Some(1));
+    // A port in use, asked for, is a runtime error.
+    let busy = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let at = busy.local_addr().unwrap().to_string();
+    let run = tool(&["-l", &at, "--duration", "1s"]).finish();
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+}
+
+#[test]
+fn completions_man_page_and_version() {
+    mocap_testutil::check_generate(BIN, "mocap-dump", "--ask");
+}
+
+#[test]
+#[ignore = "needs bash + man-db: scripts/test-all.sh"]
+fn completions_parse_in_bash_and_the_man_page_renders() {
+    mocap_testutil::check_generate_with_shell_and_man(BIN, "mocap-dump", "--ask");
+}
