@@ -322,6 +322,72 @@ fn vmc_from_livelink_sends_the_wire_blendshapes() {
     assert_eq!(values, want);
 }
 
+/// mocopi to VMC through the registry's body reader: one frame per frame
+/// packet after the first skeleton, each Root/Pos, the 22 bones of Sony's
+/// mapping, OK and the time, with Hips where the capture's root joint is,
+/// mirrored into Unity's frame (read here with the core's own mocopi parser).
+#[test]
+fn vmc_from_mocopi_sends_a_body_frame_per_frame_packet() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let name = "mocopi/wave-60hz.pcapng";
+    let t = tool(&["-r", &path(name), "--vmc", &to, "--topspeed"]);
+    let got = receive_all(&rx);
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let messages: Vec<Message> = got
+        .iter()
+        .flat_map(|d| vmc::decode(d).unwrap())
+        .map(Result::unwrap)
+        .collect();
+    let frames: Vec<&[Message]> = messages
+        .split_inclusive(|m| matches!(m, Message::Time(_)))
+        .collect();
+    let mut want = Vec::new();
+    let mut skeleton = false;
+    for d in capture_payloads(name) {
+        match mocap_core::smf::parse(&d).unwrap().body {
+            mocap_core::smf::Body::Skeleton(_) => skeleton = true,
+            mocap_core::smf::Body::Frame(f) if skeleton => {
+                want.push(f.bones().find(|b| b.id == 0).unwrap().pos);
+            }
+            _ => {}
+        }
+    }
+    assert!(want.len() > 100, "{} frames", want.len());
+    assert_eq!(frames.len(), want.len());
+    for (frame, [x, y, z]) in frames.iter().zip(want) {
+        assert!(
+            frame.iter().any(|m| matches!(m, Message::RootPos { .. })),
+            "{frame:?}"
+        );
+        let bones: Vec<&str> = frame
+            .iter()
+            .filter_map(|m| match m {
+                Message::BonePos { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(bones.len(), 22, "{bones:?}");
+        let hips = frame.iter().find_map(|m| match m {
+            Message::BonePos { name, pos, .. } if name == "Hips" => Some(*pos),
+            _ => None,
+        });
+        assert_eq!(hips, Some([-x, y, z]));
+        assert!(matches!(frame[frame.len() - 2], Message::Available { .. }));
+    }
+    // The VMC time counts from the first frame, at the capture's 60 Hz.
+    let Message::Time(last) = messages.last().unwrap() else {
+        panic!("no time")
+    };
+    let span = (frames.len() - 1) as f32 / 60.0;
+    assert!(
+        (last - span).abs() < 0.1,
+        "{last} s over {} frames",
+        frames.len()
+    );
+}
+
 /// The emulated iFacialMocap phone's command socket on 127.0.0.2.
 fn phone() -> (UdpSocket, SocketAddr) {
     let s = UdpSocket::bind("127.0.0.2:0").unwrap();

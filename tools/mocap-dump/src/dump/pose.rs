@@ -1,11 +1,11 @@
 //! What `--vmc` sends for one stream: the pose its registry row gives, as
 //! VMC messages, smoothed when asked. A face goes through the one face
-//! bridge; a kind of pose the registry gains (a body) is one more
-//! [`Source`] variant here.
+//! bridge; a body is the row's body reader's pose written as one VMC frame
+//! (`BodyPose::to_vmc`: Root/Pos, Bone/Pos per bone, OK, time).
 
 use std::time::Duration;
 
-use mocap_core::bridge::FaceBridge;
+use mocap_core::bridge::{BodyReader, FaceBridge};
 use mocap_core::protocol::{FaceOf, Protocol};
 use mocap_core::vmc::{self, Message};
 
@@ -15,24 +15,36 @@ use super::VmcOut;
 enum Source {
     /// [`Spec::face`](mocap_core::protocol::Spec::face), through the face bridge.
     Face { face: FaceOf, bridge: FaceBridge },
+    /// [`Spec::body`](mocap_core::protocol::Spec::body): one reader per
+    /// stream, since a body may need earlier datagrams (mocopi's skeleton).
+    Body(Box<dyn BodyReader>),
 }
 
 /// One stream's pose, bridged to VMC.
 pub(super) struct Pose {
     source: Source,
     smoother: Option<vmc::Smoother>,
+    /// When the stream's first pose came: a body frame's VMC time counts
+    /// from it (as mocopi-dump's), since an f32 cannot hold a Unix time.
+    first: Option<Duration>,
 }
 
 impl Pose {
     /// The bridge for a stream of `p`; `None` when its row gives no pose.
     pub(super) fn new(p: Protocol, v: &VmcOut) -> Option<Self> {
-        let source = Source::Face {
-            face: p.spec().face?,
-            bridge: FaceBridge::new(v.face.clone()),
+        let spec = p.spec();
+        let source = match (spec.face, spec.body) {
+            (Some(face), _) => Source::Face {
+                face,
+                bridge: FaceBridge::new(v.face.clone()),
+            },
+            (None, Some(body)) => Source::Body(body()),
+            (None, None) => return None,
         };
         Some(Self {
             source,
             smoother: v.smooth.clone().map(vmc::Smoother::new),
+            first: None,
         })
     }
 
@@ -42,6 +54,13 @@ impl Pose {
         let mut messages = match &mut self.source {
             Source::Face { face, bridge } => match face(datagram) {
                 Some(pose) => bridge.pose(&pose),
+                None => Vec::new(),
+            },
+            Source::Body(reader) => match reader.datagram(datagram) {
+                Some(pose) => {
+                    let first = *self.first.get_or_insert(at);
+                    pose.to_vmc(None, at.saturating_sub(first).as_secs_f32())
+                }
                 None => Vec::new(),
             },
         };
