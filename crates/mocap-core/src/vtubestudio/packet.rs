@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::{Error, ErrorKind, Field, MAX_BLENDSHAPES, REQUEST_TYPE, Result, Warning, WarningKind};
-use crate::json::JsonError;
+use crate::json::{JsonError, JsonErrorKind};
 
 /// One datagram.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,7 +100,11 @@ pub fn parse(datagram: &[u8]) -> Result<Packet> {
     // a small multiple of its 64 KiB.
     let value: Value = serde_json::from_slice(datagram).map_err(|e| {
         let e = JsonError::from(e);
-        let at = offset_of(datagram, e.line, e.column);
+        // Text that ends early is cut where it ends.
+        let at = match e.kind {
+            JsonErrorKind::Eof => datagram.len(),
+            _ => offset_of(datagram, e.line, e.column),
+        };
         Error::new(at, Field::Datagram, ErrorKind::Json(e.kind))
     })?;
     let Value::Object(members) = value else {
@@ -305,7 +309,6 @@ fn xyz(v: &Value) -> Option<[f64; 3]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::json::JsonErrorKind;
 
     #[test]
     fn json_errors_are_located_in_bytes() {
@@ -315,8 +318,11 @@ mod tests {
             (16, ErrorKind::Json(JsonErrorKind::Syntax))
         );
         let e = parse(b"{\"FaceFound\":tr").unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Json(JsonErrorKind::Eof));
-        assert!(e.offset <= 15, "{e}");
+        assert_eq!(
+            (e.offset, e.kind),
+            (15, ErrorKind::Json(JsonErrorKind::Eof))
+        );
+        assert_eq!(e.to_string(), "JSON that ends early at offset 15");
         let e = parse(b"\xff").unwrap_err();
         assert_eq!(e.offset, 0);
         let e = parse(b"  [1]").unwrap_err();
