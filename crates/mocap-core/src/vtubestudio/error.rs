@@ -131,8 +131,14 @@ pub enum WarningKind {
     SentByLength(usize),
     /// A request without ports, or with more than 32.
     PortCount(usize),
-    /// A listed port that is not a whole number from 1 to 65535 (its index).
-    Port(usize),
+    /// Listed ports that are not whole numbers from 1 to 65535: how many,
+    /// and the index of the first (one warning for them all).
+    Ports {
+        /// How many.
+        count: usize,
+        /// The index of the first.
+        first: usize,
+    },
     /// A `Timestamp` before 1970.
     Timestamp,
     /// A `Hotkey` other than -1 (none) or 1 to 8.
@@ -152,7 +158,13 @@ impl fmt::Display for WarningKind {
             Self::TimeRange => write!(f, "time outside 0.5 to 10 s"),
             Self::SentByLength(n) => write!(f, "{n} characters (expected 1 to 64)"),
             Self::PortCount(n) => write!(f, "{n} ports (expected 1 to 32)"),
-            Self::Port(i) => write!(f, "port {i} is not a port number"),
+            Self::Ports { count: 1, first } => write!(f, "port {first} is not a port number"),
+            Self::Ports { count, first } => {
+                write!(
+                    f,
+                    "{count} ports are not port numbers, the first at {first}"
+                )
+            }
             Self::Timestamp => write!(f, "timestamp before 1970"),
             Self::Hotkey(h) => write!(f, "hotkey {h} (expected -1 or 1 to 8)"),
             Self::Entry(i) => write!(f, "blendshape {i} is not a name and a number"),
