@@ -23,7 +23,7 @@ pub const SPEC: Spec = Spec {
     carries: Carries::Face,
     renumber: None,
     tool: "mocap-top",
-    dissector: None,
+    dissector: Some("vtubestudio"),
 };
 
 /// How far into a datagram a cut one's telling names are looked for.
