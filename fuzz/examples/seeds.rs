@@ -89,6 +89,11 @@ fn main() {
         out.put("openseeface", &format!("face-32fps-{i}"), d);
     }
 
+    // The first four of distinct sizes: a request, then frames of tracking data.
+    for (i, d) in pick(datagrams(&captures.join("vtubestudio/phone-60fps.pcap")), 4).iter().enumerate() {
+        out.put("vtubestudio", &format!("phone-60fps-{i}"), d);
+    }
+
     // iFacialMocap: text lines and UDP frames; TCP streams and a recording of them.
     let ifm_dir = captures.join("ifacialmocap");
     let mut lines = Vec::new();

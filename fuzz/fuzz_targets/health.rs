@@ -10,7 +10,10 @@
 //! reordered; lost is the numbers between the first and the newest never
 //! received. In the free mode frame numbers and clocks are any bits and
 //! arrivals any `Duration`: the counters must agree with the events `frame` returned, and
-//! every rate is finite and not negative.
+//! every rate is finite and not negative. In the clock mode (frames that
+//! carry only a clock, `Health::clocked`) clocks are any `Duration`: the
+//! counters agree with the events, lost never exceeds what the gaps added,
+//! and every rate is finite and not negative.
 #![no_main]
 
 use std::collections::BTreeSet;
@@ -82,10 +85,37 @@ fn free(data: &[u8]) {
     }
 }
 
+fn clocked(data: &[u8]) {
+    let mut h = Health::new();
+    let (mut dups, mut late, mut restarts, mut frames, mut added) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    for c in data.chunks_exact(16) {
+        let clock = Duration::new(
+            u64::from_le_bytes(c[0..8].try_into().unwrap()) >> (c[8] % 64),
+            u32::from_le_bytes(c[8..12].try_into().unwrap()) % 1_000_000_000,
+        );
+        let at = Duration::from_nanos(u64::from(u32::from_le_bytes(c[12..16].try_into().unwrap())));
+        match h.clocked(clock, (c[15] & 1 == 0).then_some(at)) {
+            FrameEvent::Duplicate => dups += 1,
+            FrameEvent::Late => late += 1,
+            FrameEvent::Restart => restarts += 1,
+            FrameEvent::InOrder { lost } => added += u64::from(lost),
+            _ => {}
+        }
+        frames += 1;
+        let r = h.report();
+        assert_eq!((r.frames, r.duplicates, r.reordered, r.restarts), (frames, dups, late, restarts));
+        assert!(r.lost <= added, "lost {} of {added} added", r.lost);
+        for v in [r.fps, r.sender_fps, r.jitter_ms].into_iter().flatten() {
+            assert!(v.is_finite() && v >= 0.0, "a rate of {v}");
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     match data.split_first() {
-        Some((m, rest)) if m & 1 == 0 => model(rest),
-        Some((_, rest)) => free(rest),
+        Some((m, rest)) if m % 3 == 0 => model(rest),
+        Some((m, rest)) if m % 3 == 1 => free(rest),
+        Some((_, rest)) => clocked(rest),
         None => {}
     }
 });

@@ -1,6 +1,12 @@
 //! Stream health of one sender of numbered frames (mocopi's `fnum`, Live Link
 //! Face's frame number): loss, duplicates, reordering, restarts, rate and
 //! jitter, from frame numbers and clocks alone (no I/O, no clock reads).
+//! Frames that carry only their sender's clock (VTube Studio, OpenSeeFace:
+//! [`Health::clocked`]) get the same counters from the clock: a clock
+//! going back a second or more is a restart, less is a late frame; a step
+//! of [`GAP_PERIODS`] periods or more (the median of the recent steps)
+//! lost the frames that would have filled it, estimated from the period;
+//! a step over a second is a pause ([`HealthReport::gaps`]), not loss.
 //!
 //! ```
 //! use mocap_core::health::{FrameEvent, Health, sender_clock};
@@ -39,6 +45,21 @@ pub const UNNUMBERED: u32 = u32::MAX;
 /// Clock steps longer than this are outages, not frame intervals, and are left
 /// out of the rate.
 const MAX_STEP_S: f64 = 1.0;
+/// A sender's clock going back at least this far (seconds) is a new
+/// session of a sender that numbers nothing (a looped replay, a clock set
+/// back); less is a late frame.
+pub const CLOCK_RESTART_S: f64 = 1.0;
+/// A step of a clock-only stream at least this many periods long is missing
+/// frames: a frame the sender stamped up to three quarters of a period late
+/// is not a loss.
+pub const GAP_PERIODS: f64 = 1.75;
+/// Recent steps of a clock-only stream whose median is its period.
+const PERIODS: usize = 15;
+/// Steps needed before the period is believed.
+const MIN_PERIODS: usize = 4;
+/// A period shorter than this (seconds) is a burst, not a frame rate: no
+/// loss is estimated from it (and so at most 1000 frames per step).
+const MIN_PERIOD_S: f64 = 0.001;
 /// A rate needs frames spread over at least this long: a burst of a few
 /// frames microseconds apart (a stranger's, a flood) would otherwise claim
 /// hundreds of thousands of frames per second, and a summary's total, the
@@ -132,6 +153,57 @@ pub struct Health {
     last_transit: Option<f64>,
     jitter: Option<f64>,
     marks: FrameMarks,
+    gaps: u64,
+    /// The sequence of frames that carry only a clock.
+    clocked: Option<ClockRun>,
+}
+
+/// What [`Health::clocked`] keeps of a sender's clock.
+#[derive(Clone, Copy, Debug)]
+struct ClockRun {
+    /// The newest clock, seconds.
+    newest: f64,
+    /// The latest steps between in-order frames (at most a second each), a ring.
+    steps: [f64; PERIODS],
+    filled: usize,
+    next: usize,
+    /// The last step counted as lost frames (from, to) and how many of them
+    /// have not arrived late since.
+    gap: Option<(f64, f64, u32)>,
+}
+
+impl ClockRun {
+    fn starting(at: f64) -> Self {
+        Self {
+            newest: at,
+            steps: [0.0; PERIODS],
+            filled: 0,
+            next: 0,
+            gap: None,
+        }
+    }
+
+    fn push(&mut self, step: f64) {
+        if let Some(slot) = self.steps.get_mut(self.next) {
+            *slot = step;
+        }
+        self.next = (self.next + 1) % PERIODS;
+        self.filled = (self.filled + 1).min(PERIODS);
+    }
+
+    /// The median of the recent steps, once there are enough.
+    fn period(&self) -> Option<f64> {
+        if self.filled < MIN_PERIODS {
+            return None;
+        }
+        let mut sorted = self.steps;
+        let recent = sorted.get_mut(..self.filled)?;
+        recent.sort_unstable_by(f64::total_cmp);
+        recent
+            .get(self.filled / 2)
+            .copied()
+            .filter(|p| *p >= MIN_PERIOD_S)
+    }
 }
 
 /// Consecutive frames behind the newest one (see [`RESYNC_RUN`]).
@@ -165,8 +237,14 @@ pub struct HealthReport {
     pub duplicates: u64,
     /// Frames that arrived after a newer one.
     pub reordered: u64,
-    /// Sender restarts (large backwards `fnum` jumps).
+    /// Sender restarts (large backwards `fnum` jumps; a clock-only sender's
+    /// clock going back a second or more).
     pub restarts: u64,
+    /// Pauses of a clock-only sender: steps of its clock over a second (it
+    /// stopped, lost the face, or nothing came through); their frames are
+    /// not counted as lost.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "is_zero"))]
+    pub gaps: u64,
     /// Frames per second: frame packets arriving (duplicates and late ones
     /// included) on the arrival clock when arrival times are known, else the
     /// sender's rate.
@@ -176,6 +254,12 @@ pub struct HealthReport {
     /// Interarrival jitter in milliseconds (RFC 3550 estimator: arrival
     /// spacing against sender-clock spacing).
     pub jitter_ms: Option<f64>,
+}
+
+#[cfg(feature = "serde")]
+#[expect(clippy::trivially_copy_pass_by_ref, reason = "serde's signature")]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl HealthReport {
@@ -194,6 +278,7 @@ impl HealthReport {
         self.duplicates += other.duplicates;
         self.reordered += other.reordered;
         self.restarts += other.restarts;
+        self.gaps += other.gaps;
         self.fps = add(self.fps, other.fps);
         self.sender_fps = add(self.sender_fps, other.sender_fps);
         self.jitter_ms = match (self.jitter_ms, other.jitter_ms) {
@@ -240,6 +325,7 @@ impl Health {
     pub fn stamp(&mut self, stamp: Stamp, arrival: Option<Duration>) -> Option<FrameEvent> {
         match stamp {
             Stamp::Numbered { frame, clock, .. } => Some(self.frame(frame, clock, arrival)),
+            Stamp::Clocked { clock, .. } => Some(self.clocked(clock, arrival)),
             Stamp::Unnumbered { ends_frame } => self
                 .marks
                 .is_frame(ends_frame)
@@ -281,6 +367,78 @@ impl Health {
             }
             Some(newest) => self.sequence(newest, fnum, clock),
         };
+        self.account(event, clock, arrival)
+    }
+
+    /// Counts a frame that carries its sender's `clock` and no number
+    /// ([`Stamp::Clocked`]), arrived at `arrival` if known: an equal clock is
+    /// a duplicate, one back by less than [`CLOCK_RESTART_S`] a late frame
+    /// (taken back off the last gap's lost frames when it falls in it), one
+    /// back further a restart; a step forward of [`GAP_PERIODS`] periods or
+    /// more lost the frames the period says would have filled it, and one
+    /// over a second is a pause, counted in [`HealthReport::gaps`].
+    pub fn clocked(&mut self, clock: Duration, arrival: Option<Duration>) -> FrameEvent {
+        let clock = clock.as_secs_f64();
+        self.frames += 1;
+        let event = self.clock_sequence(clock);
+        self.account(event, clock, arrival.map(|a| a.as_secs_f64()))
+    }
+
+    fn clock_sequence(&mut self, at: f64) -> FrameEvent {
+        let Some(run) = &mut self.clocked else {
+            self.clocked = Some(ClockRun::starting(at));
+            return FrameEvent::First;
+        };
+        let step = at - run.newest;
+        if step == 0.0 {
+            return FrameEvent::Duplicate;
+        }
+        if step <= -CLOCK_RESTART_S {
+            // The same sender again: its period stays.
+            run.newest = at;
+            run.gap = None;
+            self.restarts += 1;
+            return FrameEvent::Restart;
+        }
+        if step < 0.0 {
+            self.reordered += 1;
+            if let Some((from, to, left)) = &mut run.gap
+                && *from < at
+                && at < *to
+                && *left > 0
+            {
+                *left -= 1;
+                self.lost = self.lost.saturating_sub(1);
+            }
+            return FrameEvent::Late;
+        }
+        let mut lost = 0;
+        if step > MAX_STEP_S {
+            self.gaps += 1;
+            run.gap = None;
+        } else {
+            if let Some(period) = run.period()
+                && step >= GAP_PERIODS * period
+            {
+                // At most a second over at least a millisecond: 1000 frames.
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "a ratio from 1.75 to 1000"
+                )]
+                let frames = (step / period).round() as u32;
+                lost = frames.saturating_sub(1);
+                self.lost += u64::from(lost);
+                run.gap = Some((run.newest, at, lost));
+            }
+            run.push(step);
+        }
+        run.newest = at;
+        FrameEvent::InOrder { lost }
+    }
+
+    /// The counters, rate and jitter of one frame judged `event`.
+    fn account(&mut self, event: FrameEvent, clock: f64, arrival: Option<f64>) -> FrameEvent {
         if let Some(at) = arrival {
             self.first_arrival.get_or_insert(at);
             self.last_arrival = Some(at);
@@ -313,10 +471,11 @@ impl Health {
         event
     }
 
-    /// Whether any numbered frame came (loss and its share mean something).
+    /// Whether any numbered frame came, or any that carried its sender's
+    /// clock (loss and its share mean something).
     #[must_use]
     pub fn is_numbered(&self) -> bool {
-        self.newest.is_some()
+        self.newest.is_some() || self.clocked.is_some()
     }
 
     /// Counts a skeleton packet.
@@ -357,6 +516,7 @@ impl Health {
             duplicates: self.duplicates,
             reordered: self.reordered,
             restarts: self.restarts,
+            gaps: self.gaps,
             fps: arrival_fps.or(sender_fps),
             sender_fps,
             jitter_ms: finite(self.jitter.map(|j| j * 1000.0)),
@@ -838,6 +998,125 @@ mod tests {
             (r.frames, r.lost, r.skeletons, r.sensors, r.errors),
             (2, 1, 1, 1, 1)
         );
+    }
+
+    /// Clock-only frames at `ms` milliseconds of the sender's clock, each
+    /// arriving 5 ms later.
+    fn clocked(h: &mut Health, ms: &[u64]) -> Vec<FrameEvent> {
+        ms.iter()
+            .map(|&t| {
+                let at = Duration::from_millis(t);
+                h.clocked(at, Some(at + Duration::from_millis(5)))
+            })
+            .collect()
+    }
+
+    /// Milliseconds of a 60 Hz clock (16 or 17 ms steps) for frames `from..to`.
+    fn at_60hz(frames: std::ops::Range<u64>) -> Vec<u64> {
+        frames.map(|k| 1_765_000_000_000 + k * 1000 / 60).collect()
+    }
+
+    #[test]
+    fn clock_only_frames_in_order_have_a_rate_and_lose_nothing() {
+        let mut h = Health::new();
+        let ev = clocked(&mut h, &at_60hz(0..120));
+        assert_eq!(ev[0], FrameEvent::First);
+        assert!(
+            ev[1..]
+                .iter()
+                .all(|e| *e == FrameEvent::InOrder { lost: 0 })
+        );
+        let r = h.report();
+        assert_eq!(
+            (r.frames, r.lost, r.reordered, r.restarts, r.gaps),
+            (120, 0, 0, 0, 0)
+        );
+        assert!((r.sender_fps.unwrap() - 60.0).abs() < 0.1, "{r:?}");
+        assert!(h.is_numbered());
+    }
+
+    #[test]
+    fn a_clock_step_of_several_periods_lost_the_frames_between() {
+        let mut h = Health::new();
+        let mut t = at_60hz(0..30);
+        // Frames 30..=34 never came.
+        t.extend(at_60hz(35..60));
+        let ev = clocked(&mut h, &t);
+        assert_eq!(ev[30], FrameEvent::InOrder { lost: 5 });
+        assert_eq!(h.report().lost, 5);
+        // One of them arrives late: it fills the gap.
+        let late = at_60hz(32..33);
+        assert_eq!(clocked(&mut h, &late), [FrameEvent::Late]);
+        let dup = at_60hz(59..60);
+        assert_eq!(clocked(&mut h, &dup), [FrameEvent::Duplicate]);
+        let r = h.report();
+        assert_eq!((r.lost, r.reordered, r.duplicates, r.gaps), (4, 1, 1, 0));
+    }
+
+    /// A frame the sender stamped late by less than three quarters of a
+    /// period (the step before it long, the one after short) is no loss.
+    #[test]
+    fn sender_jitter_is_not_loss() {
+        let mut h = Health::new();
+        let mut t = at_60hz(0..20);
+        t[10] += 12;
+        clocked(&mut h, &t);
+        assert_eq!(h.report().lost, 0);
+    }
+
+    #[test]
+    fn a_pause_over_a_second_is_a_gap_not_loss() {
+        let mut h = Health::new();
+        let mut t = at_60hz(0..30);
+        t.extend(at_60hz(300..330));
+        let ev = clocked(&mut h, &t);
+        assert_eq!(ev[30], FrameEvent::InOrder { lost: 0 });
+        let r = h.report();
+        assert_eq!((r.lost, r.gaps, r.restarts), (0, 1, 0));
+        // The pause is left out of the sender's rate.
+        assert!((r.sender_fps.unwrap() - 60.0).abs() < 0.1, "{r:?}");
+    }
+
+    #[test]
+    fn a_clock_going_back_a_second_is_a_restart_and_less_is_late() {
+        let mut h = Health::new();
+        let lap = at_60hz(0..120);
+        clocked(&mut h, &lap);
+        // A looped replay: two seconds back.
+        let ev = clocked(&mut h, &lap);
+        assert_eq!(ev[0], FrameEvent::Restart);
+        assert!(
+            ev[1..]
+                .iter()
+                .all(|e| *e == FrameEvent::InOrder { lost: 0 })
+        );
+        // 500 ms back is a late frame, not a restart.
+        let back = at_60hz(89..90);
+        assert_eq!(clocked(&mut h, &back), [FrameEvent::Late]);
+        let r = h.report();
+        assert_eq!((r.restarts, r.reordered, r.lost), (1, 1, 0));
+    }
+
+    #[test]
+    fn clocked_stamps_count_as_frames_with_their_clock() {
+        let mut h = Health::new();
+        for (k, t) in at_60hz(0..10).into_iter().enumerate() {
+            let stamp = Stamp::Clocked {
+                clock: Duration::from_millis(t),
+                part: 0,
+            };
+            let want = if k == 0 {
+                FrameEvent::First
+            } else {
+                FrameEvent::InOrder { lost: 0 }
+            };
+            assert_eq!(h.stamp(stamp, None), Some(want));
+        }
+        assert_eq!(h.report().frames, 10);
+        let mut total = h.report();
+        total.gaps = 2;
+        total.merge(&total.clone());
+        assert_eq!(total.gaps, 4);
     }
 
     #[test]

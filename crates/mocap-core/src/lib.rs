@@ -10,6 +10,7 @@
 //! - [`smf`]: Sony mocopi's motion stream (UDP 12351).
 //! - [`livelink`]: Epic's Live Link Face app (UDP 11111).
 //! - [`openseeface`]: OpenSeeFace's face tracking stream (UDP 11573).
+//! - [`vtubestudio`]: VTube Studio's phone tracking, asked for and sent as JSON (UDP 21412).
 //! - [`health`]: loss, duplicates, reordering, restarts, rate and jitter of a numbered frame stream.
 //! - [`pcap`]: capture files in and out, fragment reassembly, replay scheduling.
 //! - [`osc`]: OSC 1.0 through rosc, guarded against deep nesting and leftovers.
@@ -40,6 +41,7 @@ pub mod quat;
 pub mod smf;
 pub mod textcap;
 pub mod vmc;
+pub mod vtubestudio;
 pub mod wire;
 
 /// The largest UDP payload, 65 535 bytes: a receive buffer this big never

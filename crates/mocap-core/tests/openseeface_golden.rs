@@ -100,10 +100,7 @@ fn a_failed_fit_sends_zero_points_and_no_head() {
     assert_eq!(f.eyes_open(), [0.0, 1.0]);
     assert!(f.points_3d().all(|p| p == [0.0; 3]));
     let mut v = Seen::default();
-    assert_eq!(
-        Protocol::OpenSeeFace.decode(&d[20], &mut v),
-        Stamp::Unnumbered { ends_frame: true }
-    );
+    assert_eq!(Protocol::OpenSeeFace.decode(&d[20], &mut v), face_0_at(20));
     assert_eq!(v.angles, []);
     let pose = (Protocol::OpenSeeFace.spec().face.unwrap())(&d[20]).unwrap();
     assert_eq!(pose.tracking, Some(false));
@@ -129,10 +126,7 @@ impl View for Seen {
 fn the_registry_row_shows_values_head_and_blinks() {
     let d = capture();
     let mut v = Seen::default();
-    assert_eq!(
-        Protocol::OpenSeeFace.decode(&d[12], &mut v),
-        Stamp::Unnumbered { ends_frame: true }
-    );
+    assert_eq!(Protocol::OpenSeeFace.decode(&d[12], &mut v), face_0_at(12));
     // Two eyes and 14 features for each of the two faces.
     assert_eq!(v.faces.len(), 32);
     assert_eq!(v.faces[0], ("eye_open_r".to_owned(), 0.5));
@@ -148,4 +142,30 @@ fn the_registry_row_shows_values_head_and_blinks() {
     assert_eq!(blend("eyeBlinkLeft"), Some(0.75));
     assert_eq!(pose.blendshapes.iter().flatten().count(), 2);
     assert_eq!((pose.tracking, pose.head), (Some(true), None));
+}
+
+/// The stamp of frame `k`: face 0's sequence at the script's clock,
+/// `T0 + k / 32` seconds (exact in binary).
+fn face_0_at(k: u64) -> Stamp {
+    Stamp::Clocked {
+        clock: std::time::Duration::from_secs(1_765_000_000)
+            + std::time::Duration::from_millis(k * 1000 / 32),
+        part: mocap_core::protocol::part_of(&[&0i32.to_le_bytes()]),
+    }
+}
+
+/// The script sends 32 frames a second for 30 frames, the last cut: health
+/// from the first face's clock counts 29 frames, none lost, at 32 per second.
+#[test]
+fn health_from_the_face_clock() {
+    let mut h = mocap_core::health::Health::new();
+    for d in capture() {
+        h.stamp(Protocol::OpenSeeFace.stamp(&d), None);
+    }
+    let r = h.report();
+    assert_eq!(
+        (r.frames, r.errors, r.lost, r.reordered, r.restarts),
+        (29, 1, 0, 0, 0)
+    );
+    assert!((r.sender_fps.unwrap() - 32.0).abs() < 1e-9, "{r:?}");
 }

@@ -19,6 +19,9 @@ pub fn of(key: &str) -> Option<Vec<Vec<u8>>> {
         "livelink" => crate::capture_payloads("livelink/face-60fps.pcapng"),
         // Its last datagram is cut on purpose (captures/README.md).
         "openseeface" => crate::capture_payloads("openseeface/face-32fps.pcap"),
+        // Requests and tracking data; the last datagram is cut on purpose
+        // (captures/README.md).
+        "vtubestudio" => crate::capture_payloads("vtubestudio/phone-60fps.pcap"),
         // Tracker 1's position and rotation (Euler degrees), 60 frames.
         "vrchat" => (0u8..60)
             .map(|i| {

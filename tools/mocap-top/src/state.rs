@@ -271,7 +271,7 @@ impl Top {
         }
         let Kind::Known(p) = kind else { return key };
         match s.content.take(p, payload, now) {
-            Stamp::Numbered { frame, clock, part } => {
+            stamp @ (Stamp::Numbered { part, .. } | Stamp::Clocked { part, .. }) => {
                 s.frames += 1;
                 let part = s.content.part_index(part);
                 if s.health.len() <= part {
@@ -280,7 +280,7 @@ impl Top {
                 let event = s
                     .health
                     .get_mut(part)
-                    .map(|h| h.frame(frame, clock, Some(now)));
+                    .and_then(|h| h.stamp(stamp, Some(now)));
                 // A copy of a frame is traffic, not motion: counted in
                 // `duplicates` and bytes/s, left out of the frame rate.
                 if event != Some(FrameEvent::Duplicate) {

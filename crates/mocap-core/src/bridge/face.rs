@@ -32,6 +32,8 @@ pub struct FacePose {
     pub left_eye: Option<[f32; 3]>,
     /// The right eye, like `head`.
     pub right_eye: Option<[f32; 3]>,
+    /// Head position as the app sends it (VTube Studio's `Position`).
+    pub head_position: Option<[f32; 3]>,
 }
 
 impl Default for FacePose {
@@ -42,6 +44,7 @@ impl Default for FacePose {
             head: None,
             left_eye: None,
             right_eye: None,
+            head_position: None,
         }
     }
 }

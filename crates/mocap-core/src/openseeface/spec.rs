@@ -3,11 +3,12 @@
 use std::fmt::Write as _;
 
 use crate::bridge::FacePose;
+use crate::health::sender_clock;
 use crate::ifm::ARKIT;
-use crate::protocol::{Carries, Confidence, Spec, Stamp, View};
+use crate::protocol::{Carries, Confidence, Spec, Stamp, View, part_of};
 
 use super::packet::plausible_head;
-use super::{DEFAULT_PORT, Face, parse};
+use super::{DEFAULT_PORT, Face, Packet, parse};
 
 /// OpenSeeFace's face stream in the registry. It has no dump tool of its
 /// own: mocap-dump (and mocap-top) decode it through the registry.
@@ -43,7 +44,7 @@ fn sniff(d: &[u8]) -> Option<Confidence> {
 
 /// Eye openness and the 14 features as face values, the head's Euler
 /// angles when the 3D fit succeeded. A datagram is a camera frame, not
-/// numbered. Faces after the first are named by their id (`#1 eye_l`): short,
+/// numbered: its health is its first face's clock ([`stamp_of`]). Faces after the first are named by their id (`#1 eye_l`): short,
 /// as a live view's name column is.
 fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
     let Ok(packet) = parse(d) else {
@@ -71,14 +72,27 @@ fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
             view.angle("head", f.euler(), "deg x/y/z");
         }
     }
-    Stamp::Unnumbered { ends_frame: true }
+    stamp_of(&packet)
 }
 
 fn stamp(d: &[u8]) -> Stamp {
-    match parse(d) {
-        Ok(_) => Stamp::Unnumbered { ends_frame: true },
-        Err(_) => Stamp::Error,
-    }
+    parse(d).map_or(Stamp::Error, |p| stamp_of(&p))
+}
+
+/// The first face's clock, one sequence per face id: the faces of a frame
+/// share its clock, and the first is the one the bridges follow. A clock
+/// that is no time (decoded with a warning) leaves the frame unnumbered.
+fn stamp_of(packet: &Packet<'_>) -> Stamp {
+    packet
+        .faces()
+        .next()
+        .and_then(|f| {
+            Some(Stamp::Clocked {
+                clock: sender_clock(f.time())?,
+                part: part_of(&[&f.id().to_le_bytes()]),
+            })
+        })
+        .unwrap_or(Stamp::Unnumbered { ends_frame: true })
 }
 
 /// The first face's eye blinks (1 − openness, as the tracker derives

@@ -74,6 +74,8 @@ registry! {
     Vmt => crate::vmc::VMT_SPEC,
     /// OpenSeeFace's face tracking stream ([`crate::openseeface`]).
     OpenSeeFace => crate::openseeface::SPEC,
+    /// VTube Studio's phone tracking ([`crate::vtubestudio`]).
+    VTubeStudio => crate::vtubestudio::SPEC,
 }
 
 impl Protocol {

@@ -134,6 +134,16 @@ pub enum Stamp {
         /// protocols with one sequence per sender.
         part: u64,
     },
+    /// A frame without a number that carries its sender's clock (VTube
+    /// Studio's `Timestamp`, OpenSeeFace's time): its health comes from the
+    /// clock alone ([`crate::health::Health::clocked`]).
+    Clocked {
+        /// The sender's clock.
+        clock: Duration,
+        /// Which of one sender's streams (OpenSeeFace's face id), as
+        /// [`Stamp::Numbered`]'s `part`; 0 for one stream per sender.
+        part: u64,
+    },
     /// A datagram without a frame number. `ends_frame` when it carries the
     /// protocol's end-of-frame mark (VMC's `/VMC/Ext/OK` and time): a sender
     /// that marks its frames sends several datagrams per frame; one that
