@@ -10,6 +10,7 @@
 //! - [`smf`]: Sony mocopi's motion stream (UDP 12351).
 //! - [`livelink`]: Epic's Live Link Face app (UDP 11111).
 //! - [`openseeface`]: OpenSeeFace's face tracking stream (UDP 11573).
+//! - [`slimevr`]: SlimeVR's IMU trackers and server (UDP 6969).
 //! - [`health`]: loss, duplicates, reordering, restarts, rate and jitter of a numbered frame stream.
 //! - [`pcap`]: capture files in and out, fragment reassembly, replay scheduling.
 //! - [`osc`]: OSC 1.0 through rosc, guarded against deep nesting and leftovers.
@@ -37,6 +38,7 @@ pub mod osc;
 pub mod pcap;
 pub mod protocol;
 pub mod quat;
+pub mod slimevr;
 pub mod smf;
 pub mod textcap;
 pub mod vmc;

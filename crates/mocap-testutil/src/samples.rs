@@ -19,6 +19,8 @@ pub fn of(key: &str) -> Option<Vec<Vec<u8>>> {
         "livelink" => crate::capture_payloads("livelink/face-60fps.pcapng"),
         // Its last datagram is cut on purpose (captures/README.md).
         "openseeface" => crate::capture_payloads("openseeface/face-32fps.pcap"),
+        // Both directions; its last datagram is cut on purpose (captures/README.md).
+        "slimevr" => crate::capture_payloads("slimevr/tracker-100hz.pcap"),
         // Tracker 1's position and rotation (Euler degrees), 60 frames.
         "vrchat" => (0u8..60)
             .map(|i| {

@@ -72,6 +72,8 @@ registry! {
     Vmt => crate::vmc::VMT_SPEC,
     /// OpenSeeFace's face tracking stream ([`crate::openseeface`]).
     OpenSeeFace => crate::openseeface::SPEC,
+    /// SlimeVR's IMU trackers and server ([`crate::slimevr`]).
+    SlimeVr => crate::slimevr::SPEC,
 }
 
 impl Protocol {
