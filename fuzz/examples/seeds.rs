@@ -89,6 +89,11 @@ fn main() {
         out.put("openseeface", &format!("face-32fps-{i}"), d);
     }
 
+    // One datagram of each size: every packet type of both directions and the cut last.
+    for (i, d) in pick(datagrams(&captures.join("slimevr/tracker-100hz.pcap")), 12).iter().enumerate() {
+        out.put("slimevr", &format!("tracker-100hz-{i}"), d);
+    }
+
     // iFacialMocap: text lines and UDP frames; TCP streams and a recording of them.
     let ifm_dir = captures.join("ifacialmocap");
     let mut lines = Vec::new();
