@@ -216,7 +216,7 @@ fn rotations_battery_and_signal_as_packed() {
                 .collect();
             assert_eq!(
                 got,
-                [quat(k as u64, 0), quat(k as u64, 1)],
+                [quat(k, 0), quat(k, 1)],
                 "session {session} bundle {k}"
             );
         }

@@ -22,7 +22,7 @@ pub const SPEC: Spec = Spec {
     carries: Carries::Trackers,
     renumber: None,
     tool: "mocap-top",
-    dissector: None,
+    dissector: Some("slimevr"),
 };
 
 /// Packet numbers at or above this are no tracker's: 2⁴⁰ packets are 35
