@@ -15,7 +15,8 @@
 #   eclipse-zenoh       PyPI (pip)                Zenoh interop both ways (mocap-link)
 #   bvhio               PyPI (pip)                BVH takes read by another reader (mocopi-dump, vmc-relay)
 #   protobufjs,         npm, pinned in            DLP3D interop (mocap-core),
-#   playwright-core     scripts/js/package-lock   viewer test (motion-stream)
+#   playwright-core,    scripts/js/package-lock   viewer test (motion-stream),
+#   @slimevr/firmware-protocol                    SlimeVR packets decoded by SlimeVR's package (mocap-core)
 #   chromium            Debian (apt-get)          viewer test (motion-stream)
 #   tshark              Debian (apt-get)          pcapng files read by Wireshark
 #   man-db              Debian (apt-get)          man pages render (every tool)

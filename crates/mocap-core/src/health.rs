@@ -338,6 +338,10 @@ impl Health {
                 self.sensor();
                 None
             }
+            Stamp::Handshake => {
+                self.handshake();
+                None
+            }
             Stamp::Error => {
                 self.error();
                 None
@@ -486,6 +490,16 @@ impl Health {
     /// Counts a sensor packet.
     pub fn sensor(&mut self) {
         self.sensors += 1;
+    }
+
+    /// A handshake: the sender numbers its frames again from its next one,
+    /// which is the session's first (no loss, no restart). Late frames of
+    /// the session before are stale, as after a restart.
+    pub fn handshake(&mut self) {
+        if let Some(newest) = self.newest.take() {
+            self.previous = Some(newest);
+        }
+        self.probe = None;
     }
 
     /// Counts a datagram that failed to decode.
@@ -1117,6 +1131,37 @@ mod tests {
         total.gaps = 2;
         total.merge(&total.clone());
         assert_eq!(total.gaps, 4);
+    }
+
+    /// A SlimeVR tracker numbers from 0 again after its handshake: the
+    /// new numbers are the session's first, not a restart, a loss or
+    /// copies; a late frame of the old session is stale.
+    #[test]
+    fn a_handshake_starts_the_numbering_again() {
+        let mut h = Health::new();
+        let mut old: Vec<u32> = (4000..=5000).collect();
+        old.retain(|f| *f != 4500);
+        feed(&mut h, &old);
+        assert_eq!(h.stamp(Stamp::Handshake, None), None);
+        let again: Vec<u32> = (0..50).collect();
+        let ev = feed(&mut h, &again);
+        assert_eq!(ev[0], FrameEvent::First);
+        assert!(
+            ev[1..]
+                .iter()
+                .all(|e| *e == FrameEvent::InOrder { lost: 0 })
+        );
+        let r = h.report();
+        assert_eq!(
+            (r.frames, r.lost, r.restarts, r.duplicates, r.reordered),
+            (1050, 1, 0, 0, 0)
+        );
+        assert_eq!(feed(&mut h, &[4999])[0], FrameEvent::Stale);
+        // Without the handshake the same numbers are one restart.
+        let mut h = Health::new();
+        feed(&mut h, &old);
+        feed(&mut h, &again);
+        assert_eq!(h.report().restarts, 1);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! - [`livelink`]: Epic's Live Link Face app (UDP 11111).
 //! - [`openseeface`]: OpenSeeFace's face tracking stream (UDP 11573).
 //! - [`vtubestudio`]: VTube Studio's phone tracking, asked for and sent as JSON (UDP 21412).
+//! - [`slimevr`]: SlimeVR's IMU trackers and server (UDP 6969).
 //! - [`health`]: loss, duplicates, reordering, restarts, rate and jitter of a numbered frame stream.
 //! - [`pcap`]: capture files in and out, fragment reassembly, replay scheduling.
 //! - [`osc`]: OSC 1.0 through rosc, guarded against deep nesting and leftovers.
@@ -38,6 +39,7 @@ pub mod osc;
 pub mod pcap;
 pub mod protocol;
 pub mod quat;
+pub mod slimevr;
 pub mod smf;
 pub mod textcap;
 pub mod vmc;

@@ -22,6 +22,8 @@ pub fn of(key: &str) -> Option<Vec<Vec<u8>>> {
         // Requests and tracking data; the last datagram is cut on purpose
         // (captures/README.md).
         "vtubestudio" => crate::capture_payloads("vtubestudio/phone-60fps.pcap"),
+        // Both directions; its last datagram is cut on purpose (captures/README.md).
+        "slimevr" => crate::capture_payloads("slimevr/tracker-100hz.pcap"),
         // Tracker 1's position and rotation (Euler degrees), 60 frames.
         "vrchat" => (0u8..60)
             .map(|i| {

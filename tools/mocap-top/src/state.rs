@@ -294,6 +294,7 @@ impl Top {
                 }
             }
             Stamp::Skeleton | Stamp::Sensor => {}
+            Stamp::Handshake => s.health.iter_mut().for_each(Health::handshake),
             Stamp::Error => s.errors += 1,
         }
         key

@@ -76,6 +76,8 @@ registry! {
     OpenSeeFace => crate::openseeface::SPEC,
     /// VTube Studio's phone tracking ([`crate::vtubestudio`]).
     VTubeStudio => crate::vtubestudio::SPEC,
+    /// SlimeVR's IMU trackers and server ([`crate::slimevr`]).
+    SlimeVr => crate::slimevr::SPEC,
 }
 
 impl Protocol {

@@ -156,6 +156,10 @@ pub enum Stamp {
     Skeleton,
     /// Device data, not a frame (mocopi's sensor packets).
     Sensor,
+    /// The sender's handshake: a new session whose frame numbers start
+    /// again (a SlimeVR tracker counts from 0 after power-on). Neither a
+    /// frame nor a restart: the next frame is the session's first.
+    Handshake,
     /// It did not decode.
     Error,
 }

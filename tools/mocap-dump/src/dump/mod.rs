@@ -193,7 +193,7 @@ impl Stream {
     fn count(&mut self, stamp: Stamp, arrival: Option<Duration>) {
         self.datagrams += 1;
         let part = match stamp {
-            Stamp::Numbered { part, .. } => part,
+            Stamp::Numbered { part, .. } | Stamp::Clocked { part, .. } => part,
             _ => 0,
         };
         let i = match self.parts.iter().position(|(p, _)| *p == part) {

@@ -34,7 +34,12 @@ struct FrameRecord<'a> {
     /// The sender's frame number, for protocols that number frames.
     #[serde(skip_serializing_if = "Option::is_none")]
     frame: Option<u32>,
-    /// What a datagram that is not a frame is (`skeleton`, `sensor`).
+    /// The sender's clock in seconds, for protocols that stamp frames with
+    /// a clock and no number (OpenSeeFace, VTube Studio).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    clock_s: Option<f64>,
+    /// What a datagram that is not a frame is (`skeleton`, `sensor`,
+    /// `handshake`).
     #[serde(skip_serializing_if = "Option::is_none")]
     carries: Option<&'static str>,
     #[serde(flatten)]
@@ -73,11 +78,13 @@ pub(super) fn frame(
     stamp: Stamp,
     view: &JsonView,
 ) -> std::io::Result<()> {
-    let (frame, carries) = match stamp {
-        Stamp::Numbered { frame, .. } => (Some(frame), None),
-        Stamp::Unnumbered { .. } => (None, None),
-        Stamp::Skeleton => (None, Some("skeleton")),
-        Stamp::Sensor => (None, Some("sensor")),
+    let (frame, clock_s, carries) = match stamp {
+        Stamp::Numbered { frame, .. } => (Some(frame), None, None),
+        Stamp::Clocked { clock, .. } => (None, Some(clock.as_secs_f64()), None),
+        Stamp::Unnumbered { .. } => (None, None, None),
+        Stamp::Skeleton => (None, None, Some("skeleton")),
+        Stamp::Sensor => (None, None, Some("sensor")),
+        Stamp::Handshake => (None, None, Some("handshake")),
         Stamp::Error => {
             let reason = format!("not a whole {} datagram", p.name());
             return core.out.json(&error_record(d, reason, Some(p)));
@@ -89,6 +96,7 @@ pub(super) fn frame(
         sender: d.src,
         ts_us: ts_us(d.ts),
         frame,
+        clock_s,
         carries,
         view,
     })

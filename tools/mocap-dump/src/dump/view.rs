@@ -215,7 +215,11 @@ pub(super) fn human_line(s: &mut String, p: Protocol, stamp: Stamp, v: &HumanVie
         Stamp::Numbered { frame, .. } => {
             let _ = write!(s, " frame={frame}");
         }
+        Stamp::Clocked { clock, .. } => {
+            let _ = write!(s, " clock={:.3}s", clock.as_secs_f64());
+        }
         Stamp::Unnumbered { .. } => {}
+        Stamp::Handshake => s.push_str(" handshake"),
         Stamp::Skeleton => s.push_str(" skeleton"),
         Stamp::Sensor => s.push_str(" sensor"),
         Stamp::Error => {
