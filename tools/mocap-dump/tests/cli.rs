@@ -331,7 +331,9 @@ fn vmc_from_mocopi_sends_a_body_frame_per_frame_packet() {
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let to = rx.local_addr().unwrap().to_string();
     let name = "mocopi/wave-60hz.pcapng";
-    let t = tool(&["-r", &path(name), "--vmc", &to, "--topspeed"]);
+    // At the capture's timing: a burst of 360 datagrams could overflow the
+    // test's socket buffer before it reads them.
+    let t = tool(&["-r", &path(name), "--vmc", &to]);
     let got = receive_all(&rx);
     let run = t.finish();
     assert_eq!(run.code, Some(0), "{}", run.stderr);
@@ -575,10 +577,10 @@ fn human_lines_name_the_protocol() {
         run.stdout
     );
     assert!(run.stderr.contains("done (count)"), "{}", run.stderr);
-    // --vmc with a protocol whose row gives no face: said once, not per datagram.
+    // --vmc with a protocol whose row gives no pose: said once, not per datagram.
     let run = tool(&[
         "-r",
-        &path("mocopi/wave-60hz.pcapng"),
+        &path("slimevr/tracker-100hz.pcap"),
         "--vmc",
         "127.0.0.1:9",
         "--topspeed",
@@ -591,11 +593,7 @@ fn human_lines_name_the_protocol() {
         "{}",
         run.stderr
     );
-    assert!(
-        run.stderr.contains("its own tool: mocopi-dump"),
-        "{}",
-        run.stderr
-    );
+    assert!(run.stderr.contains("read by: mocap-dump"), "{}", run.stderr);
     // Forced: every datagram decoded as the protocol given.
     let run = tool(&[
         "-r",

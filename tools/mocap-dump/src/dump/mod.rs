@@ -321,7 +321,7 @@ impl DumpTool for Dump<'_> {
                 self.no_pose.push(p);
                 core.log.info(format_args!(
                     "{} (first from {}): not bridged to --vmc, its registry row gives no \
-                     face (decoded all the same; its own tool: {})",
+                     face or body (decoded all the same; read by: {})",
                     p.name(),
                     d.src
                         .map_or_else(|| "the input".to_owned(), |a| a.to_string()),
