@@ -215,14 +215,24 @@ impl Proc {
     }
 
     /// Waits for the child to exit and collects its output.
-    pub fn finish(mut self) -> Finished {
-        let deadline = Instant::now() + LIMIT;
+    pub fn finish(self) -> Finished {
+        self.finish_within(LIMIT)
+    }
+
+    /// [`Self::finish`] for a child meant to run longer than [`LIMIT`]
+    /// (a `--duration` run): fails when it has not exited within `limit`.
+    pub fn finish_within(mut self, limit: Duration) -> Finished {
+        let deadline = Instant::now() + limit;
         let status = loop {
             if let Some(s) = self.child.try_wait().unwrap() {
                 break s;
             }
             if Instant::now() > deadline {
-                self.fail("did not stop");
+                let _ = self.child.kill();
+                panic!(
+                    "did not stop within {limit:?}; log so far: {:?}",
+                    self.stderr.seen
+                );
             }
             thread::sleep(Duration::from_millis(10));
         };
