@@ -50,6 +50,27 @@ fn thirty_frames_two_faces_in_five_and_the_last_cut() {
     assert_eq!(Protocol::OpenSeeFace.stamp(&d[29]), Stamp::Error);
 }
 
+/// A datagram one byte short of a face is refused where the face starts,
+/// and one byte short of two faces where the second does.
+#[test]
+fn a_face_one_byte_short_is_an_error_at_its_start() {
+    let d = capture();
+    for (cut, at) in [
+        (&d[0][..FACE_LEN - 1], 0),
+        (&d[12][..2 * FACE_LEN - 1], FACE_LEN),
+    ] {
+        let e = openseeface::parse(cut).unwrap_err();
+        assert_eq!(
+            (e.offset, e.field),
+            (at, Field::Face),
+            "{} bytes",
+            cut.len()
+        );
+        assert_eq!(Protocol::OpenSeeFace.stamp(cut), Stamp::Error);
+    }
+    assert_eq!(d[0][..FACE_LEN - 1].len(), 1784);
+}
+
 #[test]
 fn frame_12_has_both_faces_as_packed() {
     let d = capture();

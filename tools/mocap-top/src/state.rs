@@ -532,10 +532,11 @@ mod tests {
     /// in by hand. Now every protocol's real datagrams decode into frames
     /// and into the drill-down its registry row names; only the datagrams
     /// cut on purpose in a capture (sniffed as only likely) are errors.
+    /// Each arrives on a port of no protocol's: recognised by content.
     #[test]
     fn every_protocol_of_the_registry_is_decoded_not_counted_as_errors() {
         use mocap_core::protocol::{Carries, Confidence};
-        for p in Protocol::ALL {
+        for (i, p) in Protocol::ALL.into_iter().enumerate() {
             let d = mocap_testutil::samples::of(p.key()).unwrap_or_else(|| {
                 panic!("no real datagrams of {p}: add them to mocap_testutil::samples")
             });
@@ -544,7 +545,12 @@ mod tests {
                 .filter(|d| p.sniff(d) == Some(Confidence::Likely))
                 .count() as u64;
             let mut top = Top::new();
-            let port = p.default_ports()[0];
+            let port = 45_000 + i;
+            assert!(
+                Protocol::ALL
+                    .iter()
+                    .all(|q| !q.default_ports().contains(&(port as u16)))
+            );
             play(
                 &mut top,
                 &d,
