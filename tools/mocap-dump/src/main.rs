@@ -46,7 +46,7 @@ struct Args {
 
     /// Read datagrams from FILE instead: a .pcap/.pcapng capture, a raw
     /// one-datagram .bin, or hex lines (one datagram per line); `-` is stdin.
-    #[arg(short, long, value_name = "FILE", conflicts_with_all = ["listen", "ask"])]
+    #[arg(short, long, value_name = "FILE", conflicts_with_all = ["listen", "ask", "answer"])]
     read: Option<PathBuf>,
 
     /// Decode every datagram as this protocol instead of recognising each
@@ -73,6 +73,13 @@ struct Args {
     /// the protocol needs.
     #[arg(long, value_name = "HOST[:PORT]", value_parser = parse_ask)]
     ask: Option<AskArg>,
+
+    /// Stand in for the program senders stream to, for protocols whose
+    /// sender streams only once answered (SlimeVR trackers: their handshake,
+    /// feature flags and sensor states answered and a heartbeat every half
+    /// second, as the SlimeVR server does). Not beside the real server.
+    #[arg(long)]
+    answer: bool,
 
     #[command(flatten)]
     face: mocap_cli::args::FaceArgs,
@@ -210,6 +217,10 @@ fn run(args: Args) -> anyhow::Result<()> {
             smooth: args.smooth.options(),
         }),
         ask,
+        answer: args.answer.then(|| match args.protocol {
+            Some(p) => vec![p],
+            None => Protocol::ALL.to_vec(),
+        }),
     };
     dump::run(&opts)
 }

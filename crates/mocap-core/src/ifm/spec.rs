@@ -27,6 +27,7 @@ pub const SPEC: Spec = Spec {
         // as its UDP handshake does (handshake.rs).
         resend: Resend::WhileSilent(Duration::from_secs(3)),
     }),
+    answer: None,
     tool: "ifm-handshake",
     dissector: Some("ifacialmocap"),
 };

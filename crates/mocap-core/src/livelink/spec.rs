@@ -21,6 +21,7 @@ pub const SPEC: Spec = Spec {
     body: None,
     carries: Carries::Face,
     ask: None,
+    answer: None,
     renumber: Some(Renumbering {
         read: numbers,
         write: renumbered,

@@ -24,6 +24,7 @@ pub const SPEC: Spec = Spec {
     body: None,
     carries: Carries::Face,
     ask: None,
+    answer: None,
     renumber: None,
     tool: "mocap-dump",
     dissector: None,

@@ -119,6 +119,27 @@ impl Asking {
     }
 }
 
+/// A receiver that answers a sender for it to keep streaming, in the place
+/// of the program the sender is meant for (SlimeVR trackers stream only to
+/// a server that answered their handshake and keeps sending heartbeats): a
+/// registry row's [`Spec::answer`](super::Spec::answer). I/O-free: the tool
+/// hands it what arrives and sends what it polls, from the socket the
+/// datagram came to.
+pub trait Answer: Send {
+    /// Takes a datagram from `from` (any datagram of the protocol: the
+    /// answerer picks what to answer).
+    fn handle_datagram(&mut self, now: Duration, from: std::net::SocketAddr, datagram: &[u8]);
+    /// Time passes: what is due (heartbeats) is queued.
+    fn handle_timeout(&mut self, now: Duration);
+    /// When [`Self::handle_timeout`] next has something to do.
+    fn poll_timeout(&self) -> Option<Duration>;
+    /// The next datagram to send, and where.
+    fn poll_transmit(&mut self) -> Option<(std::net::SocketAddr, Vec<u8>)>;
+}
+
+/// Makes a protocol's [`Answer`] (a registry row's `answer`).
+pub type AnswerOf = fn() -> Box<dyn Answer>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,7 +21,7 @@
 mod ask;
 mod spec;
 
-pub use ask::{Ask, Asking, Due, Resend};
+pub use ask::{Answer, AnswerOf, Ask, Asking, Due, Resend};
 pub(crate) use spec::writes_back;
 pub use spec::{
     Args, Carries, Confidence, FaceOf, MAX_LABEL, NoView, Numbers, Renumbering, Spec, Stamp, View,

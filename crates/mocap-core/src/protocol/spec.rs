@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::bridge::{BodyOf, FacePose};
 use crate::osc::Arg;
 
-use super::Ask;
+use super::{AnswerOf, Ask};
 
 /// The longest [`Spec::label`]: mocap-top's narrowest protocol column.
 pub const MAX_LABEL: usize = 8;
@@ -49,6 +49,10 @@ pub struct Spec {
     /// How a receiver asks the sender to stream (`mocap-dump --ask`);
     /// `None` for protocols that send unasked.
     pub ask: Option<Ask>,
+    /// How a receiver stands in for the program a sender streams to (it
+    /// answers a handshake and keeps the sender streaming), for
+    /// `mocap-dump --answer`; `None` for protocols that need no answer.
+    pub answer: Option<AnswerOf>,
     /// How a looped replay carries its frame numbers on
     /// ([`crate::pcap::Renumber`]); `None` for protocols without them.
     pub renumber: Option<Renumbering>,

@@ -36,10 +36,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod answer;
 mod error;
 mod packet;
 mod spec;
 
+pub use answer::{Answerer, FORGET, HEARTBEAT, MAX_QUEUED, MAX_TRACKERS, handshake_answer};
 pub use error::{Error, ErrorKind, Field, Result, Warning, WarningKind};
 pub use packet::{Bundle, GREETING, HEADER_LEN, Handshake, Message, Packet, SensorInfo, parse};
 pub use spec::SPEC;

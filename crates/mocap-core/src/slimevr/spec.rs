@@ -22,6 +22,7 @@ pub const SPEC: Spec = Spec {
     carries: Carries::Trackers,
     renumber: None,
     ask: None,
+    answer: Some(|| Box::new(super::answer::Answerer::new())),
     tool: "mocap-dump",
     dissector: Some("slimevr"),
 };

@@ -18,6 +18,7 @@ pub const SPEC: Spec = Spec {
     body: Some(crate::bridge::MocopiBody::boxed),
     carries: Carries::Body,
     ask: None,
+    answer: None,
     renumber: Some(Renumbering {
         read: numbers,
         write: renumbered,

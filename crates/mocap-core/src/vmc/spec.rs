@@ -58,6 +58,7 @@ const fn osc_row(
         renumber: None,
         carries,
         ask: None,
+        answer: None,
         tool: "vmc-relay --dump",
         dissector: Some("vmc"),
     }

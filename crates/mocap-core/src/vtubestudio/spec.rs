@@ -31,6 +31,7 @@ pub const SPEC: Spec = Spec {
         request: ask,
         resend: Resend::Every(RESEND),
     }),
+    answer: None,
     tool: "mocap-dump",
     dissector: Some("vtubestudio"),
 };

@@ -19,11 +19,13 @@ use mocap_core::health::{Health, HealthReport};
 use mocap_core::protocol::{self, Protocol, Stamp};
 use mocap_core::vmc;
 
+mod answer;
 mod ask;
 mod pose;
 mod records;
 mod view;
 
+use answer::Answerers;
 use ask::Askers;
 use pose::Pose;
 use records::{Counted, StreamRecord, SummaryRecord, VmcSummary};
@@ -63,6 +65,8 @@ pub(crate) struct Options {
     pub(crate) vmc: Option<VmcOut>,
     /// `--ask`: each protocol asked and its sender's address.
     pub(crate) ask: Vec<(Protocol, SocketAddr)>,
+    /// `--answer`: the protocols answered for (those whose row can).
+    pub(crate) answer: Option<Vec<Protocol>>,
 }
 
 /// Where and how `--vmc` sends poses.
@@ -146,6 +150,10 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     )?;
     let given = matches!(opts.input, In::Listen { given: true, .. });
     let askers = Askers::open(&opts.ask, &source.sockets(), given)?;
+    let answerers = match &opts.answer {
+        Some(protocols) => Answerers::open(protocols, source.sockets()),
+        None => Answerers::default(),
+    };
     let vmc = match &opts.vmc {
         Some(v) => Some(VmcSink {
             out: Fanout::new(v.to.clone(), mocap_cli::sends::Receiver::Vmc)
@@ -161,6 +169,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         unreadable: 0,
         vmc,
         askers,
+        answerers,
         no_pose: Vec::new(),
     };
     dump::run(source, core, &opts.common, &mut tool)
@@ -259,6 +268,7 @@ struct Dump<'o> {
     unreadable: u64,
     vmc: Option<VmcSink>,
     askers: Askers,
+    answerers: Answerers,
     /// Protocols without a pose that came with `--vmc` given: said once
     /// each (bounded by the registry, whatever senders a stranger spoofs).
     no_pose: Vec<Protocol>,
@@ -302,6 +312,10 @@ impl DumpTool for Dump<'_> {
             return Ok(());
         }
         let now = core.started.elapsed();
+        // Answered at once: a tracker waits for the answer to stream.
+        self.answerers
+            .handle_datagram(p, d.src, d.dst, d.payload, now);
+        self.answerers.tick(now, &core.log);
         self.askers.handle_frame(p, d.src, now);
         let Some(sink) = &mut self.vmc else {
             return Ok(());
@@ -345,11 +359,15 @@ impl DumpTool for Dump<'_> {
 
     fn tick(&mut self, core: &mut Core) -> anyhow::Result<()> {
         self.askers.tick(core.started.elapsed(), &core.log);
+        self.answerers.tick(core.started.elapsed(), &core.log);
         Ok(())
     }
 
     fn poll_timeout(&self) -> Option<Duration> {
-        self.askers.poll_timeout()
+        [self.askers.poll_timeout(), self.answerers.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn summary(&mut self, core: &mut Core, stopped: Option<Stopped>) -> anyhow::Result<()> {
@@ -382,7 +400,7 @@ impl DumpTool for Dump<'_> {
             more_streams = streams.len() - STATS_STREAMS;
             streams.truncate(STATS_STREAMS);
         }
-        let mut sends: Vec<_> = self.askers.sends().collect();
+        let mut sends: Vec<_> = self.askers.sends().chain(self.answerers.sends()).collect();
         if let Some(v) = &self.vmc {
             sends.extend(v.out.sends());
         }
