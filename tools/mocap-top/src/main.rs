@@ -11,6 +11,7 @@ use mocap_cli::args::WriteArgs;
 use mocap_cli::prelude::*;
 
 mod content;
+mod pictures;
 mod run;
 mod screen;
 mod state;
