@@ -1,7 +1,8 @@
 //! Pictures instead of numbers: a body stream's stick figure in braille,
 //! front and side by side ([`mocap_core::figure`]), and a stream's rate over
 //! the last minute as a sparkline (a column of the wide table, and a larger
-//! one with its minimum and maximum under every drill-down).
+//! one with its minimum and maximum under every drill-down); the head's turn
+//! as three gauges, and tracker slots seen from above.
 
 use mocap_core::bridge::BodyPose;
 use mocap_core::figure::{Figure, Side, View};
@@ -148,6 +149,104 @@ pub(crate) fn rate_graph(f: &mut Frame<'_>, area: Rect, history: &[u32]) {
     );
 }
 
+/// Cells of one head gauge: −90° at the left end, +90° at the right.
+const GAUGE: usize = 15;
+
+/// The head's turn as three gauges (−90° to +90° each, a mark at the
+/// angle, a bar at 0): yaw, pitch and roll for Live Link Face (radians on
+/// its wire, shown in degrees), the x, y and z angles in degrees for the
+/// others. An angle past ±90° sits red at the end.
+pub(crate) fn head_gauges(v: [f32; 3], unit: &str) -> Line<'static> {
+    let (names, radians) = if unit == "yaw/pitch/roll" {
+        (["yaw", "pitch", "roll"], true)
+    } else {
+        (["x", "y", "z"], false)
+    };
+    let mut spans = vec![Span::raw("           ")];
+    for (name, a) in names.iter().zip(v) {
+        let deg = if radians {
+            f64::from(a).to_degrees()
+        } else {
+            f64::from(a)
+        };
+        spans.push(Span::raw(format!(" {name:>5} ")));
+        let half = (GAUGE / 2) as f64;
+        let at = (deg / 90.0 * half).round();
+        let out = at.abs() > half;
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "clamped to the gauge first"
+        )]
+        let mark = (!deg.is_nan()).then(|| (at.clamp(-half, half) + half) as usize);
+        let cells: String = (0..GAUGE)
+            .map(|i| match i {
+                _ if Some(i) == mark => '●',
+                _ if i == GAUGE / 2 => '│',
+                _ => '─',
+            })
+            .collect();
+        let style = if out {
+            Style::new().fg(DROP)
+        } else {
+            Style::new().fg(Color::Cyan)
+        };
+        spans.push(Span::styled(cells, style));
+    }
+    Line::from(spans)
+}
+
+/// The tracker slots' positions seen from above: +X to the right, +Z (the
+/// avatar's front, in Unity's axes) up, one scale across and up, fitted to
+/// the slots (at least 1 m across), each slot a dot and its name, the
+/// origin a grey cross.
+pub(crate) fn trackers_above(f: &mut Frame<'_>, area: Rect, slots: &[(&str, [f32; 3])]) {
+    let w = f64::from(area.width) * 2.0;
+    let h = f64::from(area.height) * 4.0;
+    if slots.is_empty() || w < 2.0 || h < 2.0 {
+        return;
+    }
+    let xs = slots.iter().map(|(_, p)| f64::from(p[0]));
+    let zs = slots.iter().map(|(_, p)| f64::from(p[2]));
+    let span = |it: &mut dyn Iterator<Item = f64>| {
+        it.filter(|v| v.is_finite())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+                (lo.min(v), hi.max(v))
+            })
+    };
+    let (x0, x1) = span(&mut xs.clone());
+    let (z0, z1) = span(&mut zs.clone());
+    if !(x0.is_finite() && z0.is_finite()) {
+        return;
+    }
+    let size = (x1 - x0).max(z1 - z0).max(1.0) * 1.3;
+    let per_m = w.min(h) / size;
+    let (cx, cz) = ((x0 + x1) / 2.0, (z0 + z1) / 2.0);
+    let (hw, hh) = (w / 2.0 / per_m, h / 2.0 / per_m);
+    let canvas = Canvas::default()
+        .marker(Marker::Braille)
+        .x_bounds([cx - hw, cx + hw])
+        .y_bounds([cz - hh, cz + hh])
+        .paint(|ctx| {
+            let r = 0.05 * size;
+            ctx.draw(&Stroke::new(-r, 0.0, r, 0.0, GROUND));
+            ctx.draw(&Stroke::new(0.0, -r, 0.0, r, GROUND));
+            ctx.print(
+                cx - hw,
+                cz + hh,
+                Span::styled("from above · front ↑", Style::new().fg(GROUND)),
+            );
+            for (name, p) in slots {
+                let (x, z) = (f64::from(p[0]), f64::from(p[2]));
+                let d = 0.01 * size;
+                ctx.draw(&Stroke::new(x - d, z, x + d, z, LEFT));
+                ctx.draw(&Stroke::new(x, z - d, x, z + d, LEFT));
+                ctx.print(x + 2.0 * d, z, Span::raw((*name).to_owned()));
+            }
+        });
+    f.render_widget(canvas, area);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +270,30 @@ mod tests {
         let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
         assert_eq!(text, bar::FULL.repeat(4));
         assert_eq!(level(1, 60), bar::ONE_EIGHTH, "a trickle is not blank");
+    }
+
+    #[test]
+    fn head_gauges_mark_the_angle_between_minus_and_plus_90_degrees() {
+        let text = |l: &Line<'_>| {
+            l.spans
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect::<String>()
+        };
+        // Degrees (x, y, z): 0 in the middle, +45 halfway right, -90 at the left end.
+        let l = head_gauges([0.0, 45.0, -90.0], "deg");
+        let t = text(&l);
+        assert!(t.contains("     x ───────●───────"), "{t}");
+        assert!(t.contains("     y ───────│───●───"), "{t}");
+        assert!(t.contains("     z ●──────│───────"), "{t}");
+        // Live Link Face: radians, named yaw, pitch, roll; past 90° is red.
+        let l = head_gauges([std::f32::consts::FRAC_PI_4, 0.0, 3.0], "yaw/pitch/roll");
+        let t = text(&l);
+        assert!(t.contains("   yaw ───────│───●───"), "{t}");
+        assert!(t.contains("  roll ───────│──────●"), "{t}");
+        assert_eq!(l.spans.last().unwrap().style.fg, Some(DROP));
+        // NaN: no mark.
+        let t = text(&head_gauges([f32::NAN, 0.0, 0.0], "deg"));
+        assert!(t.contains("     x ───────│───────"), "{t}");
     }
 }

@@ -852,21 +852,20 @@ fn bones(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) -> usize {
 }
 
 fn face(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) -> usize {
-    let angle_lines = u16::try_from(c.angles.len())
-        .unwrap_or(0)
-        .min(area.height / 3);
+    let mut lines: Vec<Line<'_>> = Vec::with_capacity(c.angles.len() + 1);
+    for (what, v, unit) in &c.angles {
+        lines.push(Line::raw(format!(
+            " {what:<10} {:>8.2} {:>8.2} {:>8.2}  {unit}",
+            v[0], v[1], v[2]
+        )));
+        // The head's turn at a glance, under its numbers.
+        if *what == "head" {
+            lines.push(pictures::head_gauges(*v, unit));
+        }
+    }
+    let angle_lines = u16::try_from(lines.len()).unwrap_or(0).min(area.height / 3);
     let [angles, bars] =
         Layout::vertical([Constraint::Length(angle_lines), Constraint::Fill(1)]).areas(area);
-    let lines: Vec<Line<'_>> = c
-        .angles
-        .iter()
-        .map(|(what, v, unit)| {
-            Line::raw(format!(
-                " {what:<10} {:>8.2} {:>8.2} {:>8.2}  {unit}",
-                v[0], v[1], v[2]
-            ))
-        })
-        .collect();
     f.render_widget(Paragraph::new(lines), angles);
     // Columns of about 40 cells: a name, a bar, the value.
     let cols = usize::from((bars.width / 40).max(1));
@@ -946,6 +945,22 @@ fn addresses(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize, now: Dur
 }
 
 fn trackers(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) -> usize {
+    // The slots seen from above, beside the table when there is room.
+    let placed: Vec<(&str, [f32; 3])> = c
+        .slots
+        .iter()
+        .filter_map(|s| Some((s.name.as_str(), s.pos?)))
+        .collect();
+    let above = if placed.is_empty() || area.width < 100 {
+        0
+    } else {
+        area.width - 64
+    };
+    let [area, map] =
+        Layout::horizontal([Constraint::Fill(1), Constraint::Length(above)]).areas(area);
+    if above > 0 {
+        pictures::trackers_above(f, map, &placed);
+    }
     let max = scroll_max(c.slots.len(), area);
     let scroll = scroll.min(max);
     let header = TableRow::new(vec![
@@ -1834,6 +1849,89 @@ mod tests {
             let bars = s[usize::from(h) - 2].trim_end();
             assert!(bars.ends_with("██▁▁"), "{bars:?}");
         }
+    }
+
+    #[test]
+    fn the_head_turn_is_three_gauges_under_its_numbers() {
+        let (top, now) = rig();
+        for (downs, names) in [(2, ["yaw", "pitch", "roll"]), (6, ["x", "y", "z"])] {
+            let mut view = View::new();
+            for _ in 0..downs {
+                press(&mut view, &top, now, KeyCode::Down);
+            }
+            press(&mut view, &top, now, KeyCode::Enter);
+            assert_eq!(view.drill.unwrap().tab, Some(Tab::Face));
+            let s = screen(&top, &view, now, 80, 24);
+            assert!(s[2].trim_start().starts_with("head"), "{}", s.join("\n"));
+            let words: Vec<&str> = s[3].split_whitespace().collect();
+            assert_eq!(
+                (words[0], words[2], words[4]),
+                (names[0], names[1], names[2]),
+                "{}",
+                s[3]
+            );
+            assert_eq!(s[3].matches('●').count(), 3, "{}", s[3]);
+            assert!(s[4].trim_start().starts_with("left eye"), "{}", s[4]);
+        }
+    }
+
+    #[test]
+    fn tracker_slots_are_seen_from_above_beside_their_table() {
+        let mut top = Top::new();
+        let slot = |n: u8, p: [f32; 3]| {
+            Message::new(
+                format!("/tracking/trackers/{n}/position"),
+                p.map(Arg::Float).to_vec(),
+            )
+        };
+        let vrc = osc::bundle(&[
+            slot(1, [0.0, 0.9, 0.0]),
+            slot(2, [-0.5, 0.1, 0.3]),
+            slot(3, [0.5, 0.1, -0.3]),
+        ])
+        .unwrap();
+        top.handle_datagram(
+            Duration::ZERO,
+            addr("0.0.0.0:9000"),
+            addr("10.0.0.5:1"),
+            &vrc,
+        );
+        let mut view = View::new();
+        press(&mut view, &top, Duration::ZERO, KeyCode::Enter);
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Trackers));
+        let s = screen(&top, &view, Duration::ZERO, 160, 45);
+        let map = 160 - 96;
+        assert!(
+            s[2][..].contains("from above · front ↑"),
+            "{}",
+            s.join("\n")
+        );
+        // Where each slot's name is printed in the map: (column, row).
+        let at = |name: &str| -> (usize, usize) {
+            s.iter()
+                .enumerate()
+                .find_map(|(y, l)| {
+                    let cells: Vec<char> = l.chars().collect();
+                    (map..cells.len())
+                        .find(|x| cells[*x].to_string() == name && !cells[*x - 1].is_alphanumeric())
+                        .map(|x| (x, y))
+                })
+                .unwrap_or_else(|| panic!("{name} not in the map:\n{}", s.join("\n")))
+        };
+        let (one, two, three) = (at("1"), at("2"), at("3"));
+        // +X right, +Z (forward) up.
+        assert!(
+            two.0 < one.0 && one.0 < three.0,
+            "{one:?} {two:?} {three:?}"
+        );
+        assert!(
+            two.1 < one.1 && one.1 < three.1,
+            "{one:?} {two:?} {three:?}"
+        );
+        // At 80 columns the table has the width alone.
+        let s = screen(&top, &view, Duration::ZERO, 80, 24);
+        assert!(!s.iter().any(|l| l.contains("from above")));
+        assert!(line_with(&s, "SLOT").starts_with("SLOT"));
     }
 
     #[test]
