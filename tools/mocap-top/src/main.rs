@@ -101,7 +101,7 @@ struct Args {
 
     /// Write the stick figure (front and side) of every body stream of the
     /// -r capture at --at to FILE as one SVG, and exit.
-    #[arg(long, value_name = "FILE", requires_all = ["read", "at"])]
+    #[arg(long, value_name = "FILE", requires_all = ["read", "at"], conflicts_with = "write")]
     svg: Option<PathBuf>,
 
     /// The moment --svg draws: a time since the capture's first datagram

@@ -307,6 +307,20 @@ fn a_moment_that_is_not_one_exits_2_and_says_what_is() {
     assert_eq!(run(&["--svg", o, "--at", "1s"]).0, Some(2));
     assert_eq!(run(&["-r", &capture, "--svg", o]).0, Some(2));
     assert_eq!(run(&["-r", &capture, "--at", "1s"]).0, Some(2));
+    // It reads a capture; it does not record one.
+    let w = out_path("w.pcapng");
+    let (code, err) = run(&[
+        "-r",
+        &capture,
+        "--svg",
+        o,
+        "--at",
+        "1s",
+        "-w",
+        w.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(!out.exists() && !w.exists());
     // A capture without a body stream.
     let face = format!("{CAPTURES}/livelink/face-60fps.pcapng");
     let (code, err) = run(&["-r", &face, "--svg", o, "--at", "1s"]);
