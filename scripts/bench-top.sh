@@ -13,6 +13,8 @@
 #   scripts/bench-top.sh
 #   RUNS=3 FLOOD=20000 scripts/bench-top.sh
 #   BASELINE=/tmp/mocap-top-old scripts/bench-top.sh   # another build's four-stream runs alongside
+#   DRILL=mocopi scripts/bench-top.sh   # the screen runs with the first row matching
+#                                       # DRILL (the / filter) drilled into
 #
 # Context switches (voluntary + involuntary, all threads) per datagram sent
 # are what a quiet stream costs most: each one is a wake-up.
@@ -122,6 +124,17 @@ four() { # mode [binary label]
     "$bin/pcap-replay" -q --format json --loop "$loops" --to "127.0.0.1:${ports[$i]}" "${captures[$i]}" >"$tmp/replay$i" 2>/dev/null &
     pids+=($!)
   done
+  if [ "$mode" = tty ] && [ -n "${DRILL:-}" ]; then
+    # Once the streams are rows: filter to DRILL, keep it, drill into it.
+    sleep 1.5
+    tmux -L "$sock" send-keys /
+    tmux -L "$sock" send-keys -l "$DRILL"
+    tmux -L "$sock" send-keys Enter Enter
+    sleep 0.5
+    tmux -L "$sock" capture-pane -p | grep -q " on 127.0.0.1:" ||
+      echo "bench-top: the drill-down into $DRILL did not open" >&2
+    label="$label, drilled into $DRILL"
+  fi
   for p in "${pids[@]}"; do wait "$p"; done
   for i in 0 1 2 3; do
     sent=$((sent + $(python3 -c "import json; print(json.loads(open('$tmp/replay$i').read().splitlines()[-1])['sent'])")))

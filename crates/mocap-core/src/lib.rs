@@ -18,6 +18,7 @@
 //! - [`vmc`]: typed VMC messages, name tables, frame encoder.
 //! - [`bridge`]: tracker frames turned into VMC (iFacialMocap face, mocopi body).
 //! - [`dlp3d`]: DLP3D's motion/face/audio stream (protobuf over WebSocket).
+//! - [`figure`]: a body frame as a stick figure, front and side views fitted to a box.
 //! - [`quat`]: the quaternion arithmetic the bridges and DLP3D share.
 //! - [`textcap`]: datagrams written as hex text (hex lines, mocopi packet captures).
 //! - [`protocol`]: the registry of protocols: names, default ports, content sniffs.
@@ -28,6 +29,7 @@
 pub mod bridge;
 pub mod bvh;
 pub mod dlp3d;
+pub mod figure;
 pub mod filekind;
 pub mod filter;
 pub mod health;

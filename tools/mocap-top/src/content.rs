@@ -2,10 +2,13 @@
 //! bones (mocopi, VMC), face values (iFacialMocap, Live Link Face, VMC
 //! blendshapes) with head and eye angles, one row per OSC address and name
 //! (VMC, VRChat, VMT; VMCProtocolMonitor's list), tracker slots (VRChat,
-//! VMT). Every list is bounded: names past the bound are counted, not kept.
+//! VMT), and the newest body frame for the stick figure (protocols whose
+//! registry row gives bodies). Every list is bounded: names past the bound
+//! are counted, not kept.
 
 use std::time::Duration;
 
+use mocap_core::bridge::{BodyOf, BodyPose, BodyReader};
 use mocap_core::osc::Arg;
 use mocap_core::protocol::{Args, Protocol, Stamp, View};
 use mocap_core::vmc;
@@ -117,6 +120,41 @@ pub(crate) struct Slot {
     pub(crate) rot: Option<[f32; 3]>,
 }
 
+/// A body stream's newest whole frame, from its protocol's reader (one per
+/// stream: it keeps what the protocol spreads over datagrams).
+pub(crate) struct Body {
+    reader: Box<dyn BodyReader>,
+    make: BodyOf,
+    pub(crate) pose: Option<BodyPose>,
+}
+
+impl Body {
+    fn new(make: BodyOf) -> Self {
+        Self {
+            reader: make(),
+            make,
+            pose: None,
+        }
+    }
+}
+
+impl Clone for Body {
+    /// The pose; a fresh reader (a paused screen's copy is drawn, never fed).
+    fn clone(&self) -> Self {
+        Self {
+            reader: (self.make)(),
+            make: self.make,
+            pose: self.pose.clone(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Body").field("pose", &self.pose).finish()
+    }
+}
+
 /// The newest contents of one stream.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Content {
@@ -128,6 +166,8 @@ pub(crate) struct Content {
     pub(crate) angles: Vec<(&'static str, [f32; 3], &'static str)>,
     pub(crate) addresses: Vec<Address>,
     pub(crate) slots: Vec<Slot>,
+    /// The newest body frame (protocols with bodies).
+    pub(crate) body: Option<Body>,
     /// Names left out because a list was full.
     pub(crate) dropped: u64,
     /// Bone rotations received that were not unit quaternions.
@@ -147,7 +187,18 @@ impl Content {
     /// Takes in one datagram of `protocol`, arrived at `now`: the registry's
     /// decode writes into this content; its stamp is the stream's.
     pub(crate) fn take(&mut self, protocol: Protocol, payload: &[u8], now: Duration) -> Stamp {
+        if let Some(make) = protocol.spec().body {
+            let body = self.body.get_or_insert_with(|| Body::new(make));
+            if let Some(pose) = body.reader.datagram(payload) {
+                body.pose = Some(pose);
+            }
+        }
         protocol.decode(payload, &mut Taking { content: self, now })
+    }
+
+    /// The newest body frame, once one has come.
+    pub(crate) fn pose(&self) -> Option<&BodyPose> {
+        self.body.as_ref().and_then(|b| b.pose.as_ref())
     }
 
     /// The index of a numbered sequence's `part` (Live Link Face subjects)

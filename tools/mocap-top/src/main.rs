@@ -11,9 +11,11 @@ use mocap_cli::args::WriteArgs;
 use mocap_cli::prelude::*;
 
 mod content;
+mod pictures;
 mod run;
 mod screen;
 mod state;
+mod svg;
 mod term;
 mod window;
 
@@ -49,6 +51,8 @@ const EXAMPLES: &str = "  mocap-top -l 39539 --to 127.0.0.1:39541
       (tcpdump's stderr would write over the screen)
   mocap-top -r take1.pcapng
       a capture at its recorded timing
+  mocap-top -r take1.pcapng --svg pose.svg --at 3.5s
+      the stick figure of each body stream 3.5 s in, as an SVG (or --at frame:210)
   mocap-top --format json --duration 10s | jq -c 'select(.type==\"top.stream\")'
       one top.stream record per stream every second, then a summary
 
@@ -95,6 +99,17 @@ struct Args {
     #[arg(long, value_name = "DUR", default_value = "60s", value_parser = parse_expire)]
     expire: Duration,
 
+    /// Write the stick figure (front and side) of every body stream of the
+    /// -r capture at --at to FILE as one SVG, and exit.
+    #[arg(long, value_name = "FILE", requires_all = ["read", "at"], conflicts_with = "write")]
+    svg: Option<PathBuf>,
+
+    /// The moment --svg draws: a time since the capture's first datagram
+    /// (3.5s, 1500ms) or each body stream's N-th body frame, counted from 0
+    /// (frame:1200).
+    #[arg(long, value_name = "WHEN", value_parser = svg::parse_at, requires = "svg")]
+    at: Option<svg::At>,
+
     #[command(flatten)]
     record: WriteArgs,
 
@@ -131,6 +146,13 @@ fn main() -> ExitCode {
 }
 
 fn start(args: Args) -> anyhow::Result<()> {
+    if let (Some(out), Some(at), Some(read)) = (&args.svg, args.at, &args.read) {
+        return svg::write(&svg::Request {
+            read: read.clone(),
+            out: out.clone(),
+            at,
+        });
+    }
     if args.to.len() > args.listen.len() {
         return Err(UsageError(format!(
             "{} --to for {} -l: each --to passes on the -l address in the same place",

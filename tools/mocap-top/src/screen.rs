@@ -13,15 +13,21 @@ use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Row as TableRow, Table, TableState};
+use ratatui::widgets::{Cell as TableCell, Paragraph, Row as TableRow, Table, TableState};
 
 use mocap_cli::sends::SendRecord;
 
 use crate::content::Content;
+use crate::pictures;
 use crate::state::{self, Key, Kind, Liveness, Row, Taken, Top};
+use mocap_core::figure::Figure;
 
 /// Longest `/` filter: an address with its port is 47 characters.
 const MAX_FILTER: usize = 64;
+/// The table's rate sparkline: from this width, this many cells (two
+/// seconds each: the last minute).
+const SPARK_FROM: u16 = 150;
+const SPARK_CELLS: u16 = 30;
 
 /// A line under the header: a port listened on (and where it is passed
 /// on), or a default port that is not.
@@ -48,6 +54,8 @@ pub(crate) enum Action {
 /// The drill-down views.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Tab {
+    /// The stick figure of the newest body frame.
+    Figure,
     Bones,
     Face,
     Addresses,
@@ -55,10 +63,17 @@ pub(crate) enum Tab {
 }
 
 impl Tab {
-    const ALL: [Self; 4] = [Self::Bones, Self::Face, Self::Addresses, Self::Trackers];
+    const ALL: [Self; 5] = [
+        Self::Figure,
+        Self::Bones,
+        Self::Face,
+        Self::Addresses,
+        Self::Trackers,
+    ];
 
     fn title(self) -> &'static str {
         match self {
+            Self::Figure => "figure",
             Self::Bones => "bones",
             Self::Face => "face",
             Self::Addresses => "addresses",
@@ -68,6 +83,7 @@ impl Tab {
 
     fn has(self, c: &Content) -> bool {
         match self {
+            Self::Figure => c.pose().is_some_and(|p| Figure::of(p).is_some()),
             Self::Bones => !c.bones.is_empty(),
             Self::Face => !c.face.is_empty(),
             Self::Addresses => !c.addresses.is_empty(),
@@ -269,7 +285,7 @@ fn first_tab(kind: Kind, c: &Content) -> Option<Tab> {
         Kind::Known(p) => match p.spec().carries {
             Carries::Face => Tab::Face,
             Carries::Trackers => Tab::Trackers,
-            Carries::Body => Tab::Bones,
+            Carries::Body => Tab::Figure,
         },
         Kind::Unknown => Tab::Bones,
     };
@@ -532,7 +548,16 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], view: &View) {
         80.. => Width::Normal,
         _ => Width::Narrow,
     };
+    // From 150 columns, the last minute's rate too, before NOTE.
+    let spark = width == Width::Wide && area.width >= SPARK_FROM;
     let (header, lengths): (Vec<&str>, &[u16]) = match width {
+        Width::Wide if spark => (
+            vec![
+                "PROTOCOL", "PORT", "SENDER", "RATE/s", "JITTER", "LOST", "DUP", "REORD", "RST",
+                "AGE", "ERR", "BYTES/s", "LAST 60s", "NOTE",
+            ],
+            &[14, 5, 21, 7, 6, 6, 5, 5, 4, 6, 5, 8, SPARK_CELLS],
+        ),
         Width::Wide => (
             vec![
                 "PROTOCOL", "PORT", "SENDER", "RATE/s", "JITTER", "LOST", "DUP", "REORD", "RST",
@@ -596,23 +621,35 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], view: &View) {
                 }
             };
             let rate = format!("{:.1}", r.rate_hz.unwrap_or_default());
-            let cells: Vec<String> = match width {
-                Width::Wide => vec![
-                    r.from.key.kind.name().into(),
-                    port,
-                    sender,
-                    rate,
-                    jitter,
-                    r.counts.lost.to_string(),
-                    r.counts.duplicates.to_string(),
-                    r.counts.reordered.to_string(),
-                    r.counts.restarts.to_string(),
-                    age_text(r),
-                    r.counts.errors.to_string(),
-                    si(r.own.bytes_per_s),
-                    note,
-                ],
-                Width::Normal => vec![
+            let cells: Vec<TableCell<'_>> = match width {
+                Width::Wide => {
+                    let mut cells: Vec<TableCell<'_>> = [
+                        r.from.key.kind.name().into(),
+                        port,
+                        sender,
+                        rate,
+                        jitter,
+                        r.counts.lost.to_string(),
+                        r.counts.duplicates.to_string(),
+                        r.counts.reordered.to_string(),
+                        r.counts.restarts.to_string(),
+                        age_text(r),
+                        r.counts.errors.to_string(),
+                        si(r.own.bytes_per_s),
+                    ]
+                    .into_iter()
+                    .map(TableCell::from)
+                    .collect();
+                    if spark {
+                        cells.push(TableCell::from(pictures::spark_text(
+                            &r.own.history,
+                            usize::from(SPARK_CELLS),
+                        )));
+                    }
+                    cells.push(TableCell::from(note));
+                    cells
+                }
+                Width::Normal => [
                     short(r.from.key.kind).into(),
                     port,
                     sender,
@@ -623,14 +660,20 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], view: &View) {
                     r.counts.errors.to_string(),
                     si(r.own.bytes_per_s),
                     note,
-                ],
-                Width::Narrow => vec![
+                ]
+                .into_iter()
+                .map(TableCell::from)
+                .collect(),
+                Width::Narrow => [
                     short(r.from.key.kind).into(),
                     port,
                     rate,
                     age_text(r),
                     sender,
-                ],
+                ]
+                .into_iter()
+                .map(TableCell::from)
+                .collect(),
             };
             let mut style = match r.own.state {
                 Liveness::Live => Style::new(),
@@ -716,8 +759,25 @@ fn drill(
         spans.push(Span::styled(t.title(), style));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), title);
+    // The rate's last minute under every view, when there is room.
+    let graph = if body.height >= 4 * pictures::GRAPH_ROWS {
+        pictures::GRAPH_ROWS
+    } else {
+        0
+    };
+    let [body, graph_area] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(graph)]).areas(body);
+    if let Some(r) = row.filter(|_| graph > 0) {
+        pictures::rate_graph(f, graph_area, &r.own.history);
+    }
     // A list scrolls no further than its last line at the bottom.
     let max = match d.tab {
+        Some(Tab::Figure) => {
+            if let Some(pose) = c.pose() {
+                pictures::figure(f, body, pose);
+            }
+            0
+        }
         Some(Tab::Bones) => bones(f, body, c, d.scroll),
         Some(Tab::Face) => face(f, body, c, d.scroll),
         Some(Tab::Addresses) => addresses(f, body, c, d.scroll, now),
@@ -792,21 +852,20 @@ fn bones(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) -> usize {
 }
 
 fn face(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) -> usize {
-    let angle_lines = u16::try_from(c.angles.len())
-        .unwrap_or(0)
-        .min(area.height / 3);
+    let mut lines: Vec<Line<'_>> = Vec::with_capacity(c.angles.len() + 1);
+    for (what, v, unit) in &c.angles {
+        lines.push(Line::raw(format!(
+            " {what:<10} {:>8.2} {:>8.2} {:>8.2}  {unit}",
+            v[0], v[1], v[2]
+        )));
+        // The head's turn at a glance, under its numbers.
+        if *what == "head" {
+            lines.push(pictures::head_gauges(*v, unit));
+        }
+    }
+    let angle_lines = u16::try_from(lines.len()).unwrap_or(0).min(area.height / 3);
     let [angles, bars] =
         Layout::vertical([Constraint::Length(angle_lines), Constraint::Fill(1)]).areas(area);
-    let lines: Vec<Line<'_>> = c
-        .angles
-        .iter()
-        .map(|(what, v, unit)| {
-            Line::raw(format!(
-                " {what:<10} {:>8.2} {:>8.2} {:>8.2}  {unit}",
-                v[0], v[1], v[2]
-            ))
-        })
-        .collect();
     f.render_widget(Paragraph::new(lines), angles);
     // Columns of about 40 cells: a name, a bar, the value.
     let cols = usize::from((bars.width / 40).max(1));
@@ -886,6 +945,22 @@ fn addresses(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize, now: Dur
 }
 
 fn trackers(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) -> usize {
+    // The slots seen from above, beside the table when there is room.
+    let placed: Vec<(&str, [f32; 3])> = c
+        .slots
+        .iter()
+        .filter_map(|s| Some((s.name.as_str(), s.pos?)))
+        .collect();
+    let above = if placed.is_empty() || area.width < 100 {
+        0
+    } else {
+        area.width - 64
+    };
+    let [area, map] =
+        Layout::horizontal([Constraint::Fill(1), Constraint::Length(above)]).areas(area);
+    if above > 0 {
+        pictures::trackers_above(f, map, &placed);
+    }
     let max = scroll_max(c.slots.len(), area);
     let scroll = scroll.min(max);
     let header = TableRow::new(vec![
@@ -1074,7 +1149,7 @@ mod tests {
             head,
             [
                 "PROTOCOL", "PORT", "SENDER", "RATE/s", "JITTER", "LOST", "DUP", "REORD", "RST",
-                "AGE", "ERR", "BYTES/s", "NOTE"
+                "AGE", "ERR", "BYTES/s", "LAST", "60s", "NOTE"
             ]
         );
         let live = line_with(&s, "Live Link Face");
@@ -1102,11 +1177,13 @@ mod tests {
     fn drill_down_into_bones_and_back() {
         let (top, now) = rig();
         let mut view = View::new();
-        // Down to mocopi (the third row), Enter.
+        // Down to mocopi (the third row), Enter: its figure; Tab: bones.
         for _ in 0..3 {
             press(&mut view, &top, now, KeyCode::Down);
         }
         press(&mut view, &top, now, KeyCode::Enter);
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Figure));
+        press(&mut view, &top, now, KeyCode::Tab);
         for (w, h) in [(80, 24), (160, 45)] {
             let s = screen(&top, &view, now, w, h);
             assert!(
@@ -1180,6 +1257,8 @@ mod tests {
             press(&mut view, &top, now, KeyCode::Down);
         }
         press(&mut view, &top, now, KeyCode::Enter);
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Figure));
+        press(&mut view, &top, now, KeyCode::Tab);
         assert_eq!(view.drill.unwrap().tab, Some(Tab::Bones));
         // The bridge sends no blendshapes: Tab goes from bones to addresses.
         press(&mut view, &top, now, KeyCode::Tab);
@@ -1341,6 +1420,7 @@ mod tests {
             press(&mut view, &top, now, KeyCode::Down);
         }
         press(&mut view, &top, now, KeyCode::Enter);
+        press(&mut view, &top, now, KeyCode::Tab);
         let bones = &top.stream(&view.drill.unwrap().key).unwrap().content.bones;
         let last = &bones.last().unwrap().name;
         screen(&top, &view, now, 80, 24);
@@ -1348,15 +1428,17 @@ mod tests {
             press(&mut view, &top, now, KeyCode::Down);
         }
         let s = screen(&top, &view, now, 80, 24);
-        // The last bone on the last line of the list, no empty lines under it.
-        assert!(s[22].starts_with(last.as_str()), "{}", s.join("\n"));
+        // The last bone on the last line of the list (above the rate's
+        // three lines), no empty lines under it.
+        assert!(s[19].starts_with(last.as_str()), "{}", s.join("\n"));
+        assert!(s[20].starts_with(" frames/s, last 1 s"), "{}", s.join("\n"));
         // One Up moves the list at once (no presses to take back).
         press(&mut view, &top, now, KeyCode::Up);
         let s = screen(&top, &view, now, 80, 24);
-        assert!(!s[22].starts_with(last.as_str()), "{}", s.join("\n"));
+        assert!(!s[19].starts_with(last.as_str()), "{}", s.join("\n"));
         press(&mut view, &top, now, KeyCode::End);
         let s = screen(&top, &view, now, 80, 24);
-        assert!(s[22].starts_with(last.as_str()), "{}", s.join("\n"));
+        assert!(s[19].starts_with(last.as_str()), "{}", s.join("\n"));
         press(&mut view, &top, now, KeyCode::Home);
         let s = screen(&top, &view, now, 80, 24);
         assert!(s[3].starts_with("root"), "{}", s.join("\n"));
@@ -1561,6 +1643,295 @@ mod tests {
         assert_eq!(wrap("abcdefgh ij", 3), ["abc", "def", "gh", "ij"]);
         assert_eq!(wrap("", 3), Vec::<String>::new());
         assert_eq!(wrap("a b", 0), ["a", "b"]);
+    }
+
+    /// A VRM-like T-pose as a VMC sender sends it (Unity's axes: facing
+    /// +Z, its left at −X), its left upper arm turned by `arm`.
+    fn t_pose(arm: [f32; 4]) -> Vec<Vec<u8>> {
+        use mocap_core::bridge::{BodyPose, BonePose};
+        let mut p = BodyPose::default();
+        for (name, pos) in [
+            ("Hips", [0.0, 0.9, 0.0]),
+            ("Spine", [0.0, 0.1, 0.0]),
+            ("Chest", [0.0, 0.15, 0.0]),
+            ("Neck", [0.0, 0.25, 0.0]),
+            ("Head", [0.0, 0.1, 0.0]),
+            ("LeftUpperLeg", [-0.1, -0.05, 0.0]),
+            ("LeftLowerLeg", [0.0, -0.4, 0.0]),
+            ("LeftFoot", [0.0, -0.4, 0.0]),
+            ("LeftToes", [0.0, -0.05, 0.1]),
+            ("RightUpperLeg", [0.1, -0.05, 0.0]),
+            ("RightLowerLeg", [0.0, -0.4, 0.0]),
+            ("RightFoot", [0.0, -0.4, 0.0]),
+            ("RightToes", [0.0, -0.05, 0.1]),
+            ("LeftUpperArm", [-0.2, 0.2, 0.0]),
+            ("LeftLowerArm", [-0.3, 0.0, 0.0]),
+            ("LeftHand", [-0.25, 0.0, 0.0]),
+            ("RightUpperArm", [0.2, 0.2, 0.0]),
+            ("RightLowerArm", [0.3, 0.0, 0.0]),
+            ("RightHand", [0.25, 0.0, 0.0]),
+        ] {
+            let rot = if name == "LeftUpperArm" {
+                arm
+            } else {
+                [0.0, 0.0, 0.0, 1.0]
+            };
+            p.set(name, BonePose { pos, rot });
+        }
+        mocap_core::vmc::frame_datagrams(&p.to_vmc(None, 0.0), mocap_core::vmc::MAX_BUNDLE).unwrap()
+    }
+
+    /// The screen's cells: symbol and foreground colour.
+    fn cells(top: &Top, view: &View, now: Duration, w: u16, h: u16) -> Vec<Vec<(String, Color)>> {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| draw(f, top, view, now, &[])).unwrap();
+        let buf = t.backend().buffer().clone();
+        (0..h)
+            .map(|y| {
+                (0..w)
+                    .map(|x| {
+                        let c = buf.cell((x, y)).unwrap();
+                        (c.symbol().to_owned(), c.fg)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn braille(cell: &(String, Color)) -> bool {
+        cell.0
+            .chars()
+            .next()
+            .is_some_and(|c| ('\u{2801}'..='\u{28ff}').contains(&c))
+    }
+
+    /// A VMC T-pose drilled into at `w`×`h`: its screen, and the rows and
+    /// columns of the front view.
+    fn figure_screen(arm: [f32; 4], w: u16, h: u16) -> Vec<Vec<(String, Color)>> {
+        let mut top = Top::new();
+        // Twice: a VMC sender's frame ends are known after its first frame.
+        for d in [t_pose(arm), t_pose(arm)].concat() {
+            top.handle_datagram(
+                Duration::ZERO,
+                addr("0.0.0.0:39539"),
+                addr("10.0.0.5:1"),
+                &d,
+            );
+        }
+        let mut view = View::new();
+        press(&mut view, &top, Duration::ZERO, KeyCode::Enter);
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Figure));
+        cells(&top, &view, Duration::ZERO, w, h)
+    }
+
+    const ID: [f32; 4] = [0.0, 0.0, 0.0, 1.0];
+
+    #[test]
+    fn a_t_pose_is_drawn_arms_either_side_of_the_spine_feet_on_the_ground() {
+        for (w, h) in [(80, 24), (160, 45)] {
+            let s = figure_screen(ID, w, h);
+            // The front view: the left half, between the title and the rate.
+            let rows = 2..usize::from(h) - 4;
+            let front = |y: usize| &s[y][..usize::from(w / 2)];
+            let dots = |y: usize| -> Vec<(usize, Color)> {
+                front(y)
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| braille(c))
+                    .map(|(x, c)| (x, c.1))
+                    .collect()
+            };
+            let drawn: Vec<usize> = rows.clone().filter(|y| !dots(*y).is_empty()).collect();
+            let (top_row, ground) = (drawn[0], *drawn.last().unwrap());
+            // The top of the head is on the spine.
+            let spine = dots(top_row)[0].0;
+            // The ground line runs across; both feet stand on it, the
+            // left one (cyan) on the picture's right: it faces the viewer.
+            let g = dots(ground);
+            assert!(g.len() > usize::from(w / 2) - 4, "{w}: {g:?}");
+            assert!(
+                g.iter().any(|(x, c)| *x > spine && *c == pictures::LEFT),
+                "{g:?}"
+            );
+            assert!(
+                g.iter().any(|(x, c)| *x < spine && *c == Color::White),
+                "{g:?}"
+            );
+            // The arms: the widest row above the ground.
+            let arms = (top_row..ground).max_by_key(|y| dots(*y).len()).unwrap();
+            let a = dots(arms);
+            let cyan: Vec<usize> = a
+                .iter()
+                .filter(|(_, c)| *c == pictures::LEFT)
+                .map(|(x, _)| *x)
+                .collect();
+            let white: Vec<usize> = a
+                .iter()
+                .filter(|(_, c)| *c == Color::White)
+                .map(|(x, _)| *x)
+                .collect();
+            assert!(cyan.len() >= 3 && white.len() >= 3, "{w}: {a:?}");
+            assert!(cyan.iter().all(|x| *x > spine), "{w}: spine {spine}, {a:?}");
+            assert!(
+                white.iter().filter(|x| **x != spine).all(|x| *x < spine),
+                "{a:?}"
+            );
+            assert!(
+                *cyan.iter().max().unwrap() > spine + 3 && *white.iter().min().unwrap() + 3 < spine,
+                "{w}: arms reach out: {a:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn raising_the_left_arm_changes_only_the_left_side() {
+        let h = std::f32::consts::FRAC_1_SQRT_2;
+        for (w, ht) in [(80, 24), (160, 45)] {
+            let t = figure_screen(ID, w, ht);
+            // −90° about Z turns the left arm (−X) up.
+            let up = figure_screen([0.0, 0.0, -h, h], w, ht);
+            let mut changed = 0;
+            for (y, (a, b)) in t.iter().zip(&up).enumerate() {
+                for (x, (ca, cb)) in a.iter().zip(b).enumerate() {
+                    if ca != cb {
+                        changed += 1;
+                        assert!(
+                            ca.1 == pictures::LEFT || cb.1 == pictures::LEFT,
+                            "{w}: ({x}, {y}) {ca:?} → {cb:?} is not the left side"
+                        );
+                    }
+                }
+            }
+            assert!(changed >= 4, "{w}: {changed}");
+        }
+    }
+
+    #[test]
+    fn the_last_minute_of_rate_is_a_sparkline_with_its_drops() {
+        let (top, now) = rig();
+        // Two seconds of 60 Hz, then two without a frame.
+        let later = now + Duration::from_secs(3);
+        let s = cells(&top, &View::new(), later, 160, 45);
+        let text = |y: usize| s[y].iter().map(|c| c.0.as_str()).collect::<String>();
+        let head = (0..45).find(|y| text(*y).starts_with("PROTOCOL")).unwrap();
+        let col = text(head).find("LAST 60s").unwrap();
+        let y = (0..45).find(|y| text(*y).starts_with("mocopi")).unwrap();
+        // Byte offset to cell: the header is ASCII up to the column.
+        let cell: Vec<&(String, Color)> = s[y][col..col + 30].iter().collect();
+        let shown: String = cell.iter().map(|c| c.0.as_str()).collect();
+        assert!(shown.trim_end().ends_with("█·"), "{shown:?}");
+        assert_eq!(
+            cell.iter()
+                .filter(|c| c.0 == "·")
+                .map(|c| c.1)
+                .collect::<Vec<_>>(),
+            [Color::Red]
+        );
+        // Under 150 columns there is no room for it.
+        let s = screen(&top, &View::new(), later, 120, 24);
+        assert!(!line_with(&s, "PROTOCOL").contains("LAST"));
+        // The drill-down's: minimum, maximum, and how many seconds were empty.
+        let mut view = View::new();
+        for _ in 0..3 {
+            press(&mut view, &top, later, KeyCode::Down);
+        }
+        press(&mut view, &top, later, KeyCode::Enter);
+        for (w, h) in [(80, 24), (160, 45)] {
+            let s = screen(&top, &view, later, w, h);
+            let label = &s[usize::from(h) - 4];
+            assert!(
+                label.starts_with(
+                    " frames/s, last 4 s: min 0  max 60  newest second 0  2 s without a frame"
+                ),
+                "{label}"
+            );
+            // Two full bars, then two marks on the baseline, at the right.
+            let bars = s[usize::from(h) - 2].trim_end();
+            assert!(bars.ends_with("██▁▁"), "{bars:?}");
+        }
+    }
+
+    #[test]
+    fn the_head_turn_is_three_gauges_under_its_numbers() {
+        let (top, now) = rig();
+        for (downs, names) in [(2, ["yaw", "pitch", "roll"]), (6, ["x", "y", "z"])] {
+            let mut view = View::new();
+            for _ in 0..downs {
+                press(&mut view, &top, now, KeyCode::Down);
+            }
+            press(&mut view, &top, now, KeyCode::Enter);
+            assert_eq!(view.drill.unwrap().tab, Some(Tab::Face));
+            let s = screen(&top, &view, now, 80, 24);
+            assert!(s[2].trim_start().starts_with("head"), "{}", s.join("\n"));
+            let words: Vec<&str> = s[3].split_whitespace().collect();
+            assert_eq!(
+                (words[0], words[2], words[4]),
+                (names[0], names[1], names[2]),
+                "{}",
+                s[3]
+            );
+            assert_eq!(s[3].matches('●').count(), 3, "{}", s[3]);
+            assert!(s[4].trim_start().starts_with("left eye"), "{}", s[4]);
+        }
+    }
+
+    #[test]
+    fn tracker_slots_are_seen_from_above_beside_their_table() {
+        let mut top = Top::new();
+        let slot = |n: u8, p: [f32; 3]| {
+            Message::new(
+                format!("/tracking/trackers/{n}/position"),
+                p.map(Arg::Float).to_vec(),
+            )
+        };
+        let vrc = osc::bundle(&[
+            slot(1, [0.0, 0.9, 0.0]),
+            slot(2, [-0.5, 0.1, 0.3]),
+            slot(3, [0.5, 0.1, -0.3]),
+        ])
+        .unwrap();
+        top.handle_datagram(
+            Duration::ZERO,
+            addr("0.0.0.0:9000"),
+            addr("10.0.0.5:1"),
+            &vrc,
+        );
+        let mut view = View::new();
+        press(&mut view, &top, Duration::ZERO, KeyCode::Enter);
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Trackers));
+        let s = screen(&top, &view, Duration::ZERO, 160, 45);
+        let map = 160 - 96;
+        assert!(
+            s[2][..].contains("from above · front ↑"),
+            "{}",
+            s.join("\n")
+        );
+        // Where each slot's name is printed in the map: (column, row).
+        let at = |name: &str| -> (usize, usize) {
+            s.iter()
+                .enumerate()
+                .find_map(|(y, l)| {
+                    let cells: Vec<char> = l.chars().collect();
+                    (map..cells.len())
+                        .find(|x| cells[*x].to_string() == name && !cells[*x - 1].is_alphanumeric())
+                        .map(|x| (x, y))
+                })
+                .unwrap_or_else(|| panic!("{name} not in the map:\n{}", s.join("\n")))
+        };
+        let (one, two, three) = (at("1"), at("2"), at("3"));
+        // +X right, +Z (forward) up.
+        assert!(
+            two.0 < one.0 && one.0 < three.0,
+            "{one:?} {two:?} {three:?}"
+        );
+        assert!(
+            two.1 < one.1 && one.1 < three.1,
+            "{one:?} {two:?} {three:?}"
+        );
+        // At 80 columns the table has the width alone.
+        let s = screen(&top, &view, Duration::ZERO, 80, 24);
+        assert!(!s.iter().any(|l| l.contains("from above")));
+        assert!(line_with(&s, "SLOT").starts_with("SLOT"));
     }
 
     #[test]

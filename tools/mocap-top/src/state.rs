@@ -17,7 +17,7 @@ use mocap_core::protocol::{self, Protocol, Stamp};
 use serde::Serialize;
 
 use crate::content::Content;
-use crate::window::Window;
+use crate::window::{History, Window};
 
 /// After this long without a datagram a row is marked stale.
 pub(crate) const STALE: Duration = Duration::from_secs(1);
@@ -131,6 +131,8 @@ pub(crate) struct Stream {
     window: Window,
     /// Frames over the last second.
     frame_window: Window,
+    /// The rate's last minute, a count a second (what RATE counts).
+    history: History,
     /// Numbered frames (mocopi, Live Link Face): the health module's
     /// counts, one per numbered sequence (Live Link Face subject).
     health: Vec<Health>,
@@ -163,6 +165,7 @@ impl Stream {
             since: now,
             window: Window::new(STREAM_WINDOW),
             frame_window: Window::new(STREAM_WINDOW),
+            history: History::default(),
             health: Vec::new(),
             marks: FrameMarks::default(),
             last_size: 0,
@@ -212,6 +215,10 @@ pub(crate) struct Seen {
     pub(crate) size: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) head_hex: Option<String>,
+    /// The rate of each whole second of the last minute, oldest first
+    /// (the sparklines; not a record field).
+    #[serde(skip)]
+    pub(crate) history: Vec<u32>,
 }
 
 /// Every stream seen.
@@ -264,6 +271,7 @@ impl Top {
         s.window.push(now, payload.len());
         s.last_size = payload.len();
         if kind == Kind::Unknown {
+            s.history.push(now);
             s.head.clear();
             s.head
                 .extend_from_slice(payload.get(..UNKNOWN_HEAD).unwrap_or(payload));
@@ -285,12 +293,14 @@ impl Top {
                 // `duplicates` and bytes/s, left out of the frame rate.
                 if event != Some(FrameEvent::Duplicate) {
                     s.frame_window.push(now, 0);
+                    s.history.push(now);
                 }
             }
             Stamp::Unnumbered { ends_frame } => {
                 if s.marks.is_frame(ends_frame) {
                     s.frames += 1;
                     s.frame_window.push(now, 0);
+                    s.history.push(now);
                 }
             }
             Stamp::Skeleton | Stamp::Sensor => {}
@@ -443,6 +453,7 @@ fn row(key: Key, s: &Stream, now: Duration) -> Row {
                 .map(|b| b.name.clone()),
             size: unknown.then_some(s.last_size),
             head_hex: unknown.then(|| hex_head(&s.head)),
+            history: s.history.samples(now),
         },
     }
 }

@@ -1,5 +1,7 @@
 //! Arrivals over the last second: the rate, bytes per second and spread of
-//! one stream (or one OSC address), from arrival times alone.
+//! one stream (or one OSC address), from arrival times alone; and the last
+//! minute of a stream's rate, one count a second, for its sparkline
+//! ([`History`]).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -97,9 +99,107 @@ impl Window {
     }
 }
 
+/// Seconds of rate a [`History`] keeps.
+pub(crate) const HISTORY: usize = 60;
+
+/// Frames counted per whole second of the run (`now`'s seconds), the last
+/// [`HISTORY`] of them: a second with none is a 0, so a drop shows.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct History {
+    /// Counts by second, the newest at the back: at most `HISTORY + 1`
+    /// (the newest second may still be counting).
+    counts: VecDeque<u32>,
+    /// The second of the newest count.
+    last: Option<u64>,
+}
+
+impl History {
+    /// One frame at `now` (a clock that went back counts in the newest
+    /// second).
+    pub(crate) fn push(&mut self, now: Duration) {
+        let s = now.as_secs();
+        match self.last {
+            Some(l) if s <= l => {
+                if let Some(c) = self.counts.back_mut() {
+                    *c = c.saturating_add(1);
+                }
+            }
+            Some(l) => {
+                let gap = usize::try_from(s - l - 1)
+                    .unwrap_or(usize::MAX)
+                    .min(HISTORY);
+                self.counts.extend(std::iter::repeat_n(0, gap));
+                self.counts.push_back(1);
+                self.last = Some(s);
+            }
+            None => {
+                self.counts.push_back(1);
+                self.last = Some(s);
+            }
+        }
+        while self.counts.len() > HISTORY + 1 {
+            self.counts.pop_front();
+        }
+    }
+
+    /// Frames in each whole second before `now`'s, oldest first, at most
+    /// [`HISTORY`]: the seconds since the first frame, zeros for those
+    /// without one up to `now`.
+    pub(crate) fn samples(&self, now: Duration) -> Vec<u32> {
+        let Some(last) = self.last else {
+            return Vec::new();
+        };
+        let s = now.as_secs();
+        let mut out: Vec<u32> = self.counts.iter().copied().collect();
+        if s <= last {
+            // The newest second is still counting.
+            out.pop();
+        } else {
+            let quiet = usize::try_from(s - last - 1)
+                .unwrap_or(usize::MAX)
+                .min(HISTORY);
+            out.extend(std::iter::repeat_n(0, quiet));
+        }
+        let cut = out.len().saturating_sub(HISTORY);
+        out.drain(..cut);
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn history_keeps_a_count_a_second_for_a_minute_with_drops_as_zeros() {
+        let mut h = History::default();
+        assert!(h.samples(ms(5000)).is_empty());
+        // 60 Hz for 3 s from 0.5 s, nothing from 3.5 s to 6 s, then 30 Hz.
+        for i in 0..180u64 {
+            h.push(ms(500 + i * 1000 / 60));
+        }
+        // Still in the fourth second: three whole seconds (the first half).
+        assert_eq!(h.samples(ms(3400)), [30, 60, 60]);
+        for i in 0..30u64 {
+            h.push(ms(6000 + i * 1000 / 30));
+        }
+        assert_eq!(h.samples(ms(6900)), [30, 60, 60, 30, 0, 0]);
+        assert_eq!(h.samples(ms(7000)), [30, 60, 60, 30, 0, 0, 30]);
+        // Quiet since: zeros up to now, and never more than a minute.
+        let s = h.samples(ms(10_000));
+        assert_eq!(s[7..], [0, 0, 0]);
+        let s = h.samples(ms(200_000));
+        assert_eq!(s.len(), HISTORY);
+        assert!(s.iter().all(|c| *c == 0));
+        // A long run stays bounded; the clock going back counts as now.
+        for i in 0..100_000u64 {
+            h.push(ms(300_000 + i * 10));
+        }
+        assert!(h.counts.len() <= HISTORY + 1);
+        h.push(ms(1));
+        let s = h.samples(ms(1_300_000));
+        assert_eq!((s.len(), s[0]), (HISTORY, 100));
+    }
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)

@@ -186,9 +186,11 @@ fn four_streams_in_a_real_terminal_update_in_place_drill_down_and_quit() {
         s.iter()
             .any(|l| l.contains(" on 127.0.0.1:") && l.contains(" from 127.0.0.1:"))
     });
+    // A body opens on its stick figure (braille), a face on its bars.
     assert!(
-        s.iter()
-            .any(|l| l.starts_with("BONE") || l.trim_start().starts_with("head")),
+        s.iter().any(|l| l.starts_with("front · ")
+            || l.starts_with("BONE")
+            || l.trim_start().starts_with("head")),
         "{}",
         s.join("\n")
     );
@@ -359,4 +361,62 @@ fn the_end_of_a_capture_file_is_shown() {
         "{}",
         s.join("\n")
     );
+}
+
+/// Braille dots in a screen: the stick figure's.
+fn braille(screen: &[String]) -> String {
+    screen
+        .iter()
+        .flat_map(|l| l.chars())
+        .filter(|c| ('\u{2801}'..='\u{28ff}').contains(c))
+        .collect()
+}
+
+/// The mocopi capture's drill-down in a real terminal is a stick figure
+/// that moves while the capture plays (the arm waves), at 80×24 and 160×45.
+#[test]
+#[ignore = "needs tmux: scripts/test-all.sh"]
+fn the_mocopi_figure_moves_in_a_real_terminal() {
+    for (w, h) in [("80", "24"), ("160", "45")] {
+        let tmux = Tmux {
+            socket: format!("mocap-top-figure-{}-{w}", std::process::id()),
+        };
+        tmux.run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "top",
+            "-x",
+            w,
+            "-y",
+            h,
+            &format!("{BIN} -r {CAPTURES}/mocopi/wave-60hz.pcapng; sleep 60"),
+        ]);
+        tmux.wait_for("the mocopi row", |s| {
+            s.iter().any(|l| l.starts_with("mocopi"))
+        });
+        tmux.run(&["send-keys", "-t", "top", "Enter"]);
+        let first = tmux.wait_for("the figure", |s| {
+            s.iter().any(|l| l.starts_with("front · ")) && braille(s).chars().count() > 30
+        });
+        // The capture lasts 4 s: its arm moves within a second.
+        let until = Instant::now() + Duration::from_secs(3);
+        let moved = loop {
+            sleep(Duration::from_millis(150));
+            let s = tmux.screen();
+            if braille(&s) != braille(&first) {
+                break s;
+            }
+            assert!(
+                Instant::now() < until,
+                "{w}×{h}: the figure never moved:\n{}",
+                first.join("\n")
+            );
+        };
+        assert!(
+            moved.iter().any(|l| l.contains("side · facing →")),
+            "{}",
+            moved.join("\n")
+        );
+    }
 }

@@ -35,6 +35,7 @@
 mod average;
 mod encode;
 mod fast;
+pub mod fk;
 pub mod humanoid;
 mod message;
 mod mix;

@@ -34,7 +34,8 @@
 //! ```
 //!
 //! - Solver ([`TrackerSolver`]): `/VMC/Ext/Bone/Pos` poses are local to the
-//!   humanoid parent; world poses come from forward kinematics down the
+//!   humanoid parent; world poses come from forward kinematics
+//!   ([`super::fk`], which the stick figure shares) down the
 //!   HumanBodyBones tree from `/VMC/Ext/Root/Pos` (identity when the sender
 //!   has none; its MR scale and offset are ignored). A bone the sender never
 //!   sent is skipped: its children hang off the nearest sent ancestor
@@ -60,11 +61,10 @@
 //! `docs/trackers.md`.
 //!
 //! Its parts, a file each: slot numbering and `--trackers` selections
-//! (`slot.rs`), the forward-kinematics solver (`solve.rs`), Unity Euler
+//! (`slot.rs`), the solver over [`super::fk`] (`solve.rs`), Unity Euler
 //! angles (`euler.rs`), the VRChat and VMT encoders (`encode.rs`).
 
 use super::HUMAN_BODY_BONES;
-use crate::quat::{mul, rotate};
 
 mod encode;
 mod euler;
@@ -73,6 +73,7 @@ mod solve;
 #[cfg(test)]
 mod tests;
 
+pub use super::fk::Pose;
 pub use encode::{
     VmtOptions, VrchatOptions, vmt_datagrams, vmt_messages, vrchat_datagrams, vrchat_messages,
 };
@@ -111,44 +112,3 @@ const HEAD: usize = 10;
 const LEFT_LOWER_ARM: usize = 15;
 const RIGHT_LOWER_ARM: usize = 16;
 const UPPER_CHEST: usize = 54;
-
-/// A world pose: position in metres and rotation `[x, y, z, w]`, Unity's axes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Pose {
-    /// Position.
-    pub pos: [f64; 3],
-    /// Rotation, a unit quaternion.
-    pub rot: [f64; 4],
-}
-
-impl Pose {
-    /// No translation, no rotation.
-    pub const IDENTITY: Self = Self {
-        pos: [0.0; 3],
-        rot: [0.0, 0.0, 0.0, 1.0],
-    };
-
-    /// Every value is finite.
-    pub fn is_finite(&self) -> bool {
-        self.pos.iter().chain(&self.rot).all(|v| v.is_finite())
-    }
-
-    /// Every value is finite as the f32 the wire carries (the encoders skip
-    /// a pose that is not).
-    pub fn fits_f32(&self) -> bool {
-        self.pos
-            .iter()
-            .chain(&self.rot)
-            .all(|v| (*v as f32).is_finite())
-    }
-
-    /// `local` expressed in this pose's frame.
-    fn then(self, local: Self) -> Self {
-        let [x, y, z] = rotate(self.rot, local.pos);
-        let [px, py, pz] = self.pos;
-        Self {
-            pos: [px + x, py + y, pz + z],
-            rot: mul(self.rot, local.rot),
-        }
-    }
-}

@@ -1,20 +1,13 @@
-//! Forward kinematics: one sender's VMC frames as world poses of the
-//! tracker slots, scaled to the user's height.
+//! Forward kinematics ([`crate::vmc::fk`]): one sender's VMC frames as
+//! world poses of the tracker slots, scaled to the user's height.
 
-use super::super::humanoid::humanoid_parent;
-use super::super::{Message, bone_index};
-use super::{
-    HEAD, HEAD_TO_ANKLE, HIPS, HUMAN_BODY_BONES, LEFT_FOOT, Pose, RIGHT_FOOT, SLOTS, Slot,
-};
-use crate::quat::{checked_normalise, normalise};
+use super::super::Message;
+use super::super::fk::Skeleton;
+use super::{HEAD, HEAD_TO_ANKLE, HIPS, LEFT_FOOT, Pose, RIGHT_FOOT, SLOTS, Slot};
 
 /// A rest-pose Head-to-foot span below this (metres) is not a body; the
 /// height waits for a better frame.
 const MIN_SPAN: f64 = 0.05;
-
-const BONES: usize = HUMAN_BODY_BONES.len();
-/// Longer than any humanoid chain (a finger's is 10 with Hips).
-const MAX_CHAIN: usize = 16;
 
 /// One frame's trackers, by [`Slot::index`], and the Head bone.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -36,9 +29,7 @@ impl Trackers {
 /// last pose between frames.
 #[derive(Clone, Debug)]
 pub struct TrackerSolver {
-    bones: [Option<Pose>; BONES],
-    parents: [Option<usize>; BONES],
-    root: Option<Pose>,
+    skeleton: Skeleton,
     height: Option<f64>,
     avatar_height: Option<f64>,
 }
@@ -55,14 +46,8 @@ impl TrackerSolver {
     /// height, and nothing is solved until that is measured; a height that
     /// is not a positive finite number is ignored (unscaled).
     pub fn new(height: Option<f32>) -> Self {
-        let mut parents = [None; BONES];
-        for (b, p) in parents.iter_mut().enumerate() {
-            *p = humanoid_parent(b);
-        }
         Self {
-            bones: [None; BONES],
-            parents,
-            root: None,
+            skeleton: Skeleton::new(),
             height: height.map(f64::from).filter(|h| h.is_finite() && *h > 0.0),
             avatar_height: None,
         }
@@ -81,30 +66,21 @@ impl TrackerSolver {
     pub fn push(&mut self, m: &Message) {
         match m {
             Message::BonePos { name, pos, rot } => self.bone(name, *pos, *rot),
-            Message::RootPos { pos, rot, .. } => {
-                if let Some(p) = checked_pose(*pos, *rot) {
-                    self.root = Some(p);
-                }
-            }
+            Message::RootPos { pos, rot, .. } => self.skeleton.set_root(*pos, *rot),
             _ => {}
         }
     }
 
     /// Takes one `Bone/Pos` by name (for callers that decode borrowed names).
     pub fn bone(&mut self, name: &str, pos: [f32; 3], rot: [f32; 4]) {
-        if let (Some(slot), Some(p)) = (
-            bone_index(name).and_then(|i| self.bones.get_mut(i)),
-            checked_pose(pos, rot),
-        ) {
-            *slot = Some(p);
-        }
+        self.skeleton.set_named(name, pos, rot);
     }
 
     /// The trackers of the bones held now. `None` before Hips has come, or
     /// with a height before the avatar's has been measured. A slot whose
     /// pose is not finite (extreme input) is left out.
     pub fn trackers(&mut self) -> Option<Trackers> {
-        self.bones.get(HIPS).copied().flatten()?;
+        self.skeleton.local(HIPS)?;
         let scale = self.scale_now()?;
         let scaled = |p: Pose| {
             let p = Pose {
@@ -161,61 +137,12 @@ impl TrackerSolver {
 
     /// A bone's height in the rest pose, relative to Hips' parent.
     fn rest(&self, bone: usize) -> Option<f64> {
-        let (chain, n) = self.chain(bone)?;
-        Some(
-            chain
-                .iter()
-                .take(n)
-                .filter_map(|b| self.bones.get(*b).copied().flatten())
-                .map(|p| {
-                    let [_, y, _] = p.pos;
-                    y
-                })
-                .sum(),
-        )
+        let [_, y, _] = self.skeleton.rest(bone)?;
+        Some(y)
     }
 
     /// A sent bone's world pose.
     fn world(&self, bone: usize) -> Option<Pose> {
-        let (chain, n) = self.chain(bone)?;
-        let mut w = self.root.unwrap_or(Pose::IDENTITY);
-        for b in chain.iter().take(n).rev() {
-            w = w.then(self.bones.get(*b).copied().flatten()?);
-        }
-        w.rot = normalise(w.rot);
-        Some(w)
+        self.skeleton.world(bone)
     }
-
-    /// The sent bones from `bone` up to Hips (child first), and how many.
-    fn chain(&self, bone: usize) -> Option<([usize; MAX_CHAIN], usize)> {
-        let sent = |b: usize| self.bones.get(b).is_some_and(Option::is_some);
-        if !sent(bone) {
-            return None;
-        }
-        let mut chain = [0; MAX_CHAIN];
-        let mut n = 0;
-        let mut at = Some(bone);
-        // Bounded even if the parent table had a cycle.
-        for _ in 0..BONES {
-            let Some(b) = at else { break };
-            if sent(b) {
-                *chain.get_mut(n)? = b;
-                n += 1;
-            }
-            at = self.parents.get(b).copied().flatten();
-        }
-        Some((chain, n))
-    }
-}
-
-/// A wire pose widened, or `None` when it cannot be a pose.
-fn checked_pose(pos: [f32; 3], rot: [f32; 4]) -> Option<Pose> {
-    let pos = pos.map(f64::from);
-    if !pos.iter().all(|v| v.is_finite()) {
-        return None;
-    }
-    Some(Pose {
-        pos,
-        rot: checked_normalise(rot.map(f64::from))?,
-    })
 }
