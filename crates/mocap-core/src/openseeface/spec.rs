@@ -25,7 +25,7 @@ pub const SPEC: Spec = Spec {
     ask: None,
     renumber: None,
     tool: "mocap-dump",
-    dissector: None,
+    dissector: Some("openseeface"),
 };
 
 /// Certain when the datagram is whole faces and every face's head is
