@@ -175,6 +175,42 @@ mod tests {
         assert_eq!(unity_head([f32::NAN, 0.0, 0.0, 1.0]), None);
     }
 
+    /// Every turn on a 30° grid, by quaternion algebra instead of by hand:
+    /// the tracker packs (rest · h)⁻¹; the head's turn is rest · h · rest⁻¹
+    /// in the camera's (row, column, depth) axes, and Unity's axes are
+    /// (column, −row, depth): a −90° turn about depth.
+    #[test]
+    fn every_turn_reaches_unity_as_the_turn_in_unitys_axes() {
+        let a = std::f64::consts::FRAC_1_SQRT_2;
+        let conj = |[x, y, z, w]: [f64; 4]| [-x, -y, -z, w];
+        let rest = [a, -a, 0.0, 0.0];
+        // The model's right, up and out of the face onto the camera's
+        // −column, −row and −depth: facing the camera.
+        let near = |p: [f64; 3], q: [f64; 3]| p.iter().zip(q).all(|(x, y)| (x - y).abs() < 1e-12);
+        assert!(near(quat::rotate(rest, [1.0, 0.0, 0.0]), [0.0, -1.0, 0.0]));
+        assert!(near(quat::rotate(rest, [0.0, 1.0, 0.0]), [-1.0, 0.0, 0.0]));
+        assert!(near(quat::rotate(rest, [0.0, 0.0, 1.0]), [0.0, 0.0, -1.0]));
+        let unity = [0.0, 0.0, -a, a];
+        assert!(near(quat::rotate(unity, [0.0, 1.0, 0.0]), [1.0, 0.0, 0.0]));
+        assert!(near(quat::rotate(unity, [1.0, 0.0, 0.0]), [0.0, -1.0, 0.0]));
+        let grid = [-60.0, -30.0, 0.0, 30.0, 60.0];
+        for x in grid {
+            for y in grid {
+                for z in grid {
+                    let h = quat::from_euler(quat::EulerOrder::Xyz, [x, y, z]);
+                    let packed = conj(quat::mul(rest, h));
+                    let turn = quat::mul(quat::mul(rest, h), conj(rest));
+                    let want = quat::mul(quat::mul(unity, turn), conj(unity));
+                    #[allow(clippy::cast_possible_truncation, reason = "the wire's f32")]
+                    let got = unity_head(packed.map(|v| v as f32)).unwrap();
+                    #[allow(clippy::cast_possible_truncation, reason = "the wire's f32")]
+                    let want = want.map(|v| v as f32);
+                    assert!(same_rotation(got, want), "{x} {y} {z}: {got:?} {want:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn eyes_and_mouth_become_vrm_presets() {
         let at = |name| VRM0_PRESETS.iter().position(|n| *n == name).unwrap();
