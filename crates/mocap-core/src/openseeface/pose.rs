@@ -181,7 +181,7 @@ mod tests {
     /// (column, −row, depth): a −90° turn about depth.
     #[test]
     fn every_turn_reaches_unity_as_the_turn_in_unitys_axes() {
-        let a = std::f64::consts::FRAC_1_SQRT_2;
+        let a = FRAC_1_SQRT_2;
         let conj = |[x, y, z, w]: [f64; 4]| [-x, -y, -z, w];
         let rest = [a, -a, 0.0, 0.0];
         // The model's right, up and out of the face onto the camera's
