@@ -1,10 +1,10 @@
 //! Face frames as VMC messages: ARKit blendshapes as `/VMC/Ext/Blend/Val`
 //! with ARKit names ("perfect sync"), VRM 0.x preset expressions with
 //! their preset names, then one Apply; the head (and optionally the eyes)
-//! as `/VMC/Ext/Bone/Pos` rotations. Every face app
-//! reaches the bridge as a [`FacePose`]: each protocol module converts its
-//! own frames (`From<&ifm::Frame>`, [`FacePose::from_livelink`]), so the
-//! bridge depends on none of them.
+//! as `/VMC/Ext/Bone/Pos` rotations. Every face app reaches the bridge as a
+//! [`FacePose`]: each protocol module converts its own frames
+//! (`From<&ifm::Frame>`, `From<&openseeface::Face>`,
+//! [`FacePose::from_livelink`]), so the bridge depends on none of them.
 //!
 //! The app's Euler order and signs are not documented. Our reading: X pitch,
 //! Y yaw, Z roll in degrees, in ARKit's right-handed frame (+Y up, +Z towards
