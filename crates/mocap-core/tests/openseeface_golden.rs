@@ -144,7 +144,7 @@ impl View for Seen {
 }
 
 #[test]
-fn the_registry_row_shows_values_head_and_blinks() {
+fn the_registry_row_shows_values_head_blinks_and_mouth() {
     let d = capture();
     let mut v = Seen::default();
     assert_eq!(Protocol::OpenSeeFace.decode(&d[12], &mut v), face_0_at(12));
@@ -155,14 +155,37 @@ fn the_registry_row_shows_values_head_and_blinks() {
     assert_eq!(v.faces[31], ("#1 mouth_wide".to_owned(), 0.359_375));
     assert_eq!(v.angles, [("head", [-158.0, 10.5, 90.25])]);
 
-    // Frame 3: right eye 3/4 open, left 1/4.
+    // Frame 3: right eye 3/4 open, left 1/4: the right eye is past the
+    // open threshold (0.55), the left a (0.55 − 0.25) / (0.55 − 0.2) blink.
+    // Mouth open 12/16 − 1/2 + 3/256, wide 13/16 − 1/2 + 3/256: the opening
+    // shared as A = open · (1 − wide), I = open · wide.
     let pose = (Protocol::OpenSeeFace.spec().face.unwrap())(&d[3]).unwrap();
-    let arkit = mocap_core::ifm::ARKIT;
-    let blend = |name: &str| pose.blendshapes[arkit.iter().position(|n| *n == name).unwrap()];
-    assert_eq!(blend("eyeBlinkRight"), Some(0.25));
-    assert_eq!(blend("eyeBlinkLeft"), Some(0.75));
-    assert_eq!(pose.blendshapes.iter().flatten().count(), 2);
+    let presets = mocap_core::vmc::VRM0_PRESETS;
+    let expr = |name: &str| pose.expressions[presets.iter().position(|n| *n == name).unwrap()];
+    let near = |got: Option<f32>, want: f64| {
+        assert!(
+            (f64::from(got.unwrap()) - want).abs() < 1e-6,
+            "{got:?} {want}"
+        );
+    };
+    near(expr("Blink_R"), 0.0);
+    near(expr("Blink_L"), 0.3 / 0.35);
+    let (open, wide) = (0.25 + 3.0 / 256.0, 0.3125 + 3.0 / 256.0);
+    near(expr("A"), open * (1.0 - wide));
+    near(expr("I"), open * wide);
+    near(expr("U"), 0.0);
+    assert_eq!(pose.expressions.iter().flatten().count(), 5);
+    assert_eq!(pose.blendshapes.iter().flatten().count(), 0);
     assert_eq!((pose.tracking, pose.head), (Some(true), None));
+    // The script's quaternion (½, −½, ½, ½) is how the tracker packs a head
+    // turned 90° chin down from facing the camera: −90° about Unity's X.
+    let [x, y, z, w] = pose.head_rotation.unwrap();
+    let h = std::f32::consts::FRAC_1_SQRT_2;
+    let dot = -x * h + w * h;
+    assert!(
+        (dot.abs() - 1.0).abs() < 1e-6 && y.abs() < 1e-6 && z.abs() < 1e-6,
+        "{x} {y} {z} {w}"
+    );
 }
 
 /// The stamp of frame `k`: face 0's sequence at the script's clock,

@@ -259,11 +259,14 @@ fn blend_frames(datagrams: &[Vec<u8>]) -> Vec<Vec<(String, f32)>> {
         .collect()
 }
 
-/// OpenSeeFace to VMC: one Apply per whole datagram, its face 0's blinks
-/// (1 − openness as packed), the last tracked pose held while the fit
-/// failed (datagrams 20 and 21), nothing for the cut last datagram.
+/// OpenSeeFace to VMC: one Apply per whole datagram, its face 0's mouth
+/// and blinks as VRM presets and its head, the last tracked pose held while
+/// the fit failed (datagrams 20 and 21), nothing for the cut last datagram.
+/// Expected values from make_capture.py's inputs and the mapping in
+/// docs/openseeface.md: blink thresholds 0.2 (shut) and 0.55 (open), the
+/// mouth's opening shared as A = open · (1 − wide), I = open · wide.
 #[test]
-fn vmc_from_openseeface_sends_the_packed_blinks() {
+fn vmc_from_openseeface_sends_vrm_presets_and_the_head() {
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let to = rx.local_addr().unwrap().to_string();
     let t = tool(&["-r", &path("openseeface/face-32fps.pcap"), "--vmc", &to]);
@@ -272,18 +275,51 @@ fn vmc_from_openseeface_sends_the_packed_blinks() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(run.stdout.is_empty(), "bridging is quiet: {:?}", run.stdout);
     let frames = blend_frames(&got);
-    let want: Vec<Vec<(String, f32)>> = (0..29)
+    let blink = |open: f64| ((0.55 - open) / 0.35).clamp(0.0, 1.0);
+    let want: Vec<Vec<(&str, f64)>> = (0..29)
         .map(|k| {
             let k = if k == 20 || k == 21 { 19 } else { k };
-            let right = (k % 5) as f32 * 0.25;
+            let right = f64::from(k % 5) * 0.25;
             let left = 1.0 - right;
+            let open = 12.0 / 16.0 - 0.5 + f64::from(k) / 256.0;
+            let wide = 13.0 / 16.0 - 0.5 + f64::from(k) / 256.0;
             vec![
-                ("eyeBlinkLeft".to_owned(), 1.0 - left),
-                ("eyeBlinkRight".to_owned(), 1.0 - right),
+                ("A", open * (1.0 - wide)),
+                ("I", open * wide),
+                ("U", 0.0),
+                ("Blink_L", blink(left)),
+                ("Blink_R", blink(right)),
             ]
         })
         .collect();
-    assert_eq!(frames, want);
+    assert_eq!(frames.len(), want.len());
+    for (k, (got, want)) in frames.iter().zip(&want).enumerate() {
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        let want_names: Vec<&str> = want.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, want_names, "frame {k}");
+        for ((n, g), (_, w)) in got.iter().zip(want) {
+            assert!(
+                (f64::from(*g) - w).abs() < 1e-6,
+                "frame {k} {n}: {g} vs {w}"
+            );
+        }
+    }
+    // The script's quaternion (½, −½, ½, ½) is a head turned 90° chin down
+    // from facing the camera: −90° about Unity's X, in every frame.
+    let heads: Vec<[f32; 4]> = got
+        .iter()
+        .flat_map(|d| vmc::decode(d).unwrap())
+        .filter_map(|m| match m.unwrap() {
+            Message::BonePos { name, rot, .. } if name == "Head" => Some(rot),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(heads.len(), 29);
+    let h = std::f32::consts::FRAC_1_SQRT_2;
+    for [x, y, z, w] in heads {
+        let dot = -x * h + w * h;
+        assert!((dot.abs() - 1.0).abs() < 1e-6 && y.abs() < 1e-6 && z.abs() < 1e-6);
+    }
     assert!(run.stderr.contains("vmc: 29 frames"), "{}", run.stderr);
 }
 

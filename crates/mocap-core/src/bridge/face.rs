@@ -1,9 +1,10 @@
-//! ARKit face frames as VMC "perfect sync" messages: blendshapes as
-//! `/VMC/Ext/Blend/Val` with ARKit names, then one Apply; the head (and
-//! optionally the eyes) as `/VMC/Ext/Bone/Pos` rotations. Every face app
-//! reaches the bridge as a [`FacePose`]: each protocol module converts its
-//! own frames (`From<&ifm::Frame>`, [`FacePose::from_livelink`]), so the
-//! bridge depends on none of them.
+//! Face frames as VMC messages: ARKit blendshapes as `/VMC/Ext/Blend/Val`
+//! with ARKit names ("perfect sync"), VRM 0.x preset expressions with
+//! their preset names, then one Apply; the head (and optionally the eyes)
+//! as `/VMC/Ext/Bone/Pos` rotations. Every face app reaches the bridge as a
+//! [`FacePose`]: each protocol module converts its own frames
+//! (`From<&ifm::Frame>`, `From<&openseeface::Face>`,
+//! [`FacePose::from_livelink`]), so the bridge depends on none of them.
 //!
 //! The app's Euler order and signs are not documented. Our reading: X pitch,
 //! Y yaw, Z roll in degrees, in ARKit's right-handed frame (+Y up, +Z towards
@@ -16,7 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::ifm::ARKIT;
-use crate::vmc::Message;
+use crate::vmc::{Message, VRM0_PRESETS};
 
 /// One face frame as the bridge reads it, whatever app sent it.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,6 +35,14 @@ pub struct FacePose {
     pub right_eye: Option<[f32; 3]>,
     /// Head position as the app sends it (VTube Studio's `Position`).
     pub head_position: Option<[f32; 3]>,
+    /// The head's rotation (x, y, z, w) already in Unity's frame, for apps
+    /// that send a rotation rather than angles (OpenSeeFace); sent instead
+    /// of `head`.
+    pub head_rotation: Option<[f32; 4]>,
+    /// VRM 0.x preset expressions indexed like [`VRM0_PRESETS`], nominally
+    /// 0 to 1, for apps whose values are not ARKit blendshapes
+    /// (OpenSeeFace's blinks and mouth).
+    pub expressions: [Option<f32>; VRM0_PRESETS.len()],
 }
 
 impl Default for FacePose {
@@ -45,6 +54,8 @@ impl Default for FacePose {
             left_eye: None,
             right_eye: None,
             head_position: None,
+            head_rotation: None,
+            expressions: [None; VRM0_PRESETS.len()],
         }
     }
 }
@@ -92,6 +103,14 @@ impl HeadAxes {
             let v = angles.get(i).copied().unwrap_or(0.0);
             if neg { -v } else { v }
         })
+    }
+
+    /// A rotation's axis components rearranged the same way: a turn about
+    /// one incoming axis becomes a turn about the axis it drives, by the
+    /// same angle (negated with the sign).
+    pub fn apply_rotation(&self, [x, y, z, w]: [f32; 4]) -> [f32; 4] {
+        let [x, y, z] = self.apply([x, y, z]);
+        [x, y, z, w]
     }
 }
 
@@ -219,12 +238,17 @@ pub fn arkit_to_unity([x, y, z, w]: [f32; 4]) -> [f32; 4] {
 pub struct FaceBridge {
     opts: FaceOptions,
     last: Option<Vec<Message>>,
+    /// The VRM presets sent so far: the ones a neutral face resets.
+    sent_presets: [bool; VRM0_PRESETS.len()],
 }
 
 impl FaceBridge {
     /// A bridge with these options.
     pub fn new(opts: FaceOptions) -> Self {
-        Self { opts, last: None }
+        Self {
+            opts,
+            ..Self::default()
+        }
     }
 
     /// The VMC messages for one frame of any face protocol that converts
@@ -236,7 +260,8 @@ impl FaceBridge {
     }
 
     /// The VMC messages for one face: every ARKit blendshape the frame
-    /// carries as Blend/Val, one Blend/Apply, then the head (and eye) bones.
+    /// carries as Blend/Val, then every VRM preset, one Blend/Apply, then
+    /// the head (and eye) bones.
     pub fn pose(&mut self, frame: &FacePose) -> Vec<Message> {
         if frame.tracking == Some(false) {
             return match self.opts.on_lost {
@@ -250,8 +275,24 @@ impl FaceBridge {
                 out.push(self.blend(name, v));
             }
         }
+        for ((name, v), sent) in VRM0_PRESETS
+            .iter()
+            .zip(frame.expressions)
+            .zip(&mut self.sent_presets)
+        {
+            if let Some(v) = v {
+                *sent = true;
+                out.push(blend(&self.opts, name, v));
+            }
+        }
         out.push(Message::BlendApply);
-        if let Some(h) = frame.head {
+        if let Some(q) = frame.head_rotation {
+            out.push(Message::BonePos {
+                name: self.opts.head_bone.clone(),
+                pos: [0.0; 3],
+                rot: self.opts.axes.apply_rotation(q),
+            });
+        } else if let Some(h) = frame.head {
             out.push(self.bone(&self.opts.head_bone, h));
         }
         if self.opts.eye_bones {
@@ -270,6 +311,11 @@ impl FaceBridge {
 
     fn neutral(&self) -> Vec<Message> {
         let mut out: Vec<Message> = ARKIT.iter().map(|n| self.blend(n, 0.0)).collect();
+        for (name, sent) in VRM0_PRESETS.iter().zip(self.sent_presets) {
+            if sent {
+                out.push(self.blend(name, 0.0));
+            }
+        }
         out.push(Message::BlendApply);
         out.push(self.bone(&self.opts.head_bone, [0.0; 3]));
         if self.opts.eye_bones {
@@ -280,21 +326,7 @@ impl FaceBridge {
     }
 
     fn blend(&self, name: &str, value: f32) -> Message {
-        let value = if self.opts.clamp {
-            value.clamp(0.0, 1.0)
-        } else {
-            value
-        };
-        let name = match self.opts.case {
-            BlendCase::Camel => name.to_owned(),
-            BlendCase::Pascal => {
-                let mut c = name.chars();
-                c.next()
-                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-                    .unwrap_or_default()
-            }
-        };
-        Message::BlendVal { name, value }
+        blend(&self.opts, name, value)
     }
 
     fn bone(&self, name: &str, degrees: [f32; 3]) -> Message {
@@ -304,6 +336,26 @@ impl FaceBridge {
             rot: arkit_to_unity(euler_to_quat(self.opts.axes.apply(degrees))),
         }
     }
+}
+
+/// One Blend/Val, spelt and clamped as the options say (VRM preset names
+/// start with a capital already: either spelling keeps them).
+fn blend(opts: &FaceOptions, name: &str, value: f32) -> Message {
+    let value = if opts.clamp {
+        value.clamp(0.0, 1.0)
+    } else {
+        value
+    };
+    let name = match opts.case {
+        BlendCase::Camel => name.to_owned(),
+        BlendCase::Pascal => {
+            let mut c = name.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        }
+    };
+    Message::BlendVal { name, value }
 }
 
 #[cfg(test)]
@@ -482,6 +534,62 @@ mod tests {
             FaceBridge::new(FaceOptions::default())
                 .pose(&lost)
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn vrm_presets_go_before_apply_and_a_rotation_is_sent_as_given() {
+        let mut pose = FacePose {
+            tracking: Some(true),
+            head: Some([50.0, 0.0, 0.0]),
+            head_rotation: Some([0.0, 0.5, 0.0, 0.75f32.sqrt()]),
+            ..FacePose::default()
+        };
+        // Blink_R (index 16) then A (index 1): sent in the preset list's order.
+        pose.expressions[16] = Some(0.25);
+        pose.expressions[1] = Some(1.5);
+        pose.blendshapes[0] = Some(0.5); // eyeBlinkLeft: ARKit names come first
+        let mut bridge = FaceBridge::new(FaceOptions {
+            case: BlendCase::Pascal,
+            on_lost: OnLost::Neutral,
+            ..FaceOptions::default()
+        });
+        let out = bridge.pose(&pose);
+        assert_eq!(
+            vals(&out),
+            [
+                ("EyeBlinkLeft".to_owned(), 0.5),
+                ("A".to_owned(), 1.0),
+                ("Blink_R".to_owned(), 0.25),
+            ]
+        );
+        assert_eq!(out[3], Message::BlendApply);
+        // The rotation wins over the angles and is not converted again.
+        assert_eq!(
+            out[4],
+            Message::BonePos {
+                name: "Head".into(),
+                pos: [0.0; 3],
+                rot: [0.0, 0.5, 0.0, 0.75f32.sqrt()],
+            }
+        );
+        assert_eq!(out.len(), 5);
+        // A remap moves the turn from Y to Z and flips it.
+        let axes: HeadAxes = "x,z,-y".parse().unwrap();
+        assert_eq!(
+            axes.apply_rotation([0.0, 0.5, 0.0, 0.75f32.sqrt()]),
+            [0.0, 0.0, -0.5, 0.75f32.sqrt()]
+        );
+        // Going neutral resets the presets this bridge has sent, and no others.
+        let lost = FacePose {
+            tracking: Some(false),
+            ..FacePose::default()
+        };
+        let v = vals(&bridge.pose(&lost));
+        assert_eq!(v.len(), 52 + 2);
+        assert_eq!(
+            &v[52..],
+            [("A".to_owned(), 0.0), ("Blink_R".to_owned(), 0.0)]
         );
     }
 }

@@ -12,7 +12,7 @@ impl From<&Frame<'_>> for FacePose {
             head: f.head.map(|h| h.rot),
             left_eye: f.left_eye,
             right_eye: f.right_eye,
-            head_position: None,
+            ..Self::default()
         }
     }
 }

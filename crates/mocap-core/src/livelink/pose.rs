@@ -40,7 +40,7 @@ impl FacePose {
             head: face.head().map(deg),
             left_eye: face.left_eye().map(deg),
             right_eye: face.right_eye().map(deg),
-            head_position: None,
+            ..Self::default()
         }
     }
 }

@@ -53,10 +53,12 @@
 
 mod error;
 mod packet;
+mod pose;
 mod spec;
 
 pub use error::{Error, ErrorKind, Field, Result, Warning, WarningKind};
 pub use packet::{Face, Packet, parse};
+pub use pose::unity_head;
 pub use spec::SPEC;
 
 /// UDP port the tracker sends to unless told otherwise (`--port`).

@@ -4,11 +4,10 @@ use std::fmt::Write as _;
 
 use crate::bridge::FacePose;
 use crate::health::sender_clock;
-use crate::ifm::ARKIT;
 use crate::protocol::{Carries, Confidence, Spec, Stamp, View, part_of};
 
 use super::packet::plausible_head;
-use super::{DEFAULT_PORT, Face, Packet, parse};
+use super::{DEFAULT_PORT, Packet, parse};
 
 /// OpenSeeFace's face stream in the registry. It has no dump tool of its
 /// own: mocap-dump (and mocap-top) decode it through the registry.
@@ -27,7 +26,7 @@ pub const SPEC: Spec = Spec {
     answer: None,
     renumber: None,
     tool: "mocap-dump",
-    dissector: None,
+    dissector: Some("openseeface"),
 };
 
 /// Certain when the datagram is whole faces and every face's head is
@@ -96,29 +95,9 @@ fn stamp_of(packet: &Packet<'_>) -> Stamp {
         .unwrap_or(Stamp::Unnumbered { ends_frame: true })
 }
 
-/// The first face's eye blinks (1 − openness, as the tracker derives
-/// openness from its blink), and whether it is tracked. Nothing else maps
-/// onto ARKit without a guess: the features are relative to the face's
-/// own range, and the head's Euler angles are in the tracker's camera frame
-/// with offsets only its Unity receiver documents (by code).
+/// The first face as the face bridges read it ([`FacePose::from`]: the
+/// head from its quaternion, blinks and mouth as VRM presets).
 fn face(d: &[u8]) -> Option<FacePose> {
     let packet = parse(d).ok()?;
-    packet.faces().next().map(|f| pose(&f))
-}
-
-fn pose(f: &Face<'_>) -> FacePose {
-    let mut pose = FacePose {
-        tracking: Some(f.success()),
-        ..FacePose::default()
-    };
-    let [right, left] = f.eyes_open();
-    for (name, open) in [("eyeBlinkRight", right), ("eyeBlinkLeft", left)] {
-        if let Some(i) = ARKIT.iter().position(|n| *n == name)
-            && let Some(slot) = pose.blendshapes.get_mut(i)
-            && open.is_finite()
-        {
-            *slot = Some((1.0 - open).clamp(0.0, 1.0));
-        }
-    }
-    pose
+    packet.faces().next().map(|f| FacePose::from(&f))
 }
