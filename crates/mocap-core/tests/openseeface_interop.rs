@@ -119,7 +119,7 @@ fn read_from_packet(b: &[u8], o: usize) -> OpenSeeData {
 /// The receive loop: a datagram of whole faces, each read at its offset;
 /// anything else is dropped.
 fn receive(datagram: &[u8]) -> Option<Vec<OpenSeeData>> {
-    if datagram.is_empty() || datagram.len() % PACKET_FRAME_SIZE != 0 {
+    if datagram.is_empty() || !datagram.len().is_multiple_of(PACKET_FRAME_SIZE) {
         return None;
     }
     Some(
