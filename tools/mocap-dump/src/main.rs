@@ -81,6 +81,18 @@ struct Args {
     #[arg(long)]
     answer: bool,
 
+    /// Also send every tracker slot's rotation (a protocol whose row
+    /// carries trackers: SlimeVR's sensors) as a VMT tracker to HOST:PORT
+    /// (SteamVR's VMT driver listens on 39570), one index per sender and
+    /// slot from --vmt-base, standing in a row 0.25 m apart (repeatable).
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::addr::parse_dest)]
+    vmt: Vec<SocketAddr>,
+
+    /// The first VMT index --vmt uses (0–57).
+    #[arg(long, value_name = "BASE", default_value_t = 0, requires = "vmt",
+          value_parser = clap::value_parser!(u8).range(..=i64::from(mocap_core::vmc::trackers::VMT_MAX_INDEX)))]
+    vmt_base: u8,
+
     #[command(flatten)]
     face: mocap_cli::args::FaceArgs,
 
@@ -210,13 +222,17 @@ fn run(args: Args) -> anyhow::Result<()> {
         protocol: args.protocol,
         common: args.common,
         // Bridging is a background job: no line per datagram unless asked.
-        mode: mocap_cli::dump::Mode::resolve(args.format, !args.vmc.is_empty()),
+        mode: mocap_cli::dump::Mode::resolve(
+            args.format,
+            !args.vmc.is_empty() || !args.vmt.is_empty(),
+        ),
         vmc: (!args.vmc.is_empty()).then(|| dump::VmcOut {
             to: args.vmc,
             face: args.face.options(),
             smooth: args.smooth.options(),
         }),
         ask,
+        vmt: (!args.vmt.is_empty()).then_some((args.vmt, args.vmt_base)),
         answer: args.answer.then(|| match args.protocol {
             Some(p) => vec![p],
             None => Protocol::ALL.to_vec(),

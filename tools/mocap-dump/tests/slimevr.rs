@@ -299,3 +299,75 @@ fn answered_tracker_streams_and_shows_its_loss_battery_and_quaternions() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--vmt`: each tracker sensor of the capture as a VMT tracker, one index
+/// per sensor from --vmt-base, every rotation update the quaternion the
+/// tracker sent (read here with the core's SlimeVR parser), to f32 rounding
+/// through Unity's Euler angles.
+#[test]
+fn vmt_sends_each_sensor_as_a_tracker() {
+    use mocap_core::slimevr::{self, Message as Slime};
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    // The capture's first rotation comes 1.1 s in, and its tracker
+    // reboots for 0.6 s: quiet for 2 s means done.
+    rx.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let capture = mocap_testutil::capture("slimevr/tracker-100hz.pcap");
+    let run = Proc::spawn(
+        BIN,
+        &[
+            "-r",
+            capture.to_str().unwrap(),
+            "--vmt",
+            &rx.local_addr().unwrap().to_string(),
+            "--vmt-base",
+            "5",
+        ],
+        None,
+    );
+    let mut got = Vec::new();
+    let mut buf = [0u8; 2048];
+    while let Ok(n) = rx.recv(&mut buf) {
+        got.push(buf[..n].to_vec());
+    }
+    let run = run.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    // Every rotation the tracker sent, in order, by sensor.
+    let mut want = Vec::new();
+    for d in mocap_testutil::capture_payloads("slimevr/tracker-100hz.pcap") {
+        let Ok(p) = slimevr::parse(&d) else { continue };
+        let mut one = |m: &Slime<'_>| {
+            if let Slime::RotationData { sensor, quat, .. } = m {
+                want.push((*sensor, *quat));
+            }
+        };
+        match &p.message {
+            Slime::Bundle(b) => b.messages().for_each(|m| one(&m)),
+            m => one(m),
+        }
+    }
+    assert!(want.len() > 1000, "{} rotations", want.len());
+    assert_eq!(got.len(), want.len(), "{}", run.stderr);
+    for (d, (sensor, q)) in got.iter().zip(&want) {
+        let p = mocap_core::osc::PacketRepr::parse(&mocap_core::osc::parse(d).unwrap()).unwrap();
+        let m = p.messages()[0];
+        assert_eq!(m.address, "/VMT/Room/Unity");
+        let f: Vec<f32> = m.args[2..]
+            .iter()
+            .map(|a| match a {
+                mocap_core::osc::Arg::Float(v) => *v,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(m.args[0], mocap_core::osc::Arg::Int(5 + i32::from(*sensor)));
+        assert_eq!(m.args[1], mocap_core::osc::Arg::Int(1));
+        assert_eq!(f[1..4], [0.25 * f32::from(*sensor), 1.0, 0.0]);
+        // The same rotation (q or −q) as the normalised quaternion sent.
+        let n = q.iter().map(|v| v * v).sum::<f32>().sqrt();
+        let dot: f32 = f[4..8].iter().zip(q).map(|(a, b)| a * b / n).sum();
+        assert!(
+            (dot.abs() - 1.0).abs() < 1e-5,
+            "{q:?} sent, {:?} out",
+            &f[4..8]
+        );
+    }
+}

@@ -16,7 +16,7 @@ use mocap_cli::senders::Senders;
 use mocap_cli::source::{Datagram, Input, InputError, Source};
 use mocap_core::bridge::FaceOptions;
 use mocap_core::health::{Health, HealthReport};
-use mocap_core::protocol::{self, Protocol, Stamp};
+use mocap_core::protocol::{self, Carries, Protocol, Stamp};
 use mocap_core::vmc;
 
 mod answer;
@@ -24,12 +24,14 @@ mod ask;
 mod pose;
 mod records;
 mod view;
+mod vmt;
 
 use answer::Answerers;
 use ask::Askers;
 use pose::Pose;
-use records::{Counted, StreamRecord, SummaryRecord, VmcSummary};
+use records::{Counted, StreamRecord, SummaryRecord, VmcSummary, VmtSummary};
 use view::{HumanView, JsonView};
+use vmt::{Slots, VmtSink};
 
 /// The tool's name, as it prefixes log lines.
 pub(crate) const TOOL: &str = "mocap-dump";
@@ -65,6 +67,8 @@ pub(crate) struct Options {
     pub(crate) vmc: Option<VmcOut>,
     /// `--ask`: each protocol asked and its sender's address.
     pub(crate) ask: Vec<(Protocol, SocketAddr)>,
+    /// `--vmt` destinations and `--vmt-base`.
+    pub(crate) vmt: Option<(Vec<SocketAddr>, u8)>,
     /// `--answer`: the protocols answered for (those whose row can).
     pub(crate) answer: Option<Vec<Protocol>>,
 }
@@ -144,7 +148,7 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
             protocol: opts.protocol.unwrap_or(Protocol::Mocopi),
             input: &input,
             args: &opts.common,
-            sends: opts.vmc.is_some(),
+            sends: opts.vmc.is_some() || opts.vmt.is_some(),
         },
         opts.mode,
     )?;
@@ -162,12 +166,21 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
         }),
         None => None,
     };
+    let vmt = match &opts.vmt {
+        Some((to, base)) => Some(VmtSink::new(
+            Fanout::new(to.clone(), mocap_cli::sends::Receiver::Vmt)
+                .map_err(|e| anyhow::anyhow!("failed to open the VMT sending socket: {e}"))?,
+            *base,
+        )),
+        None => None,
+    };
     let mut tool = Dump {
         opts,
         streams: Senders::folding(Stream::fold),
         unknown: 0,
         unreadable: 0,
         vmc,
+        vmt,
         askers,
         answerers,
         no_pose: Vec::new(),
@@ -267,6 +280,7 @@ struct Dump<'o> {
     /// Input items that were not datagrams.
     unreadable: u64,
     vmc: Option<VmcSink>,
+    vmt: Option<VmtSink>,
     askers: Askers,
     answerers: Answerers,
     /// Protocols without a pose that came with `--vmc` given: said once
@@ -317,6 +331,13 @@ impl DumpTool for Dump<'_> {
             .handle_datagram(p, d.src, d.dst, d.payload, now);
         self.answerers.tick(now, &core.log);
         self.askers.handle_frame(p, d.src, now);
+        if let Some(sink) = &mut self.vmt
+            && p.spec().carries == Carries::Trackers
+        {
+            let mut slots = Slots::default();
+            p.decode(d.payload, &mut slots);
+            sink.send(d.src, &slots, &core.log);
+        }
         let Some(sink) = &mut self.vmc else {
             return Ok(());
         };
@@ -404,6 +425,9 @@ impl DumpTool for Dump<'_> {
         if let Some(v) = &self.vmc {
             sends.extend(v.out.sends());
         }
+        if let Some(v) = &self.vmt {
+            sends.extend(v.out.sends());
+        }
         let rec = SummaryRecord {
             kind: summary_kind(stopped),
             tool: TOOL,
@@ -420,6 +444,11 @@ impl DumpTool for Dump<'_> {
                 to: v.out.targets().to_vec(),
                 frames: v.frames,
                 datagrams: v.out.sent(),
+            }),
+            vmt: self.vmt.as_ref().map(|v| VmtSummary {
+                to: v.out.targets().to_vec(),
+                updates: v.updates,
+                unplaced: v.unplaced,
             }),
             asked: self.askers.records(),
             sends,

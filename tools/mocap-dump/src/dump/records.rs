@@ -193,6 +193,16 @@ pub(super) struct VmcSummary {
     pub(super) datagrams: u64,
 }
 
+/// What `--vmt` sent.
+#[derive(Serialize)]
+pub(super) struct VmtSummary {
+    pub(super) to: Vec<SocketAddr>,
+    /// Tracker updates (one `/VMT/Room/Unity` each).
+    pub(super) updates: u64,
+    /// Slots past the last VMT index, not sent.
+    pub(super) unplaced: u64,
+}
+
 /// `stats` and `summary`.
 #[derive(Serialize)]
 pub(super) struct SummaryRecord {
@@ -224,6 +234,8 @@ pub(super) struct SummaryRecord {
     pub(super) capture: Option<mocap_core::pcap::CaptureStats>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) vmc: Option<VmcSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) vmt: Option<VmtSummary>,
     /// `--ask`: what was asked of whom.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(super) asked: Vec<AskRecord>,
@@ -296,6 +308,18 @@ impl Record for SummaryRecord {
                 v.datagrams,
                 to.join(", ")
             )?;
+        }
+        if let Some(v) = &self.vmt {
+            let to: Vec<String> = v.to.iter().map(ToString::to_string).collect();
+            write!(
+                f,
+                "\n  vmt: {} tracker updates to {}",
+                v.updates,
+                to.join(", ")
+            )?;
+            if v.unplaced > 0 {
+                write!(f, " ({} past the last VMT index, not sent)", v.unplaced)?;
+            }
         }
         mocap_cli::sends::write_sends(f, &self.sends)?;
         if let Some(c) = &self.capture {
