@@ -92,9 +92,18 @@ fn main() {
     // The first four of distinct sizes: a request, then frames of tracking data.
     for (i, d) in pick(datagrams(&captures.join("vtubestudio/phone-60fps.pcap")), 4).iter().enumerate() {
         out.put("vtubestudio", &format!("phone-60fps-{i}"), d);
+    }
     // One datagram of each size: every packet type of both directions and the cut last.
     for (i, d) in pick(datagrams(&captures.join("slimevr/tracker-100hz.pcap")), 12).iter().enumerate() {
         out.put("slimevr", &format!("tracker-100hz-{i}"), d);
+    }
+
+    // A plain frame, an LZ4 frame and the cut LZ4 last.
+    let rokoko = datagrams(&captures.join("rokoko/studio-60fps.pcap"));
+    for i in [0, 90, 179] {
+        if let Some(d) = rokoko.get(i) {
+            out.put("rokoko", &format!("studio-60fps-{i}"), d);
+        }
     }
 
     // iFacialMocap: text lines and UDP frames; TCP streams and a recording of them.
