@@ -25,7 +25,7 @@ pub const SPEC: Spec = Spec {
     renumber: None,
     ask: None,
     tool: "mocap-dump",
-    dissector: None,
+    dissector: Some("rokoko"),
 };
 
 /// How far into a cut datagram its telling names are looked for.
