@@ -14,6 +14,10 @@
 #   OneEuroFilter       PyPI (pip)                1€ filter conformance (mocap-core)
 #   eclipse-zenoh       PyPI (pip)                Zenoh interop both ways (mocap-link)
 #   bvhio               PyPI (pip)                BVH takes read by another reader (mocopi-dump, vmc-relay)
+#   lz4                 PyPI (pip)                Rokoko datagrams read by Rokoko's Blender add-on
+#                                                 (mocap-core), with ROKOKO_BLENDER_ADDON set to a
+#                                                 checkout of rokoko-studio-live-blender (on no
+#                                                 registry: without it that one test is skipped)
 #   protobufjs,         npm, pinned in            DLP3D interop (mocap-core),
 #   playwright-core,    scripts/js/package-lock   viewer test (motion-stream),
 #   @slimevr/firmware-protocol                    SlimeVR packets decoded by SlimeVR's package (mocap-core)
@@ -89,7 +93,7 @@ need_debs chromium:chromium tshark:tshark man:man-db node:nodejs npm:npm blender
 
 # PyPI packages: "module:package".
 for pair in pythonosc:python-osc OneEuroFilter:OneEuroFilter bvhio:bvhio pylivelinkface:pylivelinkface \
-  zenoh:eclipse-zenoh; do
+  zenoh:eclipse-zenoh lz4:lz4; do
   module=${pair%%:*} package=${pair#*:}
   python3 -c "import $module" 2>/dev/null && continue
   if [ $install = 1 ] && command -v python3 >/dev/null; then
@@ -172,7 +176,13 @@ trap 'windows_stop; release_stop' EXIT
 macos_check
 
 say "cargo test --workspace -- --include-ignored"
-cargo test --workspace -- --include-ignored --skip default_ports_are_listened_on_and_a_held_one_is_reported
+skip_rokoko=()
+if [ -z "${ROKOKO_BLENDER_ADDON:-}" ]; then
+  echo "test-all: ROKOKO_BLENDER_ADDON is not set: the Rokoko Blender add-on interop test is skipped" >&2
+  skip_rokoko=(--skip the_blender_addon_reads_what_we_read)
+fi
+cargo test --workspace -- --include-ignored --skip default_ports_are_listened_on_and_a_held_one_is_reported \
+  "${skip_rokoko[@]}"
 
 # mocap-top without -l binds the real default ports (12351, 39539, 9000, …):
 # alone, after everything else, so no other test's ephemeral socket can

@@ -98,6 +98,14 @@ fn main() {
         out.put("slimevr", &format!("tracker-100hz-{i}"), d);
     }
 
+    // A plain frame, an LZ4 frame and the cut LZ4 last.
+    let rokoko = datagrams(&captures.join("rokoko/studio-60fps.pcap"));
+    for i in [0, 90, 179] {
+        if let Some(d) = rokoko.get(i) {
+            out.put("rokoko", &format!("studio-60fps-{i}"), d);
+        }
+    }
+
     // iFacialMocap: text lines and UDP frames; TCP streams and a recording of them.
     let ifm_dir = captures.join("ifacialmocap");
     let mut lines = Vec::new();

@@ -56,6 +56,24 @@ impl fmt::Display for JsonError {
 
 impl std::error::Error for JsonError {}
 
+/// The byte of `text` at serde_json's `line` (from 1) and `column` (from 1,
+/// in bytes), within the text: where a JSON protocol's refusal points.
+pub(crate) fn byte_offset(text: &[u8], line: usize, column: usize) -> usize {
+    let mut start = 0;
+    for _ in 1..line {
+        match text
+            .get(start..)
+            .and_then(|r| r.iter().position(|b| *b == b'\n'))
+        {
+            Some(nl) => start += nl + 1,
+            None => break,
+        }
+    }
+    start
+        .saturating_add(column.saturating_sub(1))
+        .min(text.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

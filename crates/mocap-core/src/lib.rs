@@ -12,6 +12,7 @@
 //! - [`openseeface`]: OpenSeeFace's face tracking stream (UDP 11573).
 //! - [`vtubestudio`]: VTube Studio's phone tracking, asked for and sent as JSON (UDP 21412).
 //! - [`slimevr`]: SlimeVR's IMU trackers and server (UDP 6969).
+//! - [`rokoko`]: Rokoko Studio Live's suit actors, body and face, JSON or LZ4 (UDP 14043).
 //! - [`health`]: loss, duplicates, reordering, restarts, rate and jitter of a numbered frame stream.
 //! - [`pcap`]: capture files in and out, fragment reassembly, replay scheduling.
 //! - [`osc`]: OSC 1.0 through rosc, guarded against deep nesting and leftovers.
@@ -41,6 +42,7 @@ pub mod osc;
 pub mod pcap;
 pub mod protocol;
 pub mod quat;
+pub mod rokoko;
 pub mod slimevr;
 pub mod smf;
 pub mod textcap;

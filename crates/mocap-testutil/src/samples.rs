@@ -24,6 +24,9 @@ pub fn of(key: &str) -> Option<Vec<Vec<u8>>> {
         "vtubestudio" => crate::capture_payloads("vtubestudio/phone-60fps.pcap"),
         // Both directions; its last datagram is cut on purpose (captures/README.md).
         "slimevr" => crate::capture_payloads("slimevr/tracker-100hz.pcap"),
+        // Plain and LZ4 frames; the last datagram is cut on purpose
+        // (captures/README.md).
+        "rokoko" => crate::capture_payloads("rokoko/studio-60fps.pcap"),
         // Tracker 1's position and rotation (Euler degrees), 60 frames.
         "vrchat" => (0u8..60)
             .map(|i| {

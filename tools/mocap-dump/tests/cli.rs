@@ -49,6 +49,7 @@ fn bundled() -> Vec<(String, &'static str)> {
         ("ifacialmocap", "ifacialmocap"),
         ("openseeface", "openseeface"),
         ("vmc", "vmc"),
+        ("rokoko", "rokoko"),
     ] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(dir))
             .unwrap()
@@ -424,6 +425,69 @@ fn vmc_from_mocopi_sends_a_body_frame_per_frame_packet() {
         "{last} s over {} frames",
         frames.len()
     );
+}
+
+/// The Rokoko capture (one actor, plain then LZ4 frames, the last cut) to
+/// VMC: one frame per decoded Studio frame, each with the 21 bones its
+/// segments drive and the 52 blendshapes. The rotations are the script's
+/// local motions (captures/rokoko/make_capture.py: the body's turn of
+/// 20°·sin(2πk/180) about Y on Hips, the left arm raised −min(k, 90)° about
+/// Z, the head's nod of 15°·sin(2πk/60) about X, identity elsewhere), which
+/// is what Studio's world rotations give by the Unity plugin's conversion
+/// (docs/rokoko.md); the blendshapes ((i + k) mod 21)·5 percent over 100
+/// as an f32.
+#[test]
+fn vmc_from_rokoko_sends_body_and_face_per_studio_frame() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let t = tool(&["-r", &path("rokoko/studio-60fps.pcap"), "--vmc", &to]);
+    let got = receive_all(&rx);
+    let run = t.finish();
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let messages: Vec<Message> = got
+        .iter()
+        .flat_map(|d| vmc::decode(d).unwrap())
+        .map(Result::unwrap)
+        .collect();
+    let frames: Vec<&[Message]> = messages
+        .split_inclusive(|m| matches!(m, Message::Time(_)))
+        .collect();
+    assert_eq!(frames.len(), 179, "180 datagrams, the last cut");
+    let about = |axis: [f64; 3], deg: f64| {
+        let (s, c) = (deg.to_radians() / 2.0).sin_cos();
+        [axis[0] * s, axis[1] * s, axis[2] * s, c]
+    };
+    let tau = std::f64::consts::TAU;
+    for (k, frame) in frames.iter().enumerate() {
+        let kf = k as f64;
+        let mut bones = 0;
+        let mut blends = Vec::new();
+        for m in *frame {
+            match m {
+                Message::BonePos { name, rot, .. } => {
+                    bones += 1;
+                    let want = match name.as_str() {
+                        "Hips" => about([0.0, 1.0, 0.0], 20.0 * (tau * kf / 180.0).sin()),
+                        "LeftUpperArm" => about([0.0, 0.0, 1.0], -kf.min(90.0)),
+                        "Head" => about([1.0, 0.0, 0.0], 15.0 * (tau * kf / 60.0).sin()),
+                        _ => [0.0, 0.0, 0.0, 1.0],
+                    };
+                    let dot: f64 = rot.iter().zip(want).map(|(a, b)| f64::from(*a) * b).sum();
+                    assert!((dot.abs() - 1.0).abs() < 1e-6, "{k} {name}: {rot:?}");
+                }
+                Message::BlendVal { name, value } => blends.push((name.clone(), *value)),
+                _ => {}
+            }
+        }
+        assert_eq!(bones, 21, "{k}");
+        assert_eq!(blends.len(), 52, "{k}");
+        for (i, (name, value)) in blends.iter().enumerate() {
+            assert_eq!(name, mocap_core::ifm::ARKIT[i]);
+            let want = ((i + k) % 21) as f64 * 5.0 / 100.0;
+            assert_eq!(*value, want as f32, "{k} {name}");
+        }
+        assert!(matches!(frame[frame.len() - 2], Message::Available { .. }));
+    }
 }
 
 /// The emulated iFacialMocap phone's command socket on 127.0.0.2.

@@ -78,6 +78,8 @@ registry! {
     VTubeStudio => crate::vtubestudio::SPEC,
     /// SlimeVR's IMU trackers and server ([`crate::slimevr`]).
     SlimeVr => crate::slimevr::SPEC,
+    /// Rokoko Studio Live's actors: suits, gloves, faces ([`crate::rokoko`]).
+    Rokoko => crate::rokoko::SPEC,
 }
 
 impl Protocol {
@@ -348,7 +350,13 @@ mod tests {
                 let lua = format!("{root}/tools/wireshark/{d}.lua");
                 assert!(std::path::Path::new(&lua).exists(), "{p}: no {lua}");
             }
-            assert_eq!(spec.face.is_some(), spec.carries == Carries::Face, "{p}");
+            // A body protocol may carry faces too (Rokoko's actors).
+            assert_eq!(
+                spec.face.is_some(),
+                spec.carries == Carries::Face
+                    || (spec.carries == Carries::Body && spec.face.is_some()),
+                "{p}"
+            );
             assert_eq!(spec.body.is_some(), spec.carries == Carries::Body, "{p}");
             let samples = mocap_testutil::samples::of(spec.key)
                 .unwrap_or_else(|| panic!("{p}: add its datagrams to mocap_testutil::samples"));

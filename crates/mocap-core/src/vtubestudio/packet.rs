@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::{Error, ErrorKind, Field, MAX_BLENDSHAPES, REQUEST_TYPE, Result, Warning, WarningKind};
-use crate::json::{JsonError, JsonErrorKind};
+use crate::json::{JsonError, JsonErrorKind, byte_offset};
 
 /// One datagram.
 #[derive(Clone, Debug, PartialEq)]
@@ -103,7 +103,7 @@ pub fn parse(datagram: &[u8]) -> Result<Packet> {
         // Text that ends early is cut where it ends.
         let at = match e.kind {
             JsonErrorKind::Eof => datagram.len(),
-            _ => offset_of(datagram, e.line, e.column),
+            _ => byte_offset(datagram, e.line, e.column),
         };
         Error::new(at, Field::Datagram, ErrorKind::Json(e.kind))
     })?;
@@ -132,22 +132,6 @@ pub fn parse(datagram: &[u8]) -> Result<Packet> {
         return Err(Error::new(0, Field::Datagram, ErrorKind::NoTrackingData));
     }
     Ok(Packet::Data(data(&members, text)))
-}
-
-/// The byte at a serde_json line (from 1) and column (from 1, in bytes),
-/// within the datagram.
-fn offset_of(d: &[u8], line: usize, column: usize) -> usize {
-    let mut start = 0;
-    for _ in 1..line {
-        match d
-            .get(start..)
-            .and_then(|r| r.iter().position(|b| *b == b'\n'))
-        {
-            Some(nl) => start += nl + 1,
-            None => break,
-        }
-    }
-    start.saturating_add(column.saturating_sub(1)).min(d.len())
 }
 
 /// The datagram's text, for the offsets of warnings: a member's offset is

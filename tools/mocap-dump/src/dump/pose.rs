@@ -1,7 +1,9 @@
 //! What `--vmc` sends for one stream: the pose its registry row gives, as
 //! VMC messages, smoothed when asked. A face goes through the one face
 //! bridge; a body is the row's body reader's pose written as one VMC frame
-//! (`BodyPose::to_vmc`: Root/Pos, Bone/Pos per bone, OK, time).
+//! (`BodyPose::to_vmc`: Root/Pos, Bone/Pos per bone, OK, time). A row with
+//! both (Rokoko's actors) sends one frame of both: the face's messages go
+//! before the body's OK and time.
 
 use std::time::Duration;
 
@@ -11,18 +13,13 @@ use mocap_core::vmc::{self, Message};
 
 use super::VmcOut;
 
-/// Where a stream's pose comes from.
-enum Source {
-    /// [`Spec::face`](mocap_core::protocol::Spec::face), through the face bridge.
-    Face { face: FaceOf, bridge: FaceBridge },
-    /// [`Spec::body`](mocap_core::protocol::Spec::body): one reader per
-    /// stream, since a body may need earlier datagrams (mocopi's skeleton).
-    Body(Box<dyn BodyReader>),
-}
-
 /// One stream's pose, bridged to VMC.
 pub(super) struct Pose {
-    source: Source,
+    /// [`Spec::face`](mocap_core::protocol::Spec::face), through the face bridge.
+    face: Option<(FaceOf, FaceBridge)>,
+    /// [`Spec::body`](mocap_core::protocol::Spec::body): one reader per
+    /// stream, since a body may need earlier datagrams (mocopi's skeleton).
+    body: Option<Box<dyn BodyReader>>,
     smoother: Option<vmc::Smoother>,
     /// When the stream's first pose came: a body frame's VMC time counts
     /// from it (as mocopi-dump's), since an f32 cannot hold a Unix time.
@@ -33,16 +30,14 @@ impl Pose {
     /// The bridge for a stream of `p`; `None` when its row gives no pose.
     pub(super) fn new(p: Protocol, v: &VmcOut) -> Option<Self> {
         let spec = p.spec();
-        let source = match (spec.face, spec.body) {
-            (Some(face), _) => Source::Face {
-                face,
-                bridge: FaceBridge::new(v.face.clone()),
-            },
-            (None, Some(body)) => Source::Body(body()),
-            (None, None) => return None,
-        };
+        if spec.face.is_none() && spec.body.is_none() {
+            return None;
+        }
         Some(Self {
-            source,
+            face: spec
+                .face
+                .map(|face| (face, FaceBridge::new(v.face.clone()))),
+            body: spec.body.map(|body| body()),
             smoother: v.smooth.clone().map(vmc::Smoother::new),
             first: None,
         })
@@ -51,19 +46,23 @@ impl Pose {
     /// The messages of one datagram received at `at` (empty when it holds
     /// no pose, or the bridge holds it back).
     pub(super) fn messages(&mut self, datagram: &[u8], at: Duration) -> Vec<Message> {
-        let mut messages = match &mut self.source {
-            Source::Face { face, bridge } => match face(datagram) {
-                Some(pose) => bridge.pose(&pose),
-                None => Vec::new(),
-            },
-            Source::Body(reader) => match reader.datagram(datagram) {
-                Some(pose) => {
-                    let first = *self.first.get_or_insert(at);
-                    pose.to_vmc(None, at.saturating_sub(first).as_secs_f32())
-                }
-                None => Vec::new(),
-            },
+        let mut messages = match self.body.as_mut().and_then(|r| r.datagram(datagram)) {
+            Some(pose) => {
+                let first = *self.first.get_or_insert(at);
+                pose.to_vmc(None, at.saturating_sub(first).as_secs_f32())
+            }
+            None => Vec::new(),
         };
+        if let Some((face, bridge)) = &mut self.face
+            && let Some(pose) = face(datagram)
+        {
+            let face = bridge.pose(&pose);
+            let end = messages
+                .iter()
+                .position(|m| matches!(m, Message::Available { .. }))
+                .unwrap_or(messages.len());
+            messages.splice(end..end, face);
+        }
         if let Some(s) = &mut self.smoother
             && !messages.is_empty()
         {
