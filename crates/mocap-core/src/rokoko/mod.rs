@@ -12,7 +12,7 @@
 //! world pose in Unity's frame, and `face`: the 52 ARKit blendshapes by
 //! name, in percent 0 to 100) and `props` (named, with position and
 //! rotation). The body's rotations are the suit's segments in the world,
-//! each relative to Studio's own T-pose of that segment; [`body`] turns them
+//! each relative to Studio's own T-pose of that segment; the `body` module turns them
 //! into humanoid local rotations. See `docs/rokoko.md`.
 //!
 //! # No-panic contract
