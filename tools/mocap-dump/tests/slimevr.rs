@@ -290,6 +290,19 @@ fn answered_tracker_streams_and_shows_its_loss_battery_and_quaternions() {
     let last_sent = t.bundles.last().unwrap().0;
     let gaps_passed = GAPS.iter().filter(|g| **g < last_sent).count() as u64;
     assert_eq!(stream["lost"], gaps_passed, "{stream}");
+    // What the tracker said of itself: battery and signal as sent, and its
+    // two sensors with their rotation rates.
+    assert_eq!(stream["device"]["battery_level"], 0.5, "{stream}");
+    assert_eq!(stream["device"]["battery_v"], 3.75, "{stream}");
+    assert_eq!(stream["device"]["rssi_dbm"], -61, "{stream}");
+    // Every numbered packet is a frame: 100 bundles a second, and battery
+    // and signal once a second; each sensor rotates 100 times a second.
+    let rate = stream["rate_hz"].as_f64().unwrap();
+    assert!((98.0..=104.0).contains(&rate), "{stream}");
+    for slot in stream["slots"].as_array().unwrap() {
+        let rate = slot["rate_hz"].as_f64().unwrap();
+        assert!((97.0..=103.0).contains(&rate), "{stream}");
+    }
     assert_eq!(stream["restarts"], 0, "{stream}");
     eprintln!(
         "{} handshakes before the answer, {} heartbeats, {} bundles received, mocap-top: {stream}",

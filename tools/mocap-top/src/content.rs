@@ -3,17 +3,18 @@
 //! blendshapes) with head and eye angles, one row per OSC address and name
 //! (VMC, VRChat, VMT; VMCProtocolMonitor's list), tracker slots (VRChat,
 //! VMT), and the newest body frame for the stick figure (protocols whose
-//! registry row gives bodies). Every list is bounded: names past the bound
-//! are counted, not kept.
+//! registry row gives bodies), the device's facts (a tracker's battery and
+//! signal) and the members of its frames (Rokoko actors). Every list is
+//! bounded: names past the bound are counted, not kept.
 
 use std::time::Duration;
 
 use mocap_core::bridge::{BodyOf, BodyPose, BodyReader};
 use mocap_core::osc::Arg;
-use mocap_core::protocol::{Args, Protocol, Stamp, View};
+use mocap_core::protocol::{Args, Fact, Protocol, Stamp, View};
 use mocap_core::vmc;
 
-use crate::window::Window;
+use crate::window::{History, Window};
 
 /// Most rows one list keeps (a VMC sender has ~55 bones, ~60 blendshapes).
 pub(crate) const MAX_ROWS: usize = 256;
@@ -23,6 +24,12 @@ pub(crate) const MAX_PARTS: usize = 16;
 const ADDRESS_WINDOW: usize = 256;
 /// Longest value text kept for an address row.
 const MAX_VALUE_TEXT: usize = 96;
+/// Updates a tracker slot remembers for its rate.
+const SLOT_WINDOW: usize = 1024;
+/// Device facts kept (their keys are the protocol modules' constants).
+const MAX_FACTS: usize = 32;
+/// Longest text fact kept.
+const MAX_FACT_TEXT: usize = 64;
 
 /// One bone: name, rotation quaternion `[x, y, z, w]`, position.
 #[derive(Clone, Debug, PartialEq)]
@@ -113,11 +120,51 @@ impl Address {
 
 /// One tracker slot: its name (VRChat's `1`…`8`, `head`; VMT's index),
 /// position and, when sent, rotation as sent (VRChat: Euler degrees).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub(crate) struct Slot {
     pub(crate) name: String,
     pub(crate) pos: Option<[f32; 3]>,
     pub(crate) rot: Option<[f32; 3]>,
+    /// Its updates (a SlimeVR sensor's rotations), for its rate.
+    window: Window,
+}
+
+impl Slot {
+    /// Updates per second over the last second.
+    pub(crate) fn rate(&self, now: Duration) -> f64 {
+        self.window.rate(now)
+    }
+}
+
+/// A device fact's newest value.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum FactValue {
+    Number(f64),
+    Text(String),
+}
+
+impl serde::Serialize for FactValue {
+    /// Whole numbers (a build, dBm) as integers, the rest as sent.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2⁵³
+        match self {
+            #[expect(clippy::cast_possible_truncation, reason = "whole and within 2⁵³")]
+            Self::Number(n) if n.fract() == 0.0 && n.abs() < EXACT => s.serialize_i64(*n as i64),
+            Self::Number(n) => s.serialize_f64(*n),
+            Self::Text(t) => s.serialize_str(t),
+        }
+    }
+}
+
+/// A member of a stream's frames (a Rokoko actor): its name, and the
+/// frames it was in.
+#[derive(Clone, Debug)]
+pub(crate) struct Member {
+    pub(crate) name: String,
+    pub(crate) frames: u64,
+    pub(crate) last: Duration,
+    pub(crate) window: Window,
+    pub(crate) history: History,
 }
 
 /// A body stream's newest whole frame, from its protocol's reader (one per
@@ -168,6 +215,11 @@ pub(crate) struct Content {
     pub(crate) slots: Vec<Slot>,
     /// The newest body frame (protocols with bodies).
     pub(crate) body: Option<Body>,
+    /// The device's facts, newest value each, in the order first seen.
+    pub(crate) device: Vec<(&'static str, FactValue)>,
+    /// The members of its frames, in the order first seen (up to
+    /// [`MAX_PARTS`]).
+    pub(crate) members: Vec<Member>,
     /// Names left out because a list was full.
     pub(crate) dropped: u64,
     /// Bone rotations received that were not unit quaternions.
@@ -214,6 +266,46 @@ impl Content {
         }
     }
 
+    fn fact(&mut self, what: &'static str, value: Fact<'_>) {
+        let value = match value {
+            Fact::Number(n) => FactValue::Number(n),
+            Fact::Text(t) => FactValue::Text(cut(t, MAX_FACT_TEXT).to_owned()),
+        };
+        if let Some(f) = self.device.iter_mut().find(|f| f.0 == what) {
+            f.1 = value;
+        } else if self.device.len() < MAX_FACTS {
+            self.device.push((what, value));
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    fn member(&mut self, name: &str, now: Duration) {
+        let at = match self.members.iter().position(|m| m.name == name) {
+            Some(at) => at,
+            None if self.members.len() < MAX_PARTS => {
+                self.members.push(Member {
+                    name: cut(name, MAX_FACT_TEXT).to_owned(),
+                    frames: 0,
+                    last: now,
+                    window: Window::new(ADDRESS_WINDOW),
+                    history: History::default(),
+                });
+                self.members.len() - 1
+            }
+            None => {
+                self.dropped += 1;
+                return;
+            }
+        };
+        if let Some(m) = self.members.get_mut(at) {
+            m.frames += 1;
+            m.last = now.max(m.last);
+            m.window.push(now, 0);
+            m.history.push(now);
+        }
+    }
+
     fn slot(&mut self, name: &str) -> Option<&mut Slot> {
         let at = match self.slots.iter().position(|s| s.name == name) {
             Some(at) => at,
@@ -222,6 +314,7 @@ impl Content {
                     name: name.to_owned(),
                     pos: None,
                     rot: None,
+                    window: Window::new(SLOT_WINDOW),
                 });
                 self.slots.len() - 1
             }
@@ -339,10 +432,20 @@ impl View for Taking<'_> {
     }
 
     fn slot(&mut self, name: &str, pos: Option<[f32; 3]>, rot: Option<[f32; 3]>) {
+        let now = self.now;
         if let Some(s) = self.content.slot(name) {
             s.pos = pos.or(s.pos);
             s.rot = rot.or(s.rot);
+            s.window.push(now, 0);
         }
+    }
+
+    fn device(&mut self, what: &'static str, value: Fact<'_>) {
+        self.content.fact(what, value);
+    }
+
+    fn member(&mut self, name: &str) {
+        self.content.member(name, self.now);
     }
 
     fn message(&mut self, address: &str, name: Option<&str>, args: Args<'_>) {
@@ -356,6 +459,15 @@ impl View for Taking<'_> {
         };
         self.content.address(address, name, last, self.now);
     }
+}
+
+/// `text` cut to at most `max` bytes at a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    let mut end = text.len().min(max);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.get(..end).unwrap_or_default()
 }
 
 fn norm(q: [f32; 4]) -> f64 {

@@ -17,7 +17,7 @@ use ratatui::widgets::{Cell as TableCell, Paragraph, Row as TableRow, Table, Tab
 
 use mocap_cli::sends::SendRecord;
 
-use crate::content::Content;
+use crate::content::{Content, FactValue};
 use crate::pictures;
 use crate::state::{self, Key, Kind, Liveness, Row, Taken, Top};
 use mocap_core::figure::Figure;
@@ -531,6 +531,66 @@ fn age_text(r: &Row) -> String {
     }
 }
 
+/// A fact's value as text: numbers as sent, shortest form.
+fn fact_text(v: &FactValue) -> String {
+    match v {
+        FactValue::Number(n) => format!("{n}"),
+        FactValue::Text(t) => t.clone(),
+    }
+}
+
+fn fact<'a>(facts: &'a [(&'static str, FactValue)], what: &str) -> Option<&'a FactValue> {
+    facts.iter().find(|f| f.0 == what).map(|f| &f.1)
+}
+
+fn number(v: Option<&FactValue>) -> Option<f64> {
+    match v {
+        Some(FactValue::Number(n)) => Some(*n),
+        _ => None,
+    }
+}
+
+/// A row's member and device in a few words for NOTE: `alice`, or
+/// `bat 50% -61dBm 2 sensors`.
+fn facts_short(r: &Row) -> String {
+    let mut parts = Vec::new();
+    if let Some(a) = &r.from.actor {
+        parts.push(a.clone());
+    }
+    let d = &r.own.device;
+    if let Some(level) = number(fact(d, "battery_level")) {
+        parts.push(format!("bat {:.0}%", level * 100.0));
+    }
+    if let Some(dbm) = number(fact(d, "rssi_dbm")) {
+        parts.push(format!("{dbm}dBm"));
+    }
+    if !d.is_empty() && !r.own.slots.is_empty() {
+        let n = r.own.slots.len();
+        parts.push(format!("{n} sensor{}", if n == 1 { "" } else { "s" }));
+    }
+    parts.join(" ")
+}
+
+/// Every device fact, for the drill-down: `board SlimeVR · battery 50%
+/// (3.75 V) · signal -61 dBm · …`.
+fn facts_long(facts: &[(&'static str, FactValue)]) -> String {
+    let mut out = Vec::new();
+    for (what, v) in facts {
+        out.push(match (*what, v) {
+            ("battery_level", FactValue::Number(l)) => {
+                let volts = number(fact(facts, "battery_v"))
+                    .map_or_else(String::new, |v| format!(" ({v:.2} V)"));
+                format!("battery {:.0}%{volts}", l * 100.0)
+            }
+            ("battery_v", _) => continue,
+            ("rssi_dbm", FactValue::Number(n)) => format!("signal {n} dBm"),
+            ("temperature_c", FactValue::Number(n)) => format!("{n:.1} °C"),
+            (w, v) => format!("{} {}", w.replace('_', " "), fact_text(v)),
+        });
+    }
+    out.join(" · ")
+}
+
 /// How much of a row the table's width has room for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Width {
@@ -614,10 +674,16 @@ fn table(f: &mut Frame<'_>, area: Rect, rows: &[Row], view: &View) {
             } else if let (Some(size), Some(hex)) = (r.own.size, &r.own.head_hex) {
                 format!("{size}B {hex}")
             } else {
-                match r.own.state {
-                    Liveness::Live => String::new(),
-                    Liveness::Stale => "stale".into(),
-                    Liveness::Quiet => "quiet".into(),
+                let state = match r.own.state {
+                    Liveness::Live => "",
+                    Liveness::Stale => "stale",
+                    Liveness::Quiet => "quiet",
+                };
+                let facts = facts_short(r);
+                match (state, facts.as_str()) {
+                    ("", f) => f.to_owned(),
+                    (s, "") => s.to_owned(),
+                    (s, f) => format!("{s} · {f}"),
                 }
             };
             let rate = format!("{:.1}", r.rate_hz.unwrap_or_default());
@@ -728,9 +794,12 @@ fn drill(
 ) {
     let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
     let row = rows.iter().find(|r| r.from.key == d.key);
+    let actor = row
+        .and_then(|r| r.from.actor.as_ref())
+        .map_or_else(String::new, |a| format!(" ({a})"));
     let mut spans = vec![Span::styled(
         format!(
-            "{} on {} from {}",
+            "{}{actor} on {} from {}",
             d.key.kind.name(),
             d.key.listen.map_or_else(|| "-".into(), |a| a.to_string()),
             d.key.sender.map_or_else(|| "-".into(), |a| a.to_string()),
@@ -759,6 +828,16 @@ fn drill(
         spans.push(Span::styled(t.title(), style));
     }
     f.render_widget(Paragraph::new(Line::from(spans)), title);
+    // What the device says of itself, above every view.
+    let facts = u16::from(!c.device.is_empty());
+    let [facts_area, body] =
+        Layout::vertical([Constraint::Length(facts), Constraint::Fill(1)]).areas(body);
+    if facts > 0 {
+        f.render_widget(
+            Paragraph::new(format!(" {}", facts_long(&c.device))),
+            facts_area,
+        );
+    }
     // The rate's last minute under every view, when there is room.
     let graph = if body.height >= 4 * pictures::GRAPH_ROWS {
         pictures::GRAPH_ROWS
@@ -781,7 +860,7 @@ fn drill(
         Some(Tab::Bones) => bones(f, body, c, d.scroll),
         Some(Tab::Face) => face(f, body, c, d.scroll),
         Some(Tab::Addresses) => addresses(f, body, c, d.scroll, now),
-        Some(Tab::Trackers) => trackers(f, body, c, d.scroll),
+        Some(Tab::Trackers) => trackers(f, body, c, d.scroll, now),
         None => {
             let text = match (d.key.kind, stream.last_size()) {
                 (Kind::Unknown, size) => format!(
@@ -944,7 +1023,7 @@ fn addresses(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize, now: Dur
     max
 }
 
-fn trackers(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) -> usize {
+fn trackers(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize, now: Duration) -> usize {
     // The slots seen from above, beside the table when there is room.
     let placed: Vec<(&str, [f32; 3])> = c
         .slots
@@ -964,7 +1043,7 @@ fn trackers(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) -> usize 
     let max = scroll_max(c.slots.len(), area);
     let scroll = scroll.min(max);
     let header = TableRow::new(vec![
-        "SLOT", "POS X", "POS Y", "POS Z", "ROT X", "ROT Y", "ROT Z",
+        "SLOT", "POS X", "POS Y", "POS Z", "ROT X", "ROT Y", "ROT Z", "RATE/s",
     ])
     .style(Style::new().add_modifier(Modifier::BOLD));
     let three = |v: Option<[f32; 3]>| -> [String; 3] {
@@ -973,9 +1052,11 @@ fn trackers(f: &mut Frame<'_>, area: Rect, c: &Content, scroll: usize) -> usize 
     let rows = c.slots.iter().skip(scroll).map(|s| {
         let [px, py, pz] = three(s.pos);
         let [rx, ry, rz] = three(s.rot);
-        TableRow::new(vec![s.name.clone(), px, py, pz, rx, ry, rz])
+        let rate = format!("{:.1}", s.rate(now));
+        TableRow::new(vec![s.name.clone(), px, py, pz, rx, ry, rz, rate])
     });
     let widths = [
+        Constraint::Length(8),
         Constraint::Length(8),
         Constraint::Length(9),
         Constraint::Length(9),
@@ -1280,7 +1361,10 @@ mod tests {
         assert_eq!(view.drill.unwrap().tab, Some(Tab::Trackers));
         let s = screen(&top, &view, now, 80, 24);
         let slot: Vec<&str> = s[3].split_whitespace().collect();
-        assert_eq!(slot, ["1", "0.000", "0.900", "0.100", "-", "-", "-"]);
+        assert_eq!(
+            slot,
+            ["1", "0.000", "0.900", "0.100", "-", "-", "-", "60.0"]
+        );
     }
 
     #[test]
@@ -1932,6 +2016,36 @@ mod tests {
         let s = screen(&top, &view, Duration::ZERO, 80, 24);
         assert!(!s.iter().any(|l| l.contains("from above")));
         assert!(line_with(&s, "SLOT").starts_with("SLOT"));
+    }
+
+    /// Issue 61: a tracker's battery, signal and sensors in its row's NOTE;
+    /// everything it said of itself above its drill-down, with each
+    /// sensor's rate.
+    #[test]
+    fn a_trackers_battery_and_signal_are_in_its_row_and_drill_down() {
+        let mut top = Top::new();
+        state::slimevr_tracker(&mut top);
+        let now = Duration::from_secs(2);
+        let mut view = View::new();
+        let s = screen(&top, &view, now, 160, 20);
+        assert!(
+            line_with(&s, "SlimeVR").trim_end().ends_with("bat 87% -58dBm 2 sensors"),
+            "{}",
+            s.join("\n")
+        );
+        press(&mut view, &top, now, KeyCode::Enter);
+        assert_eq!(view.drill.unwrap().tab, Some(Tab::Trackers));
+        let s = screen(&top, &view, now, 160, 20);
+        assert_eq!(
+            s[2].trim_end(),
+            " board SlimeVR · mcu ESP32 · imu LSM6DS3TR-C · firmware build 22 · firmware 0.6.3 · \
+             mac 3c:61:05:12:34:56 · battery 87% (3.90 V) · signal -58 dBm"
+        );
+        let rate = |slot: &str| -> String {
+            let l = s.iter().find(|l| l.starts_with(slot)).unwrap();
+            l.split_whitespace().last().unwrap().to_owned()
+        };
+        assert_eq!((rate("0 "), rate("1 ")), ("100.0".into(), "50.0".into()));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use mocap_core::health::{FrameEvent, FrameMarks, Health, HealthReport};
 use mocap_core::protocol::{self, Protocol, Stamp};
 use serde::Serialize;
 
-use crate::content::Content;
+use crate::content::{Content, FactValue};
 use crate::window::{History, Window};
 
 /// After this long without a datagram a row is marked stale.
@@ -89,6 +89,16 @@ pub(crate) struct Key {
     /// Who sent it.
     pub(crate) sender: Option<SocketAddr>,
     pub(crate) kind: Kind,
+    /// A row's member of the stream's frames (a Rokoko actor), from 1 in
+    /// the order seen; 0 for the stream itself (what it is stored under).
+    pub(crate) member: u16,
+}
+
+impl Key {
+    /// The stream's own key (without a member).
+    fn stream(self) -> Self {
+        Self { member: 0, ..self }
+    }
 }
 
 /// How recently a stream was heard from.
@@ -185,12 +195,16 @@ impl Stream {
 pub(crate) type Row = StreamRecord<Where, Seen>;
 
 /// Where a stream of mocap-top comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub(crate) struct Where {
     #[serde(skip)]
     pub(crate) key: Key,
     pub(crate) listen: Option<SocketAddr>,
     pub(crate) sender: Option<SocketAddr>,
+    /// The member of the sender's frames the row is of (a Rokoko actor's
+    /// name): each has a row of its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) actor: Option<String>,
 }
 
 /// What mocap-top sees of a stream beyond its rate and counts.
@@ -215,10 +229,32 @@ pub(crate) struct Seen {
     pub(crate) size: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) head_hex: Option<String>,
+    /// What the device says of itself, newest value each: a tracker's
+    /// board, firmware, battery level (0 to 1, as sent), signal in dBm.
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "as_map")]
+    pub(crate) device: Vec<(&'static str, FactValue)>,
+    /// Tracker slots (SlimeVR sensors, VRChat trackers) with their update
+    /// rates: a sensor's rotation rate.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) slots: Vec<SlotRate>,
     /// The rate of each whole second of the last minute, oldest first
     /// (the sparklines; not a record field).
     #[serde(skip)]
     pub(crate) history: Vec<u32>,
+}
+
+/// A tracker slot's updates per second.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub(crate) struct SlotRate {
+    pub(crate) name: String,
+    pub(crate) rate_hz: f64,
+}
+
+fn as_map<S: serde::Serializer>(
+    facts: &[(&'static str, FactValue)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(facts.iter().map(|(k, v)| (k, v)))
 }
 
 /// Every stream seen.
@@ -257,6 +293,7 @@ impl Top {
             listen,
             sender,
             kind,
+            member: 0,
         };
         if !self.streams.contains_key(&key) && self.streams.len() >= MAX_STREAMS {
             self.evict();
@@ -358,7 +395,11 @@ impl Top {
     /// sender), so a screen keeps its layout as numbers change and a live
     /// performer is not buried under quiet strangers.
     pub(crate) fn rows(&self, now: Duration) -> Vec<Row> {
-        let mut rows: Vec<Row> = self.streams.iter().map(|(k, s)| row(*k, s, now)).collect();
+        let mut rows: Vec<Row> = self
+            .streams
+            .iter()
+            .flat_map(|(k, s)| rows_of(*k, s, now))
+            .collect();
         let order = |r: &Row| {
             (
                 r.own.state == Liveness::Quiet,
@@ -366,6 +407,7 @@ impl Top {
                 r.from.key.listen,
                 r.from.key.kind,
                 r.from.key.sender,
+                r.from.key.member,
             )
         };
         rows.sort_by_key(order);
@@ -379,7 +421,8 @@ impl Top {
             .map(|(k, s)| (*k, s.since, s.last))
             .collect();
         for r in &mut rows {
-            let Some((_, since, last)) = live.iter().find(|(k, ..)| *k == r.from.key) else {
+            let Some((_, since, last)) = live.iter().find(|(k, ..)| *k == r.from.key.stream())
+            else {
                 continue;
             };
             r.own.shared = live.iter().any(|(k, s, l)| {
@@ -394,13 +437,40 @@ impl Top {
 
     /// The stream behind `key`.
     pub(crate) fn stream(&self, key: &Key) -> Option<&Stream> {
-        self.streams.get(key)
+        self.streams.get(&key.stream())
     }
 
     /// How many streams there are.
     pub(crate) fn len(&self) -> usize {
         self.streams.len()
     }
+}
+
+/// A stream's rows: one, or one per member of its frames (Rokoko actors),
+/// each with the frames it was in, its own rate and age, and the sender's
+/// datagrams, health (members share their frames' clock) and errors.
+fn rows_of(key: Key, s: &Stream, now: Duration) -> Vec<Row> {
+    let whole = row(key, s, now);
+    if s.content.members.is_empty() {
+        return vec![whole];
+    }
+    let round = |x: f64| (x * 1000.0).round() / 1000.0 + 0.0;
+    (1..)
+        .zip(&s.content.members)
+        .map(|(i, m)| {
+            let age = now.saturating_sub(m.last);
+            let mut r = whole.clone();
+            r.from.key.member = i;
+            r.from.actor = Some(m.name.clone());
+            r.rate_hz = Some(round(m.window.rate(now)));
+            r.counts.frames = m.frames;
+            r.own.age_ms = u64::try_from(age.as_millis()).unwrap_or(u64::MAX);
+            r.own.state = Liveness::of(age);
+            r.own.datagrams_per_s = r.rate_hz.unwrap_or_default();
+            r.own.history = m.history.samples(now);
+            r
+        })
+        .collect()
 }
 
 fn row(key: Key, s: &Stream, now: Duration) -> Row {
@@ -418,6 +488,7 @@ fn row(key: Key, s: &Stream, now: Duration) -> Row {
             key,
             listen: key.listen,
             sender: key.sender,
+            actor: None,
         },
         rate_hz: Some(round(if unknown {
             s.window.rate(now)
@@ -453,6 +524,16 @@ fn row(key: Key, s: &Stream, now: Duration) -> Row {
                 .map(|b| b.name.clone()),
             size: unknown.then_some(s.last_size),
             head_hex: unknown.then(|| hex_head(&s.head)),
+            device: s.content.device.clone(),
+            slots: s
+                .content
+                .slots
+                .iter()
+                .map(|slot| SlotRate {
+                    name: slot.name.clone(),
+                    rate_hz: round(slot.rate(now)),
+                })
+                .collect(),
             history: s.history.samples(now),
         },
     }
@@ -463,8 +544,8 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// Whether `row` has `filter` (lower case) in its protocol, port or sender:
-/// the `/` key. An empty filter matches every row.
+/// Whether `row` has `filter` (lower case) in its protocol, port, sender or
+/// actor: the `/` key. An empty filter matches every row.
 pub(crate) fn matches(row: &Row, filter: &str) -> bool {
     if filter.is_empty() {
         return true;
@@ -474,6 +555,7 @@ pub(crate) fn matches(row: &Row, filter: &str) -> bool {
         || has(row.from.key.kind.name())
         || row.from.listen.is_some_and(|l| has(&l.to_string()))
         || row.from.sender.is_some_and(|s| has(&s.to_string()))
+        || row.from.actor.as_deref().is_some_and(has)
 }
 
 /// Bytes as spaced hex pairs (`2f 56 4d 43`).
@@ -515,6 +597,53 @@ impl Taken {
             self.protocol, self.reason
         )
     }
+}
+
+/// A SlimeVR tracker on 10.0.0.51:4210 to 0.0.0.0:6969, for tests: its
+/// handshake (board 9, MCU 2, firmware 0.6.3) at 0 s, sensor 0 at 100 Hz
+/// and sensor 1 at 50 Hz up to 2 s, battery (3.9 V, 0.87) at 1.5 s and
+/// signal (-58 dBm) at 1.6 s.
+#[cfg(test)]
+pub(crate) fn slimevr_tracker(top: &mut Top) {
+    let secs = Duration::from_secs_f64;
+    let packet = |kind: u32, number: u64, body: &[u8]| {
+        let mut d = kind.to_be_bytes().to_vec();
+        d.extend(number.to_be_bytes());
+        d.extend(body);
+        d
+    };
+    let mut hello = Vec::new();
+    for v in [9i32, 12, 2, 0, 0, 0, 22] {
+        hello.extend(v.to_be_bytes());
+    }
+    hello.push(5);
+    hello.extend(b"0.6.3");
+    hello.extend([0x3c, 0x61, 0x05, 0x12, 0x34, 0x56]);
+    let (listen, tracker) = ("0.0.0.0:6969".parse().ok(), "10.0.0.51:4210".parse().ok());
+    top.handle_datagram(secs(0.0), listen, tracker, &packet(3, 0, &hello));
+    let mut number = 1;
+    for k in 0..200u32 {
+        // Sensor 0 every 10 ms, sensor 1 every 20 ms.
+        for sensor in [0u8, 1].into_iter().filter(|s| *s == 0 || k % 2 == 0) {
+            let mut body = vec![sensor, 1];
+            for c in [0.0f32, 0.0, 0.0, 1.0] {
+                body.extend(c.to_be_bytes());
+            }
+            body.push(0);
+            let t = 0.01 + f64::from(k) / 100.0;
+            top.handle_datagram(secs(t), listen, tracker, &packet(17, number, &body));
+            number += 1;
+        }
+    }
+    let mut battery = 3.9f32.to_be_bytes().to_vec();
+    battery.extend(0.87f32.to_be_bytes());
+    top.handle_datagram(secs(1.5), listen, tracker, &packet(12, number, &battery));
+    top.handle_datagram(
+        secs(1.6),
+        listen,
+        tracker,
+        &packet(19, number + 1, &[255, 0xc6]),
+    );
 }
 
 #[cfg(test)]
@@ -1203,6 +1332,98 @@ mod tests {
                 .iter()
                 .all(|r| r.own.non_unit_rotations == 0)
         );
+    }
+
+    /// Issue 61: every Rokoko actor is a row of its own, with the frames it
+    /// was in; one that left the scene goes stale while the other is live.
+    #[test]
+    fn every_rokoko_actor_is_a_row_of_its_own() {
+        let frame = |k: usize, names: &[&str]| {
+            let actors: Vec<String> = names
+                .iter()
+                .map(|n| {
+                    format!(
+                        r#"{{"name":"{n}","body":{{"hip":{{"position":{{"x":0,"y":1,"z":0}},
+                        "rotation":{{"x":0,"y":0,"z":0,"w":1}}}}}}}}"#
+                    )
+                })
+                .collect();
+            format!(
+                r#"{{"version":3,"fps":60,"scene":{{"timestamp":{},"actors":[{}],"props":[]}}}}"#,
+                k as f64 / 60.0,
+                actors.join(",")
+            )
+            .into_bytes()
+        };
+        let both: Vec<Vec<u8>> = (0..60).map(|k| frame(k, &["alice", "bob"])).collect();
+        let alone: Vec<Vec<u8>> = (60..120).map(|k| frame(k, &["alice"])).collect();
+        let mut top = Top::new();
+        play(
+            &mut top,
+            &both,
+            0.0,
+            60.0,
+            "0.0.0.0:14043",
+            "10.0.0.40:53000",
+        );
+        play(
+            &mut top,
+            &alone,
+            1.0,
+            60.0,
+            "0.0.0.0:14043",
+            "10.0.0.40:53000",
+        );
+        let rows = top.rows(secs(2.0));
+        assert_eq!(rows.len(), 2, "{rows:#?}");
+        let [alice, bob] = [&rows[0], &rows[1]];
+        assert_eq!(alice.from.actor.as_deref(), Some("alice"));
+        assert_eq!(bob.from.actor.as_deref(), Some("bob"));
+        assert_eq!((alice.counts.frames, bob.counts.frames), (120, 60));
+        // The sender's datagrams and clock health on both.
+        assert_eq!((alice.counts.datagrams, bob.counts.datagrams), (120, 120));
+        assert!((59.0..=61.0).contains(&alice.rate_hz.unwrap()), "{alice:?}");
+        assert_eq!(bob.rate_hz, Some(0.0));
+        assert_eq!(
+            (alice.own.state, bob.own.state),
+            (Liveness::Live, Liveness::Stale)
+        );
+        assert_ne!(alice.from.key, bob.from.key);
+        // Both rows open the same stream.
+        assert!(top.stream(&bob.from.key).is_some());
+        let json = serde_json::to_value(alice).unwrap();
+        assert_eq!(json["actor"], "alice");
+        assert_eq!(json["device"]["fps"], 60);
+        assert!(matches(bob, "bob") && !matches(alice, "bob"));
+    }
+
+    /// Issue 61: a SlimeVR tracker's record carries what it says of itself
+    /// (board, firmware, battery, signal) and each sensor's rotation rate.
+    #[test]
+    fn a_trackers_record_has_its_battery_signal_and_sensor_rates() {
+        let mut top = Top::new();
+        slimevr_tracker(&mut top);
+        let rows = top.rows(secs(2.0));
+        let json = serde_json::to_value(&rows[0]).unwrap();
+        assert_eq!(json["protocol"], "slimevr");
+        let device = &json["device"];
+        assert_eq!(device["board"], "SlimeVR");
+        assert_eq!(device["mcu"], "ESP32");
+        assert_eq!(device["firmware"], "0.6.3");
+        assert_eq!(device["mac"], "3c:61:05:12:34:56");
+        // As sent: f32 0.87 read exactly as f64.
+        assert_eq!(device["battery_level"], f64::from(0.87f32));
+        assert_eq!(device["battery_v"], f64::from(3.9f32));
+        assert_eq!(device["rssi_dbm"], -58);
+        let slots = json["slots"].as_array().unwrap();
+        assert_eq!(slots.len(), 2, "{json}");
+        assert_eq!(
+            (slots[0]["name"].as_str(), slots[1]["name"].as_str()),
+            (Some("0"), Some("1"))
+        );
+        let rate = |i: usize| slots[i]["rate_hz"].as_f64().unwrap();
+        assert!((99.0..=101.0).contains(&rate(0)), "{slots:?}");
+        assert!((49.0..=51.0).contains(&rate(1)), "{slots:?}");
     }
 
     #[test]

@@ -24,8 +24,8 @@ mod spec;
 pub use ask::{Answer, AnswerOf, Ask, Asking, Due, Resend};
 pub(crate) use spec::writes_back;
 pub use spec::{
-    Args, Carries, Confidence, FaceOf, MAX_LABEL, NoView, Numbers, Renumbering, Spec, Stamp, View,
-    part_of,
+    Args, Carries, Confidence, FaceOf, Fact, MAX_LABEL, NoView, Numbers, Renumbering, Spec, Stamp,
+    View, part_of,
 };
 
 /// Declares [`Protocol`] from `Variant => module::SPEC` lines: the enum, its

@@ -242,6 +242,29 @@ pub trait View {
     fn message(&mut self, address: &str, name: Option<&str>, args: Args<'_>) {
         let _ = (address, name, args);
     }
+
+    /// A fact about the sending device, newest value per `what` (a stable
+    /// snake_case key with its unit: `battery_level`, `rssi_dbm`,
+    /// `firmware`): what a live view shows beside the stream's health.
+    fn device(&mut self, what: &'static str, value: Fact<'_>) {
+        let _ = (what, value);
+    }
+
+    /// What follows, up to the next call, belongs to the member `name` of
+    /// the frame (a Rokoko actor): several performers in one sender's
+    /// frames, each a row of their own in a live view.
+    fn member(&mut self, name: &str) {
+        let _ = name;
+    }
+}
+
+/// The value of a [`View::device`] fact.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fact<'a> {
+    /// A number, as sent.
+    Number(f64),
+    /// A name or version, as sent.
+    Text(&'a str),
 }
 
 /// A view that keeps nothing: for the [`Stamp`] alone.

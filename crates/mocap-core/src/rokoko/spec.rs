@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::bridge::FacePose;
 use crate::ifm::arkit_index;
-use crate::protocol::{Carries, Confidence, Spec, Stamp, View};
+use crate::protocol::{Carries, Confidence, Fact, Spec, Stamp, View};
 
 use super::body::RokokoBody;
 use super::{Actor, DEFAULT_PORT, Frame, LZ4_MAGIC, parse};
@@ -52,8 +52,9 @@ fn sniff(d: &[u8]) -> Option<Confidence> {
     (has(b"\"scene\"") && has(b"\"actors\"")).then_some(Confidence::Likely)
 }
 
-/// Every actor's segments as bones (world pose as sent) and its face as
-/// values (blendshapes 0 to 1), then the props as bones; names are the
+/// Every actor (a member of the frame) with its segments as bones (world
+/// pose as sent) and its face as values (blendshapes 0 to 1), then the
+/// props as bones; the frame's `fps` and `version` as device facts; names are the
 /// actor's `name/segment` when the frame has several actors, and
 /// `prop/name` for props.
 fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
@@ -71,7 +72,14 @@ fn decode(d: &[u8], view: &mut dyn View) -> Stamp {
         name.push_str(n);
         name.clone()
     };
+    if let Some(fps) = frame.fps {
+        view.device("fps", Fact::Number(fps));
+    }
+    if let Some(v) = frame.version {
+        view.device("version", Fact::Number(v));
+    }
     for a in &frame.actors {
+        view.member(a.name.as_deref().unwrap_or("?"));
         let prefix = several.then(|| a.name.as_deref().unwrap_or("?"));
         for s in &a.body {
             view.bone(
@@ -140,4 +148,65 @@ fn face_pose(a: &Actor) -> FacePose {
 )]
 fn f32s(v: f64) -> f32 {
     v as f32
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(
+        clippy::indexing_slicing,
+        reason = "test code: a panic is how a test reports"
+    )]
+
+    use super::*;
+
+    /// What a decode says, in order.
+    #[derive(Default)]
+    struct Said(Vec<String>);
+
+    impl View for Said {
+        fn bone(&mut self, name: &str, _: [f32; 4], _: [f32; 3]) {
+            self.0.push(format!("bone {name}"));
+        }
+        fn face(&mut self, name: &str, value: f32) {
+            self.0.push(format!("face {name} {value}"));
+        }
+        fn device(&mut self, what: &'static str, value: Fact<'_>) {
+            self.0.push(format!("{what} {value:?}"));
+        }
+        fn member(&mut self, name: &str) {
+            self.0.push(format!("member {name}"));
+        }
+    }
+
+    #[test]
+    fn each_actor_is_a_member_before_its_segments_and_face() {
+        let frame = br#"{"version":3,"fps":60,"scene":{"timestamp":1.5,"actors":[
+            {"name":"alice","body":{"hip":{"position":{"x":0,"y":1,"z":0},
+              "rotation":{"x":0,"y":0,"z":0,"w":1}}},"face":{"jawOpen":50}},
+            {"name":"bob","body":{"hip":{"position":{"x":1,"y":1,"z":0},
+              "rotation":{"x":0,"y":0,"z":0,"w":1}}}}],
+            "props":[{"name":"cam","position":{"x":0,"y":0,"z":0},
+              "rotation":{"x":0,"y":0,"z":0,"w":1}}]}}"#;
+        let mut said = Said::default();
+        assert_eq!(
+            decode(frame, &mut said),
+            Stamp::Clocked {
+                clock: Duration::from_millis(1500),
+                part: 0
+            }
+        );
+        assert_eq!(
+            said.0,
+            [
+                "fps Number(60.0)",
+                "version Number(3.0)",
+                "member alice",
+                "bone alice/hip",
+                "face alice/jawOpen 0.5",
+                "member bob",
+                "bone bob/hip",
+                "bone prop/cam",
+            ]
+        );
+    }
 }

@@ -1,11 +1,11 @@
 //! SlimeVR's row of the registry ([`crate::protocol`]).
 
 use crate::osc::Arg;
-use crate::protocol::{Args, Carries, Confidence, Spec, Stamp, View};
+use crate::protocol::{Args, Carries, Confidence, Fact, Spec, Stamp, View};
 use crate::quat::wide;
 use crate::vmc::trackers::unity_euler;
 
-use super::{DEFAULT_PORT, GREETING, Message, Packet, parse};
+use super::{BOARDS, DEFAULT_PORT, GREETING, IMUS, MCUS, Message, Packet, name_of, parse};
 
 /// SlimeVR's tracker protocol in the registry. It has no dump tool of its
 /// own: mocap-top decodes it.
@@ -184,6 +184,27 @@ fn show(m: &Message<'_>, view: &mut dyn View) {
                 Arg::String(mac.unwrap_or_default()),
             ];
             view.message(name, None, Args::Osc(&args));
+            let named = |view: &mut dyn View, what, table: &[&'static str], id: Option<i32>| {
+                if let Some(id) = id {
+                    view.device(
+                        what,
+                        name_of(table, id.into())
+                            .map_or_else(|| Fact::Number(id.into()), Fact::Text),
+                    );
+                }
+            };
+            named(view, "board", &BOARDS, h.board);
+            named(view, "mcu", &MCUS, h.mcu);
+            named(view, "imu", &IMUS, h.imu);
+            if let Some(b) = h.build {
+                view.device("firmware_build", Fact::Number(b.into()));
+            }
+            if let Some(f) = h.firmware {
+                view.device("firmware", Fact::Text(&String::from_utf8_lossy(f)));
+            }
+            if let Some(Arg::String(m)) = args.last().filter(|_| h.mac.is_some()) {
+                view.device("mac", Fact::Text(m));
+            }
         }
         Message::HandshakeAnswer { text: t } => view.message(name, None, Args::Osc(&[text(t)])),
         Message::Accel {
@@ -197,9 +218,19 @@ fn show(m: &Message<'_>, view: &mut dyn View) {
         Message::Battery { volts, level } => {
             let args = [float(volts.unwrap_or(f32::NAN)), float(level)];
             view.message(name, None, Args::Osc(&args));
+            view.device("battery_level", Fact::Number(level.into()));
+            if let Some(v) = volts {
+                view.device("battery_v", Fact::Number(v.into()));
+            }
         }
-        Message::Signal { sensor, dbm } => per_sensor(view, sensor, &[int(dbm.into())]),
-        Message::Temperature { sensor, celsius } => per_sensor(view, sensor, &[float(celsius)]),
+        Message::Signal { sensor, dbm } => {
+            per_sensor(view, sensor, &[int(dbm.into())]);
+            view.device("rssi_dbm", Fact::Number(dbm.into()));
+        }
+        Message::Temperature { sensor, celsius } => {
+            per_sensor(view, sensor, &[float(celsius)]);
+            view.device("temperature_c", Fact::Number(celsius.into()));
+        }
         Message::MagAccuracy { sensor, accuracy } => per_sensor(view, sensor, &[float(accuracy)]),
         Message::Flex { sensor, level } => per_sensor(view, sensor, &[float(level)]),
         Message::Position { sensor, pos } => {
@@ -270,6 +301,69 @@ mod tests {
         ] {
             assert_eq!(Id::new(id).as_str(), s);
         }
+    }
+
+    /// The facts a decode gives, as text.
+    #[derive(Default)]
+    struct Facts(Vec<String>);
+
+    impl View for Facts {
+        fn device(&mut self, what: &'static str, value: Fact<'_>) {
+            self.0.push(format!("{what}={value:?}"));
+        }
+    }
+
+    fn packet(kind: u32, number: u64, body: &[u8]) -> Vec<u8> {
+        let mut d = kind.to_be_bytes().to_vec();
+        d.extend(number.to_be_bytes());
+        d.extend(body);
+        d
+    }
+
+    #[test]
+    fn the_handshake_battery_and_signal_are_device_facts() {
+        let mut body = Vec::new();
+        // Board 9 (SlimeVR), IMU 12 (LSM6DS3TR-C), MCU 2 (ESP32), IMU
+        // info, build 22, then an IMU number past the table.
+        for v in [9i32, 12, 2, 0, 0, 0, 22] {
+            body.extend(v.to_be_bytes());
+        }
+        body.push(5);
+        body.extend(b"0.6.3");
+        body.extend([0x3c, 0x61, 0x05, 0x12, 0x34, 0x56]);
+        let mut facts = Facts::default();
+        decode(&packet(3, 0, &body), &mut facts);
+        assert_eq!(
+            facts.0,
+            [
+                r#"board=Text("SlimeVR")"#,
+                r#"mcu=Text("ESP32")"#,
+                r#"imu=Text("LSM6DS3TR-C")"#,
+                "firmware_build=Number(22.0)",
+                r#"firmware=Text("0.6.3")"#,
+                r#"mac=Text("3c:61:05:12:34:56")"#,
+            ]
+        );
+        // Past the tables: the number as sent.
+        body[4..8].copy_from_slice(&99i32.to_be_bytes());
+        let mut facts = Facts::default();
+        decode(&packet(3, 0, &body), &mut facts);
+        assert_eq!(facts.0[2], "imu=Number(99.0)");
+
+        // Battery: volts then level (0.5 exactly), signal -61 dBm.
+        let mut b = 3.75f32.to_be_bytes().to_vec();
+        b.extend(0.5f32.to_be_bytes());
+        let mut facts = Facts::default();
+        decode(&packet(12, 7, &b), &mut facts);
+        decode(&packet(19, 8, &[255, 0xc3]), &mut facts);
+        assert_eq!(
+            facts.0,
+            [
+                "battery_level=Number(0.5)",
+                "battery_v=Number(3.75)",
+                "rssi_dbm=Number(-61.0)"
+            ]
+        );
     }
 
     #[test]
