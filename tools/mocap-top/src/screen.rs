@@ -2029,7 +2029,9 @@ mod tests {
         let mut view = View::new();
         let s = screen(&top, &view, now, 160, 20);
         assert!(
-            line_with(&s, "SlimeVR").trim_end().ends_with("bat 87% -58dBm 2 sensors"),
+            line_with(&s, "SlimeVR")
+                .trim_end()
+                .ends_with("bat 87% -58dBm 2 sensors"),
             "{}",
             s.join("\n")
         );
