@@ -54,20 +54,45 @@ impl Recent {
     }
 }
 
-/// How long the lowest offset of a stream is remembered: a path whose delay
-/// grows for good (a new route) is relearned within two of these.
-const BASE_WINDOW_S: f64 = 5.0;
+/// How long one window of offsets lasts, in seconds: each closed window
+/// gives its median.
+const WINDOW_S: f64 = 1.0;
+/// How many closed windows' medians the base is the lowest of: a path whose
+/// delay grows for good (a new route) is relearned within one window more.
+const WINDOWS: usize = 5;
+/// Most offsets one window keeps (a flood past it is judged, not kept).
+const WINDOW_CAP: usize = 4096;
 
 /// Decides which samples are stale: those whose offset (arrival on our clock
-/// minus capture on the publisher's) is more than `max_lag` above the lowest
-/// offset of the stream lately. Comparing offsets of one stream cancels the
+/// minus capture on the publisher's) is more than `max_lag` above the
+/// stream's usual offset lately. Comparing offsets of one stream cancels the
 /// difference between the two clocks, so no clock sync is needed.
+///
+/// The usual offset is the lowest of the medians of the last [`WINDOWS`]
+/// one-second windows: a median, because on a reordering path a tenth of
+/// the samples can arrive a whole path delay early (netem's `reorder`, a
+/// route change), and the lowest offset, which an earlier version used,
+/// then made every sample on time look late; the lowest of several, so a
+/// window of backlog after a stall does not make the backlog look fresh.
+/// Until a window has closed, the median of the current one's earlier
+/// samples is used.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Staleness {
-    /// Lowest offset of the current and of the previous window.
-    current: Option<f64>,
-    previous: Option<f64>,
+    /// Offsets of the current window.
+    current: Vec<f64>,
     window_start: Option<f64>,
+    /// Medians of the last closed windows, oldest first.
+    medians: VecDeque<f64>,
+}
+
+/// The median of `v` (reordered in place); `None` when empty.
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mid = v.len() / 2;
+    let (_, m, _) = v.select_nth_unstable_by(mid, f64::total_cmp);
+    Some(*m)
 }
 
 impl Staleness {
@@ -79,15 +104,27 @@ impl Staleness {
             return false;
         }
         let start = *self.window_start.get_or_insert(arrival_s);
-        if arrival_s - start >= BASE_WINDOW_S {
-            self.previous = self.current.take();
+        if arrival_s - start >= WINDOW_S {
+            if let Some(m) = median(&mut self.current) {
+                if self.medians.len() == WINDOWS {
+                    self.medians.pop_front();
+                }
+                self.medians.push_back(m);
+            }
+            self.current.clear();
             self.window_start = Some(arrival_s);
         }
-        self.current = Some(self.current.map_or(offset, |c| c.min(offset)));
-        let base = match (self.current, self.previous) {
-            (Some(c), Some(p)) => c.min(p),
-            (c, p) => c.or(p).unwrap_or(offset),
+        let base = match self.medians.iter().copied().min_by(f64::total_cmp) {
+            Some(b) => b,
+            // The first window: the median of its samples before this one.
+            None => match median(&mut self.current.clone()) {
+                Some(b) => b,
+                None => offset,
+            },
         };
+        if self.current.len() < WINDOW_CAP {
+            self.current.push(offset);
+        }
         offset - base > max_lag_s
     }
 }
@@ -212,7 +249,41 @@ mod tests {
             }
         }
         let since = fresh_at.unwrap() - 6.0;
-        assert!(since <= 2.0 * BASE_WINDOW_S + 0.2, "{since}");
+        // The old medians age out, and the window in progress closes.
+        assert!(since <= (WINDOWS + 1) as f64 * WINDOW_S + 0.2, "{since}");
+    }
+
+    /// Found by the WAN harness (issue 58): on a path of 150 ms that
+    /// reorders a tenth of its packets as netem does (sent at once, a whole
+    /// delay early), the lowest offset was an early sample's, and every
+    /// sample on time was then 150 ms "late": 88 % were dropped as stale.
+    /// Judged against the median, only a real backlog is.
+    #[test]
+    fn early_samples_of_a_reordering_path_do_not_make_the_rest_stale() {
+        let mut s = Staleness::default();
+        let mut stale = 0;
+        let mut x: u32 = 1;
+        for i in 0..1200 {
+            let t = f64::from(i) / 60.0;
+            // A tenth arrive at once; the rest after 150 ms ± 10.
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            let r = f64::from(x >> 16) / 65_536.0;
+            let delay = if i % 10 == 3 {
+                0.001
+            } else {
+                0.140 + 0.020 * r
+            };
+            if s.is_stale(t, t + delay + 2.0, 0.1) {
+                stale += 1;
+            }
+        }
+        assert_eq!(stale, 0);
+        // A stall on the same path still leaves its backlog stale.
+        let resume = 20.0 + 2.0 + 1.0;
+        let backlog = (0..60)
+            .filter(|k| s.is_stale(20.0 + f64::from(*k) / 60.0, resume, 0.1))
+            .count();
+        assert!(backlog >= 45, "{backlog}");
     }
 
     /// A publisher whose clock is near 500 ms ahead of a router's: the
