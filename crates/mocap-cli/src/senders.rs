@@ -113,6 +113,40 @@ impl<T, K: Ord + Clone> Senders<T, K> {
         Some(self.stamp_or_insert(key, make))
     }
 
+    /// As [`Self::get_or_insert_evicting`], except that no sender `keep`
+    /// says to keep (one that is live) is evicted: the least recently heard
+    /// of the others makes room. `None`, counted in [`Self::overflow`], for
+    /// a new sender when every tracked one is kept. So a flood of strangers
+    /// evicts strangers and never a performer who is sending.
+    pub fn get_or_insert_sparing<Q>(
+        &mut self,
+        key: &Q,
+        make: impl FnOnce() -> T,
+        keep: impl Fn(&T) -> bool,
+    ) -> Option<(&mut T, Option<T>)>
+    where
+        K: Borrow<Q>,
+        Q: Ord + ToOwned<Owned = K> + ?Sized,
+    {
+        let gone = if self.admits(key) {
+            None
+        } else {
+            let Some(stalest) = self
+                .map
+                .iter()
+                .filter(|(_, s)| !keep(&s.state))
+                .min_by_key(|(_, s)| s.seen)
+                .map(|(k, _)| k.clone())
+            else {
+                self.overflow += 1;
+                return None;
+            };
+            self.evicted_senders += 1;
+            self.map.remove::<K>(&stalest).map(|s| s.state)
+        };
+        Some((self.stamp_or_insert(key, make), gone))
+    }
+
     /// Whether `key` has, or may get without an eviction, an entry of its own.
     pub fn admits<Q>(&self, key: &Q) -> bool
     where
@@ -255,8 +289,8 @@ impl<T, K: Ord + Clone> Senders<T, K> {
         self.map.into_iter().map(|(k, s)| (k, s.state))
     }
 
-    /// How often [`Self::try_insert_with`] refused a new sender past the
-    /// bound (one per lookup).
+    /// How often [`Self::try_insert_with`] or [`Self::get_or_insert_sparing`]
+    /// refused a new sender past the bound (one per lookup).
     pub fn overflow(&self) -> u64 {
         self.overflow
     }
@@ -405,6 +439,49 @@ mod tests {
             Some((addr(40_000), 1001))
         );
         assert_eq!((top.len(), more), (3, MAX_SENDERS - 3));
+    }
+
+    /// Issue 58: a flood of strangers faster than a performer's own rate
+    /// (256 new keys between two of her samples) evicted her state and
+    /// socket. Sparing what is live, strangers evict strangers; with every
+    /// entry live a newcomer is refused and counted.
+    #[test]
+    fn sparing_never_evicts_a_kept_sender() {
+        // State: samples heard; kept when it has sent 3 or more.
+        let mut s: Senders<u32> = Senders::new();
+        let keep = |n: &u32| *n >= 3;
+        for _ in 0..3 {
+            *s.get_or_insert_sparing(&addr(40_000), || 0, keep)
+                .unwrap()
+                .0 += 1;
+        }
+        // 1000 one-shot strangers in a row, none of them kept.
+        for port in 0..1000u16 {
+            let (n, _) = s.get_or_insert_sparing(&addr(port), || 0, keep).unwrap();
+            *n += 1;
+        }
+        assert_eq!(s.get(&addr(40_000)), Some(&3), "the performer stays");
+        assert_eq!(s.len(), MAX_SENDERS);
+        // Every entry kept: a newcomer is refused, nobody evicted.
+        let mut full: Senders<u32> = Senders::new();
+        for port in 0..MAX_SENDERS as u16 {
+            full.get_or_insert_sparing(&addr(port), || 3, keep).unwrap();
+        }
+        let evicted = full.evicted_senders();
+        assert!(
+            full.get_or_insert_sparing(&addr(60_000), || 0, keep)
+                .is_none()
+        );
+        assert_eq!((full.overflow(), full.evicted_senders()), (1, evicted));
+        // The evicted state is handed back.
+        let mut one: Senders<u32> = Senders::new();
+        for port in 0..MAX_SENDERS as u16 {
+            one.get_or_insert_sparing(&addr(port), || u32::from(port), |_| false);
+        }
+        let (_, gone) = one
+            .get_or_insert_sparing(&addr(60_000), || 0, |_| false)
+            .unwrap();
+        assert_eq!(gone, Some(0), "the stalest, port 0");
     }
 
     /// A sender looked up again is not re-stamped (it is the newest

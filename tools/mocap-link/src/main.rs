@@ -153,6 +153,12 @@ struct SubscribeArgs {
     #[arg(long, value_name = "DUR", default_value = "100ms", value_parser = mocap_cli::args::parse_duration)]
     max_lag: Duration,
 
+    /// Samples larger than this many bytes are counted (`oversize`) and not
+    /// sent on: a mocopi frame is 1.6 kB, the largest VMC bundles seen about
+    /// 8 kB; a stranger's megabyte samples stop here. 0: no limit.
+    #[arg(long, value_name = "BYTES", default_value_t = 16_384)]
+    max_size: usize,
+
     /// How often to measure the round trip to each publisher; 0: never.
     #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::args::parse_duration)]
     probe_interval: Duration,
@@ -248,6 +254,7 @@ fn main() -> ExitCode {
                 room: a.room,
                 to: a.to,
                 max_lag: positive(a.max_lag),
+                max_size: (a.max_size > 0).then_some(a.max_size),
                 probe: positive(a.probe_interval),
                 mode: a.mode,
                 listen: a.listen,

@@ -25,16 +25,29 @@ struct Stream {
     datagrams: u64,
     bytes: u64,
     stale: u64,
+    oversize: u64,
     senders: BTreeSet<Option<SocketAddr>>,
+    /// The newest arrival (Unix seconds).
+    last: f64,
     health: Health,
     one_way: Recent,
 }
 
+/// A stream is live, never evicted for a newcomer, while it sends: three
+/// datagrams or more, the newest within [`LIVE_S`] of `now`.
+fn is_live(s: &Stream, now: f64) -> bool {
+    s.datagrams >= 3 && now - s.last < LIVE_S
+}
+
+/// How recently a live stream was heard from, in seconds.
+pub(crate) const LIVE_S: f64 = 1.0;
+
 /// Every stream seen, by (performer, protocol); round trips by performer.
 /// Looked up by borrowed names: only a new stream copies them. Past
-/// [`mocap_cli::senders::MAX_SENDERS`] streams a new one is only counted (a publisher
-/// flooding made-up performer names cannot grow memory, and the streams
-/// already shown keep their health).
+/// [`mocap_cli::senders::MAX_SENDERS`] streams a new one takes the place of
+/// the least recently heard one that is not live ([`is_live`]): a publisher
+/// flooding made-up performer names cannot grow memory nor push out a
+/// performer who is sending, and one who comes after the flood is tracked.
 #[derive(Debug, Default)]
 pub(crate) struct Streams {
     map: Senders<Stream, (String, String)>,
@@ -52,14 +65,19 @@ impl Streams {
         payload: &[u8],
         arrival: f64,
     ) {
-        // Past the bound a new stream is only counted (`untracked`).
-        let Some(s) = self
-            .map
-            .try_insert_with(pair(&(performer, protocol)), Stream::default)
+        // Past the bound a new stream takes the place of the one heard from
+        // least recently that is not live; with every one live it is only
+        // counted (`untracked`).
+        let Some((s, _)) =
+            self.map
+                .get_or_insert_sparing(pair(&(performer, protocol)), Stream::default, |s| {
+                    is_live(s, arrival)
+                })
         else {
             return;
         };
         s.datagrams += 1;
+        s.last = arrival;
         s.bytes += payload.len() as u64;
         if s.senders.len() < MAX_STREAM_SENDERS {
             s.senders.insert(sender);
@@ -76,6 +94,13 @@ impl Streams {
     pub(crate) fn one_way(&mut self, performer: &str, protocol: &str, ms: f64) {
         if let Some(s) = self.map.get_mut(pair(&(performer, protocol))) {
             s.one_way.push(ms);
+        }
+    }
+
+    /// A sample of this stream larger than --max-size.
+    pub(crate) fn oversize(&mut self, performer: &str, protocol: &str) {
+        if let Some(s) = self.map.get_mut(pair(&(performer, protocol))) {
+            s.oversize += 1;
         }
     }
 
@@ -128,6 +153,7 @@ impl Streams {
                     own: Linked {
                         bytes: s.bytes,
                         stale: s.stale,
+                        oversize: s.oversize,
                         one_way_ms: s.one_way.percentiles(),
                         rtt_ms: self.rtt.get(performer).and_then(Recent::percentiles),
                     },
@@ -165,11 +191,19 @@ pub(crate) struct Linked {
     pub(crate) bytes: u64,
     /// Samples not sent on: older than --max-lag when they arrived.
     pub(crate) stale: u64,
+    /// Samples not sent on: larger than --max-size.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) oversize: u64,
     /// Arrival minus capture time (Zenoh timestamp): meaningful where the
     /// two clocks agree (one machine, NTP on both).
     pub(crate) one_way_ms: Option<Percentiles>,
     /// Round trip of the periodic probe to this performer's publisher.
     pub(crate) rtt_ms: Option<Percentiles>,
+}
+
+#[expect(clippy::trivially_copy_pass_by_ref, reason = "serde's signature")]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A stream as a line of the human summary.
@@ -193,6 +227,9 @@ impl fmt::Display for Line<'_> {
         )?;
         if r.own.stale > 0 {
             write!(f, ", stale {}", r.own.stale)?;
+        }
+        if r.own.oversize > 0 {
+            write!(f, ", over --max-size {}", r.own.oversize)?;
         }
         if let Some(p) = r.own.one_way_ms {
             write!(f, ", one-way p50 {:.2} ms p99 {:.2} ms", p.p50, p.p99)?;
@@ -245,13 +282,44 @@ mod tests {
         assert!(Line(a).to_string().starts_with("alice/mocopi: 2 datagrams"));
     }
 
+    /// Issue 58: past 256 streams a new one was only counted, so a
+    /// performer who joined after a flood of made-up names was never shown.
+    /// Now strangers make room for her, and she for nobody while she sends.
     #[test]
-    fn streams_are_bounded() {
+    fn streams_are_bounded_and_a_live_performer_is_never_pushed_out() {
+        let max = mocap_cli::senders::MAX_SENDERS;
         let mut s = Streams::default();
-        for i in 0..mocap_cli::senders::MAX_SENDERS + 10 {
-            s.datagram(&format!("p{i}"), "vmc", None, b"x", 0.0);
+        let mut t = 0.0;
+        for i in 0..max + 10 {
+            t += 0.001;
+            s.datagram(&format!("p{i}"), "vmc", None, b"x", t);
         }
-        assert_eq!(s.records().len(), mocap_cli::senders::MAX_SENDERS);
-        assert_eq!(s.untracked(), 10);
+        assert_eq!(s.records().len(), max);
+        assert_eq!(s.untracked(), 0);
+        // Alice joins after the flood and keeps sending among 2000 more
+        // one-shot names, eight between two of her datagrams.
+        for i in 0..2000 {
+            t += 0.002;
+            if i % 8 == 0 {
+                s.datagram("alice", "mocopi", None, b"x", t);
+            }
+            s.datagram(&format!("q{i}"), "vmc", None, b"x", t);
+        }
+        let records = s.records();
+        let alice = records
+            .iter()
+            .find(|r| r.from.performer == "alice")
+            .expect("alice is tracked");
+        assert_eq!(alice.counts.datagrams, 250);
+        assert_eq!(records.len(), max);
+        // A table full of live streams refuses a newcomer, and counts it.
+        let mut full = Streams::default();
+        for _ in 0..3 {
+            for i in 0..max {
+                full.datagram(&format!("p{i}"), "vmc", None, b"x", 1.0);
+            }
+        }
+        full.datagram("late", "vmc", None, b"x", 1.1);
+        assert_eq!(full.untracked(), 1);
     }
 }

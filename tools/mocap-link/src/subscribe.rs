@@ -69,6 +69,8 @@ pub(crate) struct Options {
     pub(crate) room: String,
     pub(crate) to: Vec<Route>,
     pub(crate) max_lag: Option<Duration>,
+    /// Samples larger than this are counted and not sent on.
+    pub(crate) max_size: Option<usize>,
     pub(crate) probe: Option<Duration>,
     pub(crate) mode: session::Mode,
     pub(crate) listen: Vec<Endpoint>,
@@ -112,6 +114,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
             o.room.clone(),
             o.to.clone(),
             o.max_lag,
+            o.max_size,
             o.format == Format::Json,
             Output::stdout(true),
             log,
@@ -235,6 +238,16 @@ impl Feed for Attention {
 struct Outlet {
     links: Vec<Option<Link>>,
     staleness: Clocks,
+    /// Samples taken, and the newest one's arrival (Unix seconds): a live
+    /// outlet is never evicted for a newcomer.
+    samples: u64,
+    last: f64,
+}
+
+impl Outlet {
+    fn is_live(&self, now: f64) -> bool {
+        self.samples >= 3 && now - self.last < crate::streams::LIVE_S
+    }
 }
 
 /// When a sample was captured, by the clock that stamped it (the
@@ -253,6 +266,7 @@ struct Forward {
     room: String,
     routes: Vec<Route>,
     max_lag: Option<Duration>,
+    max_size: Option<usize>,
     json: bool,
     streams: Streams,
     /// By performer (or the whole key of a foreign one), then remote
@@ -272,6 +286,8 @@ struct Forward {
     log: Log,
     samples: u64,
     stale: u64,
+    /// Samples past --max-size.
+    oversize: u64,
     count: mocap_cli::args::Budget,
     /// What ended the run from a callback, for the run loop to return.
     failed: Option<anyhow::Error>,
@@ -292,6 +308,7 @@ impl Forward {
         room: String,
         routes: Vec<Route>,
         max_lag: Option<Duration>,
+        max_size: Option<usize>,
         json: bool,
         out: Output,
         log: Log,
@@ -303,6 +320,7 @@ impl Forward {
             room,
             routes,
             max_lag,
+            max_size,
             json,
             streams: Streams::default(),
             outlets: Senders::new(),
@@ -312,6 +330,7 @@ impl Forward {
             log,
             samples: 0,
             stale: 0,
+            oversize: 0,
             count,
             failed: None,
         }
@@ -349,14 +368,28 @@ impl Forward {
         if let Some(ms) = age_ms {
             self.streams.one_way(performer, protocol, ms);
         }
+        if self.max_size.is_some_and(|max| payload.len() > max) {
+            self.oversize += 1;
+            self.streams.oversize(performer, protocol);
+            return Ok(());
+        }
         let routes = self.routes.len();
-        let (outlet, gone) = self.outlets.get_or_insert_evicting(
+        let Some((outlet, gone)) = self.outlets.get_or_insert_sparing(
             mocap_cli::senders::pair(&(performer, &sender)),
             || Outlet {
                 links: (0..routes).map(|_| None).collect(),
                 staleness: Clocks::default(),
+                samples: 0,
+                last: arrival,
             },
-        );
+            |o| o.is_live(arrival),
+        ) else {
+            // Every outlet is a live sender's: a newcomer waits for one to
+            // go quiet; counted (`outlets_full`).
+            return Ok(());
+        };
+        outlet.samples += 1;
+        outlet.last = arrival;
         // An evicted outlet's sockets close here; its counts stay in the totals.
         if let Some(gone) = gone {
             for (total, link) in self.retired.iter_mut().zip(&gone.links) {
@@ -468,8 +501,10 @@ impl Forward {
             stopped,
             samples: self.samples,
             stale: self.stale,
+            oversize: self.oversize,
             senders: self.outlets.len(),
             evicted_senders: self.outlets.evicted_senders(),
+            outlets_full: self.outlets.overflow(),
             untracked: self.streams.untracked(),
             streams: self.streams.records(),
             sends: self.sends(),
@@ -603,9 +638,14 @@ struct SubscribeRecord {
     samples: u64,
     /// Samples not sent on: more than --max-lag late.
     stale: u64,
+    /// Samples not sent on: larger than --max-size.
+    oversize: u64,
     /// Remote senders with a local socket now.
     senders: usize,
     evicted_senders: u64,
+    /// Samples of a new remote sender not sent on: every local socket was
+    /// a live sender's.
+    outlets_full: u64,
     untracked: u64,
     streams: Vec<StreamRecord>,
     sends: Vec<SendRecord>,
@@ -621,6 +661,9 @@ impl Record for SubscribeRecord {
             self.stale,
             self.senders
         )?;
+        if self.oversize > 0 {
+            write!(f, ", {} over --max-size", self.oversize)?;
+        }
         for s in &self.streams {
             write!(f, "\n  {}", Line(s))?;
         }
@@ -637,11 +680,81 @@ mod tests {
             "default".to_owned(),
             routes,
             None,
+            None,
             false,
             Output::stdout(false),
             Log::new(crate::TOOL, true, false),
             mocap_cli::args::Budget::default(),
         )
+    }
+
+    /// Issue 58: thousands of made-up performer keys evicted alice's socket
+    /// (139 source ports seen by her receiver). Her outlet is live, so it
+    /// stays: every datagram of hers leaves from one port.
+    #[test]
+    fn a_flood_of_strangers_never_moves_a_live_performers_socket() {
+        let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        let to = rx.local_addr().unwrap();
+        let mut f = quiet(vec![Route::parse(&format!("alice={to}")).unwrap()]);
+        let alice: SocketAddr = "192.0.2.1:1000".parse().unwrap();
+        let mut t = 1.0;
+        // Alice streams at 60 Hz; once she is live, 300 made-up names come
+        // between two of her datagrams (18 000 a second), more than the
+        // 256 outlets kept.
+        for k in 0..30u32 {
+            t += 1.0 / 60.0;
+            f.sample("mocap/default/alice/vmc", b"x", Some(alice), None, t)
+                .unwrap();
+            if k >= 3 {
+                for i in 0..300 {
+                    let fake = format!("mocap/default/fake{k}-{i}/vmc");
+                    f.sample(&fake, b"y", Some(alice), None, t).unwrap();
+                }
+            }
+        }
+        let mut ports = std::collections::BTreeSet::new();
+        let mut buf = [0; 16];
+        let mut got = 0;
+        while let Ok((n, from)) = rx.recv_from(&mut buf) {
+            assert_eq!(&buf[..n], b"x");
+            ports.insert(from.port());
+            got += 1;
+        }
+        assert_eq!(got, 30);
+        assert_eq!(ports.len(), 1, "{ports:?}");
+        assert_eq!(f.outlets.evicted_senders(), 27 * 300 - 255);
+    }
+
+    /// Issue 58: 1 MB samples were carried and then counted as stale, the
+    /// receiver's socket buffers full of them. Past --max-size they stop
+    /// here, counted per stream; the performer's own pass.
+    #[test]
+    fn samples_past_max_size_are_counted_not_sent() {
+        let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let to = rx.local_addr().unwrap();
+        let mut f = quiet(vec![Route::parse(&to.to_string()).unwrap()]);
+        f.max_size = Some(16_384);
+        let big = vec![0u8; 1 << 20];
+        f.sample("mocap/default/mallory/vmc", &big, None, None, 1.0)
+            .unwrap();
+        f.sample("mocap/default/alice/vmc", b"pose", None, None, 1.0)
+            .unwrap();
+        let mut buf = [0; 64];
+        assert_eq!(rx.recv(&mut buf).unwrap(), 4);
+        assert!(rx.recv(&mut buf).is_err(), "the big one was not sent");
+        assert_eq!(f.oversize, 1);
+        let records = f.streams.records();
+        let mallory = records
+            .iter()
+            .find(|r| r.from.performer == "mallory")
+            .unwrap();
+        assert_eq!(mallory.own.oversize, 1);
+        let json = serde_json::to_string(&mallory.own).unwrap();
+        assert!(json.contains("\"oversize\":1"), "{json}");
     }
 
     /// Nothing listens at the destination: each remote sender's socket
