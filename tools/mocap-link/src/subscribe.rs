@@ -113,8 +113,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         forward: Mutex::new(Forward::new(
             o.room.clone(),
             o.to.clone(),
-            o.max_lag,
-            o.max_size,
+            (o.max_lag, o.max_size),
             o.format == Format::Json,
             Output::stdout(true),
             log,
@@ -307,8 +306,7 @@ impl Forward {
     fn new(
         room: String,
         routes: Vec<Route>,
-        max_lag: Option<Duration>,
-        max_size: Option<usize>,
+        (max_lag, max_size): (Option<Duration>, Option<usize>),
         json: bool,
         out: Output,
         log: Log,
@@ -679,8 +677,7 @@ mod tests {
         Forward::new(
             "default".to_owned(),
             routes,
-            None,
-            None,
+            (None, None),
             false,
             Output::stdout(false),
             Log::new(crate::TOOL, true, false),
