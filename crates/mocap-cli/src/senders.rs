@@ -279,6 +279,11 @@ impl<T, K: Ord + Clone> Senders<T, K> {
         self.map.values().map(|s| &s.state)
     }
 
+    /// Every sender and its state, to change (not stamped).
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&K, &mut T)> {
+        self.map.iter_mut().map(|(k, s)| (k, &mut s.state))
+    }
+
     /// Every sender's state, to change.
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
         self.map.values_mut().map(|s| &mut s.state)

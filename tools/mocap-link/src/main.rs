@@ -16,6 +16,7 @@ mod runtime;
 mod session;
 mod streams;
 mod subscribe;
+mod watch;
 
 use session::{Endpoint, Mode, ZenohArgs};
 

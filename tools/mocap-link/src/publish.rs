@@ -85,6 +85,8 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         queue_full: feed.drops(),
         datagrams: 0,
         published: 0,
+        unmatched: 0,
+        outages: crate::watch::Outages::new(),
         put_errors: 0,
         count: o.stop.budget(),
     };
@@ -115,6 +117,9 @@ struct Publish<'a> {
     queue_full: Option<mocap_cli::inbox::Drops>,
     datagrams: u64,
     published: u64,
+    /// Published while no subscriber took them (Zenoh's matching status).
+    unmatched: u64,
+    outages: crate::watch::Outages,
     put_errors: u64,
     count: mocap_cli::args::Budget,
 }
@@ -162,13 +167,16 @@ impl Publish<'_> {
             stopped,
             datagrams: self.datagrams,
             published: self.published,
+            unmatched: self.unmatched,
             put_errors: self.put_errors,
             queue_full: self
                 .queue_full
                 .as_ref()
                 .map_or(0, mocap_cli::inbox::Drops::get),
             untracked: self.streams.untracked(),
-            streams: self.streams.records(),
+            streams: self
+                .streams
+                .records(mocap_cli::source::unix_time().as_secs_f64()),
             refusals: self.guard.summary(),
         };
         mocap_cli::output::report(
@@ -193,8 +201,15 @@ impl FeedHandler<mocap_cli::inbox::Listeners> for Publish<'_> {
         self.count.spend(1);
         self.datagrams += 1;
         let protocol = key::protocol_of(bytes);
-        self.streams
-            .datagram(&self.o.name, protocol, Some(from), bytes, at.as_secs_f64());
+        if let Some(gap) =
+            self.streams
+                .datagram(&self.o.name, protocol, Some(from), bytes, at.as_secs_f64())
+        {
+            self.log.info(format_args!(
+                "{}/{protocol}: arriving again after {gap:.1} s",
+                self.o.name
+            ));
+        }
         let id = *self.session.new_timestamp().get_id();
         let ts = Timestamp::new(NTP64::from(at), id);
         let put = self
@@ -204,7 +219,13 @@ impl FeedHandler<mocap_cli::inbox::Listeners> for Publish<'_> {
             .attachment(from.to_string())
             .wait();
         match put {
-            Ok(()) => self.published += 1,
+            Ok(()) => {
+                self.published += 1;
+                let key = self.publishers.get(protocol).map(|p| p.key_expr().as_str());
+                if key.is_some_and(|k| self.outages.published(k)) {
+                    self.unmatched += 1;
+                }
+            }
             Err(e) => {
                 if self.put_errors == 0 {
                     self.log.info(format_args!(
@@ -218,6 +239,14 @@ impl FeedHandler<mocap_cli::inbox::Listeners> for Publish<'_> {
     }
 
     fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        self.outages
+            .poll(self.session, self.publishers.values(), &self.log);
+        let now = mocap_cli::source::unix_time().as_secs_f64();
+        for (performer, protocol, for_s) in self.streams.fell_silent(now) {
+            self.log.info(format_args!(
+                "{performer}/{protocol}: nothing has arrived for {for_s:.1} s"
+            ));
+        }
         Ok(self.count.spent().then_some(Stopped::Count))
     }
 
@@ -237,6 +266,8 @@ struct PublishRecord {
     datagrams: u64,
     /// Samples handed to Zenoh.
     published: u64,
+    /// Of those, samples published while no subscriber took them.
+    unmatched: u64,
     /// Samples Zenoh refused.
     put_errors: u64,
     /// Datagrams dropped because the publishing loop fell behind.
@@ -257,6 +288,9 @@ impl Record for PublishRecord {
             plural(self.datagrams, "datagram", "datagrams"),
             self.published
         )?;
+        if self.unmatched > 0 {
+            write!(f, " ({} with no subscriber)", self.unmatched)?;
+        }
         if self.put_errors > 0 {
             write!(f, ", {} failed", self.put_errors)?;
         }

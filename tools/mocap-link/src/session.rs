@@ -172,6 +172,24 @@ pub(crate) fn config(
     // frame, several senders at once) waits for the link task, and is
     // dropped after 1 ms of a busy CPU. Sixteen small batches absorb a burst
     // and still hold no backlog worth a frame. A size the file sets stays.
+    // Zenoh retries a lost router after 1 s, then 2, then every 4: a router
+    // back after a restart waited for up to 4 s. Every 250 ms at first and
+    // at most each second costs a dead address nothing. A retry section
+    // the file has stays.
+    if matches!(
+        config.get_json("connect/retry").ok().as_deref(),
+        None | Some("null")
+    ) {
+        set(
+            &mut config,
+            "connect/retry",
+            serde_json::json!({
+                "period_init_ms": 250,
+                "period_max_ms": 1000,
+                "period_increase_factor": 2,
+            }),
+        )?;
+    }
     let depth = config.get_json(QUEUE_DEPTH).ok();
     if depth.as_deref() == Some(ZENOH_QUEUE_DEPTH) {
         set(&mut config, QUEUE_DEPTH, BURST_DEPTH.into())?;
@@ -278,6 +296,28 @@ mod tests {
         let c = config(&args, "peer", &[]).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         c
+    }
+
+    /// Issue 58: after a router restart the first fresh frame came 2.4 s
+    /// later: Zenoh tries a lost router again after 1, 2, then 4 s. Ours
+    /// try every 250 ms at first, at most a second apart; a file's values
+    /// stay.
+    #[test]
+    fn a_lost_router_is_tried_again_within_a_second() {
+        let c = config(&ZenohArgs::default(), "client", &[]).unwrap();
+        let retry = |c: &zenoh::Config, k: &str| {
+            let all: serde_json::Value =
+                serde_json::from_str(&c.get_json("connect/retry").unwrap()).unwrap();
+            all[k].as_f64().unwrap()
+        };
+        assert_eq!(retry(&c, "period_init_ms"), 250.0);
+        assert_eq!(retry(&c, "period_max_ms"), 1000.0);
+        let c = from_file(
+            "retry",
+            "{ connect: { retry: { period_init_ms: 5000, period_max_ms: 9000 } } }",
+        );
+        assert_eq!(retry(&c, "period_init_ms"), 5000.0);
+        assert_eq!(retry(&c, "period_max_ms"), 9000.0);
     }
 
     #[test]

@@ -29,6 +29,8 @@ struct Stream {
     senders: BTreeSet<Option<SocketAddr>>,
     /// The newest arrival (Unix seconds).
     last: f64,
+    /// Its silence has been told ([`Streams::fell_silent`]).
+    told_silent: bool,
     health: Health,
     one_way: Recent,
 }
@@ -41,6 +43,9 @@ fn is_live(s: &Stream, now: f64) -> bool {
 
 /// How recently a live stream was heard from, in seconds.
 pub(crate) const LIVE_S: f64 = 1.0;
+/// After this long without a datagram a live stream is said to have
+/// stopped, and reads as stopped (rate 0) in records.
+pub(crate) const SILENT_S: f64 = 1.0;
 
 /// Every stream seen, by (performer, protocol); round trips by performer.
 /// Looked up by borrowed names: only a new stream copies them. Past
@@ -56,7 +61,9 @@ pub(crate) struct Streams {
 
 impl Streams {
     /// Counts one datagram of `performer`'s `protocol` stream from `sender`,
-    /// arriving at `arrival` (Unix seconds), into its health.
+    /// arriving at `arrival` (Unix seconds), into its health. When the
+    /// stream's silence was told, how long it lasted (seconds): say it is
+    /// back.
     pub(crate) fn datagram(
         &mut self,
         performer: &str,
@@ -64,18 +71,16 @@ impl Streams {
         sender: Option<SocketAddr>,
         payload: &[u8],
         arrival: f64,
-    ) {
+    ) -> Option<f64> {
         // Past the bound a new stream takes the place of the one heard from
         // least recently that is not live; with every one live it is only
         // counted (`untracked`).
-        let Some((s, _)) =
+        let (s, _) =
             self.map
                 .get_or_insert_sparing(pair(&(performer, protocol)), Stream::default, |s| {
                     is_live(s, arrival)
-                })
-        else {
-            return;
-        };
+                })?;
+        let back = std::mem::take(&mut s.told_silent).then_some(arrival - s.last);
         s.datagrams += 1;
         s.last = arrival;
         s.bytes += payload.len() as u64;
@@ -88,6 +93,21 @@ impl Streams {
             payload,
             arrival,
         );
+        back
+    }
+
+    /// The streams that were live and have had nothing for [`SILENT_S`] at
+    /// `now`, each once until it sends again: `(performer, protocol,
+    /// seconds since its last datagram)`.
+    pub(crate) fn fell_silent(&mut self, now: f64) -> Vec<(String, String, f64)> {
+        let mut out = Vec::new();
+        for ((performer, protocol), s) in self.map.iter_mut() {
+            if !s.told_silent && s.datagrams >= 3 && now - s.last >= SILENT_S {
+                s.told_silent = true;
+                out.push((performer.clone(), protocol.clone(), now - s.last));
+            }
+        }
+        out
     }
 
     /// A one-way age (arrival minus capture) of a sample of this stream.
@@ -130,19 +150,24 @@ impl Streams {
         self.map.overflow()
     }
 
-    /// One record per stream.
-    pub(crate) fn records(&self) -> Vec<StreamRecord> {
+    /// One record per stream at `now` (Unix seconds).
+    pub(crate) fn records(&self, now: f64) -> Vec<StreamRecord> {
         self.map
             .iter()
             .map(|((performer, protocol), s)| {
                 let h = s.health.report().rounded();
+                let since = now - s.last;
+                let silent = (since >= SILENT_S && s.datagrams > 0)
+                    .then(|| mocap_cli::output::round3(since));
                 StreamRecord {
                     protocol: protocol.clone().into(),
                     from: Performer {
                         performer: performer.clone(),
                         senders: s.senders.len(),
                     },
-                    rate_hz: h.fps,
+                    // The rate since the stream began is no rate for a
+                    // stream that stopped.
+                    rate_hz: if silent.is_some() { Some(0.0) } else { h.fps },
                     jitter_ms: h.jitter_ms,
                     counts: StreamCounts::new(
                         s.datagrams,
@@ -154,6 +179,7 @@ impl Streams {
                         bytes: s.bytes,
                         stale: s.stale,
                         oversize: s.oversize,
+                        silent_s: silent,
                         one_way_ms: s.one_way.percentiles(),
                         rtt_ms: self.rtt.get(performer).and_then(Recent::percentiles),
                     },
@@ -194,6 +220,10 @@ pub(crate) struct Linked {
     /// Samples not sent on: larger than --max-size.
     #[serde(skip_serializing_if = "is_zero")]
     pub(crate) oversize: u64,
+    /// Seconds since its last datagram, once that is a second or more (the
+    /// stream has stopped; `rate_hz` is then 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) silent_s: Option<f64>,
     /// Arrival minus capture time (Zenoh timestamp): meaningful where the
     /// two clocks agree (one machine, NTP on both).
     pub(crate) one_way_ms: Option<Percentiles>,
@@ -217,8 +247,10 @@ impl fmt::Display for Line<'_> {
             "{}/{}: {} datagrams",
             r.from.performer, r.protocol, r.counts.datagrams
         )?;
-        if let Some(hz) = r.rate_hz {
-            write!(f, ", {hz:.1}/s")?;
+        match (r.own.silent_s, r.rate_hz) {
+            (Some(s), _) => write!(f, ", nothing for {s:.1} s")?,
+            (None, Some(hz)) => write!(f, ", {hz:.1}/s")?,
+            (None, None) => {}
         }
         write!(
             f,
@@ -260,7 +292,7 @@ mod tests {
         s.datagram("bob", "vmc", None, b"#bundle\0", 1.0);
         s.one_way("alice", "mocopi", 0.5);
         s.round_trip("alice", 2.0);
-        let r = s.records();
+        let r = s.records(0.0);
         assert_eq!(r.len(), 2);
         let a = &r[0];
         assert_eq!(
@@ -282,6 +314,41 @@ mod tests {
         assert!(Line(a).to_string().starts_with("alice/mocopi: 2 datagrams"));
     }
 
+    /// Issue 58: during an outage the status line kept printing
+    /// "alice/mocopi: 302 datagrams, 60.1/s" while nothing arrived. A
+    /// stream that stops is said once, a second after its last datagram;
+    /// it reads as stopped (rate 0, for how long) until it sends again,
+    /// which is said with the gap.
+    #[test]
+    fn a_stream_that_stops_is_said_once_and_reads_as_stopped() {
+        let mut s = Streams::default();
+        for i in 0..60 {
+            let t = 100.0 + f64::from(i) / 60.0;
+            assert_eq!(s.datagram("alice", "vmc", None, b"x", t), None);
+        }
+        let last = 100.0 + 59.0 / 60.0;
+        assert!(s.fell_silent(last + 0.9).is_empty());
+        let told = s.fell_silent(last + 1.2);
+        assert_eq!(told.len(), 1);
+        assert_eq!((told[0].0.as_str(), told[0].1.as_str()), ("alice", "vmc"));
+        assert!(s.fell_silent(last + 5.0).is_empty(), "told once");
+        let r = &s.records(last + 3.0)[0];
+        assert_eq!((r.rate_hz, r.own.silent_s), (Some(0.0), Some(3.0)));
+        assert!(
+            Line(r).to_string().contains("nothing for 3.0 s"),
+            "{}",
+            Line(r)
+        );
+        let gap = s.datagram("alice", "vmc", None, b"x", last + 6.0).unwrap();
+        assert!((gap - 6.0).abs() < 1e-9);
+        let r = &s.records(last + 6.01)[0];
+        assert_eq!(r.own.silent_s, None);
+        assert_ne!(r.rate_hz, Some(0.0));
+        // A one-shot stranger's silence is not news.
+        s.datagram("mallory", "vmc", None, b"x", last + 6.0);
+        assert!(s.fell_silent(last + 9.0).iter().all(|t| t.0 != "mallory"));
+    }
+
     /// Issue 58: past 256 streams a new one was only counted, so a
     /// performer who joined after a flood of made-up names was never shown.
     /// Now strangers make room for her, and she for nobody while she sends.
@@ -294,7 +361,7 @@ mod tests {
             t += 0.001;
             s.datagram(&format!("p{i}"), "vmc", None, b"x", t);
         }
-        assert_eq!(s.records().len(), max);
+        assert_eq!(s.records(t).len(), max);
         assert_eq!(s.untracked(), 0);
         // Alice joins after the flood and keeps sending among 2000 more
         // one-shot names, eight between two of her datagrams.
@@ -305,7 +372,7 @@ mod tests {
             }
             s.datagram(&format!("q{i}"), "vmc", None, b"x", t);
         }
-        let records = s.records();
+        let records = s.records(t);
         let alice = records
             .iter()
             .find(|r| r.from.performer == "alice")

@@ -140,6 +140,8 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         next_probe: Instant::now(),
         declared: Vec::new(),
         declare_failed: false,
+        outages: crate::watch::Outages::new(),
+        log: Log::new(crate::TOOL, o.log.quiet, false),
     };
     let stats = match o.format {
         Format::Human => Some(
@@ -360,8 +362,14 @@ impl Forward {
             Some(r) if r != self.room => key::room_and_performer(k).unwrap_or(bare),
             _ => bare,
         };
-        self.streams
-            .datagram(performer, protocol, sender, payload, arrival);
+        if let Some(gap) = self
+            .streams
+            .datagram(performer, protocol, sender, payload, arrival)
+        {
+            self.log.info(format_args!(
+                "{performer}/{protocol}: arriving again after {gap:.1} s"
+            ));
+        }
         let age_ms = capture.map(|c| (arrival - c.at) * 1000.0);
         if let Some(ms) = age_ms {
             self.streams.one_way(performer, protocol, ms);
@@ -504,7 +512,7 @@ impl Forward {
             evicted_senders: self.outlets.evicted_senders(),
             outlets_full: self.outlets.overflow(),
             untracked: self.streams.untracked(),
-            streams: self.streams.records(),
+            streams: self.streams.records(mocap_cli::source::unix_now()),
             sends: self.sends(),
         };
         mocap_cli::output::report(&mut self.out, &self.log, self.json, &r, stopped.is_some())?;
@@ -522,6 +530,9 @@ struct Subscribe<'a> {
     declared: Vec<zenoh::key_expr::KeyExpr<'static>>,
     /// Whether a failed declaration was told.
     declare_failed: bool,
+    /// Routers and peers lost and found, and where that is said.
+    outages: crate::watch::Outages,
+    log: Log,
 }
 
 impl Subscribe<'_> {
@@ -589,7 +600,18 @@ impl FeedHandler<Attention> for Subscribe<'_> {
             if f.count.spent() {
                 return Ok(Some(Stopped::Count));
             }
+            // A stream that stops is said within a second, whatever its
+            // history (the status line comes every few seconds).
+            let now = mocap_cli::source::unix_now();
+            for (performer, protocol, for_s) in f.streams.fell_silent(now) {
+                f.log.info(format_args!(
+                    "{performer}/{protocol}: nothing has arrived for {for_s:.1} s"
+                ));
+            }
         }
+        // Outside the lock: Zenoh's callback needs it for every sample.
+        self.outages
+            .poll(self.session, std::iter::empty(), &self.log);
         self.declare_keys();
         if let Some(every) = self.o.probe
             && Instant::now() >= self.next_probe
@@ -744,7 +766,7 @@ mod tests {
         assert_eq!(rx.recv(&mut buf).unwrap(), 4);
         assert!(rx.recv(&mut buf).is_err(), "the big one was not sent");
         assert_eq!(f.oversize, 1);
-        let records = f.streams.records();
+        let records = f.streams.records(mocap_cli::source::unix_now());
         let mallory = records
             .iter()
             .find(|r| r.from.performer == "mallory")
@@ -807,7 +829,7 @@ mod tests {
             f.sample(k, &frame, None, None, 1.0 + i as f64 / 60.0)
                 .unwrap();
         }
-        let streams = f.streams.records();
+        let streams = f.streams.records(mocap_cli::source::unix_now());
         let names: Vec<&str> = streams.iter().map(|s| s.from.performer.as_str()).collect();
         assert_eq!(names, ["alice", "studio/alice"]);
         for s in &streams {

@@ -797,3 +797,92 @@ fn a_stalled_subscriber_resumes_on_fresh_frames() {
     assert_eq!(publ["put_errors"], 0, "{publ}");
     assert_eq!(publ["queue_full"], 0, "{publ}");
 }
+
+/// Issue 58: when the router went away, nothing said so: the subscriber's
+/// status line kept its old rate, the publisher's count kept rising, and
+/// neither side logged the loss or the return. Now both say the connection
+/// is lost, the publisher that no one takes its samples, the subscriber
+/// that the stream stopped; after the router is back both say so, and
+/// frames flow again (how soon after the restart is printed).
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn a_router_restart_is_said_on_both_sides_and_frames_flow_again() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let ep = endpoint();
+    let room = room("restart");
+    let router = common::router(&ep, None);
+    let client = ["--mode", "client", "--connect", ep.as_str()];
+    let (mut sub, mut publ, addr) = pair(&room, "alice", &to, &client, &client);
+    let done = Arc::new(AtomicBool::new(false));
+    let phone = {
+        let done = done.clone();
+        thread::spawn(move || {
+            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let start = Instant::now();
+            let mut k = 1u32;
+            while !done.load(Ordering::SeqCst) && start.elapsed() < LIMIT {
+                s.send_to(&mocopi_frame(k), addr).unwrap();
+                k += 1;
+                let next = start + Duration::from_micros(16_667 * u64::from(k));
+                thread::sleep(next.saturating_duration_since(Instant::now()));
+            }
+        })
+    };
+    let mut buf = vec![0u8; 65_535];
+    let flowing = |rx: &UdpSocket, buf: &mut [u8]| {
+        let deadline = Instant::now() + LIMIT;
+        let mut n = 0;
+        while n < 10 {
+            assert!(Instant::now() < deadline, "no frames");
+            if rx.recv(buf).is_ok() {
+                n += 1;
+            }
+        }
+    };
+    flowing(&rx, &mut buf);
+    stop(router);
+    sub.log_line("connection to every Zenoh router and peer is lost");
+    publ.log_line("connection to every Zenoh router and peer is lost");
+    sub.log_line("alice/mocopi: nothing has arrived for");
+    while rx.recv(&mut buf).is_ok() {}
+    let restarted = Instant::now();
+    let router = common::router(&ep, None);
+    // The first frame after the restart.
+    let deadline = Instant::now() + LIMIT;
+    while rx.recv(&mut buf).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "no frames after the router came back"
+        );
+    }
+    let back_in = restarted.elapsed();
+    eprintln!(
+        "first frame {:.2} s after the router was started again",
+        back_in.as_secs_f64()
+    );
+    flowing(&rx, &mut buf);
+    // The run loop asks Zenoh once a second.
+    thread::sleep(Duration::from_millis(1500));
+    done.store(true, Ordering::SeqCst);
+    phone.join().unwrap();
+    // In whichever order the two came.
+    let (sub, publ) = (stop(sub), stop(publ));
+    for line in [
+        "connected again (1 router",
+        "alice/mocopi: arriving again after",
+    ] {
+        assert!(sub.stderr.contains(line), "{line}: {}", sub.stderr);
+    }
+    assert!(
+        publ.stderr.contains("connected again (1 router"),
+        "{}",
+        publ.stderr
+    );
+    stop(router);
+}
