@@ -5,7 +5,8 @@
 #   scripts/wan-link.sh                    the harsh path, 3 runs of 20 s
 #   PATHS="mild harsh" RUNS=1 scripts/wan-link.sh
 #   OUTAGE=1 scripts/wan-link.sh           a 3 s outage at 8 s; recovery time
-#   LINK_ARGS="--connect udp/…" …          other mocap-link flags (see below)
+#   DATAGRAMS=1 scripts/wan-link.sh        the subscriber takes sealed datagrams too
+#   LINK_ARGS=… SUB_ARGS=…                 other mocap-link flags (both sides, subscriber)
 #
 # Two network namespaces (site A: the performer, site B: the studio) joined
 # by two TUN devices and scripts/wan/impair.py, a userspace netem stand-in
@@ -34,6 +35,10 @@ RUNS="${RUNS:-3}"
 DURATION="${DURATION:-20}"
 OUTAGE="${OUTAGE:-0}"
 LINK_ARGS="${LINK_ARGS:-}"
+# Flags for the subscriber alone: DATAGRAMS=1 is `--datagrams 10.58.1.1:7448`
+# (the samples' own datagram path, docs/link.md).
+SUB_ARGS="${SUB_ARGS:-}"
+[ "${DATAGRAMS:-0}" = 1 ] && SUB_ARGS="$SUB_ARGS --datagrams 10.58.1.1:7448"
 PUB_LISTEN="${PUB_LISTEN:-tcp/10.58.0.1:7447}"
 SUB_CONNECT="${SUB_CONNECT:-tcp/10.58.0.1:7447}"
 
@@ -99,7 +104,7 @@ one_run() {
   sleep 0.5
   # shellcheck disable=SC2086
   ip netns exec "$B" "$LINK" subscribe --room wan --to 127.0.0.1:41000 --connect "$SUB_CONNECT" \
-    --format json $LINK_ARGS >"$work/sub.json" 2>"$work/sub.log" &
+    --format json $LINK_ARGS $SUB_ARGS >"$work/sub.json" 2>"$work/sub.log" &
   pids+=($!)
   ip netns exec "$A" socat -u UDP4-RECV:40001,bind=127.0.0.1 UDP4-SENDTO:10.58.1.1:41001 &
   pids+=($!)

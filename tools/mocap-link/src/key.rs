@@ -58,6 +58,15 @@ pub(crate) fn stream(room: &str, performer: &str, protocol: &str) -> String {
 }
 
 /// The probe key of one performer.
+/// Where a subscriber hands out its datagram path: `mocap/<room>/_datagrams/<zid>`.
+pub(crate) fn datagrams(room: &str, zid: &str) -> String {
+    format!("{ROOT}/{room}/{DATAGRAMS}/{zid}")
+}
+
+/// The third chunk of the datagram path's keys (no performer name starts
+/// with `_`).
+pub(crate) const DATAGRAMS: &str = "_datagrams";
+
 pub(crate) fn probe(room: &str, performer: &str) -> String {
     format!("{ROOT}/{room}/{performer}/{PROBE}")
 }

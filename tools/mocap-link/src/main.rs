@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use mocap_cli::prelude::*;
 
+mod datagrams;
 mod delay;
 mod key;
 mod publish;
@@ -160,6 +161,19 @@ struct SubscribeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 16_384)]
     max_size: usize,
 
+    /// Also take the samples as sealed UDP datagrams on this address, each
+    /// lost or reordered alone as plain UDP is (Zenoh's transport loses
+    /// every sample that a later one overtook): for lossy, reordering
+    /// internet paths. Publishers of the room learn the address and key
+    /// over Zenoh and send both copies; the first to come is sent on.
+    #[arg(long, value_name = "ADDR", value_parser = mocap_cli::addr::parse_listen)]
+    datagrams: Option<SocketAddr>,
+
+    /// The address publishers send the datagrams to (this machine's public
+    /// address and a forwarded port, say) when it is not --datagrams's own.
+    #[arg(long, value_name = "HOST:PORT", value_parser = mocap_cli::addr::parse_dest, requires = "datagrams")]
+    advertise: Option<SocketAddr>,
+
     /// How often to measure the round trip to each publisher; 0: never.
     #[arg(long, value_name = "DUR", default_value = "1s", value_parser = mocap_cli::args::parse_duration)]
     probe_interval: Duration,
@@ -256,6 +270,8 @@ fn main() -> ExitCode {
                 to: a.to,
                 max_lag: positive(a.max_lag),
                 max_size: (a.max_size > 0).then_some(a.max_size),
+                datagrams: a.datagrams,
+                advertise: a.advertise,
                 probe: positive(a.probe_interval),
                 mode: a.mode,
                 listen: a.listen,

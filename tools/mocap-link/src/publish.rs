@@ -87,6 +87,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         published: 0,
         unmatched: 0,
         outages: crate::watch::Outages::new(),
+        paths: DatagramPaths::new(&o.room)?,
         put_errors: 0,
         count: o.stop.budget(),
     };
@@ -120,6 +121,8 @@ struct Publish<'a> {
     /// Published while no subscriber took them (Zenoh's matching status).
     unmatched: u64,
     outages: crate::watch::Outages,
+    /// The subscribers that take sealed datagrams too.
+    paths: DatagramPaths,
     put_errors: u64,
     count: mocap_cli::args::Budget,
 }
@@ -168,6 +171,8 @@ impl Publish<'_> {
             datagrams: self.datagrams,
             published: self.published,
             unmatched: self.unmatched,
+            datagrams_sent: self.paths.sent,
+            datagram_errors: self.paths.failed,
             put_errors: self.put_errors,
             queue_full: self
                 .queue_full
@@ -212,12 +217,27 @@ impl FeedHandler<mocap_cli::inbox::Listeners> for Publish<'_> {
         }
         let id = *self.session.new_timestamp().get_id();
         let ts = Timestamp::new(NTP64::from(at), id);
+        let sender = from.to_string();
         let put = self
             .publisher(protocol)?
             .put(bytes.to_vec())
             .timestamp(ts)
-            .attachment(from.to_string())
+            .attachment(sender.clone())
             .wait();
+        if let Some(p) = self.publishers.get(protocol)
+            && !self.paths.is_empty()
+        {
+            self.paths.send(
+                &crate::datagrams::Sample {
+                    clock: id.to_le_bytes(),
+                    capture: ts.get_time().as_u64(),
+                    key: p.key_expr().as_str(),
+                    sender: &sender,
+                    payload: bytes,
+                },
+                &self.log,
+            );
+        }
         match put {
             Ok(()) => {
                 self.published += 1;
@@ -241,6 +261,7 @@ impl FeedHandler<mocap_cli::inbox::Listeners> for Publish<'_> {
     fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
         self.outages
             .poll(self.session, self.publishers.values(), &self.log);
+        self.paths.poll(self.session, &self.log);
         let now = mocap_cli::source::unix_time().as_secs_f64();
         for (performer, protocol, for_s) in self.streams.fell_silent(now) {
             self.log.info(format_args!(
@@ -252,6 +273,143 @@ impl FeedHandler<mocap_cli::inbox::Listeners> for Publish<'_> {
 
     fn stats(&mut self) -> anyhow::Result<()> {
         self.report(None)
+    }
+}
+
+/// How long a subscriber's datagram path is kept without its answer.
+const PATH_EXPIRY: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The subscribers that take sealed datagrams: asked for once a second
+/// (`mocap/<room>/_datagrams/*`), kept while they answer.
+struct DatagramPaths {
+    query: String,
+    socket: std::net::UdpSocket,
+    next: std::time::Instant,
+    /// Answers as they come (Zenoh's callback): reply key, address, key.
+    answers: std::sync::Arc<std::sync::Mutex<Vec<(String, SocketAddr, crate::datagrams::Key)>>>,
+    /// By reply key: where, the sealer, its key id, when last answered.
+    paths: BTreeMap<
+        String,
+        (
+            SocketAddr,
+            crate::datagrams::Sealer,
+            [u8; 8],
+            std::time::Instant,
+        ),
+    >,
+    buf: Vec<u8>,
+    sent: u64,
+    failed: u64,
+}
+
+impl DatagramPaths {
+    fn new(room: &str) -> anyhow::Result<Self> {
+        let socket = std::net::UdpSocket::bind("0.0.0.0:0")
+            .context("failed to open a socket for the datagram path")?;
+        Ok(Self {
+            query: format!("{}/{room}/{}/*", key::ROOT, key::DATAGRAMS),
+            socket,
+            next: std::time::Instant::now(),
+            answers: std::sync::Arc::default(),
+            paths: BTreeMap::new(),
+            buf: Vec::new(),
+            sent: 0,
+            failed: 0,
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.paths.is_empty()
+    }
+
+    /// Takes the answers in, asks again once a second, forgets the paths
+    /// that stopped answering.
+    fn poll(&mut self, session: &zenoh::Session, log: &Log) {
+        use crate::datagrams::{Sealer, unhex};
+        let now = std::time::Instant::now();
+        let answers = std::mem::take(
+            &mut *self
+                .answers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for (from, to, k) in answers {
+            match self.paths.get_mut(&from) {
+                Some(p) if p.0 == to && p.2 == k.id => p.3 = now,
+                _ => match Sealer::new(&k) {
+                    Ok(sealer) => {
+                        log.info(format_args!(
+                            "sending sealed datagrams to {to} too (subscriber {from})"
+                        ));
+                        self.paths.insert(from, (to, sealer, k.id, now));
+                    }
+                    Err(e) => log.info(format_args!("{e}: no datagram path to {to}")),
+                },
+            }
+        }
+        self.paths.retain(|from, p| {
+            let keep = now.saturating_duration_since(p.3) < PATH_EXPIRY;
+            if !keep {
+                log.info(format_args!(
+                    "no answer from {from} for {} s: no more datagrams to {}",
+                    PATH_EXPIRY.as_secs(),
+                    p.0
+                ));
+            }
+            keep
+        });
+        if now < self.next {
+            return;
+        }
+        self.next = now + std::time::Duration::from_secs(1);
+        let answers = self.answers.clone();
+        let _ = session
+            .get(&self.query)
+            .callback(move |reply| {
+                let Ok(sample) = reply.result() else { return };
+                let Ok(text) = sample.payload().try_to_string() else {
+                    return;
+                };
+                let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+                    return;
+                };
+                let field = |k: &str| v.get(k).and_then(serde_json::Value::as_str);
+                let to = field("to").and_then(|t| t.parse::<SocketAddr>().ok());
+                let id = field("id").and_then(unhex::<8>);
+                let secret = field("key").and_then(unhex::<32>);
+                if let (Some(to), Some(id), Some(secret)) = (to, id, secret) {
+                    answers
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push((
+                            sample.key_expr().as_str().to_owned(),
+                            to,
+                            crate::datagrams::Key { id, secret },
+                        ));
+                }
+            })
+            .wait();
+    }
+
+    /// One sample to every subscriber that takes datagrams.
+    fn send(&mut self, s: &crate::datagrams::Sample<'_>, log: &Log) {
+        for (to, sealer, ..) in self.paths.values_mut() {
+            if !sealer.seal(s, &mut self.buf) {
+                self.failed += 1;
+                continue;
+            }
+            match self.socket.send_to(&self.buf, *to) {
+                Ok(_) => self.sent += 1,
+                Err(e) => {
+                    if self.failed == 0 {
+                        log.info(format_args!(
+                            "cannot send a datagram to {to}: {e}; further failures are only counted"
+                        ));
+                    }
+                    self.failed += 1;
+                }
+            }
+        }
     }
 }
 
@@ -268,6 +426,10 @@ struct PublishRecord {
     published: u64,
     /// Of those, samples published while no subscriber took them.
     unmatched: u64,
+    /// Sealed datagrams sent to subscribers that take them, and sends that
+    /// failed.
+    datagrams_sent: u64,
+    datagram_errors: u64,
     /// Samples Zenoh refused.
     put_errors: u64,
     /// Datagrams dropped because the publishing loop fell behind.

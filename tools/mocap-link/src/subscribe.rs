@@ -71,6 +71,9 @@ pub(crate) struct Options {
     pub(crate) max_lag: Option<Duration>,
     /// Samples larger than this are counted and not sent on.
     pub(crate) max_size: Option<usize>,
+    /// Where to take sealed datagrams too, and the address to hand out.
+    pub(crate) datagrams: Option<SocketAddr>,
+    pub(crate) advertise: Option<SocketAddr>,
     pub(crate) probe: Option<Duration>,
     pub(crate) mode: session::Mode,
     pub(crate) listen: Vec<Endpoint>,
@@ -133,6 +136,10 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         o.key,
         session.zid()
     ));
+    let _datagrams = match o.datagrams {
+        Some(at) => Some(datagram_path(o, at, &session, &shared)?),
+        None => None,
+    };
     let mut s = Subscribe {
         o,
         session: &session,
@@ -159,6 +166,93 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
     shared.lock().report(Some(stopped))?;
     let _ = session.close().wait();
     Ok(())
+}
+
+/// The datagram path's receiving end: its socket's reader and the
+/// queryable that hands out where and with which key (dropped at the end).
+struct DatagramPath {
+    _queryable: zenoh::query::Queryable<()>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for DatagramPath {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+    }
+}
+
+/// Listens on `at` for sealed datagrams, under a new key handed out at
+/// `mocap/<room>/_datagrams/<zid>`.
+fn datagram_path(
+    o: &Options,
+    at: SocketAddr,
+    session: &zenoh::Session,
+    shared: &Arc<Shared>,
+) -> anyhow::Result<DatagramPath> {
+    use crate::datagrams::{self, Key, Opener};
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let socket = mocap_cli::net::bind_udp(at, Some(mocap_cli::runner::POLL))
+        .with_context(|| format!("failed to listen for datagrams on {at}"))?;
+    let local = socket.local_addr().unwrap_or(at);
+    let advertise = match o.advertise {
+        Some(a) => a,
+        None if local.ip().is_unspecified() => anyhow::bail!(UsageError(format!(
+            "--datagrams {at} listens on every address: give --advertise HOST:PORT, the \
+             address publishers reach this machine at"
+        ))),
+        None => local,
+    };
+    let key = Key::random()?;
+    let reply = serde_json::json!({
+        "to": advertise.to_string(),
+        "id": datagrams::hex(&key.id),
+        "key": datagrams::hex(&key.secret),
+    })
+    .to_string();
+    let advert_key = key::datagrams(&o.room, &session.zid().to_string());
+    let replied = advert_key.clone();
+    let queryable = session
+        .declare_queryable(advert_key)
+        .callback(move |query| {
+            let _ = query.reply(replied.clone(), reply.clone()).wait();
+        })
+        .wait()
+        .map_err(|e| anyhow::anyhow!(session::said(&e)))
+        .context("failed to hand out the datagram path")?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (stop, shared) = (stop.clone(), shared.clone());
+        let mut opener = Opener::new(&key);
+        std::thread::Builder::new()
+            .name("datagrams".into())
+            .spawn(move || {
+                let (mut buf, mut plain) = (vec![0u8; 65_536], Vec::new());
+                while !stop.load(Ordering::SeqCst) {
+                    let Ok((n, _)) = socket.recv_from(&mut buf) else {
+                        continue;
+                    };
+                    let arrival = mocap_cli::source::unix_now();
+                    match opener.open(buf.get(..n).unwrap_or_default(), &mut plain) {
+                        Ok(s) => shared.datagram(&s, arrival),
+                        Err(_) => shared.lock().refused_datagrams += 1,
+                    }
+                }
+            })
+            .context("failed to start the datagram reader")?
+    };
+    shared.lock().log.info(format_args!(
+        "taking datagrams on {local} (handed out as {advertise})"
+    ));
+    Ok(DatagramPath {
+        _queryable: queryable,
+        stop,
+        reader: Some(reader),
+    })
 }
 
 fn record(to: SocketAddr) -> SendRecord {
@@ -195,18 +289,44 @@ impl Shared {
             at: t.get_time().to_duration().as_secs_f64(),
             clock: u128::from_le_bytes(t.get_id().to_le_bytes()),
         });
-        let mut f = self.lock();
-        if f.done() {
-            return;
-        }
-        let waiting = f.undeclared;
-        let sent = f.sample(
+        self.deliver(
             sample.key_expr().as_str(),
             &payload,
             sender_of(sample),
             capture,
             arrival,
         );
+    }
+
+    /// A sample from the datagram path: as one from Zenoh.
+    fn datagram(&self, s: &crate::datagrams::Sample<'_>, arrival: f64) {
+        let capture = Capture {
+            at: zenoh::time::NTP64(s.capture).to_duration().as_secs_f64(),
+            clock: u128::from_le_bytes(s.clock),
+        };
+        self.deliver(
+            s.key,
+            s.payload,
+            s.sender.parse().ok(),
+            Some(capture),
+            arrival,
+        );
+    }
+
+    fn deliver(
+        &self,
+        key: &str,
+        payload: &[u8],
+        sender: Option<SocketAddr>,
+        capture: Option<Capture>,
+        arrival: f64,
+    ) {
+        let mut f = self.lock();
+        if f.done() {
+            return;
+        }
+        let waiting = f.undeclared;
+        let sent = f.sample(key, payload, sender, capture, arrival);
         if let Err(e) = sent {
             f.failed = Some(e);
         }
@@ -261,6 +381,37 @@ struct Capture {
     clock: u128,
 }
 
+/// How many samples [`Firsts`] remembers: seconds of every stream of a
+/// room (60 Hz × 8 performers × 3 protocols is 1 440 a second).
+const FIRSTS: usize = 8192;
+
+/// The samples sent on lately, by (clock, capture time, key), bounded.
+#[derive(Default)]
+struct Firsts {
+    order: std::collections::VecDeque<(u128, u64, u64)>,
+    set: std::collections::HashSet<(u128, u64, u64)>,
+}
+
+impl Firsts {
+    /// Whether this is the first copy of the sample, remembering it.
+    fn first(&mut self, c: Capture, key: &str) -> bool {
+        use std::hash::{Hash as _, Hasher as _};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        key.hash(&mut h);
+        let id = (c.clock, c.at.to_bits(), h.finish());
+        if !self.set.insert(id) {
+            return false;
+        }
+        self.order.push_back(id);
+        if self.order.len() > FIRSTS
+            && let Some(old) = self.order.pop_front()
+        {
+            self.set.remove(&old);
+        }
+        true
+    }
+}
+
 /// Everything a sample changes.
 struct Forward {
     /// The subscriber's room: its performers go by their bare names.
@@ -289,6 +440,14 @@ struct Forward {
     stale: u64,
     /// Samples past --max-size.
     oversize: u64,
+    /// Samples recently sent on, by clock and capture time: the second
+    /// copy of one (Zenoh's and the datagram path's) is not sent again.
+    firsts: Firsts,
+    /// Second copies dropped.
+    second_copies: u64,
+    /// Datagrams on the datagram path that did not open (another key,
+    /// forged, replayed, not ours).
+    refused_datagrams: u64,
     count: mocap_cli::args::Budget,
     /// What ended the run from a callback, for the run loop to return.
     failed: Option<anyhow::Error>,
@@ -331,6 +490,9 @@ impl Forward {
             samples: 0,
             stale: 0,
             oversize: 0,
+            firsts: Firsts::default(),
+            second_copies: 0,
+            refused_datagrams: 0,
             count,
             failed: None,
         }
@@ -350,6 +512,12 @@ impl Forward {
         capture: Option<Capture>,
         arrival: f64,
     ) -> anyhow::Result<()> {
+        if let Some(c) = capture
+            && !self.firsts.first(c, k)
+        {
+            self.second_copies += 1;
+            return Ok(());
+        }
         self.samples += 1;
         self.count.spend(1);
         if !self.keys.contains_key(k) && self.keys.try_insert_with(k, || false).is_some() {
@@ -508,6 +676,8 @@ impl Forward {
             samples: self.samples,
             stale: self.stale,
             oversize: self.oversize,
+            second_copies: self.second_copies,
+            refused_datagrams: self.refused_datagrams,
             senders: self.outlets.len(),
             evicted_senders: self.outlets.evicted_senders(),
             outlets_full: self.outlets.overflow(),
@@ -660,6 +830,10 @@ struct SubscribeRecord {
     stale: u64,
     /// Samples not sent on: larger than --max-size.
     oversize: u64,
+    /// The datagram path: second copies of samples already sent on, and
+    /// datagrams that did not open.
+    second_copies: u64,
+    refused_datagrams: u64,
     /// Remote senders with a local socket now.
     senders: usize,
     evicted_senders: u64,

@@ -886,3 +886,59 @@ fn a_router_restart_is_said_on_both_sides_and_frames_flow_again() {
     );
     stop(router);
 }
+
+/// Issue 58, the samples' own datagram path: a subscriber with
+/// `--datagrams` hands out its address and key over Zenoh; the publisher
+/// sends each sample both ways, sealed; the subscriber sends each on once,
+/// whichever copy came first, and counts the other.
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn the_datagram_path_carries_each_sample_once_beside_zenoh() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let ep = endpoint();
+    let room = room("datagrams");
+    let (sub, mut publ, addr) = pair(
+        &room,
+        "alice",
+        &to,
+        &["--no-multicast", "-l", &ep, "--datagrams", "127.0.0.1:0"],
+        &["--no-multicast", "--connect", &ep],
+    );
+    publ.log_line("sending sealed datagrams to 127.0.0.1:");
+    // Read as they come: 120 mocopi frames overflow a socket's buffer.
+    let reader = thread::spawn(move || {
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 65_535];
+        while let Ok(n) = rx.recv(&mut buf) {
+            got.push(fnum(&buf[..n]));
+        }
+        got
+    });
+    let phone = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for k in 1..=120u32 {
+        phone.send_to(&mocopi_frame(k), addr).unwrap();
+        thread::sleep(Duration::from_micros(16_667));
+    }
+    let got = reader.join().unwrap();
+    assert_eq!(
+        got,
+        (1..=120).collect::<Vec<_>>(),
+        "each frame once, in order"
+    );
+    let s = stop(sub);
+    assert!(
+        s.stderr.contains("taking datagrams on 127.0.0.1:"),
+        "{}",
+        s.stderr
+    );
+    let summary: Value = serde_json::from_str(s.stdout.last().unwrap()).unwrap();
+    assert_eq!(summary["samples"], 120, "{summary}");
+    assert_eq!(summary["second_copies"], 120, "{summary}");
+    assert_eq!(summary["refused_datagrams"], 0, "{summary}");
+    let p = stop(publ);
+    let summary: Value = serde_json::from_str(p.stdout.last().unwrap()).unwrap();
+    assert_eq!(summary["datagrams_sent"], 120, "{summary}");
+}
