@@ -5,6 +5,7 @@
 #   scripts/wan-link.sh                    the harsh path, 3 runs of 20 s
 #   PATHS="mild harsh" RUNS=1 scripts/wan-link.sh
 #   OUTAGE=1 scripts/wan-link.sh           a 3 s outage at 8 s; recovery time
+#   SEED=N                                 other impairment draws (a held-out run)
 #   DATAGRAMS=1 scripts/wan-link.sh        the subscriber takes sealed datagrams too
 #   LINK_ARGS=… SUB_ARGS=…                 other mocap-link flags (both sides, subscriber)
 #
@@ -136,6 +137,16 @@ for name in ("link", "socat"):
     extra = f"  recovery {v['recovery_s']} s" if "recovery_s" in v else ""
     print(f"{sys.argv[2]:6} run {sys.argv[3]}  {name:6} delivered {v['delivered_pct']:5.1f} %  "
           f"p50 {v['p50_ms']} ms  p99 {v['p99_ms']} ms  freeze {v['freeze_ms']} ms{extra}")
+# Issue 58's goal against socat in the same run: delivered >= socat's - 3
+# points, p99 <= socat's + 20 ms, longest freeze <= 2 x socat's + 100 ms.
+l, s = r["link"], r["socat"]
+checks = [
+    ("delivered", l["delivered_pct"] >= s["delivered_pct"] - 3),
+    ("p99", (l["p99_ms"] or 1e9) <= (s["p99_ms"] or 0) + 20),
+    ("freeze", l["freeze_ms"] <= 2 * s["freeze_ms"] + 100),
+]
+missed = [n for n, ok in checks if not ok]
+print(f"{sys.argv[2]:6} run {sys.argv[3]}  goal: " + ("met" if not missed else "missed (" + ", ".join(missed) + ")"))
 EOF
   cp "$work/result.json" "$work/result-$path-$run.json"
   cp "$work/sub.log" "$work/sub-$path-$run.log"
@@ -143,7 +154,7 @@ EOF
 
 for path in $PATHS; do
   for run in $(seq "$RUNS"); do
-    one_run "$path" "$run" "$((run * 7919))"
+    one_run "$path" "$run" "$((run * 7919 + ${SEED:-0}))"
   done
 done
 echo "wan-link: results and logs in $work"

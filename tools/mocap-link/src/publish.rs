@@ -276,8 +276,14 @@ impl FeedHandler<mocap_cli::inbox::Listeners> for Publish<'_> {
     }
 }
 
-/// How long a subscriber's datagram path is kept without its answer.
-const PATH_EXPIRY: std::time::Duration = std::time::Duration::from_secs(3);
+/// How long a subscriber's datagram path is kept without its answer. An
+/// outage stops the answers too, and after one on a lossy path Zenoh's
+/// own connection can take many seconds to carry them again (seen: over
+/// 10 s), while the datagrams already flow: a path dropped meanwhile froze
+/// the stream until Zenoh was back. Datagrams to a subscriber that is gone
+/// cost little, and one that restarts at the same address replaces its
+/// old path at its first answer.
+const PATH_EXPIRY: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The subscribers that take sealed datagrams: asked for once a second
 /// (`mocap/<room>/_datagrams/*`), kept while they answer.
@@ -337,6 +343,15 @@ impl DatagramPaths {
             match self.paths.get_mut(&from) {
                 Some(p) if p.0 == to && p.2 == k.id => p.3 = now,
                 _ => match Sealer::new(&k) {
+                    // A subscriber restarted at the same address: its old
+                    // key goes.
+                    Ok(sealer) if self.paths.values().any(|p| p.0 == to) => {
+                        self.paths.retain(|_, p| p.0 != to);
+                        log.info(format_args!(
+                            "sending sealed datagrams to {to} with a new key (subscriber {from})"
+                        ));
+                        self.paths.insert(from, (to, sealer, k.id, now));
+                    }
                     Ok(sealer) => {
                         log.info(format_args!(
                             "sending sealed datagrams to {to} too (subscriber {from})"

@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context as _;
 use clap::ValueEnum;
 use mocap_cli::prelude::*;
 use zenoh::Wait as _;
@@ -258,10 +257,21 @@ pub(crate) fn blocks_behind_a_stall(config: &zenoh::Config) -> bool {
 /// # Errors
 /// Zenoh refused the configuration or could not listen or connect.
 pub(crate) fn open(config: zenoh::Config, log: &Log) -> anyhow::Result<zenoh::Session> {
+    let with_user = config
+        .get_json("transport/auth/usrpwd/user")
+        .ok()
+        .is_some_and(|u| u != "null");
     for e in unencrypted_remote(&config) {
+        // User and password authenticate the session, not the stream.
+        let how = if with_user {
+            "unencrypted (the user and password are checked, but the stream can be read \
+             on the way)"
+        } else {
+            "unencrypted and without authentication"
+        };
         log.always(format_args!(
-            "warning: {} carries the stream unencrypted and without authentication \
-             beyond this machine; use tls/… or quic/… with a --zenoh-config (docs/link.md)",
+            "warning: {} carries the stream {how} beyond this machine; use tls/… or \
+             quic/… with a --zenoh-config (docs/link.md)",
             e.0
         ));
     }
@@ -272,10 +282,20 @@ pub(crate) fn open(config: zenoh::Config, log: &Log) -> anyhow::Result<zenoh::Se
              sent late) instead of Zenoh dropping samples (docs/link.md)"
         ));
     }
-    let session = zenoh::open(config)
-        .wait()
-        .map_err(|e| anyhow::anyhow!(said(&e)))
-        .context("failed to open the Zenoh session")?;
+    let session = zenoh::open(config).wait().map_err(|e| {
+        let e = anyhow::anyhow!(said(&e));
+        // Zenoh says the same when the router refused the user or its
+        // password as when it was not there: say both.
+        if with_user {
+            e.context(
+                "failed to open the Zenoh session: the router refused this user or its \
+                 password (check --zenoh-config against the router's users file), or it \
+                 could not be reached (check --connect and that it listens)",
+            )
+        } else {
+            e.context("failed to open the Zenoh session")
+        }
+    })?;
     Ok(session)
 }
 
