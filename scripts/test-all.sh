@@ -205,10 +205,12 @@ scripts/test-link.sh --no-install
 echo "mocap-link stage: $(( $(date +%s) - link_start )) s"
 
 # The harsh internet path of issue 58 (150 ms ± 10, 5 % loss, 10 % reorder),
-# mocap-link against plain UDP (socat) over it, in network namespaces: a
-# measurement printed, not yet a gate (docs/link.md, "Across the internet").
+# mocap-link with its datagram path against plain UDP (socat) over it, in
+# network namespaces: the figures and the goal's verdict printed, not a gate
+# (timing on a CI machine busy with release builds; docs/link.md, "Across
+# the internet", has the runs the goal was judged on).
 say "mocap-link across an emulated internet path (measured)"
-LINK=target/debug/mocap-link RUNS=1 DURATION=15 scripts/wan-link.sh
+LINK=target/debug/mocap-link DATAGRAMS=1 RUNS=1 DURATION=15 scripts/wan-link.sh
 
 # mocap-core is the one crate meant for crates.io: its docs build without a
 # warning and it packages and builds on its own, as a user would get it.
