@@ -8,6 +8,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use mocap_cli::prelude::*;
 
+mod acl;
 mod datagrams;
 mod delay;
 mod key;
@@ -37,6 +38,12 @@ Examples:
       at the studio: VMC to VSeeFace, mocopi to mocopi-dump
   mocap-link router -l tcp/0.0.0.0:7447
       a Zenoh router (the same code as zenohd) for sites that cannot reach each other
+  mocap-link acl --room show --performer alice --performer bob --watcher studio
+      the router's access control: alice and bob publish only as themselves
+      (paste it into the router's --zenoh-config, with the users file)
+  mocap-link subscribe --room show --to 127.0.0.1:39539 --datagrams 0.0.0.0:7448 \\
+      --advertise 203.0.113.7:7448 --mode client --connect tls/router.example:7447
+      across a lossy internet path: the samples come by sealed datagrams too
   mocap-link subscribe 'mocap/show/*/vmc' --format json | jq -c .age_ms
       one protocol of every performer, one record per sample
 
@@ -67,6 +74,24 @@ enum Command {
     Subscribe(SubscribeArgs),
     /// Run a Zenoh router (as zenohd does) until Ctrl-C.
     Router(RouterArgs),
+    /// Print the router's access control for a show: each performer may
+    /// publish only under their own user name, watchers see the room.
+    Acl(AclArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct AclArgs {
+    /// The room the rules are for.
+    #[arg(long, value_name = "ROOM", default_value = "default", value_parser = key::parse_chunk)]
+    room: String,
+
+    /// A user who performs, publishing as `--name` their user name (repeatable).
+    #[arg(long, value_name = "USER", value_parser = key::parse_chunk)]
+    performer: Vec<String>,
+
+    /// A user who watches the whole room: the studio's subscriber (repeatable).
+    #[arg(long, value_name = "USER", value_parser = key::parse_chunk)]
+    watcher: Vec<String>,
 }
 
 /// `-l`: a UDP address (publish) or a Zenoh endpoint (`PROTO/ADDRESS`).
@@ -280,6 +305,22 @@ fn main() -> ExitCode {
                 stop: a.stop,
                 log: a.log,
             })
+        }
+        Command::Acl(a) => {
+            if a.performer.is_empty() && a.watcher.is_empty() {
+                let e = UsageError("give at least one --performer USER or --watcher USER".into());
+                return exit(Err(e.into()), TOOL);
+            }
+            let show = acl::Show {
+                room: a.room,
+                performers: a.performer,
+                watchers: a.watcher,
+            };
+            let doc = serde_json::json!({ "access_control": acl::rules(&show) });
+            let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+            let mut out = std::io::stdout().lock();
+            std::io::Write::write_all(&mut out, format!("{text}\n").as_bytes())
+                .map_err(anyhow::Error::from)
         }
         Command::Router(a) => router::run(&router::Options {
             listen: a.listen,

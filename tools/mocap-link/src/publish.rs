@@ -58,9 +58,12 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
     // Answers the subscribers' round-trip probe; kept open for the run.
     let probe_key = key::probe(&o.room, &o.name);
     let reply_key = probe_key.clone();
+    let outages = crate::watch::Outages::new();
+    let asked = outages.asked();
     let _probe = session
         .declare_queryable(probe_key)
         .callback(move |query| {
+            asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             // Replies under our own key (the query's may be a wildcard), so
             // the prober knows whose round trip it timed. One that cannot be
             // sent is one the prober counts as missing.
@@ -86,7 +89,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         datagrams: 0,
         published: 0,
         unmatched: 0,
-        outages: crate::watch::Outages::new(),
+        outages,
         paths: DatagramPaths::new(&o.room)?,
         put_errors: 0,
         count: o.stop.budget(),

@@ -242,6 +242,33 @@ pub(crate) fn unencrypted_remote(config: &zenoh::Config) -> Vec<Endpoint> {
         .collect()
 }
 
+/// Whether the configuration authenticates clients: a user and password
+/// (a client's own, or a router's users file), or mutual TLS.
+fn authenticates(config: &zenoh::Config) -> bool {
+    let set = |k: &str| {
+        config
+            .get_json(k)
+            .ok()
+            .is_some_and(|v| v != "null" && v != "false")
+    };
+    set("transport/auth/usrpwd/user")
+        || set("transport/auth/usrpwd/dictionary_file")
+        || set("transport/link/tls/enable_mtls")
+}
+
+/// The encrypted endpoints off this machine of a configuration that
+/// authenticates no client: TLS alone lets anyone with the CA file (every
+/// client has it) read the show.
+pub(crate) fn unauthenticated_tls(config: &zenoh::Config) -> Vec<Endpoint> {
+    if authenticates(config) {
+        return Vec::new();
+    }
+    endpoints(config)
+        .into_iter()
+        .filter(|e| e.encrypted() && !e.is_loopback())
+        .collect()
+}
+
 /// Zenoh's low-latency transport: no transmit queue, each sample written
 /// to the socket on the thread that sends it, and no time limit on that.
 const LOWLATENCY: &str = "transport/unicast/lowlatency";
@@ -272,6 +299,13 @@ pub(crate) fn open(config: zenoh::Config, log: &Log) -> anyhow::Result<zenoh::Se
         log.always(format_args!(
             "warning: {} carries the stream {how} beyond this machine; use tls/… or \
              quic/… with a --zenoh-config (docs/link.md)",
+            e.0
+        ));
+    }
+    for e in unauthenticated_tls(&config) {
+        log.always(format_args!(
+            "warning: {} is encrypted but authenticates no one: anyone with the CA file can \
+             read and publish; add a user and password or mutual TLS (docs/link.md)",
             e.0
         ));
     }
@@ -338,6 +372,35 @@ mod tests {
         );
         assert_eq!(retry(&c, "period_init_ms"), 5000.0);
         assert_eq!(retry(&c, "period_max_ms"), 9000.0);
+    }
+
+    /// Issue 58: TLS alone authenticates no client (every client has the
+    /// CA file); a configuration with TLS and no user/password or mutual
+    /// TLS is warned about, one with either is not.
+    #[test]
+    fn tls_without_client_authentication_is_warned_about() {
+        let tls = from_file("tls", r#"{ listen: { endpoints: ["tls/0.0.0.0:7447"] } }"#);
+        assert_eq!(
+            unauthenticated_tls(&tls),
+            [Endpoint("tls/0.0.0.0:7447".into())]
+        );
+        let with_users = from_file(
+            "tls-users",
+            r#"{ listen: { endpoints: ["tls/0.0.0.0:7447"] },
+                 transport: { auth: { usrpwd: { dictionary_file: "users.txt" } } } }"#,
+        );
+        assert!(unauthenticated_tls(&with_users).is_empty());
+        let mtls = from_file(
+            "mtls",
+            r#"{ listen: { endpoints: ["tls/0.0.0.0:7447"] },
+                 transport: { link: { tls: { enable_mtls: true } } } }"#,
+        );
+        assert!(unauthenticated_tls(&mtls).is_empty());
+        let local = from_file(
+            "tls-local",
+            r#"{ listen: { endpoints: ["tls/127.0.0.1:7447"] } }"#,
+        );
+        assert!(unauthenticated_tls(&local).is_empty());
     }
 
     #[test]

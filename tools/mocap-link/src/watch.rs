@@ -36,6 +36,8 @@ pub(crate) struct Watch {
     up: Option<bool>,
     /// Since when it is missing (start, or loss).
     missing_since: Instant,
+    /// Since when it is there.
+    up_since: Option<Instant>,
 }
 
 impl Watch {
@@ -44,7 +46,15 @@ impl Watch {
             started: now,
             up: None,
             missing_since: now,
+            up_since: None,
         }
+    }
+
+    /// How long it has been there at `now` (`None`: it is not).
+    pub(crate) fn up_for(&self, now: Instant) -> Option<Duration> {
+        self.up_since
+            .filter(|_| self.up == Some(true))
+            .map(|s| now.saturating_duration_since(s))
     }
 
     /// Whether it is known to be missing now.
@@ -57,6 +67,7 @@ impl Watch {
         match (self.up, up) {
             (None, true) => {
                 self.up = Some(true);
+                self.up_since = Some(now);
                 None
             }
             (None, false) if now.saturating_duration_since(self.started) >= GRACE => {
@@ -70,6 +81,7 @@ impl Watch {
             }
             (Some(false), true) => {
                 self.up = Some(true);
+                self.up_since = Some(now);
                 Some(Change::Back(
                     now.saturating_duration_since(self.missing_since),
                 ))
@@ -86,7 +98,16 @@ pub(crate) struct Outages {
     /// By key: whether a subscriber takes it, and samples published while
     /// none did.
     matched: BTreeMap<String, (Watch, u64)>,
+    /// Probe questions answered (the publisher's queryable counts them),
+    /// and whether their absence was said.
+    asked: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    told_unasked: bool,
 }
+
+/// How long a publisher may have a subscriber without being probed before
+/// it says its samples may be refused: mocap-link subscribers probe every
+/// second by default.
+const UNASKED: Duration = Duration::from_secs(5);
 
 impl Outages {
     pub(crate) fn new() -> Self {
@@ -95,7 +116,14 @@ impl Outages {
             next: now,
             reach: Watch::new(now),
             matched: BTreeMap::new(),
+            asked: std::sync::Arc::default(),
+            told_unasked: false,
         }
+    }
+
+    /// The counter the probe queryable adds each question to.
+    pub(crate) fn asked(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+        self.asked.clone()
     }
 
     /// Asks Zenoh (once a second) and says what changed.
@@ -159,6 +187,27 @@ impl Outages {
                 }
                 None => {}
             }
+        }
+        // The router's access control refuses samples silently, and the
+        // rules that bind performers to their names let a performer see the
+        // room's subscribers: a subscriber that never asks for us is the
+        // sign that our samples do not reach it.
+        let matched_long = self
+            .matched
+            .iter()
+            .find(|(_, (w, _))| w.up_for(now).is_some_and(|d| d >= UNASKED));
+        if let Some((key, _)) = matched_long
+            && !self.told_unasked
+            && self.asked.load(std::sync::atomic::Ordering::Relaxed) == 0
+        {
+            self.told_unasked = true;
+            log.info(format_args!(
+                "a subscriber takes {key}, but none has asked for this performer in {} s \
+                 (mocap-link subscribers ask every second): the router's access control \
+                 may not let this user publish under this name (mocap-link acl), or the \
+                 subscriber asks less often (--probe-interval)",
+                UNASKED.as_secs()
+            ));
         }
     }
 

@@ -219,3 +219,77 @@ fn passwords_and_rules_decide_who_publishes_where() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Issue 58: a logged-in user could publish as another performer and be
+/// merged into their stream (the rules covered a room, not a performer).
+/// With the rules `mocap-link acl` writes, bob publishing as alice reaches
+/// no one, and his publisher says that no subscriber asks for him (Zenoh
+/// drops what the rules refuse without a word), while alice's own samples
+/// arrive and she is asked.
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn the_rules_mocap_link_acl_writes_bind_each_performer_to_their_name() {
+    let dir = scratch().join("acl");
+    std::fs::create_dir_all(&dir).unwrap();
+    let show = format!("acl-{}", std::process::id());
+    let made = std::process::Command::new(BIN)
+        .args(["acl", "--room", &show, "--performer", "alice"])
+        .args(["--performer", "bob", "--watcher", "studio"])
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let mut conf: serde_json::Value = serde_json::from_slice(&made.stdout).unwrap();
+    std::fs::write(
+        dir.join("users.txt"),
+        "alice:alice-secret\nbob:bob-secret\nstudio:studio-secret\n",
+    )
+    .unwrap();
+    let users = dir.join("users.txt").to_string_lossy().replace('\\', "/");
+    conf["transport"] = serde_json::json!({ "auth": { "usrpwd": { "dictionary_file": users } } });
+    let router_conf = dir.join("router.json5");
+    std::fs::write(&router_conf, conf.to_string()).unwrap();
+    let ep = common::endpoint("tcp");
+    let router = common::router(&ep, Some(router_conf.to_str().unwrap()));
+
+    let studio = client_config(&dir, "studio", "studio-secret");
+    let alice = client_config(&dir, "alice", "alice-secret");
+    let bob = client_config(&dir, "bob", "bob-secret");
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let mut sub = subscriber(&show, &to, &ep, &studio);
+    let (alice_p, at) = publisher(&show, "alice", &ep, &alice);
+    sub.log_line("alice answers");
+    let sent = numbered("alice");
+    assert_eq!(
+        exchange(at, &sent, &rx, Duration::from_millis(500)),
+        sent,
+        "alice as herself"
+    );
+
+    // Bob as alice: his first datagram declares the key; a subscriber takes
+    // it, none asks for him: he is told; nothing of his reaches the studio.
+    let (mut bob_p, bt) = publisher(&show, "alice", &ep, &bob);
+    let phone = UdpSocket::bind("127.0.0.1:0").unwrap();
+    phone.send_to(b"bob-as-alice first", bt).unwrap();
+    bob_p.log_line("the router's access control may not let this user publish under this name");
+    let got = exchange(bt, &numbered("bob-as-alice"), &rx, Duration::from_secs(1));
+    assert!(
+        got.iter().all(|d| !d.starts_with(b"bob-as-alice")),
+        "bob's samples as alice reached the studio"
+    );
+    bob_p.interrupt();
+    let f = bob_p.finish();
+    assert_eq!(f.code, Some(0), "{}", f.stderr);
+    let summary: serde_json::Value = serde_json::from_str(f.stdout.last().unwrap()).unwrap();
+    assert_eq!(summary["published"], 21, "{summary}");
+
+    for p in [alice_p, sub, router] {
+        p.interrupt();
+        let f = p.finish();
+        assert_eq!(f.code, Some(0), "{}", f.stderr);
+        assert!(!f.stderr.contains("may not let this user"), "{}", f.stderr);
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
