@@ -125,6 +125,13 @@ impl Inbox {
     /// until the inbox is dropped or a read fails. The handler is woken for
     /// every datagram (see [`wake_on_deadline`](Self::wake_on_deadline)).
     pub fn new(sockets: Vec<UdpSocket>) -> Self {
+        Self::guarded(sockets, &crate::allow::Guard::default())
+    }
+
+    /// As [`Self::new`], the reading threads refusing the senders `guard`
+    /// does not admit (`--allow`) before anything is queued: strangers
+    /// cannot fill the queue and crowd out the senders allowed.
+    pub fn guarded(sockets: Vec<UdpSocket>, guard: &crate::allow::Guard) -> Self {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 readers: sockets.len(),
@@ -137,7 +144,8 @@ impl Inbox {
         });
         for (i, socket) in sockets.into_iter().enumerate() {
             let reader = Reader(Arc::clone(&shared));
-            thread::spawn(move || read(i, &socket, &reader.0));
+            let guard = guard.clone();
+            thread::spawn(move || read(i, &socket, &reader.0, &guard));
         }
         Self {
             shared,
@@ -197,12 +205,13 @@ impl Drop for Reader {
     }
 }
 
-fn read(i: usize, socket: &UdpSocket, shared: &Shared) {
+fn read(i: usize, socket: &UdpSocket, shared: &Shared, guard: &crate::allow::Guard) {
     let mut buf = vec![0u8; mocap_core::MAX_DATAGRAM];
     // Best effort: a socket without it still ends on its own timeout.
     let _ = socket.set_read_timeout(Some(READER_TIMEOUT));
     loop {
         match socket.recv_from(&mut buf) {
+            Ok((_, from)) if !guard.admit(Some(from)) => {}
             Ok((n, from)) => {
                 let item = (
                     i,
@@ -311,13 +320,22 @@ pub enum Listeners {
 
 impl Listeners {
     /// Reads `sockets` (bound with [`net::bind_udp`]).
-    pub fn new(mut sockets: Vec<UdpSocket>) -> Self {
+    pub fn new(sockets: Vec<UdpSocket>) -> Self {
+        Self::guarded(sockets, &crate::allow::Guard::default())
+    }
+
+    /// Reads `sockets`, refusing the senders `guard` does not admit where
+    /// they are read: before the queue between several sockets' threads
+    /// and the handler.
+    pub fn guarded(mut sockets: Vec<UdpSocket>, guard: &crate::allow::Guard) -> Self {
         if sockets.len() == 1
             && let Some(socket) = sockets.pop()
         {
-            return Self::One(UdpFeed::new(socket));
+            let mut feed = UdpFeed::new(socket);
+            feed.guard_with(guard.clone());
+            return Self::One(feed);
         }
-        Self::Many(Inbox::new(sockets))
+        Self::Many(Inbox::guarded(sockets, guard))
     }
 
     /// Datagrams dropped because the handler fell behind (several sockets only).
@@ -450,6 +468,40 @@ mod tests {
         got.sort();
         assert_eq!(got, [(0, b"to a".to_vec()), (1, b"to b".to_vec())]);
         assert_eq!(inbox.dropped(), 0);
+    }
+
+    /// Issue 58: with several sockets `--allow` was applied after the
+    /// queue, so a stranger's flood could fill it and crowd out the
+    /// performer. Now the reading threads refuse strangers: only the
+    /// allowed sender's datagrams are queued, and the refusals counted.
+    #[test]
+    fn strangers_are_refused_before_the_queue() {
+        let bind =
+            || net::bind_udp("127.0.0.1:0".parse().unwrap(), Some(crate::runner::POLL)).unwrap();
+        let (a, b) = (bind(), bind());
+        let (pa, pb) = (a.local_addr().unwrap(), b.local_addr().unwrap());
+        // The performer on 127.0.0.2, strangers on 127.0.0.1.
+        let guard = crate::allow::Guard::only(
+            vec![crate::allow::Cidr::parse("127.0.0.2/32").unwrap()],
+            None,
+        );
+        let mut feed = Listeners::guarded(vec![a, b], &guard);
+        let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let performer = UdpSocket::bind("127.0.0.2:0").unwrap();
+        for _ in 0..20_000 {
+            let _ = stranger.send_to(b"flood", pa);
+        }
+        performer.send_to(b"pose", pb).unwrap();
+        let until = Instant::now() + Duration::from_secs(10);
+        let mut got = Vec::new();
+        while got.is_empty() && Instant::now() < until {
+            if let Step::Item(r) = feed.next(Duration::from_millis(100)).unwrap() {
+                got.push(r.bytes.to_vec());
+            }
+        }
+        assert_eq!(got, [b"pose".to_vec()], "nothing of the flood was queued");
+        assert_eq!(feed.dropped(), 0);
+        assert!(guard.refused() > 0);
     }
 
     #[test]

@@ -52,7 +52,9 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         log.info(format_args!("listening on {local} (UDP)"));
         sockets.push(socket);
     }
-    let mut feed = mocap_cli::inbox::Listeners::new(sockets);
+    // Strangers are refused where the sockets are read, before the queue
+    // between several sockets and this loop: they cannot crowd it.
+    let mut feed = mocap_cli::inbox::Listeners::guarded(sockets, &guard);
     let config = session::config(&o.zenoh, o.mode.name(), &o.listen)?;
     let session = session::open(config, &log)?;
     // Answers the subscribers' round-trip probe; kept open for the run.

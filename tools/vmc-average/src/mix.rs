@@ -103,9 +103,9 @@ pub(crate) fn run(opts: &Options) -> anyhow::Result<()> {
     install_ctrlc()?;
     check(opts)?;
     let log = Log::new(TOOL, opts.log.quiet, true);
-    let (mut inbox, bound) = listen(opts, &log)?;
     let guard =
         mocap_cli::allow::Guard::new(&opts.allow, Some(Log::new(TOOL, opts.log.quiet, false)));
+    let (mut inbox, bound) = listen(opts, &log, &guard)?;
     let fanout = net::Fanout::new(opts.to.clone(), mocap_cli::sends::Receiver::Vmc)
         .context("failed to open the sending socket")?;
     // Named sources first, in the order given, so --weight/--prefer/--primary can refer to them.
@@ -196,12 +196,14 @@ fn check(opts: &Options) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Binds every `-l` address; the inbox, and the addresses actually bound
+/// Binds every `-l` address, refusing senders `guard` does not admit where
+/// they are read; the inbox, and the addresses actually bound
 /// (port 0 becomes a real port): with the sender's address they identify
 /// a source.
 fn listen(
     opts: &Options,
     log: &Log,
+    guard: &mocap_cli::allow::Guard,
 ) -> anyhow::Result<(mocap_cli::inbox::Listeners, Vec<SocketAddr>)> {
     let mut sockets = Vec::new();
     let mut bound = Vec::new();
@@ -213,7 +215,8 @@ fn listen(
         bound.push(local);
         sockets.push(socket);
     }
-    Ok((mocap_cli::inbox::Listeners::new(sockets), bound))
+    // `--allow` where the sockets are read: strangers never reach the queue.
+    Ok((mocap_cli::inbox::Listeners::guarded(sockets, guard), bound))
 }
 
 /// The mixer's configuration, sources named by `--source` by their index.
