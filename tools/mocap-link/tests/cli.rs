@@ -942,3 +942,118 @@ fn the_datagram_path_carries_each_sample_once_beside_zenoh() {
     let summary: Value = serde_json::from_str(p.stdout.last().unwrap()).unwrap();
     assert_eq!(summary["datagrams_sent"], 120, "{summary}");
 }
+
+/// Issue 58, a hostile run on loopback: any client that reaches the
+/// session could starve the performer (thousands of made-up performer
+/// keys: alice's socket evicted and made again, 139 source ports seen by
+/// her receiver; 1 MB samples carried). Now, under the same flood, every
+/// frame of alice's that arrives leaves from one port, and the megabyte
+/// samples are counted, not sent.
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn a_flood_of_made_up_performers_does_not_move_the_real_one() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use zenoh::Wait as _;
+
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let to = rx.local_addr().unwrap().to_string();
+    let ep = endpoint();
+    let room = room("flood");
+    let (sub, publ, addr) = pair(
+        &room,
+        "alice",
+        &to,
+        &["--no-multicast", "-l", &ep],
+        &["--no-multicast", "--connect", &ep],
+    );
+    let reader = thread::spawn(move || {
+        let mut alice = Vec::new();
+        let (mut others, mut largest) = (0u64, 0usize);
+        let mut buf = vec![0u8; 1 << 21];
+        while let Ok((n, from)) = rx.recv_from(&mut buf) {
+            match mocap_core::smf::parse(&buf[..n])
+                .ok()
+                .and_then(|p| p.frame().map(|f| f.fnum))
+            {
+                Some(fnum) => alice.push((from.port(), fnum)),
+                None => {
+                    others += 1;
+                    largest = largest.max(n);
+                }
+            }
+        }
+        (alice, others, largest)
+    });
+    let done = Arc::new(AtomicBool::new(false));
+    let phone = {
+        let done = done.clone();
+        thread::spawn(move || {
+            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+            let mut k = 1u32;
+            while !done.load(Ordering::SeqCst) && k < 10 * 20 {
+                s.send_to(&mocopi_frame(k), addr).unwrap();
+                k += 1;
+                thread::sleep(Duration::from_millis(100));
+            }
+            k - 1
+        })
+    };
+    // Mallory: a Zenoh session of her own on the subscriber's endpoint,
+    // made-up names for two seconds, as fast as it goes: hundreds between
+    // two of alice's frames (she sends 10 a second here).
+    thread::sleep(Duration::from_millis(300));
+    let mut config = zenoh::Config::default();
+    config
+        .insert_json5("connect/endpoints", &format!("[\"{ep}\"]"))
+        .unwrap();
+    config
+        .insert_json5("scouting/multicast/enabled", "false")
+        .unwrap();
+    let mallory = zenoh::open(config).wait().unwrap();
+    let flood = Instant::now();
+    let mut i = 0u32;
+    while flood.elapsed() < Duration::from_secs(2) {
+        i += 1;
+        let key = format!("mocap/{room}/fake{i}/vmc");
+        let payload = if i % 1000 == 999 {
+            vec![0u8; 1 << 20]
+        } else {
+            b"fake".to_vec()
+        };
+        mallory
+            .put(key, payload)
+            .attachment(format!("10.0.{}.{}:4000", i / 256, i % 256))
+            .wait()
+            .unwrap();
+    }
+    thread::sleep(Duration::from_millis(500));
+    done.store(true, Ordering::SeqCst);
+    let sent = phone.join().unwrap();
+    let _ = mallory.close().wait();
+    let (alice, others, largest) = reader.join().unwrap();
+    let s = stop(sub);
+    stop(publ);
+    let summary: Value = serde_json::from_str(s.stdout.last().unwrap()).unwrap();
+    let ports: std::collections::BTreeSet<u16> = alice.iter().map(|(p, _)| *p).collect();
+    let (oversize, evicted) = (
+        summary["oversize"].as_u64().unwrap(),
+        summary["evicted_senders"].as_u64().unwrap(),
+    );
+    eprintln!(
+        "alice: {} of {sent} frames, {} source ports; mallory: {i} names put, {others} sent \
+         on, {oversize} over --max-size; {evicted} outlets evicted",
+        alice.len(),
+        ports.len()
+    );
+    assert_eq!(ports.len(), 1, "alice's frames left from {ports:?}");
+    assert!(
+        alice.len() as u32 >= sent * 9 / 10,
+        "{} of {sent}",
+        alice.len()
+    );
+    assert!(oversize > 0 && largest < 1 << 20, "{oversize} {largest}");
+    assert!(evicted > 0);
+}
