@@ -174,9 +174,15 @@ run_case() { # name performers size together|spread -> one line
   local got_d got_p d50 d99 p50 p99 a50 a99
   read -r got_d got_p d50 d99 p50 p99 a50 a99 <"$work/rx"
   local cpu=""
+  # For the ratios after each load: the added p99, and the CPU of the
+  # busiest process of the case (one forwarder; a publisher, the
+  # subscriber or the router).
+  LAST_A99=$a99
   if [ -n "${fwd[*]}" ]; then
     cpu=$(python3 -c "s=$SECS;print('CPU %% of one core: forwarders %.2f' % (($t1f-$t0f)/1e7/s))")
+    LAST_SIDE=$(python3 -c "print(($t1f-$t0f)/1e7/$SECS/${#fwd[@]})")
   else
+    LAST_SIDE=$(python3 -c "s=$SECS;n=$n;print(max(($t1p-$t0p)/1e7/s/n, ($t1s-$t0s)/1e7/s, ($t1r-$t0r)/1e7/s))")
     cpu=$(python3 -c "s=$SECS;n=$n;p=($t1p-$t0p)/1e7/s;print('CPU %% of one core: publishers %.2f (%.2f each), subscriber %.2f, router %.2f' % (p, p/n, ($t1s-$t0s)/1e7/s, ($t1r-$t0r)/1e7/s))")
   fi
   local label=""
@@ -196,5 +202,19 @@ for load in "1 1600 together" "8 300 together" "8 300 spread"; do
   read -r n size phase <<<"$load"
   cases=()
   command -v socat >/dev/null && cases+=(2hops 3hops)
-  for name in "${cases[@]}" peer router; do run_case $name "$n" "$size" "$phase"; done
+  declare -A a99 side
+  for name in "${cases[@]}" peer router; do
+    run_case $name "$n" "$size" "$phase"
+    a99[$name]=$LAST_A99; side[$name]=$LAST_SIDE
+  done
+  # Issue 58's goals, relative to plain forwarders in the same run: at most
+  # +0.3 ms p99 over the same chain of socat forwarders, at most 2x a socat
+  # forwarder's CPU per side.
+  if command -v socat >/dev/null; then
+    for pair in "peer 2hops" "router 3hops"; do
+      read -r l s <<<"$pair"
+      python3 "$root/scripts/lib/link-goal.py" "$l" "$s" "${a99[$l]}" "${a99[$s]}" "${side[$l]}" "${side[$s]}"
+    done
+  fi
+  unset a99 side
 done
