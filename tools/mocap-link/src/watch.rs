@@ -146,7 +146,9 @@ impl Outages {
                 "no Zenoh router or peer is connected yet: nothing is carried until one is \
                  (check --connect and that the other side listens; a router that refuses \
                  the user and password, or a TLS certificate, looks the same from here: its \
-                 log says which)"
+                 log says which; peers found by multicast are looked for only on the \
+                 network interfaces that were up when mocap-link started: after Wi-Fi or a \
+                 VPN comes up, start it again or --connect)"
             )),
             Some(Change::Lost) => log.info(format_args!(
                 "the connection to every Zenoh router and peer is lost: nothing is carried \
