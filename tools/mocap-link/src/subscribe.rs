@@ -385,7 +385,8 @@ struct Capture {
 /// room (60 Hz × 8 performers × 3 protocols is 1 440 a second).
 const FIRSTS: usize = 8192;
 
-/// The samples sent on lately, by (clock, capture time, key), bounded.
+/// The samples sent on lately, by (clock, capture time, key and sender),
+/// bounded.
 #[derive(Default)]
 struct Firsts {
     order: std::collections::VecDeque<(u128, u64, u64)>,
@@ -394,10 +395,11 @@ struct Firsts {
 
 impl Firsts {
     /// Whether this is the first copy of the sample, remembering it.
-    fn first(&mut self, c: Capture, key: &str) -> bool {
+    fn first(&mut self, c: Capture, key: &str, sender: Option<SocketAddr>) -> bool {
         use std::hash::{Hash as _, Hasher as _};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        key.hash(&mut h);
+        // Two senders' datagrams stamped in the same instant are two samples.
+        (key, sender).hash(&mut h);
         let id = (c.clock, c.at.to_bits(), h.finish());
         if !self.set.insert(id) {
             return false;
@@ -513,7 +515,7 @@ impl Forward {
         arrival: f64,
     ) -> anyhow::Result<()> {
         if let Some(c) = capture
-            && !self.firsts.first(c, k)
+            && !self.firsts.first(c, k, sender)
         {
             self.second_copies += 1;
             return Ok(());
