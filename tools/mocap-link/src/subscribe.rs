@@ -136,7 +136,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         o.key,
         session.zid()
     ));
-    let _datagrams = match o.datagrams {
+    let datagrams = match o.datagrams {
         Some(at) => Some(datagram_path(o, at, &session, &shared)?),
         None => None,
     };
@@ -162,6 +162,8 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
     let stopped = drive(&mut feed, o.stop.duration, stats, &mut s);
     // No sample after the summary.
     let _ = subscriber.undeclare().wait();
+    // Nor from the datagram path: its reader stops here.
+    drop(datagrams);
     let stopped = stopped?;
     shared.lock().report(Some(stopped))?;
     let _ = session.close().wait();
