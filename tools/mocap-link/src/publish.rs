@@ -290,6 +290,11 @@ impl FeedHandler<mocap_cli::inbox::Listeners> for Publish<'_> {
 /// old path at its first answer.
 const PATH_EXPIRY: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// Most subscribers a publisher sends datagrams to: each costs a send per
+/// sample, and anyone who may answer in the room could otherwise point a
+/// publisher at any number of addresses.
+const MAX_PATHS: usize = 8;
+
 /// The subscribers that take sealed datagrams: asked for once a second
 /// (`mocap/<room>/_datagrams/*`), kept while they answer.
 struct DatagramPaths {
@@ -311,6 +316,8 @@ struct DatagramPaths {
     buf: Vec<u8>,
     sent: u64,
     failed: u64,
+    /// Whether a path refused past [`MAX_PATHS`] was told.
+    told_full: bool,
 }
 
 impl DatagramPaths {
@@ -326,6 +333,7 @@ impl DatagramPaths {
             buf: Vec::new(),
             sent: 0,
             failed: 0,
+            told_full: false,
         })
     }
 
@@ -357,6 +365,14 @@ impl DatagramPaths {
                         ));
                         self.paths.insert(from, (to, sealer, k.id, now));
                     }
+                    Ok(_) if self.paths.len() >= MAX_PATHS => {
+                        if !std::mem::replace(&mut self.told_full, true) {
+                            log.info(format_args!(
+                                "{from} offers a datagram path, but {MAX_PATHS} are in use: \
+                                 not taken (nor further ones while they are)"
+                            ));
+                        }
+                    }
                     Ok(sealer) => {
                         log.info(format_args!(
                             "sending sealed datagrams to {to} too (subscriber {from})"
@@ -381,7 +397,7 @@ impl DatagramPaths {
         if now < self.next {
             return;
         }
-        self.next = now + std::time::Duration::from_secs(1);
+        self.next = crate::watch::later(now, std::time::Duration::from_secs(1));
         let answers = self.answers.clone();
         let _ = session
             .get(&self.query)
@@ -397,15 +413,18 @@ impl DatagramPaths {
                 let to = field("to").and_then(|t| t.parse::<SocketAddr>().ok());
                 let id = field("id").and_then(unhex::<8>);
                 let secret = field("key").and_then(unhex::<32>);
-                if let (Some(to), Some(id), Some(secret)) = (to, id, secret) {
-                    answers
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .push((
-                            sample.key_expr().as_str().to_owned(),
-                            to,
-                            crate::datagrams::Key { id, secret },
-                        ));
+                let mut answers = answers
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                // Bounded however many answer before the next poll.
+                if let (Some(to), Some(id), Some(secret)) = (to, id, secret)
+                    && answers.len() < 4 * MAX_PATHS
+                {
+                    answers.push((
+                        sample.key_expr().as_str().to_owned(),
+                        to,
+                        crate::datagrams::Key { id, secret },
+                    ));
                 }
             })
             .wait();

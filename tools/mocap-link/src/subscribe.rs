@@ -790,7 +790,7 @@ impl FeedHandler<Attention> for Subscribe<'_> {
         if let Some(every) = self.o.probe
             && Instant::now() >= self.next_probe
         {
-            self.next_probe = Instant::now() + every;
+            self.next_probe = crate::watch::later(Instant::now(), every);
             self.probe();
         }
         Ok(None)

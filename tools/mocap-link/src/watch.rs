@@ -91,6 +91,14 @@ impl Watch {
     }
 }
 
+/// `now + by`, or as late as it gets where that would overflow (a duration
+/// from a flag can be any size): never a panic.
+pub(crate) fn later(now: Instant, by: Duration) -> Instant {
+    now.checked_add(by)
+        .or_else(|| now.checked_add(Duration::from_secs(365 * 86_400)))
+        .unwrap_or(now)
+}
+
 /// The session's routers and peers, and the publishers' subscribers.
 pub(crate) struct Outages {
     next: Instant,
@@ -137,7 +145,7 @@ impl Outages {
         if now < self.next {
             return;
         }
-        self.next = now + EVERY;
+        self.next = later(now, EVERY);
         let info = session.info();
         let routers = info.routers_zid().wait().count();
         let peers = info.peers_zid().wait().count();

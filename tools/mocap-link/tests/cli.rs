@@ -590,6 +590,56 @@ fn numbered_capture(name: &str, n: u32) -> std::path::PathBuf {
     path
 }
 
+/// A performer's phone: mocopi frames numbered from 1 to `addr`, one each
+/// `period` (paced on its start, so a slow wake-up does not slow the
+/// rate), until stopped or for [`LIMIT`]; the newest number sent is kept.
+struct Phone {
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sending: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    thread: thread::JoinHandle<()>,
+}
+
+impl Phone {
+    fn start(addr: SocketAddr, period: Duration) -> Self {
+        use std::sync::atomic::Ordering;
+        let done = std::sync::Arc::<std::sync::atomic::AtomicBool>::default();
+        let sending = std::sync::Arc::<std::sync::atomic::AtomicU32>::default();
+        let thread = {
+            let (done, sending) = (done.clone(), sending.clone());
+            thread::spawn(move || {
+                let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+                let start = Instant::now();
+                let mut k = 1u32;
+                while !done.load(Ordering::SeqCst) && start.elapsed() < LIMIT {
+                    s.send_to(&mocopi_frame(k), addr).unwrap();
+                    sending.store(k, Ordering::SeqCst);
+                    let next = start + period * k;
+                    k += 1;
+                    thread::sleep(next.saturating_duration_since(Instant::now()));
+                }
+            })
+        };
+        Self {
+            done,
+            sending,
+            thread,
+        }
+    }
+
+    /// The newest frame number sent.
+    fn sending(&self) -> u32 {
+        self.sending.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Stops it; the frames it sent.
+    fn stop(self) -> u32 {
+        self.done.store(true, std::sync::atomic::Ordering::SeqCst);
+        let sent = self.sending.clone();
+        self.thread.join().unwrap();
+        sent.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
 /// `pcap-replay --impair` into the publisher: the subscriber's health of
 /// the stream counts exactly the injected faults (less drops before the
 /// first and after the last frame sent, which no receiver can see).
@@ -689,8 +739,6 @@ fn faults_injected_upstream_are_what_the_subscriber_counts() {
 #[test]
 fn a_stalled_subscriber_resumes_on_fresh_frames() {
     use mocap_testutil::Signal;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
     let to = rx.local_addr().unwrap().to_string();
@@ -703,26 +751,8 @@ fn a_stalled_subscriber_resumes_on_fresh_frames() {
         &["--no-multicast", "-l", &ep],
         &["--no-multicast", "--connect", &ep],
     );
-    // The performer: 60 Hz until told to stop; `sending` is the newest fnum sent.
-    let (done, sending) = (
-        Arc::new(AtomicBool::new(false)),
-        Arc::new(AtomicU32::new(0)),
-    );
-    let phone = {
-        let (done, sending) = (done.clone(), sending.clone());
-        thread::spawn(move || {
-            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-            let start = Instant::now();
-            let mut k = 1u32;
-            while !done.load(Ordering::SeqCst) && start.elapsed() < LIMIT {
-                s.send_to(&mocopi_frame(k), addr).unwrap();
-                sending.store(k, Ordering::SeqCst);
-                k += 1;
-                let next = start + Duration::from_micros(16_667 * u64::from(k));
-                thread::sleep(next.saturating_duration_since(Instant::now()));
-            }
-        })
-    };
+    // The performer: 60 Hz until told to stop.
+    let phone = Phone::start(addr, Duration::from_micros(16_667));
     rx.set_read_timeout(Some(Duration::from_millis(100)))
         .unwrap();
     let mut buf = vec![0u8; 65_535];
@@ -747,7 +777,7 @@ fn a_stalled_subscriber_resumes_on_fresh_frames() {
     let publisher_stalled = publ.rss_kib();
     // Nothing the stopped subscriber had sent stays queued for the check.
     while rx.recv(&mut buf).is_ok() {}
-    let resumed_at = sending.load(Ordering::SeqCst);
+    let resumed_at = phone.sending();
     sub.signal(Signal::SIGCONT);
     // The next 30 frames sent on: how old each was, in frames, when it left
     // the performer's side (its number against the newest sent then).
@@ -763,8 +793,7 @@ fn a_stalled_subscriber_resumes_on_fresh_frames() {
             behind.push((k, resumed_at.saturating_sub(k)));
         }
     }
-    done.store(true, Ordering::SeqCst);
-    phone.join().unwrap();
+    phone.stop();
     #[cfg(target_os = "linux")]
     {
         let after = publ.rss_kib();
@@ -807,9 +836,6 @@ fn a_stalled_subscriber_resumes_on_fresh_frames() {
 #[test]
 #[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn a_router_restart_is_said_on_both_sides_and_frames_flow_again() {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
-
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
     rx.set_read_timeout(Some(Duration::from_millis(50)))
         .unwrap();
@@ -819,21 +845,7 @@ fn a_router_restart_is_said_on_both_sides_and_frames_flow_again() {
     let router = common::router(&ep, None);
     let client = ["--mode", "client", "--connect", ep.as_str()];
     let (mut sub, mut publ, addr) = pair(&room, "alice", &to, &client, &client);
-    let done = Arc::new(AtomicBool::new(false));
-    let phone = {
-        let done = done.clone();
-        thread::spawn(move || {
-            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-            let start = Instant::now();
-            let mut k = 1u32;
-            while !done.load(Ordering::SeqCst) && start.elapsed() < LIMIT {
-                s.send_to(&mocopi_frame(k), addr).unwrap();
-                k += 1;
-                let next = start + Duration::from_micros(16_667 * u64::from(k));
-                thread::sleep(next.saturating_duration_since(Instant::now()));
-            }
-        })
-    };
+    let phone = Phone::start(addr, Duration::from_micros(16_667));
     let mut buf = vec![0u8; 65_535];
     let flowing = |rx: &UdpSocket, buf: &mut [u8]| {
         let deadline = Instant::now() + LIMIT;
@@ -869,8 +881,7 @@ fn a_router_restart_is_said_on_both_sides_and_frames_flow_again() {
     flowing(&rx, &mut buf);
     // The run loop asks Zenoh once a second.
     thread::sleep(Duration::from_millis(1500));
-    done.store(true, Ordering::SeqCst);
-    phone.join().unwrap();
+    phone.stop();
     // In whichever order the two came.
     let (sub, publ) = (stop(sub), stop(publ));
     for line in [
@@ -952,8 +963,6 @@ fn the_datagram_path_carries_each_sample_once_beside_zenoh() {
 #[test]
 #[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
 fn a_flood_of_made_up_performers_does_not_move_the_real_one() {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
     use zenoh::Wait as _;
 
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -987,20 +996,7 @@ fn a_flood_of_made_up_performers_does_not_move_the_real_one() {
         }
         (alice, others, largest)
     });
-    let done = Arc::new(AtomicBool::new(false));
-    let phone = {
-        let done = done.clone();
-        thread::spawn(move || {
-            let s = UdpSocket::bind("127.0.0.1:0").unwrap();
-            let mut k = 1u32;
-            while !done.load(Ordering::SeqCst) && k < 10 * 20 {
-                s.send_to(&mocopi_frame(k), addr).unwrap();
-                k += 1;
-                thread::sleep(Duration::from_millis(100));
-            }
-            k - 1
-        })
-    };
+    let phone = Phone::start(addr, Duration::from_millis(100));
     // Mallory: a Zenoh session of her own on the subscriber's endpoint,
     // made-up names for two seconds, as fast as it goes: hundreds between
     // two of alice's frames (she sends 10 a second here).
@@ -1030,8 +1026,7 @@ fn a_flood_of_made_up_performers_does_not_move_the_real_one() {
             .unwrap();
     }
     thread::sleep(Duration::from_millis(500));
-    done.store(true, Ordering::SeqCst);
-    let sent = phone.join().unwrap();
+    let sent = phone.stop();
     let _ = mallory.close().wait();
     let (alice, others, largest) = reader.join().unwrap();
     let s = stop(sub);
