@@ -115,7 +115,7 @@ impl Sealer {
         let (Ok(klen), Ok(slen)) = (u8::try_from(s.key.len()), u8::try_from(s.sender.len())) else {
             return false;
         };
-        self.counter += 1;
+        self.counter = self.counter.saturating_add(1);
         let mut nonce = [0; 12];
         for (n, b) in nonce
             .iter_mut()
@@ -236,13 +236,16 @@ fn fresh(windows: &mut BTreeMap<[u8; 4], (u64, Vec<u64>)>, prefix: [u8; 4], coun
     }
     let (newest, seen) = windows.entry(prefix).or_insert((0, Vec::new()));
     if counter > *newest {
-        seen.retain(|c| c + WINDOW > counter);
+        seen.retain(|c| counter.saturating_sub(*c) < WINDOW);
         if *newest > 0 {
             seen.push(*newest);
         }
         *newest = counter;
         true
-    } else if counter == *newest || counter + WINDOW <= *newest || seen.contains(&counter) {
+    } else if counter == *newest
+        || newest.saturating_sub(counter) >= WINDOW
+        || seen.contains(&counter)
+    {
         false
     } else {
         seen.push(counter);
@@ -378,6 +381,10 @@ mod tests {
         }
         assert!(w[&p].1.len() <= WINDOW as usize);
         assert!(!fresh(&mut w, p, 5000 - WINDOW), "too far behind");
+        // Counters at the top of the range: no overflow.
+        assert!(fresh(&mut w, p, u64::MAX));
+        assert!(!fresh(&mut w, p, u64::MAX));
+        assert!(fresh(&mut w, p, u64::MAX - 1));
         for prefix in 0..1000u32 {
             fresh(&mut w, prefix.to_be_bytes(), 1);
         }
