@@ -137,7 +137,10 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         session.zid()
     ));
     let datagrams = match o.datagrams {
-        Some(at) => Some(datagram_path(o, at, &session, &shared)?),
+        Some(at) => {
+            shared.lock().two_paths = true;
+            Some(datagram_path(o, at, &session, &shared)?)
+        }
         None => None,
     };
     let mut s = Subscribe {
@@ -447,6 +450,9 @@ struct Forward {
     /// Samples recently sent on, by clock and capture time: the second
     /// copy of one (Zenoh's and the datagram path's) is not sent again.
     firsts: Firsts,
+    /// Whether samples come by two paths (`--datagrams`): only then is a
+    /// second copy looked for.
+    two_paths: bool,
     /// Second copies dropped.
     second_copies: u64,
     /// Datagrams on the datagram path that did not open (another key,
@@ -495,6 +501,7 @@ impl Forward {
             stale: 0,
             oversize: 0,
             firsts: Firsts::default(),
+            two_paths: false,
             second_copies: 0,
             refused_datagrams: 0,
             count,
@@ -516,7 +523,7 @@ impl Forward {
         capture: Option<Capture>,
         arrival: f64,
     ) -> anyhow::Result<()> {
-        if let Some(c) = capture
+        if let Some(c) = capture.filter(|_| self.two_paths)
             && !self.firsts.first(c, k, sender)
         {
             self.second_copies += 1;
