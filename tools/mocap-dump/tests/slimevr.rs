@@ -297,11 +297,14 @@ fn answered_tracker_streams_and_shows_its_loss_battery_and_quaternions() {
     assert_eq!(stream["device"]["rssi_dbm"], -61, "{stream}");
     // Every numbered packet is a frame: 100 bundles a second, and battery
     // and signal once a second; each sensor rotates 100 times a second.
+    // Over the recording's last second, as it was received: on a loaded
+    // machine a late burst moves it a few percent (105/s and 101/s seen on
+    // CI), so the bounds tell 100 from 50 or 200, not 102 from 105.
     let rate = stream["rate_hz"].as_f64().unwrap();
-    assert!((98.0..=104.0).contains(&rate), "{stream}");
+    assert!((92.0..=112.0).contains(&rate), "{stream}");
     for slot in stream["slots"].as_array().unwrap() {
         let rate = slot["rate_hz"].as_f64().unwrap();
-        assert!((97.0..=103.0).contains(&rate), "{stream}");
+        assert!((90.0..=110.0).contains(&rate), "{stream}");
     }
     assert_eq!(stream["restarts"], 0, "{stream}");
     eprintln!(
