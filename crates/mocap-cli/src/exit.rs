@@ -4,6 +4,7 @@
 use std::io;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// Done: `--count`, `--duration`, end of input, Ctrl-C, or a closed stdout pipe.
 pub const EXIT_OK: u8 = 0;
@@ -26,6 +27,8 @@ pub fn exit_codes_help() -> String {
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// What the handler calls after setting the flag: one, the running loop's.
+static WAKE: Mutex<Option<Arc<dyn Fn() + Send + Sync>>> = Mutex::new(None);
 
 /// Installs the Ctrl-C handler (once per process): the first Ctrl-C asks
 /// loops to stop (they still print their summary); a second one exits at
@@ -45,8 +48,20 @@ pub fn install_ctrlc() -> anyhow::Result<()> {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
             std::process::exit(EXIT_INTERRUPTED_TWICE);
         }
+        let wake = WAKE.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(wake) = wake {
+            wake();
+        }
     })?;
     Ok(())
+}
+
+/// Has the Ctrl-C handler call `wake` (replacing the one given before):
+/// for a run loop that waits on something other than a timer, so it may
+/// wait longer than [`crate::runner::POLL`] and still end at once
+/// ([`crate::runner::Feed::longest_wait`]).
+pub fn wake_on_interrupt(wake: impl Fn() + Send + Sync + 'static) {
+    *WAKE.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(wake));
 }
 
 /// Whether Ctrl-C was pressed (or SIGTERM or SIGHUP arrived).

@@ -16,6 +16,7 @@ mod publish;
 mod router;
 mod runtime;
 mod session;
+mod shared;
 mod streams;
 mod subscribe;
 mod watch;

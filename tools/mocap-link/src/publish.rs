@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use mocap_cli::allow::{AllowArgs, Guard, Refusals};
@@ -19,6 +20,7 @@ use zenoh::time::{NTP64, Timestamp};
 
 use crate::key;
 use crate::session::{self, Endpoint, ZenohArgs};
+use crate::shared::{Attend, Attention, Shared};
 use crate::streams::{Line, StreamRecord, Streams};
 
 /// What `publish` was asked to do.
@@ -38,6 +40,14 @@ pub(crate) struct Options {
 
 /// Runs `publish` until `--count`, `--duration` or Ctrl-C.
 ///
+/// Each UDP socket is read by a task on Zenoh's runtime, which publishes
+/// what it reads there (under the state's lock, see [`crate::shared`]):
+/// with the thread layout mocap-link sets ([`crate::runtime`]) that is the
+/// thread that also sends Zenoh's batches, so a datagram wakes one thread,
+/// as a plain forwarder does. Read on a thread of ours, each woke two, and
+/// the second one's timer a third time (`docs/link.md`, "Measured delay").
+/// The run loop asks Zenoh about routes, reports, and waits for the end.
+///
 /// # Errors
 /// A UDP address that cannot be bound, a Zenoh session that cannot open.
 pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
@@ -46,15 +56,12 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
     let guard = Guard::new(&o.allow, Some(Log::new(crate::TOOL, o.log.quiet, false)));
     let mut sockets = Vec::new();
     for addr in &o.udp {
-        let socket = mocap_cli::net::bind_udp(*addr, Some(mocap_cli::runner::POLL))
+        let socket = mocap_cli::net::bind_udp(*addr, None)
             .with_context(|| format!("failed to listen on {addr}"))?;
         let local = socket.local_addr().unwrap_or(*addr);
         log.info(format_args!("listening on {local} (UDP)"));
         sockets.push(socket);
     }
-    // Strangers are refused where the sockets are read, before the queue
-    // between several sockets and this loop: they cannot crowd it.
-    let mut feed = mocap_cli::inbox::Listeners::guarded(sockets, &guard);
     let config = session::config(&o.zenoh, o.mode.name(), &o.listen)?;
     let session = session::open(config, &log)?;
     // Answers the subscribers' round-trip probe; kept open for the run.
@@ -79,15 +86,13 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         key::stream(&o.room, &o.name, "<protocol>"),
         session.zid()
     ));
-    let mut p = Publish {
-        o,
-        session: &session,
+    let shared = Arc::new(Shared::new(Hot {
+        room: o.room.clone(),
+        name: o.name.clone(),
+        session: session.clone(),
         publishers: BTreeMap::new(),
         streams: Streams::default(),
-        out: Output::stdout(true),
         log,
-        guard,
-        queue_full: feed.drops(),
         datagrams: 0,
         published: 0,
         unmatched: 0,
@@ -95,6 +100,20 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         paths: DatagramPaths::new(&o.room)?,
         put_errors: 0,
         count: o.stop.budget(),
+        failed: None,
+    }));
+    let mut readers = Readers(Vec::new());
+    for socket in sockets {
+        readers
+            .0
+            .push(spawn_reader(socket, guard.clone(), shared.clone())?);
+    }
+    let mut p = Publish {
+        session: &session,
+        shared: shared.clone(),
+        out: Output::stdout(true),
+        guard,
+        json: o.format == Format::Json,
     };
     let stats = match o.format {
         Format::Human => Some(
@@ -104,23 +123,102 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         ),
         Format::Json => o.log.stats_interval,
     };
-    let stopped = drive(&mut feed, o.stop.duration, stats, &mut p)?;
-    p.report(Some(stopped))?;
+    let stopped = drive(&mut Attention::new(shared), o.stop.duration, stats, &mut p);
+    // Nothing is published after the summary.
+    drop(readers);
+    p.report(Some(stopped?))?;
     drop(p);
     let _ = session.close().wait();
     Ok(())
 }
 
+/// The reading tasks, stopped when dropped.
+struct Readers(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for Readers {
+    fn drop(&mut self) {
+        for r in &self.0 {
+            r.abort();
+        }
+    }
+}
+
+/// Reads `socket` in a task on Zenoh's runtime (see [`run`]), refusing the
+/// senders `guard` does not admit before anything else.
+fn spawn_reader(
+    socket: std::net::UdpSocket,
+    guard: Guard,
+    shared: Arc<Shared<Hot>>,
+) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    let runtime: &tokio::runtime::Handle = &zenoh_runtime::ZRuntime::Application;
+    socket
+        .set_nonblocking(true)
+        .context("failed to make a socket non-blocking")?;
+    let socket = {
+        let _inside = runtime.enter();
+        tokio::net::UdpSocket::from_std(socket).context("failed to watch a socket")?
+    };
+    Ok(runtime.spawn(async move {
+        let mut buf = vec![0; mocap_core::MAX_DATAGRAM];
+        loop {
+            let read = socket.recv_from(&mut buf).await;
+            let at = mocap_cli::source::unix_time();
+            let failure = match read {
+                Ok((_, from)) if !guard.admit(Some(from)) => continue,
+                Ok((n, from)) => {
+                    {
+                        let mut hot = shared.lock();
+                        if !hot.done() {
+                            hot.datagram(from, buf.get(..n).unwrap_or_default(), at);
+                            if hot.done() {
+                                shared.wake();
+                            }
+                        }
+                    }
+                    // Lets Zenoh's transmit task, on this thread, send the
+                    // sample before the next is read: a burst read in one
+                    // go (twenty phones at once) would fill its queue of 16,
+                    // and the rest wait for room that cannot come while
+                    // this task runs, then are dropped.
+                    tokio::task::yield_now().await;
+                    continue;
+                }
+                Err(e) => e,
+            };
+            match mocap_cli::net::recv_failure(&failure) {
+                // Windows reports an ICMP answer to a datagram this socket
+                // never sent on to it: nothing to do but read on.
+                mocap_cli::net::RecvFailure::Idle
+                | mocap_cli::net::RecvFailure::PortUnreachable => {}
+                mocap_cli::net::RecvFailure::Fatal => {
+                    shared.lock().failed =
+                        Some(anyhow::Error::new(failure).context("failed to receive"));
+                    shared.wake();
+                    return;
+                }
+            }
+        }
+    }))
+}
+
+/// The run loop's side of `publish`.
 struct Publish<'a> {
-    o: &'a Options,
     session: &'a zenoh::Session,
+    shared: Arc<Shared<Hot>>,
+    out: Output,
+    /// The sender check, shared with the readers: its refusals.
+    guard: Guard,
+    json: bool,
+}
+
+/// What the reading tasks and the run loop share.
+struct Hot {
+    room: String,
+    name: String,
+    session: zenoh::Session,
     publishers: BTreeMap<&'static str, zenoh::pubsub::Publisher<'static>>,
     streams: Streams,
-    out: Output,
     log: Log,
-    guard: Guard,
-    /// What the reading threads dropped (several sockets).
-    queue_full: Option<mocap_cli::inbox::Drops>,
     datagrams: u64,
     published: u64,
     /// Published while no subscriber took them (Zenoh's matching status).
@@ -130,15 +228,27 @@ struct Publish<'a> {
     paths: DatagramPaths,
     put_errors: u64,
     count: mocap_cli::args::Budget,
+    /// What ended the run in a reading task.
+    failed: Option<anyhow::Error>,
 }
 
-impl Publish<'_> {
+impl Attend for Hot {
+    fn needs_loop(&self) -> bool {
+        self.done()
+    }
+}
+
+impl Hot {
+    fn done(&self) -> bool {
+        self.count.spent() || self.failed.is_some()
+    }
+
     fn publisher(
         &mut self,
         protocol: &'static str,
     ) -> anyhow::Result<&zenoh::pubsub::Publisher<'static>> {
         if !self.publishers.contains_key(protocol) {
-            let k = key::stream(&self.o.room, &self.o.name, protocol);
+            let k = key::stream(&self.room, &self.name, protocol);
             // Declared, this session keeps the key's route (the remote
             // subscribers that take it) instead of matching the key against
             // every subscription for each sample: 3 % of a publisher's
@@ -169,66 +279,35 @@ impl Publish<'_> {
             .context("publisher just declared")
     }
 
-    fn report(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
-        let r = PublishRecord {
-            kind: mocap_cli::output::summary_kind(stopped),
-            stopped,
-            datagrams: self.datagrams,
-            published: self.published,
-            unmatched: self.unmatched,
-            datagrams_sent: self.paths.sent,
-            datagram_errors: self.paths.failed,
-            put_errors: self.put_errors,
-            queue_full: self
-                .queue_full
-                .as_ref()
-                .map_or(0, mocap_cli::inbox::Drops::get),
-            untracked: self.streams.untracked(),
-            streams: self
-                .streams
-                .records(mocap_cli::source::unix_time().as_secs_f64()),
-            refusals: self.guard.summary(),
-        };
-        mocap_cli::output::report(
-            &mut self.out,
-            &self.log,
-            self.o.format == Format::Json,
-            &r,
-            stopped.is_some(),
-        )?;
-        Ok(())
-    }
-}
-
-impl FeedHandler<mocap_cli::inbox::Listeners> for Publish<'_> {
-    fn item(&mut self, r: mocap_cli::inbox::Received<'_>) -> anyhow::Result<Flow> {
-        // The receive time as Unix time: stamped on a monotonic clock.
-        let (from, bytes) = (r.from, r.bytes);
-        let at = mocap_cli::source::unix_time().saturating_sub(r.at.elapsed());
-        if !self.guard.admit(Some(from)) {
-            return Ok(Flow::Continue);
-        }
+    /// One admitted datagram, received at `at` (Unix time): published, and
+    /// sent to the subscribers that take datagrams.
+    fn datagram(&mut self, from: SocketAddr, bytes: &[u8], at: std::time::Duration) {
         self.count.spend(1);
         self.datagrams += 1;
         let protocol = key::protocol_of(bytes);
         if let Some(gap) =
             self.streams
-                .datagram(&self.o.name, protocol, Some(from), bytes, at.as_secs_f64())
+                .datagram(&self.name, protocol, Some(from), bytes, at.as_secs_f64())
         {
             self.log.info(format_args!(
                 "{}/{protocol}: arriving again after {gap:.1} s",
-                self.o.name
+                self.name
             ));
         }
         let id = *self.session.new_timestamp().get_id();
         let ts = Timestamp::new(NTP64::from(at), id);
         let sender = from.to_string();
-        let put = self
-            .publisher(protocol)?
-            .put(bytes.to_vec())
-            .timestamp(ts)
-            .attachment(sender.clone())
-            .wait();
+        let put = match self.publisher(protocol) {
+            Ok(p) => p
+                .put(bytes.to_vec())
+                .timestamp(ts)
+                .attachment(sender.clone())
+                .wait(),
+            Err(e) => {
+                self.failed = Some(e);
+                return;
+            }
+        };
         if let Some(p) = self.publishers.get(protocol)
             && !self.paths.is_empty()
         {
@@ -260,20 +339,54 @@ impl FeedHandler<mocap_cli::inbox::Listeners> for Publish<'_> {
                 self.put_errors += 1;
             }
         }
-        Ok(Flow::Continue)
+    }
+}
+
+impl Publish<'_> {
+    fn report(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
+        let mut hot = self.shared.lock();
+        let r = PublishRecord {
+            kind: mocap_cli::output::summary_kind(stopped),
+            stopped,
+            datagrams: hot.datagrams,
+            published: hot.published,
+            unmatched: hot.unmatched,
+            datagrams_sent: hot.paths.sent,
+            datagram_errors: hot.paths.failed,
+            put_errors: hot.put_errors,
+            untracked: hot.streams.untracked(),
+            streams: hot
+                .streams
+                .records(mocap_cli::source::unix_time().as_secs_f64()),
+            refusals: self.guard.summary(),
+        };
+        let hot = &mut *hot;
+        mocap_cli::output::report(&mut self.out, &hot.log, self.json, &r, stopped.is_some())?;
+        Ok(())
+    }
+}
+
+impl FeedHandler<Attention<Hot>> for Publish<'_> {
+    fn item(&mut self, never: std::convert::Infallible) -> anyhow::Result<Flow> {
+        match never {}
     }
 
     fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
-        self.outages
-            .poll(self.session, self.publishers.values(), &self.log);
-        self.paths.poll(self.session, &self.log);
+        let mut hot = self.shared.lock();
+        let hot = &mut *hot;
+        if let Some(e) = hot.failed.take() {
+            return Err(e);
+        }
+        hot.outages
+            .poll(self.session, hot.publishers.values(), &hot.log);
+        hot.paths.poll(self.session, &hot.log);
         let now = mocap_cli::source::unix_time().as_secs_f64();
-        for (performer, protocol, for_s) in self.streams.fell_silent(now) {
-            self.log.info(format_args!(
+        for (performer, protocol, for_s) in hot.streams.fell_silent(now) {
+            hot.log.info(format_args!(
                 "{performer}/{protocol}: nothing has arrived for {for_s:.1} s"
             ));
         }
-        Ok(self.count.spent().then_some(Stopped::Count))
+        Ok(hot.count.spent().then_some(Stopped::Count))
     }
 
     fn stats(&mut self) -> anyhow::Result<()> {
@@ -302,7 +415,7 @@ struct DatagramPaths {
     socket: std::net::UdpSocket,
     next: std::time::Instant,
     /// Answers as they come (Zenoh's callback): reply key, address, key.
-    answers: std::sync::Arc<std::sync::Mutex<Vec<(String, SocketAddr, crate::datagrams::Key)>>>,
+    answers: Arc<std::sync::Mutex<Vec<(String, SocketAddr, crate::datagrams::Key)>>>,
     /// By reply key: where, the sealer, its key id, when last answered.
     paths: BTreeMap<
         String,
@@ -328,7 +441,7 @@ impl DatagramPaths {
             query: format!("{}/{room}/{}/*", key::ROOT, key::DATAGRAMS),
             socket,
             next: std::time::Instant::now(),
-            answers: std::sync::Arc::default(),
+            answers: Arc::default(),
             paths: BTreeMap::new(),
             buf: Vec::new(),
             sent: 0,
@@ -471,8 +584,6 @@ struct PublishRecord {
     datagram_errors: u64,
     /// Samples Zenoh refused.
     put_errors: u64,
-    /// Datagrams dropped because the publishing loop fell behind.
-    queue_full: u64,
     /// Datagrams of streams past the bound, counted only.
     untracked: u64,
     streams: Vec<StreamRecord>,
@@ -494,9 +605,6 @@ impl Record for PublishRecord {
         }
         if self.put_errors > 0 {
             write!(f, ", {} failed", self.put_errors)?;
-        }
-        if self.queue_full > 0 {
-            write!(f, ", {} dropped (publishing fell behind)", self.queue_full)?;
         }
         f.write_str(&self.refusals.human())?;
         for s in &self.streams {

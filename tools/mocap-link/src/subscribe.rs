@@ -7,14 +7,13 @@
 
 use std::fmt;
 use std::net::SocketAddr;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use mocap_cli::net::Link;
 use mocap_cli::output::plural;
 use mocap_cli::prelude::*;
-use mocap_cli::runner::{Feed, Step};
 use mocap_cli::senders::Senders;
 use mocap_cli::sends::{Receiver, SendRecord};
 use serde::Serialize;
@@ -23,6 +22,7 @@ use zenoh::Wait as _;
 use crate::delay::Clocks;
 use crate::key;
 use crate::session::{self, Endpoint, ZenohArgs};
+use crate::shared::{Attend, Attention, Shared};
 use crate::streams::{Line, StreamRecord, Streams};
 
 /// Where samples go: every sample, or those of one protocol, one performer,
@@ -112,18 +112,15 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
             None => log.info(format_args!("sending to {}", r.to)),
         }
     }
-    let shared = Arc::new(Shared {
-        forward: Mutex::new(Forward::new(
-            o.room.clone(),
-            o.to.clone(),
-            (o.max_lag, o.max_size),
-            o.format == Format::Json,
-            Output::stdout(true),
-            log,
-            o.stop.budget(),
-        )),
-        attention: Condvar::new(),
-    });
+    let shared = Arc::new(Shared::new(Forward::new(
+        o.room.clone(),
+        o.to.clone(),
+        (o.max_lag, o.max_size),
+        o.format == Format::Json,
+        Output::stdout(true),
+        log,
+        o.stop.budget(),
+    )));
     let on_sample = shared.clone();
     let subscriber = session
         .declare_subscriber(o.key.clone())
@@ -161,7 +158,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         ),
         Format::Json => o.log.stats_interval,
     };
-    let mut feed = Attention(shared.clone());
+    let mut feed = Attention::new(shared.clone());
     let stopped = drive(&mut feed, o.stop.duration, stats, &mut s);
     // No sample after the summary.
     let _ = subscriber.undeclare().wait();
@@ -196,7 +193,7 @@ fn datagram_path(
     o: &Options,
     at: SocketAddr,
     session: &zenoh::Session,
-    shared: &Arc<Shared>,
+    shared: &Arc<Shared<Forward>>,
 ) -> anyhow::Result<DatagramPath> {
     use crate::datagrams::{self, Key, Opener};
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -269,23 +266,7 @@ fn record(to: SocketAddr) -> SendRecord {
     }
 }
 
-/// What Zenoh's callbacks and the run loop share.
-struct Shared {
-    forward: Mutex<Forward>,
-    /// Wakes the run loop when it must end: `--count` reached, an output
-    /// or socket failed in a callback.
-    attention: Condvar,
-}
-
-impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Forward> {
-        // A poisoned lock only means a callback panicked mid-sample; the
-        // counts are still the best there are.
-        self.forward
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
+impl Shared<Forward> {
     /// A sample from Zenoh: sent on, counted, printed, here on Zenoh's thread.
     fn sample(&self, sample: &zenoh::sample::Sample) {
         let arrival = mocap_cli::source::unix_now();
@@ -336,26 +317,14 @@ impl Shared {
             f.failed = Some(e);
         }
         if f.done() || (f.undeclared && !waiting) {
-            self.attention.notify_all();
+            self.wake();
         }
     }
 }
 
-/// The run loop's feed: nothing to hand out (samples are handled in Zenoh's
-/// callback); it waits until a callback asks the loop to end.
-struct Attention(Arc<Shared>);
-
-impl Feed for Attention {
-    type Item<'a> = std::convert::Infallible;
-
-    fn next(&mut self, wait: Duration) -> anyhow::Result<Step<Self::Item<'_>>> {
-        let f = self.0.lock();
-        let _ = self
-            .0
-            .attention
-            .wait_timeout_while(f, wait, |f| !f.done() && !f.undeclared)
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Ok(Step::Idle)
+impl Attend for Forward {
+    fn needs_loop(&self) -> bool {
+        self.done() || self.undeclared
     }
 }
 
@@ -705,7 +674,7 @@ impl Forward {
 struct Subscribe<'a> {
     o: &'a Options,
     session: &'a zenoh::Session,
-    shared: Arc<Shared>,
+    shared: Arc<Shared<Forward>>,
     next_probe: Instant,
     /// The stream keys declared to Zenoh (at most [`mocap_cli::senders::MAX_SENDERS`]).
     declared: Vec<zenoh::key_expr::KeyExpr<'static>>,
@@ -767,7 +736,7 @@ impl Subscribe<'_> {
     }
 }
 
-impl FeedHandler<Attention> for Subscribe<'_> {
+impl FeedHandler<Attention<Forward>> for Subscribe<'_> {
     fn item(&mut self, never: std::convert::Infallible) -> anyhow::Result<Flow> {
         match never {}
     }
