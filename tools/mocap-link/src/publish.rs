@@ -89,6 +89,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
     let shared = Arc::new(Shared::new(Hot {
         room: o.room.clone(),
         name: o.name.clone(),
+        clock: *session.new_timestamp().get_id(),
         session: session.clone(),
         publishers: BTreeMap::new(),
         streams: Streams::default(),
@@ -216,6 +217,9 @@ struct Hot {
     room: String,
     name: String,
     session: zenoh::Session,
+    /// The id this session stamps its timestamps with (its own, for the
+    /// run): taken once, not from a new timestamp each sample.
+    clock: zenoh::time::TimestampId,
     publishers: BTreeMap<&'static str, zenoh::pubsub::Publisher<'static>>,
     streams: Streams,
     log: Log,
@@ -294,7 +298,7 @@ impl Hot {
                 self.name
             ));
         }
-        let id = *self.session.new_timestamp().get_id();
+        let id = self.clock;
         let ts = Timestamp::new(NTP64::from(at), id);
         let sender = from.to_string();
         let put = match self.publisher(protocol) {

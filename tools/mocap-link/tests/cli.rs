@@ -626,6 +626,10 @@ impl Phone {
     }
 
     /// The newest frame number sent.
+    #[cfg_attr(
+        not(unix),
+        expect(dead_code, reason = "its test pauses a process: Unix only")
+    )]
     fn sending(&self) -> u32 {
         self.sending.load(std::sync::atomic::Ordering::SeqCst)
     }
