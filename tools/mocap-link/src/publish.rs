@@ -220,7 +220,9 @@ struct Hot {
     /// The id this session stamps its timestamps with (its own, for the
     /// run): taken once, not from a new timestamp each sample.
     clock: zenoh::time::TimestampId,
-    publishers: BTreeMap<&'static str, zenoh::pubsub::Publisher<'static>>,
+    /// Shared with the run loop, which asks Zenoh about their subscribers
+    /// without the lock.
+    publishers: BTreeMap<&'static str, Arc<zenoh::pubsub::Publisher<'static>>>,
     streams: Streams,
     log: Log,
     datagrams: u64,
@@ -276,10 +278,11 @@ impl Hot {
                 .map_err(|e| anyhow::anyhow!(session::said(&e)))
                 .with_context(|| format!("failed to declare a publisher on {k}"))?;
             self.log.info(format_args!("publishing {k}"));
-            self.publishers.insert(protocol, p);
+            self.publishers.insert(protocol, Arc::new(p));
         }
         self.publishers
             .get(protocol)
+            .map(|p| &**p)
             .context("publisher just declared")
     }
 
@@ -376,14 +379,31 @@ impl FeedHandler<Attention<Hot>> for Publish<'_> {
     }
 
     fn tick(&mut self) -> anyhow::Result<Option<Stopped>> {
+        // Zenoh is asked without the lock: its answers may wait on its
+        // runtime's thread, which may be waiting for the lock (a datagram
+        // being read).
+        let (routes, query) = {
+            let mut hot = self.shared.lock();
+            if let Some(e) = hot.failed.take() {
+                return Err(e);
+            }
+            let routes = hot
+                .outages
+                .due()
+                .then(|| hot.publishers.values().cloned().collect::<Vec<_>>());
+            let hot = &mut *hot;
+            hot.paths.take_answers(&hot.log);
+            (routes, hot.paths.due_query())
+        };
+        let seen = routes.map(|p| crate::watch::Outages::ask(self.session, p.iter().map(|p| &**p)));
+        if let Some(q) = query {
+            q.ask(self.session);
+        }
         let mut hot = self.shared.lock();
         let hot = &mut *hot;
-        if let Some(e) = hot.failed.take() {
-            return Err(e);
+        if let Some(seen) = seen {
+            hot.outages.observe(seen, &hot.log);
         }
-        hot.outages
-            .poll(self.session, hot.publishers.values(), &hot.log);
-        hot.paths.poll(self.session, &hot.log);
         let now = mocap_cli::source::unix_time().as_secs_f64();
         for (performer, protocol, for_s) in hot.streams.fell_silent(now) {
             hot.log.info(format_args!(
@@ -458,10 +478,9 @@ impl DatagramPaths {
         self.paths.is_empty()
     }
 
-    /// Takes the answers in, asks again once a second, forgets the paths
-    /// that stopped answering.
-    fn poll(&mut self, session: &zenoh::Session, log: &Log) {
-        use crate::datagrams::{Sealer, unhex};
+    /// Takes the answers in, forgets the paths that stopped answering.
+    fn take_answers(&mut self, log: &Log) {
+        use crate::datagrams::Sealer;
         let now = std::time::Instant::now();
         let answers = std::mem::take(
             &mut *self
@@ -511,13 +530,57 @@ impl DatagramPaths {
             }
             keep
         });
+    }
+
+    /// The question to ask now, once a second.
+    fn due_query(&mut self) -> Option<PathQuery> {
+        let now = std::time::Instant::now();
         if now < self.next {
-            return;
+            return None;
         }
         self.next = crate::watch::later(now, std::time::Duration::from_secs(1));
-        let answers = self.answers.clone();
+        Some(PathQuery {
+            selector: self.query.clone(),
+            answers: self.answers.clone(),
+        })
+    }
+
+    /// One sample to every subscriber that takes datagrams.
+    fn send(&mut self, s: &crate::datagrams::Sample<'_>, log: &Log) {
+        for (to, sealer, ..) in self.paths.values_mut() {
+            if !sealer.seal(s, &mut self.buf) {
+                self.failed += 1;
+                continue;
+            }
+            match self.socket.send_to(&self.buf, *to) {
+                Ok(_) => self.sent += 1,
+                Err(e) => {
+                    if self.failed == 0 {
+                        log.info(format_args!(
+                            "cannot send a datagram to {to}: {e}; further failures are only counted"
+                        ));
+                    }
+                    self.failed += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The subscribers asked for their datagram paths; their answers are
+/// gathered for [`DatagramPaths::take_answers`].
+struct PathQuery {
+    selector: String,
+    answers: Arc<std::sync::Mutex<Vec<(String, SocketAddr, crate::datagrams::Key)>>>,
+}
+
+impl PathQuery {
+    /// Asks; the answers come in Zenoh's callback.
+    fn ask(self, session: &zenoh::Session) {
+        use crate::datagrams::unhex;
+        let answers = self.answers;
         let _ = session
-            .get(&self.query)
+            .get(&self.selector)
             .callback(move |reply| {
                 let Ok(sample) = reply.result() else { return };
                 let Ok(text) = sample.payload().try_to_string() else {
@@ -545,27 +608,6 @@ impl DatagramPaths {
                 }
             })
             .wait();
-    }
-
-    /// One sample to every subscriber that takes datagrams.
-    fn send(&mut self, s: &crate::datagrams::Sample<'_>, log: &Log) {
-        for (to, sealer, ..) in self.paths.values_mut() {
-            if !sealer.seal(s, &mut self.buf) {
-                self.failed += 1;
-                continue;
-            }
-            match self.socket.send_to(&self.buf, *to) {
-                Ok(_) => self.sent += 1,
-                Err(e) => {
-                    if self.failed == 0 {
-                        log.info(format_args!(
-                            "cannot send a datagram to {to}: {e}; further failures are only counted"
-                        ));
-                    }
-                    self.failed += 1;
-                }
-            }
-        }
     }
 }
 

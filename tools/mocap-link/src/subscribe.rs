@@ -760,8 +760,10 @@ impl FeedHandler<Attention<Forward>> for Subscribe<'_> {
             }
         }
         // Outside the lock: Zenoh's callback needs it for every sample.
-        self.outages
-            .poll(self.session, std::iter::empty(), &self.log);
+        if self.outages.due() {
+            let seen = crate::watch::Outages::ask(self.session, std::iter::empty());
+            self.outages.observe(seen, &self.log);
+        }
         self.declare_keys();
         if let Some(every) = self.o.probe
             && Instant::now() >= self.next_probe

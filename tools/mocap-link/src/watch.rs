@@ -99,6 +99,14 @@ pub(crate) fn later(now: Instant, by: Duration) -> Instant {
         .unwrap_or(now)
 }
 
+/// What Zenoh said at one asking ([`Outages::ask`]).
+pub(crate) struct Seen {
+    routers: usize,
+    peers: usize,
+    /// By key: whether a subscriber takes it.
+    matching: Vec<(String, bool)>,
+}
+
 /// The session's routers and peers, and the publishers' subscribers.
 pub(crate) struct Outages {
     next: Instant,
@@ -134,21 +142,45 @@ impl Outages {
         self.asked.clone()
     }
 
-    /// Asks Zenoh (once a second) and says what changed.
-    pub(crate) fn poll<'a>(
-        &mut self,
-        session: &zenoh::Session,
-        publishers: impl Iterator<Item = &'a zenoh::pubsub::Publisher<'static>>,
-        log: &Log,
-    ) {
+    /// Whether Zenoh is to be asked now (once a second); then schedules
+    /// the next time.
+    pub(crate) fn due(&mut self) -> bool {
         let now = Instant::now();
         if now < self.next {
-            return;
+            return false;
         }
         self.next = later(now, EVERY);
+        true
+    }
+
+    /// What Zenoh says of the session's routers and peers and of
+    /// `publishers`' subscribers. Zenoh's answers may wait on its runtime:
+    /// asked without any lock the sample path takes.
+    pub(crate) fn ask<'a>(
+        session: &zenoh::Session,
+        publishers: impl Iterator<Item = &'a zenoh::pubsub::Publisher<'static>>,
+    ) -> Seen {
         let info = session.info();
-        let routers = info.routers_zid().wait().count();
-        let peers = info.peers_zid().wait().count();
+        Seen {
+            routers: info.routers_zid().wait().count(),
+            peers: info.peers_zid().wait().count(),
+            matching: publishers
+                .filter_map(|p| {
+                    let status = p.matching_status().wait().ok()?;
+                    Some((p.key_expr().as_str().to_owned(), status.matching()))
+                })
+                .collect(),
+        }
+    }
+
+    /// Says what changed since the last answer.
+    pub(crate) fn observe(&mut self, seen: Seen, log: &Log) {
+        let now = Instant::now();
+        let Seen {
+            routers,
+            peers,
+            matching,
+        } = seen;
         match self.reach.observe(routers + peers > 0, now) {
             Some(Change::NotYet) => log.info(format_args!(
                 "no Zenoh router or peer is connected yet: nothing is carried until one is \
@@ -170,16 +202,12 @@ impl Outages {
             )),
             None => {}
         }
-        for p in publishers {
-            let key = p.key_expr().as_str().to_owned();
-            let Ok(status) = p.matching_status().wait() else {
-                continue;
-            };
+        for (key, matching) in matching {
             let (watch, unmatched) = self
                 .matched
                 .entry(key.clone())
                 .or_insert_with(|| (Watch::new(now), 0));
-            match watch.observe(status.matching(), now) {
+            match watch.observe(matching, now) {
                 Some(Change::NotYet) => {
                     log.info(format_args!("no subscriber takes {key} yet"));
                 }

@@ -980,6 +980,8 @@ fn a_flood_of_made_up_performers_does_not_move_the_real_one() {
         &["--no-multicast", "-l", &ep],
         &["--no-multicast", "--connect", &ep],
     );
+    let heard = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = heard.clone();
     let reader = thread::spawn(move || {
         let mut alice = Vec::new();
         let (mut others, mut largest) = (0u64, 0usize);
@@ -989,7 +991,10 @@ fn a_flood_of_made_up_performers_does_not_move_the_real_one() {
                 .ok()
                 .and_then(|p| p.frame().map(|f| f.fnum))
             {
-                Some(fnum) => alice.push((from.port(), fnum)),
+                Some(fnum) => {
+                    alice.push((from.port(), fnum));
+                    counted.store(alice.len(), std::sync::atomic::Ordering::SeqCst);
+                }
                 None => {
                     others += 1;
                     largest = largest.max(n);
@@ -1001,8 +1006,14 @@ fn a_flood_of_made_up_performers_does_not_move_the_real_one() {
     let phone = Phone::start(addr, Duration::from_millis(100));
     // Mallory: a Zenoh session of her own on the subscriber's endpoint,
     // made-up names for two seconds, as fast as it goes: hundreds between
-    // two of alice's frames (she sends 10 a second here).
-    thread::sleep(Duration::from_millis(300));
+    // two of alice's frames (she sends 10 a second here). It begins once
+    // three of hers have come through: before, her socket is not yet
+    // live, and a newcomer may take it (by design).
+    let deadline = Instant::now() + LIMIT;
+    while heard.load(std::sync::atomic::Ordering::SeqCst) < 3 {
+        assert!(Instant::now() < deadline, "alice's first frames never came");
+        thread::sleep(Duration::from_millis(20));
+    }
     let mut config = zenoh::Config::default();
     config
         .insert_json5("connect/endpoints", &format!("[\"{ep}\"]"))
