@@ -74,9 +74,64 @@ pub(crate) fn byte_offset(text: &[u8], line: usize, column: usize) -> usize {
         .min(text.len())
 }
 
+/// Why a datagram's text is not a JSON object, and where (a byte of it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NotObject {
+    /// The text does not read as JSON; the text's length when it ends early.
+    Json { at: usize, kind: JsonErrorKind },
+    /// JSON, but another value than an object; at its first byte.
+    Other { at: usize },
+}
+
+/// Reads `text` as one JSON object: the shape of the JSON protocols' datagrams
+/// (VTube Studio, Rokoko), whose refusals point at the byte.
+///
+/// Numbers read as correctly rounded f64 (the workspace's `float_roundtrip`);
+/// serde_json nests at most 128 deep, and a datagram's value is a small
+/// multiple of its 64 KiB.
+pub(crate) fn object(text: &[u8]) -> Result<serde_json::Map<String, serde_json::Value>, NotObject> {
+    let value: serde_json::Value = serde_json::from_slice(text).map_err(|e| {
+        let e = JsonError::from(e);
+        let at = match e.kind {
+            JsonErrorKind::Eof => text.len(),
+            _ => byte_offset(text, e.line, e.column),
+        };
+        NotObject::Json { at, kind: e.kind }
+    })?;
+    match value {
+        serde_json::Value::Object(members) => Ok(members),
+        _ => Err(NotObject::Other {
+            at: text
+                .iter()
+                .position(|b| !b.is_ascii_whitespace())
+                .unwrap_or(0),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_object_or_where_it_is_not_one() {
+        assert_eq!(object(br#" {"a": 1}"#).map(|m| m.len()), Ok(1));
+        assert_eq!(object(b"  [1]"), Err(NotObject::Other { at: 2 }));
+        assert_eq!(
+            object(b"{\"a\": 1"),
+            Err(NotObject::Json {
+                at: 7,
+                kind: JsonErrorKind::Eof
+            })
+        );
+        assert_eq!(
+            object(b"{\n  \"a\": x}"),
+            Err(NotObject::Json {
+                at: 9,
+                kind: JsonErrorKind::Syntax
+            })
+        );
+    }
 
     #[test]
     fn kinds_and_places() {

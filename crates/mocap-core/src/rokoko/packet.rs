@@ -10,7 +10,7 @@ use super::{
     Error, ErrorKind, Field, LZ4_MAGIC, MAX_ACTORS, MAX_FACE, MAX_INFLATED, MAX_PROPS,
     MAX_SEGMENTS, Result, Warning, WarningKind,
 };
-use crate::json::{JsonError, JsonErrorKind, byte_offset};
+use crate::json::{self, NotObject};
 
 /// One frame of Studio's scene.
 #[derive(Clone, Debug, PartialEq)]
@@ -114,23 +114,10 @@ pub fn parse(datagram: &[u8]) -> Result<Frame> {
     }
     let text = inflate(datagram)?;
     let compressed = matches!(text, Cow::Owned(_));
-    // Numbers read as correctly rounded f64 (the workspace's
-    // `float_roundtrip`); serde_json nests at most 128 deep.
-    let value: Value = serde_json::from_slice(&text).map_err(|e| {
-        let e = JsonError::from(e);
-        let at = match e.kind {
-            JsonErrorKind::Eof => text.len(),
-            _ => byte_offset(&text, e.line, e.column),
-        };
-        Error::new(at, Field::Datagram, ErrorKind::Json(e.kind))
+    let members = json::object(&text).map_err(|e| match e {
+        NotObject::Json { at, kind } => Error::new(at, Field::Datagram, ErrorKind::Json(kind)),
+        NotObject::Other { at } => Error::new(at, Field::Datagram, ErrorKind::NotAnObject),
     })?;
-    let Value::Object(members) = value else {
-        let at = text
-            .iter()
-            .position(|b| !b.is_ascii_whitespace())
-            .unwrap_or(0);
-        return Err(Error::new(at, Field::Datagram, ErrorKind::NotAnObject));
-    };
     let mut odd = Odd::new(&text);
     let Some(Value::Object(scene)) = members.get("scene") else {
         return Err(Error::new(
@@ -314,6 +301,7 @@ impl<'a> Odd<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::JsonErrorKind;
 
     fn lz4(text: &[u8]) -> Vec<u8> {
         // 64 KiB blocks, as Studio's and python-lz4's frames have.

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::{Error, ErrorKind, Field, MAX_BLENDSHAPES, REQUEST_TYPE, Result, Warning, WarningKind};
-use crate::json::{JsonError, JsonErrorKind, byte_offset};
+use crate::json::{self, NotObject};
 
 /// One datagram.
 #[derive(Clone, Debug, PartialEq)]
@@ -95,25 +95,10 @@ pub fn parse(datagram: &[u8]) -> Result<Packet> {
             ErrorKind::TooLong(datagram.len()),
         ));
     }
-    // serde_json reads numbers as correctly rounded f64 (the workspace's
-    // `float_roundtrip`) and nests at most 128 deep; a datagram's Value is
-    // a small multiple of its 64 KiB.
-    let value: Value = serde_json::from_slice(datagram).map_err(|e| {
-        let e = JsonError::from(e);
-        // Text that ends early is cut where it ends.
-        let at = match e.kind {
-            JsonErrorKind::Eof => datagram.len(),
-            _ => byte_offset(datagram, e.line, e.column),
-        };
-        Error::new(at, Field::Datagram, ErrorKind::Json(e.kind))
+    let members = json::object(datagram).map_err(|e| match e {
+        NotObject::Json { at, kind } => Error::new(at, Field::Datagram, ErrorKind::Json(kind)),
+        NotObject::Other { at } => Error::new(at, Field::Datagram, ErrorKind::NotAnObject),
     })?;
-    let Value::Object(members) = value else {
-        let at = datagram
-            .iter()
-            .position(|b| !b.is_ascii_whitespace())
-            .unwrap_or(0);
-        return Err(Error::new(at, Field::Datagram, ErrorKind::NotAnObject));
-    };
     let text = Text(datagram);
     if let Some(kind) = members.get("messageType") {
         if kind.as_str() != Some(REQUEST_TYPE) {
@@ -309,6 +294,7 @@ fn xyz(v: &Value) -> Option<[f64; 3]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::JsonErrorKind;
 
     #[test]
     fn json_errors_are_located_in_bytes() {
