@@ -185,6 +185,10 @@ where
         if let Some(left) = pacer.left() {
             wait = wait.min(left);
         }
+        // Periodic records on time, however long the feed may wait.
+        if let Some(at) = pacer.next_stats {
+            wait = wait.min(at.saturating_duration_since(Instant::now()));
+        }
         match feed.next(wait)? {
             Step::Item(item) => {
                 if let Flow::Stop(why) = handler.item(item)? {
@@ -332,6 +336,16 @@ mod tests {
         drive(&mut feed, None, None, &mut h).unwrap();
         assert!(
             feed.waits.iter().all(|w| *w <= Duration::from_millis(300)),
+            "{:?}",
+            feed.waits
+        );
+        // Nor past the next periodic record.
+        let mut feed = numbers(&[None, None]);
+        feed.longest = Duration::from_secs(2);
+        let every = Some(Duration::from_millis(400));
+        drive(&mut feed, None, every, &mut Sum::default()).unwrap();
+        assert!(
+            feed.waits.iter().all(|w| *w <= Duration::from_millis(400)),
             "{:?}",
             feed.waits
         );

@@ -5,6 +5,8 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, channel};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -23,16 +25,27 @@ struct Lines {
     seen: Vec<String>,
     /// Lines before this index were already handed out by [`Lines::next_with`].
     next: usize,
+    /// While set, the pipe is not read: it fills, as for a consumer that
+    /// stopped reading.
+    paused: Arc<AtomicBool>,
 }
 
 impl Lines {
     fn read(r: impl Read + Send + 'static) -> Self {
         let (tx, rx) = channel();
+        let paused = Arc::new(AtomicBool::new(false));
+        let held = paused.clone();
         thread::spawn(move || {
             let mut r = BufReader::new(r);
             let mut buf = Vec::new();
+            let read_on = || {
+                while held.load(Ordering::SeqCst) {
+                    thread::sleep(Duration::from_millis(10));
+                }
+                true
+            };
             // Lossy, so a stray non-UTF-8 byte shows up in an assertion instead of ending the pipe.
-            while matches!(r.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
+            while read_on() && matches!(r.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
                 let line = String::from_utf8_lossy(&buf);
                 // A carriage return is kept: the tools write `\n` alone on
                 // every system, and a Windows build that wrote CRLF must show.
@@ -47,6 +60,7 @@ impl Lines {
             rx,
             seen: Vec::new(),
             next: 0,
+            paused,
         }
     }
 
@@ -160,6 +174,13 @@ impl Proc {
         }
     }
 
+    /// Stops reading stdout without closing it, so it fills and the child's
+    /// writes block, as behind a consumer that stopped reading; until
+    /// [`Self::finish`] (or [`Self::kill`]), which reads it again.
+    pub fn pause_stdout(&self) {
+        self.stdout.paused.store(true, Ordering::SeqCst);
+    }
+
     /// Stops reading stdout, so the child's next writes meet a closed pipe.
     pub fn close_stdout(&mut self) {
         // The reader thread ends, dropping the pipe, once its next send fails.
@@ -237,6 +258,7 @@ impl Proc {
             thread::sleep(Duration::from_millis(10));
         };
         // The pipes close when the child exits, so this only drains what is buffered.
+        self.stdout.paused.store(false, Ordering::SeqCst);
         let deadline = Instant::now() + LIMIT;
         Finished {
             code: status.code(),

@@ -102,6 +102,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         put_errors: 0,
         count: o.stop.budget(),
         failed: None,
+        closed: false,
     }));
     let mut readers = Readers(Vec::new());
     for socket in sockets {
@@ -112,7 +113,9 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
     let mut p = Publish {
         session: &session,
         shared: shared.clone(),
+        readers,
         out: Output::stdout(true),
+        log: Log::new(crate::TOOL, o.log.quiet, false),
         guard,
         json: o.format == Format::Json,
     };
@@ -125,8 +128,7 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
         Format::Json => o.log.stats_interval,
     };
     let stopped = drive(&mut Attention::new(shared), o.stop.duration, stats, &mut p);
-    // Nothing is published after the summary.
-    drop(readers);
+    p.readers.stop();
     p.report(Some(stopped?))?;
     drop(p);
     let _ = session.close().wait();
@@ -136,11 +138,23 @@ pub(crate) fn run(o: &Options) -> anyhow::Result<()> {
 /// The reading tasks, stopped when dropped.
 struct Readers(Vec<tokio::task::JoinHandle<()>>);
 
-impl Drop for Readers {
-    fn drop(&mut self) {
+impl Readers {
+    fn stop(&self) {
         for r in &self.0 {
             r.abort();
         }
+    }
+
+    /// Whether one ended by itself: a panic in it (tokio keeps it from the
+    /// process), since a socket that fails says so before it ends.
+    fn one_ended(&self) -> bool {
+        self.0.iter().any(tokio::task::JoinHandle::is_finished)
+    }
+}
+
+impl Drop for Readers {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -206,7 +220,9 @@ fn spawn_reader(
 struct Publish<'a> {
     session: &'a zenoh::Session,
     shared: Arc<Shared<Hot>>,
+    readers: Readers,
     out: Output,
+    log: Log,
     /// The sender check, shared with the readers: its refusals.
     guard: Guard,
     json: bool,
@@ -236,6 +252,9 @@ struct Hot {
     count: mocap_cli::args::Budget,
     /// What ended the run in a reading task.
     failed: Option<anyhow::Error>,
+    /// The summary is written: a reading task that was already past its
+    /// read when it was stopped publishes nothing more.
+    closed: bool,
 }
 
 impl Attend for Hot {
@@ -246,7 +265,7 @@ impl Attend for Hot {
 
 impl Hot {
     fn done(&self) -> bool {
-        self.count.spent() || self.failed.is_some()
+        self.count.spent() || self.failed.is_some() || self.closed
     }
 
     fn publisher(
@@ -350,8 +369,12 @@ impl Hot {
 }
 
 impl Publish<'_> {
+    /// Written after the lock is let go: an output nobody reads would
+    /// otherwise stop the reading tasks, and with them Zenoh's thread.
     fn report(&mut self, stopped: Option<Stopped>) -> anyhow::Result<()> {
         let mut hot = self.shared.lock();
+        // The summary is the last word: nothing is published after it.
+        hot.closed |= stopped.is_some();
         let r = PublishRecord {
             kind: mocap_cli::output::summary_kind(stopped),
             stopped,
@@ -367,8 +390,8 @@ impl Publish<'_> {
                 .records(mocap_cli::source::unix_time().as_secs_f64()),
             refusals: self.guard.summary(),
         };
-        let hot = &mut *hot;
-        mocap_cli::output::report(&mut self.out, &hot.log, self.json, &r, stopped.is_some())?;
+        drop(hot);
+        mocap_cli::output::report(&mut self.out, &self.log, self.json, &r, stopped.is_some())?;
         Ok(())
     }
 }
@@ -386,6 +409,9 @@ impl FeedHandler<Attention<Hot>> for Publish<'_> {
             let mut hot = self.shared.lock();
             if let Some(e) = hot.failed.take() {
                 return Err(e);
+            }
+            if self.readers.one_ended() {
+                anyhow::bail!("a UDP socket's reading task ended unexpectedly");
             }
             let routes = hot
                 .outages

@@ -17,7 +17,8 @@ pub(crate) struct Shared<T> {
 }
 
 /// State the run loop must act on now, which the sample path cannot do
-/// itself (end the run, declare keys under Zenoh's lock).
+/// itself: end the run; declare keys, which a subscriber's callback cannot
+/// (Zenoh holds the lock a declaration takes).
 pub(crate) trait Attend {
     fn needs_loop(&self) -> bool;
 }
@@ -59,9 +60,13 @@ impl<T: Send + 'static> Attention<T> {
         let weak = Arc::downgrade(&shared);
         mocap_cli::exit::wake_on_interrupt(move || {
             if let Some(s) = weak.upgrade() {
-                // Under the lock: the loop cannot be between its check of
-                // the flag and its wait.
-                let _held = s.lock();
+                // Under the lock when it is free, so the loop cannot be
+                // between its check of the flag and its wait; never waiting
+                // for it: the handler thread also has a second Ctrl-C and
+                // SIGTERM to take, and the lock's holder may be stuck (an
+                // output nobody reads). A wake-up missed then costs at most
+                // one LONGEST_WAIT.
+                let _held = s.state.try_lock();
                 s.wake();
             }
         });

@@ -435,6 +435,44 @@ fn a_subscriber_out_of_sockets_counts_and_goes_on() {
     assert_eq!(sent + failed, 60, "{sum}");
 }
 
+/// Ctrl-C's handler never waits for the lock the sample path holds: with
+/// its output not read (a consumer that stopped), the subscriber's callback
+/// blocks writing a record under that lock; the first Ctrl-C cannot end the
+/// run then, and a second one still ends the process at once (130), as it
+/// does every tool. (Its handler took that lock to wake the run loop, and
+/// the second Ctrl-C, and SIGTERM, waited behind it for good.)
+#[test]
+#[cfg_attr(not(unix), ignore = "sends Ctrl-C as SIGINT: Unix only")]
+fn a_second_ctrl_c_ends_a_subscriber_whose_output_is_not_read() {
+    let (_rx, to) = common::receiver();
+    let ep = endpoint();
+    let room = room("stalled");
+    let (sub, publ, addr) = pair(
+        &room,
+        "gina",
+        &to,
+        &["--no-multicast", "-l", &ep],
+        &["--no-multicast", "--connect", &ep],
+    );
+    sub.pause_stdout();
+    // A record a sample, hundreds of bytes each: many pipes' worth (64 KiB
+    // on Linux), sent faster than --max-lag lets any go stale.
+    let phone = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for k in 0..2000u32 {
+        phone.send_to(&mocopi_frame(k), addr).unwrap();
+        if k % 20 == 19 {
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
+    thread::sleep(Duration::from_millis(500));
+    sub.interrupt();
+    thread::sleep(Duration::from_millis(300));
+    sub.interrupt();
+    let f = sub.finish();
+    assert_eq!(f.code, Some(130), "{}", f.stderr);
+    stop(publ);
+}
+
 /// `subscribe -n 5` sends five samples on, prints five records, and ends by
 /// itself with the count as its reason, while the publisher goes on.
 #[test]
