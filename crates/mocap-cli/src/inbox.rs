@@ -170,25 +170,6 @@ impl Inbox {
     pub fn dropped(&self) -> u64 {
         self.shared.dropped.load(Ordering::Relaxed)
     }
-
-    /// The same count, readable by a handler that does not own the inbox
-    /// (its periodic records).
-    #[must_use]
-    pub fn drops(&self) -> Drops {
-        Drops(Arc::clone(&self.shared))
-    }
-}
-
-/// [`Inbox::dropped`], apart from the inbox.
-#[derive(Clone, Debug)]
-pub struct Drops(Arc<Shared>);
-
-impl Drops {
-    /// Datagrams dropped so far.
-    #[must_use]
-    pub fn get(&self) -> u64 {
-        self.0.dropped.load(Ordering::Relaxed)
-    }
 }
 
 /// A reading thread's share of the inbox: however the thread ends (a
@@ -338,17 +319,12 @@ impl Listeners {
         Self::Many(Inbox::guarded(sockets, guard))
     }
 
-    /// Datagrams dropped because the handler fell behind (several sockets only).
+    /// Datagrams dropped because the handler fell behind (several sockets
+    /// only: one socket drops nothing).
     pub fn dropped(&self) -> u64 {
-        self.drops().map_or(0, |d| d.get())
-    }
-
-    /// The same count, apart from the feed (`None`: one socket drops nothing).
-    #[must_use]
-    pub fn drops(&self) -> Option<Drops> {
         match self {
-            Self::One(_) => None,
-            Self::Many(inbox) => Some(inbox.drops()),
+            Self::One(_) => 0,
+            Self::Many(inbox) => inbox.dropped(),
         }
     }
 }
@@ -514,7 +490,7 @@ mod tests {
             let to = sockets[n - 1].local_addr().unwrap();
             let mut feed = Listeners::new(sockets);
             assert_eq!(matches!(feed, Listeners::One(_)), n == 1);
-            assert_eq!(feed.drops().is_none(), n == 1);
+            assert_eq!(feed.dropped(), 0);
             let sent = Instant::now();
             tx.send_to(b"last socket", to).unwrap();
             let until = Instant::now() + Duration::from_secs(10);

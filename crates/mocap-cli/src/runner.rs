@@ -321,34 +321,35 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_feed_woken_by_ctrl_c_waits_longer_but_never_past_a_timer() {
+    /// The waits `drive` asks of an idle feed of two turns whose longest
+    /// wait is `longest`, with a handler timer `wake` after now, a
+    /// `--duration` and a stats interval.
+    fn idle_waits(
+        longest: Duration,
+        wake: Option<Duration>,
+        duration: Option<Duration>,
+        every: Option<Duration>,
+    ) -> Vec<Duration> {
         let mut feed = numbers(&[None, None]);
-        feed.longest = Duration::from_secs(2);
-        drive(&mut feed, None, None, &mut Sum::default()).unwrap();
-        assert_eq!(feed.waits, [Duration::from_secs(2); 3]);
-        let mut feed = numbers(&[None, None]);
-        feed.longest = Duration::from_secs(2);
+        feed.longest = longest;
         let mut h = Sum {
-            wake: Some(Duration::from_millis(300)),
+            wake,
             ..Sum::default()
         };
-        drive(&mut feed, None, None, &mut h).unwrap();
-        assert!(
-            feed.waits.iter().all(|w| *w <= Duration::from_millis(300)),
-            "{:?}",
-            feed.waits
-        );
+        drive(&mut feed, duration, every, &mut h).unwrap();
+        feed.waits
+    }
+
+    #[test]
+    fn a_feed_woken_by_ctrl_c_waits_longer_but_never_past_a_timer() {
+        let long = Duration::from_secs(2);
+        assert_eq!(idle_waits(long, None, None, None), [long; 3]);
+        let ms = Duration::from_millis;
+        let waits = idle_waits(long, Some(ms(300)), None, None);
+        assert!(waits.iter().all(|w| *w <= ms(300)), "{waits:?}");
         // Nor past the next periodic record.
-        let mut feed = numbers(&[None, None]);
-        feed.longest = Duration::from_secs(2);
-        let every = Some(Duration::from_millis(400));
-        drive(&mut feed, None, every, &mut Sum::default()).unwrap();
-        assert!(
-            feed.waits.iter().all(|w| *w <= Duration::from_millis(400)),
-            "{:?}",
-            feed.waits
-        );
+        let waits = idle_waits(long, None, None, Some(ms(400)));
+        assert!(waits.iter().all(|w| *w <= ms(400)), "{waits:?}");
     }
 
     #[test]
@@ -400,27 +401,13 @@ mod tests {
 
     #[test]
     fn waits_no_longer_than_the_handler_timer_or_the_duration() {
-        let mut feed = numbers(&[None, None]);
-        let mut h = Sum {
-            wake: Some(Duration::from_millis(3)),
-            ..Sum::default()
-        };
-        drive(&mut feed, None, None, &mut h).unwrap();
+        let ms = Duration::from_millis;
         // The handler's deadline is 3 ms after it was asked: the loop waits
         // at most that, not its 50 ms poll.
-        assert!(
-            feed.waits.iter().all(|w| *w <= Duration::from_millis(3)),
-            "{:?}",
-            feed.waits
-        );
-        let mut feed = numbers(&[None, None]);
-        let mut h = Sum::default();
-        drive(&mut feed, Some(Duration::from_millis(20)), None, &mut h).unwrap();
-        assert!(
-            feed.waits.iter().all(|w| *w <= Duration::from_millis(20)),
-            "{:?}",
-            feed.waits
-        );
+        let waits = idle_waits(POLL, Some(ms(3)), None, None);
+        assert!(waits.iter().all(|w| *w <= ms(3)), "{waits:?}");
+        let waits = idle_waits(POLL, None, Some(ms(20)), None);
+        assert!(waits.iter().all(|w| *w <= ms(20)), "{waits:?}");
     }
 
     #[test]
